@@ -1,0 +1,111 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Ajv2020 } from 'ajv/dist/2020.js';
+import { compilePathTemplate } from '../http/path-template.js';
+import type { ConfigIssue } from './issues.js';
+import type { CompiledRoute, KeySource } from './snapshot.js';
+import { parseSize } from './sizes.js';
+import type { YamlSource } from './yaml-source.js';
+
+/** The raw shape of a route, as routes.schema.json admits it. */
+interface RawRoute {
+  id: string;
+  method: string;
+  path: string;
+  kind: 'sync';
+  operation: string;
+  auth?: KeySource[];
+  model: { path?: string; body?: string };
+  models: string[];
+  body?: { schema: string; max_bytes?: number | string; max_depth?: number; content_types?: string[] };
+}
+
+const DEFAULT_BODY_BYTES = 1024 * 1024;
+const DEFAULT_DEPTH = 32;
+
+/** Compiles routes.yaml (already schema-valid) into routes; problems are pushed onto `issues`. */
+export function compileRoutes(src: YamlSource, configDir: string, ajv: Ajv2020, issues: ConfigIssue[]): CompiledRoute[] {
+  const raw = (src.value as { routes: RawRoute[] }).routes;
+  const seenIds = new Map<string, number>();
+  const seenPaths = new Map<string, number>();
+  const out: CompiledRoute[] = [];
+
+  raw.forEach((r, i) => {
+    const at = (...rest: (string | number)[]) => ['routes', i, ...rest];
+    if (seenIds.has(r.id)) issues.push(src.issue(at('id'), `route id "${r.id}" is already used by routes[${seenIds.get(r.id)}]`));
+    seenIds.set(r.id, i);
+    const key = `${r.method} ${r.path}`;
+    if (seenPaths.has(key)) issues.push(src.issue(at('path'), `${key} is already declared by routes[${seenPaths.get(key)}]`));
+    seenPaths.set(key, i);
+
+    let matcher;
+    try {
+      matcher = compilePathTemplate(r.path);
+    } catch (err) {
+      issues.push(src.issue(at('path'), (err as Error).message));
+    }
+    if (r.model.path !== undefined && matcher && !matcher.params.includes(r.model.path)) {
+      issues.push(src.issue(at('model', 'path'), `path parameter {${r.model.path}} does not appear in ${r.path}`));
+    }
+    if (r.model.body !== undefined && !r.body) {
+      issues.push(src.issue(at('model', 'body'), 'the model is read from the body but the route declares no body'));
+    }
+
+    let body: CompiledRoute['body'] = null;
+    if (r.body) {
+      const schemaFile = resolve(configDir, r.body.schema);
+      let schema: unknown;
+      try {
+        schema = JSON.parse(readFileSync(schemaFile, 'utf8'));
+      } catch (err) {
+        const why = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'does not exist' : `is not valid JSON: ${(err as Error).message}`;
+        issues.push(src.issue(at('body', 'schema'), `schema file ${r.body.schema} ${why}`));
+      }
+      if (schema !== undefined) {
+        try {
+          const validate = ajv.compile(schema as object);
+          body = {
+            maxBytes: r.body.max_bytes === undefined ? DEFAULT_BODY_BYTES : parseSize(r.body.max_bytes),
+            maxDepth: r.body.max_depth ?? DEFAULT_DEPTH,
+            contentTypes: r.body.content_types ?? ['application/json'],
+            validate,
+          };
+        } catch (err) {
+          issues.push(src.issue(at('body', 'schema'), `schema file ${r.body.schema} does not compile: ${(err as Error).message}`));
+        }
+      }
+    }
+
+    // Kept even when its body failed, so channels are not also blamed for "unserved" models; the
+    // load fails on the issue anyway.
+    if (!matcher) return;
+    const pointer = r.model.body ? r.model.body.slice(1).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~')) : [];
+    out.push(
+      Object.freeze({
+        id: r.id,
+        method: r.method,
+        path: r.path,
+        matcher,
+        kind: r.kind,
+        operation: r.operation,
+        keySources: Object.freeze<KeySource[]>(r.auth ?? ['bearer']),
+        model: Object.freeze(
+          r.model.path !== undefined
+            ? { from: 'path' as const, name: r.model.path, pointer: [] }
+            : { from: 'body' as const, name: r.model.body!, pointer },
+        ),
+        models: Object.freeze({
+          exact: new Set(r.models.filter((m) => !m.endsWith('*'))),
+          prefixes: r.models.filter((m) => m.endsWith('*')).map((m) => m.slice(0, -1)),
+        }),
+        body: body && Object.freeze(body),
+      }),
+    );
+  });
+  return out;
+}
+
+/** Whether a route serves a public model name (exactly or by prefix pattern). */
+export function routeServesModel(route: Pick<CompiledRoute, 'models'>, model: string): boolean {
+  return route.models.exact.has(model) || route.models.prefixes.some((p) => model.startsWith(p));
+}

@@ -1,0 +1,121 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ValidateFunction } from 'ajv';
+import { createAjv } from '../schema/ajv.js';
+import { describeError, usefulErrors } from '../schema/describe-error.js';
+import { compileChannels, type RawChannel } from './compile-channels.js';
+import { compileRoutes } from './compile-routes.js';
+import { interpolateEnv } from './env.js';
+import { ConfigLoadError, type ConfigIssue } from './issues.js';
+import { PROJECT_ROOT } from './paths.js';
+import type { CompiledChannel, Snapshot } from './snapshot.js';
+import { parseYaml, type YamlSource } from './yaml-source.js';
+
+/** Replaces where a channel points and what it signs with (demo simulators, golden recorders). */
+export type ChannelOverride = (
+  channel: Readonly<RawChannel>,
+  missingEnv: readonly string[],
+) => { base_url: string; secrets: Record<string, string> } | null;
+
+/** How to load a config directory. */
+export interface LoadOptions {
+  readonly env?: NodeJS.ProcessEnv;
+  /** When true an unset `${VAR}` is a warning, not an error (`gateway check`, demo mode). */
+  readonly allowMissingEnv?: boolean;
+  readonly overrideChannel?: ChannelOverride;
+}
+
+let configValidators: { routes: ValidateFunction; channels: ValidateFunction } | null = null;
+
+function validators() {
+  if (!configValidators) {
+    const ajv = createAjv({ allErrors: true });
+    const read = (f: string) => JSON.parse(readFileSync(join(PROJECT_ROOT, 'schemas/config', f), 'utf8')) as object;
+    configValidators = { routes: ajv.compile(read('routes.schema.json')), channels: ajv.compile(read('channels.schema.json')) };
+  }
+  return configValidators;
+}
+
+function readSource(dir: string, name: string, issues: ConfigIssue[]): YamlSource | null {
+  let text: string;
+  try {
+    text = readFileSync(join(dir, name), 'utf8');
+  } catch (err) {
+    issues.push({ file: name, line: 1, column: 1, message: `cannot read ${name}: ${(err as Error).message}`, severity: 'error' });
+    return null;
+  }
+  const parsed = parseYaml(name, text);
+  issues.push(...parsed.issues);
+  return parsed.source;
+}
+
+function checkAgainstSchema(src: YamlSource, validate: ValidateFunction, issues: ConfigIssue[]): boolean {
+  if (validate(src.value)) return true;
+  for (const e of usefulErrors(validate.errors ?? [])) {
+    const problem = describeError(e, '(file)');
+    issues.push(src.issue(problem.path, problem.message));
+  }
+  return false;
+}
+
+/**
+ * Reads routes.yaml and channels.yaml of `dir`, validates them against the project's config
+ * schemas, resolves `${ENV}` references and cross-references, and compiles a frozen snapshot.
+ * Returns every issue found; the snapshot is null when any of them is an error.
+ */
+export function loadConfig(dir: string, options: LoadOptions = {}): { snapshot: Snapshot | null; issues: ConfigIssue[] } {
+  const issues: ConfigIssue[] = [];
+  const routesSrc = readSource(dir, 'routes.yaml', issues);
+  const channelsSrc = readSource(dir, 'channels.yaml', issues);
+  if (!routesSrc || !channelsSrc) return { snapshot: null, issues };
+  const v = validators();
+  const routesOk = checkAgainstSchema(routesSrc, v.routes, issues);
+  const channelsOk = checkAgainstSchema(channelsSrc, v.channels, issues);
+  if (!routesOk || !channelsOk) return { snapshot: null, issues };
+
+  const publicAjv = createAjv({ allErrors: false });
+  const routes = compileRoutes(routesSrc, dir, publicAjv, issues);
+
+  const rawChannels = (channelsSrc.value as { channels: RawChannel[] }).channels;
+  const channels = rawChannels.map((c, i) => {
+    const { value, missing } = interpolateEnv(c, options.env ?? process.env, ['channels', i]);
+    const resolved = value as RawChannel;
+    const override = options.overrideChannel?.(resolved, missing.map((m) => m.name));
+    if (override) return { ...resolved, ...override };
+    for (const m of missing) {
+      const tail = options.allowMissingEnv ? '; the channel is left out until it is' : '';
+      issues.push(
+        channelsSrc.issue(m.path, `environment variable ${m.name} is not set (channel ${c.name})${tail}`, options.allowMissingEnv ? 'warning' : 'error'),
+      );
+    }
+    return missing.length > 0 ? null : resolved;
+  });
+
+  const compiled = compileChannels(channelsSrc, channels, routes, issues);
+  if (issues.some((i) => i.severity === 'error')) return { snapshot: null, issues };
+
+  const byModel = new Map<string, CompiledChannel[]>();
+  for (const ch of compiled.channels) {
+    for (const model of ch.models.keys()) {
+      const list = byModel.get(model) ?? [];
+      list.push(ch);
+      byModel.set(model, list);
+    }
+  }
+  const snapshot: Snapshot = Object.freeze({
+    loadedAt: new Date(),
+    routes: Object.freeze(routes),
+    profiles: compiled.profiles,
+    groups: compiled.groups,
+    channels: Object.freeze(compiled.channels),
+    channelsByModel: byModel,
+  });
+  return { snapshot, issues };
+}
+
+/** loadConfig that throws a ConfigLoadError carrying every issue when the load fails. */
+export function loadConfigOrThrow(dir: string, options: LoadOptions = {}): Snapshot {
+  const { snapshot, issues } = loadConfig(dir, options);
+  if (!snapshot) throw new ConfigLoadError(issues.filter((i) => i.severity === 'error'));
+  return snapshot;
+}

@@ -1,0 +1,53 @@
+import jsonata from 'jsonata';
+
+/** Limits every mapping runs under, so a bad expression fails fast instead of hanging a request. */
+export const MAPPING_LIMITS = {
+  /** Milliseconds one evaluation may take. */
+  timeoutMs: 250,
+  /** Deepest evaluation stack (guards against runaway recursion). */
+  stack: 300,
+  /** Longest sequence an expression may build. */
+  sequence: 100_000,
+} as const;
+
+/** A JSONata expression of a profile, compiled at load and evaluated under MAPPING_LIMITS. */
+export interface Mapping {
+  /** The expression text, for `gateway explain` and error messages. */
+  readonly source: string;
+  /** Where it came from, as `file:line`. */
+  readonly where: string;
+  evaluate(input: unknown): Promise<unknown>;
+}
+
+/** Thrown by Mapping.evaluate: the expression failed or ran out of time. */
+export class MappingError extends Error {
+  constructor(
+    readonly where: string,
+    readonly jsonataCode: string | undefined,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'MappingError';
+  }
+}
+
+/** Compiles a JSONata expression; throws with the JSONata message when its syntax is wrong. */
+export function compileMapping(source: string, where: string): Mapping {
+  const expr = jsonata(source, {
+    timeout: MAPPING_LIMITS.timeoutMs,
+    stack: MAPPING_LIMITS.stack,
+    sequence: MAPPING_LIMITS.sequence,
+  });
+  return {
+    source,
+    where,
+    async evaluate(input: unknown): Promise<unknown> {
+      try {
+        return await expr.evaluate(input);
+      } catch (err) {
+        const e = err as { code?: string; message?: string };
+        throw new MappingError(where, e.code, `mapping at ${where} failed: ${e.code ?? ''} ${e.message ?? String(err)}`.trim());
+      }
+    },
+  };
+}

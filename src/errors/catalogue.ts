@@ -1,0 +1,85 @@
+/**
+ * The one catalogue of error codes the gateway can answer with. Every failure anywhere in the
+ * engine is a GatewayError carrying one of these codes; only src/http/error-boundary.ts turns it
+ * into HTTP. The README's error table is checked against this list by test/errors-doc.test.ts.
+ */
+export const catalogue = {
+  invalid_request: {
+    status: 400,
+    shape: 'A',
+    when: 'The body or the URL is malformed: bad JSON, a missing, extra or mistyped field, invalid base64, nesting too deep. `error.param` names the field.',
+  },
+  invalid_api_key: {
+    status: 401,
+    shape: 'A',
+    when: 'No API key was sent, or the key is unknown or disabled.',
+  },
+  insufficient_user_quota: {
+    status: 402,
+    shape: 'A',
+    when: "The token's remaining quota is smaller than the price of the request (402 Payment Required: the request itself is fine, it is unpaid).",
+  },
+  model_not_allowed: {
+    status: 403,
+    shape: 'A',
+    when: "The model exists but the token's group or its list of allowed models does not include it.",
+  },
+  not_found: {
+    status: 404,
+    shape: 'A',
+    when: 'No route has this path.',
+  },
+  model_not_found: {
+    status: 404,
+    shape: 'A',
+    when: 'No configured channel serves this model.',
+  },
+  method_not_allowed: {
+    status: 405,
+    shape: 'A',
+    when: 'The path exists but not with this method; the `Allow` header lists the methods it has.',
+  },
+  payload_too_large: {
+    status: 413,
+    shape: 'A',
+    when: "The body is larger than the route's `body.max_bytes`.",
+  },
+  unsupported_media_type: {
+    status: 415,
+    shape: 'A',
+    when: "The `Content-Type` is not one the route accepts (`application/json` for JSON routes).",
+  },
+  too_many_requests: {
+    status: 429,
+    shape: 'B',
+    when: 'The upstream of the chosen channel is saturated or rate limited; retry later (`Retry-After` is set when known).',
+  },
+  internal_error: {
+    status: 500,
+    shape: 'A',
+    when: 'A fault inside the gateway, including a request mapping that failed or ran out of time. Logged with a request id.',
+  },
+  bad_response: {
+    status: 502,
+    shape: 'A',
+    when: 'The upstream failed: it could not be reached, reset the connection, answered malformed or oversized data, a 5xx, or refused the channel credentials.',
+  },
+  upstream_unavailable: {
+    status: 503,
+    shape: 'A',
+    when: 'The upstream says the model is temporarily overloaded or unavailable.',
+  },
+  upstream_timeout: {
+    status: 504,
+    shape: 'A',
+    when: 'The upstream did not connect, send its headers or finish its body within the channel timeouts.',
+  },
+} as const satisfies Record<string, { status: number; shape: 'A' | 'B'; when: string }>;
+
+/** A stable error code of the public interface. */
+export type ErrorCode = keyof typeof catalogue;
+
+/** Tells whether a string (for example one a profile's error mapping produced) is a catalogue code. */
+export function isErrorCode(code: unknown): code is ErrorCode {
+  return typeof code === 'string' && Object.prototype.hasOwnProperty.call(catalogue, code);
+}

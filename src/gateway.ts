@@ -1,0 +1,124 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import type { Snapshot } from './config/snapshot.js';
+import { sendError } from './http/error-boundary.js';
+import { Authenticator } from './pipeline/authenticate.js';
+import type { RequestContext } from './pipeline/context.js';
+import { matchRoute } from './pipeline/match-route.js';
+import { readJsonBody } from './pipeline/read-json.js';
+import { runSyncOperation } from './pipeline/sync-operation.js';
+import { validateBody } from './pipeline/validate-body.js';
+import type { Store } from './store/store.js';
+import { Pools } from './upstream/pools.js';
+
+/** What a gateway is built from. */
+export interface GatewayOptions {
+  /** The current snapshot; read once when each request starts. */
+  readonly snapshot: () => Snapshot;
+  readonly store: Store;
+  readonly log: Logger;
+  /** Clock for `now` in mappings; golden runs fix it. */
+  readonly clock?: () => Date;
+  /** Random source for weighted channel choice; golden runs fix it. */
+  readonly random?: () => number;
+  /** Milliseconds an authenticated key stays cached. */
+  readonly authCacheTtlMs?: number;
+}
+
+/** A running gateway: its HTTP server and how to stop it. */
+export interface Gateway {
+  readonly server: Server;
+  /** Starts listening; resolves with the bound port (0 picks a free one). */
+  listen(port: number, host?: string): Promise<number>;
+  /** Base URL once listening, e.g. http://127.0.0.1:41234 */
+  url(): string;
+  close(): Promise<void>;
+}
+
+function splitUrl(raw: string): { pathname: string; search: URLSearchParams | null } {
+  const q = raw.indexOf('?');
+  if (q === -1) return { pathname: raw, search: null };
+  return { pathname: raw.slice(0, q), search: new URLSearchParams(raw.slice(q + 1)) };
+}
+
+function publicQuery(search: URLSearchParams | null): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!search) return out;
+  // The key may travel in ?key=; it must never reach a mapping, a log or a vendor.
+  for (const [k, v] of search) if (k !== 'key') out[k] = v;
+  return out;
+}
+
+/** Builds the gateway: one request handler running the pipeline stages in order. */
+export function createGateway(opts: GatewayOptions): Gateway {
+  const pools = new Pools();
+  const auth = new Authenticator(opts.store, opts.authCacheTtlMs);
+  const clock = opts.clock ?? (() => new Date());
+  const deps = { store: opts.store, pools, random: opts.random };
+
+  async function handle(req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
+    const snapshot = opts.snapshot();
+    const { pathname, search } = splitUrl(req.url ?? '/');
+    const { route, params } = matchRoute(snapshot, req.method ?? 'GET', pathname);
+    const token = await auth.authenticate(route.keySources, req.headers, search);
+    const body = route.body ? await readJsonBody(req, route.body) : undefined;
+    if (route.body) validateBody(route.body.validate, body);
+    const ctx: RequestContext = {
+      requestId,
+      snapshot,
+      route,
+      params,
+      query: publicQuery(search),
+      token,
+      log: opts.log,
+      now: clock(),
+    };
+    const answer = await runSyncOperation(ctx, body, deps);
+    const text = JSON.stringify(answer);
+    res.writeHead(200, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(text),
+      'x-request-id': requestId,
+    });
+    res.end(text);
+  }
+
+  const server = createServer({ maxHeaderSize: 16 * 1024 }, (req, res) => {
+    const requestId = randomUUID();
+    const started = performance.now();
+    handle(req, res, requestId)
+      .catch((err: unknown) => sendError(res, err, opts.log, requestId))
+      .finally(() => {
+        opts.log.debug({ req_id: requestId, method: req.method, status: res.statusCode, ms: Math.round(performance.now() - started) }, 'request');
+      });
+  });
+  // A client that stalls while sending headers or body is cut off instead of holding a socket.
+  server.headersTimeout = 30_000;
+  server.requestTimeout = 300_000;
+  server.keepAliveTimeout = 65_000;
+
+  let port = 0;
+  return {
+    server,
+    listen(p, host = '127.0.0.1') {
+      return new Promise((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(p, host, () => {
+          server.off('error', reject);
+          port = (server.address() as AddressInfo).port;
+          resolve(port);
+        });
+      });
+    },
+    url: () => `http://127.0.0.1:${port}`,
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+      await pools.close();
+    },
+  };
+}

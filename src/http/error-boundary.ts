@@ -1,0 +1,37 @@
+import type { ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import { catalogue } from '../errors/catalogue.js';
+import { GatewayError } from '../errors/gateway-error.js';
+
+/** The body of an error answer: shape A or shape B of interface.md section 7. */
+export function errorBody(err: GatewayError): unknown {
+  if (catalogue[err.code].shape === 'B') return { code: err.code, message: err.message, data: null };
+  return { error: { message: err.message, type: 'svc_api_error', param: err.details.param ?? '', code: err.code } };
+}
+
+/**
+ * The one place where a failure becomes HTTP. Anything that is not a GatewayError is a fault of
+ * ours: it is logged with its stack and answered as `internal_error` without internals.
+ */
+export function sendError(res: ServerResponse, thrown: unknown, log: Logger, requestId: string): void {
+  const err =
+    thrown instanceof GatewayError ? thrown : new GatewayError('internal_error', `internal error (request ${requestId})`, { cause: thrown });
+  const status = catalogue[err.code].status;
+  if (status >= 500) log.error({ req_id: requestId, code: err.code, err: err.details.cause ?? thrown }, err.message);
+  else log.info({ req_id: requestId, code: err.code, cause: err.details.cause }, err.message);
+  if (res.headersSent) {
+    // Too late for a clean answer: cut the connection so the client sees a failure, not a short body.
+    res.destroy();
+    return;
+  }
+  const body = JSON.stringify(errorBody(err));
+  const headers: Record<string, string | number> = {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    'x-request-id': requestId,
+    ...err.details.headers,
+  };
+  if (err.details.retryAfter !== undefined) headers['retry-after'] = Math.max(1, Math.ceil(err.details.retryAfter));
+  res.writeHead(status, headers);
+  res.end(body);
+}

@@ -1,0 +1,48 @@
+import type { IncomingMessage } from 'node:http';
+import { GatewayError } from '../errors/gateway-error.js';
+
+/**
+ * Reads a request body into one Buffer, refusing it as soon as it passes `maxBytes`: up front from
+ * Content-Length when declared, otherwise while streaming. On refusal the caller answers with
+ * `Connection: close` (set on the error), so the unread rest is never received.
+ */
+export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
+  const tooLarge = () =>
+    new GatewayError('payload_too_large', `the request body is larger than the ${maxBytes} bytes this route accepts`, {
+      headers: { connection: 'close' },
+    });
+  const declared = req.headers['content-length'];
+  if (declared !== undefined && Number(declared) > maxBytes) return Promise.reject(tooLarge());
+
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    const finish = (err: Error | null) => {
+      if (done) return;
+      done = true;
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('aborted', onAborted);
+      if (err) reject(err);
+      else resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) {
+        req.pause();
+        finish(tooLarge());
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => finish(null);
+    const onError = (e: Error) => finish(new GatewayError('invalid_request', 'the request body could not be read', { cause: e }));
+    const onAborted = () => finish(new GatewayError('invalid_request', 'the client aborted the request body'));
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('aborted', onAborted);
+  });
+}

@@ -1,0 +1,62 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { LRUCache } from 'lru-cache';
+import type { KeySource } from '../config/snapshot.js';
+import { GatewayError } from '../errors/gateway-error.js';
+import type { Store, TokenRecord } from '../store/store.js';
+import { hashKey } from '../tokens/keys.js';
+
+const MAX_KEY_LENGTH = 512;
+const FORMS: Record<KeySource, string> = {
+  bearer: 'Authorization: Bearer <key>',
+  'x-goog-api-key': 'x-goog-api-key: <key>',
+  'query-key': '?key=<key>',
+};
+
+/** Reads the client's key from the places a route allows, in the order it lists them. */
+export function extractKey(sources: readonly KeySource[], headers: IncomingHttpHeaders, query: URLSearchParams | null): string | null {
+  for (const source of sources) {
+    if (source === 'bearer') {
+      const h = headers.authorization;
+      if (h && /^bearer\s+/i.test(h)) return h.replace(/^bearer\s+/i, '').trim();
+    } else if (source === 'x-goog-api-key') {
+      const h = headers['x-goog-api-key'];
+      if (typeof h === 'string' && h !== '') return h.trim();
+    } else {
+      const k = query?.get('key');
+      if (k) return k;
+    }
+  }
+  return null;
+}
+
+/**
+ * Turns a key into its token. Lookups are cached by key hash for `ttlMs` (unknown keys too, so a
+ * flood of bad keys does not reach the store); a disabled or deleted token stops working within
+ * that time. Quota is not read from the cache: debits go to the store.
+ */
+export class Authenticator {
+  readonly #store: Store;
+  readonly #cache: LRUCache<string, { token: TokenRecord | null }>;
+
+  constructor(store: Store, ttlMs = 5_000, max = 10_000) {
+    this.#store = store;
+    this.#cache = new LRUCache({ max, ttl: ttlMs });
+  }
+
+  /** The token of a request, or invalid_api_key. */
+  async authenticate(sources: readonly KeySource[], headers: IncomingHttpHeaders, query: URLSearchParams | null): Promise<TokenRecord> {
+    const key = extractKey(sources, headers, query);
+    if (!key) {
+      throw new GatewayError('invalid_api_key', `no API key was sent; send it as ${sources.map((s) => FORMS[s]).join(' or ')}`);
+    }
+    if (key.length > MAX_KEY_LENGTH) throw new GatewayError('invalid_api_key', 'the API key is not valid');
+    const hash = hashKey(key);
+    let entry = this.#cache.get(hash);
+    if (!entry) {
+      entry = { token: await this.#store.findTokenByHash(hash) };
+      this.#cache.set(hash, entry);
+    }
+    if (!entry.token || entry.token.disabled) throw new GatewayError('invalid_api_key', 'the API key is not valid');
+    return entry.token;
+  }
+}

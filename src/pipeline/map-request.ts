@@ -1,0 +1,52 @@
+import { MappingError } from '../config/mapping.js';
+import type { CompiledChannel, CompiledOperation } from '../config/snapshot.js';
+import { GatewayError } from '../errors/gateway-error.js';
+import type { UpstreamRequest } from '../upstream/upstream-request.js';
+
+/** The input every request mapping sees (documented in the README under "Mapping inputs"). */
+export interface RequestMappingInput {
+  readonly body: unknown;
+  readonly params: Readonly<Record<string, string>>;
+  readonly query: Readonly<Record<string, string>>;
+  /** Model name the vendor knows (after the channel's renaming). */
+  readonly model: string;
+  /** Model name the client asked for. */
+  readonly public_model: string;
+  readonly channel: { readonly name: string; readonly settings: Readonly<Record<string, unknown>> };
+  readonly now: string;
+}
+
+function stringRecord(value: unknown, what: string, where: string): Record<string, string> {
+  if (value === undefined || value === null) return {};
+  if (typeof value !== 'object' || Array.isArray(value)) throw new MappingError(where, undefined, `${what} mapping must give an object`);
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(value)) {
+    if (v === undefined || v === null) continue;
+    out[what === 'headers' ? k.toLowerCase() : k] = typeof v === 'string' ? v : JSON.stringify(v);
+  }
+  return out;
+}
+
+/**
+ * Builds the vendor request from an operation's mappings. A mapping that throws or misbehaves is
+ * a configuration fault: it surfaces as internal_error, with the details only in the log.
+ */
+export async function mapRequest(op: CompiledOperation, channel: CompiledChannel, input: RequestMappingInput): Promise<UpstreamRequest> {
+  const m = op.request;
+  try {
+    const path = await m.path.evaluate(input);
+    if (typeof path !== 'string' || !path.startsWith('/')) throw new MappingError(m.path.where, undefined, 'path mapping must give a string starting with /');
+    const query = m.query ? stringRecord(await m.query.evaluate(input), 'query', m.query.where) : {};
+    const headers = m.headers ? stringRecord(await m.headers.evaluate(input), 'headers', m.headers.where) : {};
+    const body = m.body ? await m.body.evaluate(input) : undefined;
+    return {
+      method: m.method,
+      path: channel.basePath + path,
+      query,
+      headers,
+      body: body === undefined ? null : JSON.stringify(body),
+    };
+  } catch (err) {
+    throw new GatewayError('internal_error', 'the request could not be translated for the upstream', { cause: err });
+  }
+}

@@ -1,0 +1,72 @@
+import type { CompiledOperation } from '../config/snapshot.js';
+import { isErrorCode } from '../errors/catalogue.js';
+import { GatewayError } from '../errors/gateway-error.js';
+import type { UpstreamResponse } from '../upstream/upstream-request.js';
+
+/** Context the response and error mappings see besides the vendor's answer. */
+export interface ResponseContext {
+  readonly model: string;
+  readonly public_model: string;
+  readonly now: string;
+}
+
+function parseJson(buf: Buffer): { ok: true; value: unknown } | { ok: false } {
+  try {
+    return { ok: true, value: JSON.parse(buf.toString('utf8')) };
+  } catch {
+    return { ok: false };
+  }
+}
+
+/** Translates a 2xx vendor answer into the public body through the operation's response mapping. */
+export async function mapSuccess(op: CompiledOperation, res: UpstreamResponse, ctx: ResponseContext): Promise<unknown> {
+  const parsed = parseJson(res.body);
+  if (!parsed.ok) throw new GatewayError('bad_response', 'the upstream answered malformed JSON');
+  let out: unknown;
+  try {
+    out = await op.response.body.evaluate({ status: res.status, headers: res.headers, body: parsed.value, ...ctx });
+  } catch (err) {
+    throw new GatewayError('bad_response', 'the upstream answer could not be translated', { cause: err });
+  }
+  if (out === undefined || out === null || typeof out !== 'object') {
+    throw new GatewayError('bad_response', 'the upstream answer could not be translated', { cause: { mapping: op.response.body.where, out } });
+  }
+  return out;
+}
+
+function fallbackCode(status: number) {
+  if (status === 429) return 'too_many_requests' as const;
+  if (status === 503) return 'upstream_unavailable' as const;
+  if (status === 504) return 'upstream_timeout' as const;
+  return 'bad_response' as const;
+}
+
+function retryAfter(res: UpstreamResponse): number | undefined {
+  const h = res.headers['retry-after'];
+  const n = Number(Array.isArray(h) ? h[0] : h);
+  return Number.isFinite(n) && n > 0 ? Math.min(n, 3600) : undefined;
+}
+
+/**
+ * Translates a non-2xx vendor answer into a catalogue error through the operation's error
+ * mapping. A mapping that fails, or gives no valid code, falls back to a code chosen by status
+ * with a generic message: the vendor's body never reaches the client unmapped.
+ */
+export async function mapFailure(op: CompiledOperation, res: UpstreamResponse, ctx: ResponseContext): Promise<GatewayError> {
+  const parsed = parseJson(res.body);
+  const details = { retryAfter: retryAfter(res), cause: { status: res.status, body: res.body.subarray(0, 2048).toString('utf8') } };
+  if (op.error) {
+    try {
+      const out = (await op.error.evaluate({ status: res.status, headers: res.headers, body: parsed.ok ? parsed.value : null, ...ctx })) as
+        | { code?: unknown; message?: unknown; param?: unknown }
+        | undefined;
+      if (out && isErrorCode(out.code)) {
+        const message = typeof out.message === 'string' && out.message !== '' ? out.message.slice(0, 1000) : `the upstream failed with HTTP ${res.status}`;
+        return new GatewayError(out.code, message, { ...details, param: typeof out.param === 'string' ? out.param : undefined });
+      }
+    } catch {
+      // fall through to the status fallback; the cause is logged with the error
+    }
+  }
+  return new GatewayError(fallbackCode(res.status), `the upstream failed with HTTP ${res.status}`, details);
+}

@@ -1,0 +1,41 @@
+import type { IncomingMessage } from 'node:http';
+import type { CompiledBody } from '../config/snapshot.js';
+import { GatewayError } from '../errors/gateway-error.js';
+import { readBody } from '../http/read-body.js';
+
+/** Reads, size-checks and parses a JSON body, refusing wrong media types and excessive nesting. */
+export async function readJsonBody(req: IncomingMessage, rules: CompiledBody): Promise<unknown> {
+  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  if (!rules.contentTypes.includes(type)) {
+    throw new GatewayError(
+      'unsupported_media_type',
+      type === '' ? `send the body with Content-Type: ${rules.contentTypes.join(' or ')}` : `Content-Type ${type.slice(0, 100)} is not accepted; use ${rules.contentTypes.join(' or ')}`,
+    );
+  }
+  const raw = await readBody(req, rules.maxBytes);
+  if (raw.length === 0) throw new GatewayError('invalid_request', 'the request body is empty; a JSON object is expected');
+  let body: unknown;
+  try {
+    body = JSON.parse(raw.toString('utf8'));
+  } catch (err) {
+    throw new GatewayError('invalid_request', `the request body is not valid JSON: ${(err as Error).message.slice(0, 200)}`);
+  }
+  if (exceedsDepth(body, rules.maxDepth)) {
+    throw new GatewayError('invalid_request', `the request body is nested deeper than ${rules.maxDepth} levels`);
+  }
+  return body;
+}
+
+/** Iterative, so hostile nesting cannot overflow the stack while it is measured. */
+export function exceedsDepth(value: unknown, maxDepth: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth > maxDepth) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}

@@ -1,0 +1,102 @@
+import type { ErrorObject } from 'ajv';
+
+/** A validation failure in words: the dotted path of the field at fault and what is wrong. */
+export interface FieldProblem {
+  /** Path segments of the field at fault (for a missing or extra field, that field). */
+  readonly path: (string | number)[];
+  readonly message: string;
+}
+
+/** Renders path segments as `contents[0].parts[1].inlineData`. */
+export function dottedPath(path: readonly (string | number)[]): string {
+  let out = '';
+  for (const seg of path) {
+    if (typeof seg === 'number') out += `[${seg}]`;
+    else out += out === '' ? seg : `.${seg}`;
+  }
+  return out;
+}
+
+function pointerToPath(pointer: string): (string | number)[] {
+  if (pointer === '') return [];
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((s) => (/^(0|[1-9][0-9]*)$/.test(s) ? Number(s) : s));
+}
+
+function list(values: unknown): string {
+  return Array.isArray(values) ? values.map((v) => JSON.stringify(v)).join(', ') : JSON.stringify(values);
+}
+
+/** Turns one ajv error into a field path and a message a client (or an operator) can act on. */
+export function describeError(e: ErrorObject, rootName: string): FieldProblem {
+  const path = pointerToPath(e.instancePath);
+  const p = e.params as Record<string, unknown>;
+  const at = (q: (string | number)[]) => dottedPath(q) || rootName;
+  switch (e.keyword) {
+    case 'required': {
+      const field = [...path, String(p.missingProperty)];
+      return { path: field, message: `${at(field)} is required` };
+    }
+    case 'additionalProperties': {
+      const field = [...path, String(p.additionalProperty)];
+      return { path: field, message: `${at(field)} is not an allowed field` };
+    }
+    case 'unevaluatedProperties': {
+      const field = [...path, String(p.unevaluatedProperty)];
+      return { path: field, message: `${at(field)} is not an allowed field` };
+    }
+    case 'enum':
+      return { path, message: `${at(path)} must be one of ${list(p.allowedValues)}` };
+    case 'const':
+      return { path, message: `${at(path)} must be ${JSON.stringify(p.allowedValue)}` };
+    case 'type':
+      return { path, message: `${at(path)} must be of type ${String(p.type)}` };
+    case 'format':
+      return { path, message: `${at(path)} must be valid ${String(p.format)}` };
+    case 'pattern':
+      return { path, message: `${at(path)} does not have the expected form (${String(p.pattern)})` };
+    case 'maxLength':
+      return { path, message: `${at(path)} must be at most ${String(p.limit)} characters long` };
+    case 'minLength':
+      return { path, message: `${at(path)} must be at least ${String(p.limit)} characters long` };
+    case 'maxItems':
+      return { path, message: `${at(path)} must have at most ${String(p.limit)} items` };
+    case 'minItems':
+      return { path, message: `${at(path)} must have at least ${String(p.limit)} items` };
+    case 'maxProperties':
+      return { path, message: `${at(path)} must have at most ${String(p.limit)} fields` };
+    case 'minProperties':
+      return { path, message: `${at(path)} must have at least ${String(p.limit)} fields` };
+    case 'uniqueItems':
+      return { path, message: `${at(path)} must not repeat items (items ${String(p.j)} and ${String(p.i)} are equal)` };
+    case 'contains':
+      return { path, message: `${at(path)} must contain at least ${String(p.minContains ?? 1)} matching item(s): ${e.parentSchema?.description ?? 'see the schema'}` };
+    case 'minimum':
+    case 'maximum':
+    case 'exclusiveMinimum':
+    case 'exclusiveMaximum':
+      return { path, message: `${at(path)} must be ${String(p.comparison)} ${String(p.limit)}` };
+    case 'oneOf':
+    case 'anyOf':
+      return { path, message: `${at(path)} does not match any of the allowed forms` };
+    default:
+      return { path, message: `${at(path)} ${e.message ?? 'is invalid'}` };
+  }
+}
+
+/**
+ * Chooses the most useful errors of an allErrors run: drops `if` (it only says "then failed") and
+ * the generic oneOf/anyOf line where a more precise error about the same value exists.
+ */
+export function usefulErrors(errors: readonly ErrorObject[]): ErrorObject[] {
+  const precise = errors.filter((e) => e.keyword !== 'if' && e.keyword !== 'oneOf' && e.keyword !== 'anyOf');
+  const unions = errors.filter((e) => e.keyword === 'oneOf' || e.keyword === 'anyOf');
+  const out = [...precise];
+  for (const u of unions) {
+    if (!precise.some((e) => e.instancePath.startsWith(u.instancePath))) out.push(u);
+  }
+  return out;
+}

@@ -1,0 +1,64 @@
+import type { CompiledChannel } from '../config/snapshot.js';
+import { GatewayError } from '../errors/gateway-error.js';
+import type { Pools } from './pools.js';
+import type { UpstreamRequest, UpstreamResponse } from './upstream-request.js';
+
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+/** Translates a transport failure into the catalogue: timeouts are 504, anything else 502. */
+export function transportError(err: unknown, channel: CompiledChannel): GatewayError {
+  const code = (err as { code?: string }).code ?? '';
+  if (TIMEOUT_CODES.has(code)) {
+    const which = code === 'UND_ERR_CONNECT_TIMEOUT' ? 'connect' : code === 'UND_ERR_HEADERS_TIMEOUT' ? 'send its answer headers' : 'finish its answer';
+    return new GatewayError('upstream_timeout', `the upstream did not ${which} in time`, { cause: err });
+  }
+  const reset = code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE';
+  return new GatewayError('bad_response', reset ? 'the upstream closed the connection' : 'the upstream could not be reached', {
+    cause: { code, channel: channel.name, message: (err as Error).message },
+  });
+}
+
+/**
+ * Sends a signed request through the channel's pool and reads the whole answer, within the
+ * channel's header and body timeouts and the operation's size limit.
+ */
+export async function dispatch(pools: Pools, channel: CompiledChannel, req: UpstreamRequest, maxBytes: number): Promise<UpstreamResponse> {
+  const qs = new URLSearchParams(req.query).toString();
+  const headers = { ...req.headers };
+  if (req.body !== null && !('content-type' in headers)) headers['content-type'] = 'application/json';
+  let res;
+  try {
+    res = await pools.get(channel).request({
+      method: req.method as 'POST',
+      path: qs ? `${req.path}?${qs}` : req.path,
+      headers,
+      body: req.body,
+      headersTimeout: channel.timeouts.headersMs,
+      bodyTimeout: channel.timeouts.bodyMs,
+    });
+  } catch (err) {
+    throw transportError(err, channel);
+  }
+  const declared = Number(res.headers['content-length'] ?? NaN);
+  const tooLarge = () => new GatewayError('bad_response', `the upstream answer is larger than ${maxBytes} bytes`);
+  if (declared > maxBytes) {
+    res.body.destroy();
+    throw tooLarge();
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of res.body) {
+      size += (chunk as Buffer).length;
+      if (size > maxBytes) {
+        res.body.destroy();
+        throw tooLarge();
+      }
+      chunks.push(chunk as Buffer);
+    }
+  } catch (err) {
+    if (err instanceof GatewayError) throw err;
+    throw transportError(err, channel);
+  }
+  return { status: res.statusCode, headers: res.headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size) };
+}
