@@ -10,6 +10,8 @@ export interface GatewayErrorDetails {
   headers?: Record<string, string>;
   /** What really happened, for the log only; never sent to the client. */
   cause?: unknown;
+  /** The channel that was called, for the log only. */
+  channel?: string;
 }
 
 /** The only error type the engine throws on purpose; its code comes from the catalogue. */

@@ -17,8 +17,10 @@ export function sendError(res: ServerResponse, thrown: unknown, log: Logger, req
   const err =
     thrown instanceof GatewayError ? thrown : new GatewayError('internal_error', `internal error (request ${requestId})`, { cause: thrown });
   const status = catalogue[err.code].status;
-  if (status >= 500) log.error({ req_id: requestId, code: err.code, err: err.details.cause ?? thrown }, err.message);
-  else log.info({ req_id: requestId, code: err.code, cause: err.details.cause }, err.message);
+  const fields = { req_id: requestId, code: err.code, channel: err.details.channel, cause: err.details.cause };
+  if (!(thrown instanceof GatewayError)) log.error({ ...fields, err: thrown }, err.message);
+  else if (status >= 500) log.warn(fields, err.message);
+  else log.info(fields, err.message);
   if (res.headersSent) {
     // Too late for a clean answer: cut the connection so the client sees a failure, not a short body.
     res.destroy();

@@ -44,7 +44,7 @@ export async function runSyncOperation(ctx: RequestContext, body: unknown, deps:
     throw await mapFailure(op, res, mctx);
   } catch (err) {
     await refund();
-    if (err instanceof GatewayError) ctx.log.info({ req_id: ctx.requestId, channel: channel.name, code: err.code }, 'upstream call failed');
+    if (err instanceof GatewayError) err.details.channel = channel.name;
     throw err;
   }
 }

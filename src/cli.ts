@@ -1,0 +1,163 @@
+#!/usr/bin/env node
+import { join, resolve } from 'node:path';
+import { settingsFromEnv, startApp, type App } from './app.js';
+import { formatIssue } from './config/issues.js';
+import { loadConfig } from './config/load.js';
+import { PROJECT_ROOT } from './config/paths.js';
+import { runGolden } from './golden/runner.js';
+import { createLogger } from './log.js';
+import { openSqliteStore } from './store/sqlite.js';
+import { generateKey, hashKey } from './tokens/keys.js';
+
+const USAGE = `usage: gateway <command>
+  start                         serve with the config of $GATEWAY_CONFIG_DIR (default: .)
+  demo                          serve with simulated vendors behind every channel lacking credentials
+  check [dir]                   validate routes.yaml and channels.yaml; exit 1 on errors
+  tokens create --group G [--quota N] [--models a,b] [--name NAME]
+                                create an API key (printed once; only its hash is stored)
+  tokens list                   list tokens (never their keys)
+  golden [--update] [filter]    run the golden cases of test/golden
+settings (environment): PORT (8080), HOST, GATEWAY_CONFIG_DIR (.), GATEWAY_DB (data/gateway.db), LOG_LEVEL (info)`;
+
+function flags(args: string[]): { positional: string[]; named: Record<string, string | true> } {
+  const positional: string[] = [];
+  const named: Record<string, string | true> = {};
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (!a.startsWith('--')) {
+      positional.push(a);
+      continue;
+    }
+    const next = args[i + 1];
+    if (next !== undefined && !next.startsWith('--')) {
+      named[a.slice(2)] = next;
+      i++;
+    } else named[a.slice(2)] = true;
+  }
+  return { positional, named };
+}
+
+function fail(message: string): never {
+  process.stderr.write(`gateway: ${message}\n`);
+  process.exit(2);
+}
+
+function stopOnSignals(app: App): void {
+  const stop = () => {
+    app.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+async function serve(simulate: boolean): Promise<void> {
+  const log = createLogger();
+  const settings = settingsFromEnv(process.env, simulate ? { host: '127.0.0.1' } : {});
+  let app: App;
+  try {
+    app = await startApp(settings, log, { simulate });
+  } catch (err) {
+    fail((err as Error).message);
+  }
+  stopOnSignals(app);
+  const base = `http://${settings.host === '0.0.0.0' ? '127.0.0.1' : settings.host}:${app.port}`;
+  if (!simulate) {
+    log.info({ url: base }, 'gateway listening');
+    return;
+  }
+  const key = process.env.GATEWAY_DEMO_KEY || generateKey();
+  const hash = hashKey(key);
+  if (!(await app.store.findTokenByHash(hash))) {
+    await app.store.deleteTokensNamed('demo');
+    await app.store.createToken({ name: 'demo', keyHash: hash, group: 'default', models: null, quota: null });
+  }
+  process.stdout.write(
+    [
+      '',
+      `Generation Gateway demo listening on ${base}`,
+      `Simulated vendors: ${app.simulators.map((s) => `${s.profile} at ${s.url}`).join(', ') || 'none'}`,
+      `API key: ${key}`,
+      '',
+      'Try:',
+      `  curl -s ${base}/v1beta/models/alpha-3-pro-image-preview:generateContent \\`,
+      `    -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" \\`,
+      `    -d '{"contents":[{"role":"user","parts":[{"text":"a lighthouse at dawn"}]}],"generationConfig":{"responseModalities":["IMAGE"],"imageConfig":{"aspectRatio":"16:9","imageSize":"1K"}}}'`,
+      '',
+    ].join('\n') + '\n',
+  );
+}
+
+async function check(dir: string): Promise<void> {
+  const { snapshot, issues } = loadConfig(resolve(dir), { allowMissingEnv: true });
+  for (const i of issues) process.stdout.write(formatIssue(i) + '\n');
+  const errors = issues.filter((i) => i.severity === 'error').length;
+  if (!snapshot || errors > 0) {
+    process.stdout.write(`${errors} error(s)\n`);
+    process.exit(1);
+  }
+  process.stdout.write(`ok: ${snapshot.routes.length} route(s), ${snapshot.profiles.size} profile(s), ${snapshot.channels.length} channel(s) usable\n`);
+}
+
+async function tokens(sub: string | undefined, named: Record<string, string | true>): Promise<void> {
+  const settings = settingsFromEnv();
+  const store = openSqliteStore(settings.dbPath);
+  try {
+    if (sub === 'create') {
+      const group = typeof named.group === 'string' ? named.group : 'default';
+      const { snapshot } = loadConfig(settings.configDir, { allowMissingEnv: true });
+      if (snapshot && !snapshot.groups.has(group)) fail(`group "${group}" is not declared in channels.yaml (known: ${[...snapshot.groups].join(', ')})`);
+      let quota: number | null = null;
+      if (named.quota !== undefined) {
+        quota = Number(named.quota);
+        if (!Number.isSafeInteger(quota) || quota < 0) fail('--quota takes a whole number of units, 0 or more');
+      }
+      const models = typeof named.models === 'string' ? named.models.split(',').map((m) => m.trim()).filter(Boolean) : null;
+      const key = generateKey();
+      const token = await store.createToken({ name: typeof named.name === 'string' ? named.name : 'cli', keyHash: hashKey(key), group, models, quota });
+      process.stderr.write(`created token ${token.id} (group ${group}, quota ${quota ?? 'unlimited'}); the key is shown once:\n`);
+      process.stdout.write(`${key}\n`);
+    } else if (sub === 'list') {
+      for (const t of await store.listTokens()) {
+        process.stdout.write(`${t.id}  ${t.name}  group=${t.group}  quota=${t.quota ?? 'unlimited'}  used=${t.used}${t.models ? `  models=${t.models.join(',')}` : ''}${t.disabled ? '  disabled' : ''}\n`);
+      }
+    } else fail(`unknown tokens command ${sub ?? ''}\n${USAGE}`);
+  } finally {
+    await store.close();
+  }
+}
+
+async function golden(named: Record<string, string | true>, positional: string[]): Promise<void> {
+  const results = await runGolden(PROJECT_ROOT, join(PROJECT_ROOT, 'test/golden'), { update: named.update === true, filter: positional[0] });
+  for (const r of results) {
+    process.stdout.write(`${r.ok ? (r.updated ? 'updated' : 'ok     ') : 'FAIL   '} ${r.name}\n`);
+    if (r.diff) process.stdout.write(`${r.diff.replace(/^/gm, '        ')}\n`);
+  }
+  const failed = results.filter((r) => !r.ok).length;
+  process.stdout.write(`${results.length - failed} passed, ${failed} failed\n`);
+  if (failed > 0) process.exit(1);
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  const { positional, named } = flags(rest);
+  switch (command) {
+    case 'start':
+      return serve(false);
+    case 'demo':
+      return serve(true);
+    case 'check':
+      return check(positional[0] ?? process.env.GATEWAY_CONFIG_DIR ?? '.');
+    case 'tokens':
+      return tokens(positional[0], named);
+    case 'golden':
+      return golden(named, positional);
+    default:
+      process.stdout.write(USAGE + '\n');
+      if (command !== undefined && command !== 'help' && command !== '--help') process.exit(2);
+  }
+}
+
+main(process.argv.slice(2)).catch((err: unknown) => fail((err as Error).stack ?? String(err)));

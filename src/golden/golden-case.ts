@@ -1,0 +1,37 @@
+/**
+ * The format of a golden case (test/golden/<profile>/<case>.yaml), described in the README under
+ * "Golden tests". Everything the runner compares is in here; nothing else is implied.
+ */
+export interface GoldenCase {
+  readonly description: string;
+  /** The public request. The runner adds `Authorization: Bearer <golden key>` unless `auth: false`. */
+  readonly request: {
+    readonly method: string;
+    readonly path: string;
+    readonly headers?: Record<string, string>;
+    readonly body?: unknown;
+    /** Sent as is instead of `body` (malformed JSON cases). */
+    readonly raw_body?: string;
+    readonly auth?: boolean;
+  };
+  /** What the fake vendor answers, if the gateway calls it. */
+  readonly upstream_response?: {
+    readonly status: number;
+    readonly headers?: Record<string, string>;
+    readonly body?: unknown;
+    readonly raw_body?: string;
+  };
+  /** The vendor request the mapping must produce; null: the gateway must not call the vendor. */
+  readonly upstream: RecordedRequest | null;
+  /** The public answer; headers listed here are compared, others ignored. */
+  readonly response: { readonly status: number; readonly headers?: Record<string, string>; readonly body: unknown };
+}
+
+/** A request as the fake vendor received it. */
+export interface RecordedRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly query: Record<string, string>;
+  readonly headers: Record<string, string>;
+  readonly body: unknown;
+}

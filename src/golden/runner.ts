@@ -1,0 +1,175 @@
+import { deepStrictEqual } from 'node:assert/strict';
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { parseDocument } from 'yaml';
+import { loadConfigOrThrow } from '../config/load.js';
+import { restrictChannels } from '../config/restrict.js';
+import { createGateway } from '../gateway.js';
+import { silentLogger } from '../log.js';
+import { openSqliteStore } from '../store/sqlite.js';
+import { hashKey } from '../tokens/keys.js';
+import type { GoldenCase, RecordedRequest } from './golden-case.js';
+
+/** Fixed inputs of every golden run, so expected outputs are stable. */
+export const GOLDEN_CLOCK = new Date('2026-01-01T00:00:00.000Z');
+export const GOLDEN_KEY = 'gw-golden-client-key';
+/** Headers the transport adds by itself; they say nothing about a mapping. */
+const TRANSPORT_HEADERS = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive']);
+
+/** The outcome of one case. */
+export interface GoldenResult {
+  readonly name: string;
+  readonly file: string;
+  readonly ok: boolean;
+  /** What differs, when not ok. */
+  readonly diff?: string;
+  readonly updated?: boolean;
+}
+
+/** Every case file under `dir` (one folder per profile), sorted. */
+export function listCases(dir: string): string[] {
+  const out: string[] = [];
+  for (const profile of readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory()).sort((a, b) => a.name.localeCompare(b.name))) {
+    for (const f of readdirSync(join(dir, profile.name)).filter((f) => f.endsWith('.yaml')).sort()) out.push(join(dir, profile.name, f));
+  }
+  return out;
+}
+
+interface Exchange {
+  recorded: RecordedRequest | null;
+  response: { status: number; headers: Record<string, string | string[] | undefined>; body: unknown };
+}
+
+/**
+ * Runs golden cases: the project's config is loaded with every channel of the case's profile
+ * pointed at a recording fake vendor, the public request goes through a real gateway over HTTP,
+ * and the recorded vendor request and the public answer are compared with the case.
+ * With `update`, differing expectations are rewritten in place instead.
+ */
+export async function runGolden(configDir: string, casesDir: string, opts: { update?: boolean; filter?: string } = {}): Promise<GoldenResult[]> {
+  let current: GoldenCase | null = null;
+  let recorded: RecordedRequest | null = null;
+  const vendor = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const url = new URL(req.url ?? '/', 'http://vendor');
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(req.headers)) if (!TRANSPORT_HEADERS.has(k) && typeof v === 'string') headers[k] = v;
+      const text = Buffer.concat(chunks).toString('utf8');
+      let body: unknown = null;
+      try {
+        body = text === '' ? null : JSON.parse(text);
+      } catch {
+        body = text;
+      }
+      recorded = { method: req.method ?? '', path: url.pathname, query: Object.fromEntries(url.searchParams), headers, body };
+      const answer = current?.upstream_response ?? { status: 500, raw_body: 'golden case has no upstream_response' };
+      const out = answer.raw_body ?? JSON.stringify(answer.body ?? null);
+      res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers });
+      res.end(out);
+    });
+  });
+  await new Promise<void>((r) => vendor.listen(0, '127.0.0.1', r));
+  const vendorUrl = `http://127.0.0.1:${(vendor.address() as AddressInfo).port}`;
+
+  const full = loadConfigOrThrow(configDir, {
+    overrideChannel: (channel) => ({
+      base_url: vendorUrl,
+      secrets: Object.fromEntries(Object.keys(channel.secrets ?? {}).map((k) => [k, `golden-${k}`])),
+    }),
+  });
+  const store = openSqliteStore(':memory:');
+  await store.createToken({ name: 'golden', keyHash: hashKey(GOLDEN_KEY), group: 'default', models: null, quota: null });
+
+  const results: GoldenResult[] = [];
+  try {
+    for (const file of listCases(casesDir)) {
+      const name = relative(casesDir, file).replace(/\.yaml$/, '');
+      if (opts.filter && !name.includes(opts.filter)) continue;
+      const profile = name.split('/')[0]!;
+      const snapshot = restrictChannels(full, (c) => c.profile.name === profile);
+      const gateway = createGateway({ snapshot: () => snapshot, store, log: silentLogger(), clock: () => GOLDEN_CLOCK, random: () => 0 });
+      await gateway.listen(0);
+      try {
+        const doc = parseDocument(readFileSync(file, 'utf8'));
+        const gcase = doc.toJS() as GoldenCase;
+        current = gcase;
+        recorded = null;
+        const response = await send(gateway.url(), gcase);
+        const got: Exchange = { recorded, response };
+        results.push(compare(name, file, gcase, got, doc, opts.update ?? false));
+      } catch (err) {
+        results.push({ name, file, ok: false, diff: `runner error: ${(err as Error).stack ?? String(err)}` });
+      } finally {
+        await gateway.close();
+      }
+    }
+  } finally {
+    await store.close();
+    await new Promise<void>((r) => {
+      vendor.close(() => r());
+      vendor.closeAllConnections();
+    });
+  }
+  return results;
+}
+
+function send(base: string, gcase: GoldenCase): Promise<Exchange['response']> {
+  const headers: Record<string, string> = { ...gcase.request.headers };
+  if (gcase.request.auth !== false) headers.authorization ??= `Bearer ${GOLDEN_KEY}`;
+  let payload: string | undefined;
+  if (gcase.request.raw_body !== undefined) payload = gcase.request.raw_body;
+  else if (gcase.request.body !== undefined) {
+    payload = JSON.stringify(gcase.request.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${base}${gcase.request.path}`, { method: gcase.request.method, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let body: unknown;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          body = text;
+        }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body });
+      });
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+function same(a: unknown, b: unknown): string | null {
+  try {
+    deepStrictEqual(a, b);
+    return null;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
+function compare(name: string, file: string, gcase: GoldenCase, got: Exchange, doc: ReturnType<typeof parseDocument>, update: boolean): GoldenResult {
+  const expectedHeaders = gcase.response.headers ?? {};
+  const gotHeaders: Record<string, string> = {};
+  for (const k of Object.keys(expectedHeaders)) gotHeaders[k] = String(got.response.headers[k.toLowerCase()] ?? '');
+  const gotResponse = { status: got.response.status, ...(gcase.response.headers ? { headers: gotHeaders } : {}), body: got.response.body };
+  const diffs = [
+    same(JSON.parse(JSON.stringify(got.recorded)), gcase.upstream ?? null),
+    same(gotResponse, { status: gcase.response.status, ...(gcase.response.headers ? { headers: expectedHeaders } : {}), body: gcase.response.body }),
+  ].filter((d): d is string => d !== null);
+  if (diffs.length === 0) return { name, file, ok: true };
+  if (update) {
+    doc.set('upstream', got.recorded);
+    doc.set('response', gotResponse);
+    writeFileSync(file, doc.toString({ lineWidth: 0 }));
+    return { name, file, ok: true, updated: true };
+  }
+  return { name, file, ok: false, diff: diffs.join('\n') };
+}

@@ -1,0 +1,81 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { setTimeout as delay } from 'node:timers/promises';
+import { json } from './http.js';
+
+/**
+ * Faults every simulator can produce on demand. A fault is chosen per request by, in order: the
+ * `x-sim-fault` header, the `sim_fault` query parameter, a `[sim:fault=…]` marker in the prompt,
+ * or the simulator's queue (`sim.faults.push(…)`). Forms:
+ *   `429`, `500`, `503`, … any status: the vendor's own error body for that status
+ *   `slow-headers:MS`  wait MS before answering normally
+ *   `slow-body:MS`     send headers and half the body, wait MS, send the rest
+ *   `reset`            destroy the connection without an answer
+ *   `malformed-json`   a 200 whose body is cut-off JSON
+ *   `hang`             never answer
+ */
+export type Fault =
+  | { kind: 'status'; status: number }
+  | { kind: 'slow-headers'; ms: number }
+  | { kind: 'slow-body'; ms: number }
+  | { kind: 'reset' }
+  | { kind: 'malformed-json' }
+  | { kind: 'hang' };
+
+/** Parses a fault form; null when it is not one. */
+export function parseFault(text: string | null | undefined): Fault | null {
+  if (!text) return null;
+  const t = text.trim();
+  if (/^[1-5][0-9][0-9]$/.test(t)) return { kind: 'status', status: Number(t) };
+  const m = /^(slow-headers|slow-body):([0-9]{1,6})$/.exec(t);
+  if (m) return { kind: m[1] as 'slow-headers' | 'slow-body', ms: Number(m[2]) };
+  if (t === 'reset' || t === 'malformed-json' || t === 'hang') return { kind: t };
+  return null;
+}
+
+const MARKER = /\[sim:fault=([a-z0-9:-]+)\]/;
+
+/** The fault requested for this request, if any (consumes one queued fault only when no other source names one). */
+export function pickFault(req: IncomingMessage, url: URL, prompt: string, queue: string[]): Fault | null {
+  const header = req.headers['x-sim-fault'];
+  const named = (typeof header === 'string' ? header : null) ?? url.searchParams.get('sim_fault') ?? MARKER.exec(prompt)?.[1] ?? null;
+  if (named) return parseFault(named);
+  return queue.length > 0 ? parseFault(queue.shift()) : null;
+}
+
+/**
+ * Applies a fault. Returns true when the fault replaced the answer; false when the caller should
+ * answer normally (after a slow-headers wait). `answer` sends the normal answer for slow-body.
+ */
+export async function applyFault(
+  fault: Fault,
+  res: ServerResponse,
+  vendorError: (status: number) => unknown,
+  normalBody: () => unknown,
+): Promise<boolean> {
+  switch (fault.kind) {
+    case 'status':
+      json(res, fault.status, vendorError(fault.status), fault.status === 429 ? { 'retry-after': '2' } : {});
+      return true;
+    case 'slow-headers':
+      await delay(fault.ms);
+      return false;
+    case 'slow-body': {
+      const text = JSON.stringify(normalBody());
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+      const half = Math.floor(text.length / 2);
+      res.write(text.slice(0, half));
+      await delay(fault.ms);
+      if (!res.destroyed) res.end(text.slice(half));
+      return true;
+    }
+    case 'reset':
+      res.socket?.destroy();
+      return true;
+    case 'malformed-json':
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"data": [ {"partial": ');
+      return true;
+    case 'hang':
+      return true;
+  }
+}

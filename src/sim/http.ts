@@ -1,0 +1,51 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** A started simulator: where it listens and how the test drives it. */
+export interface Simulator {
+  readonly profile: string;
+  /** Base URL, e.g. http://127.0.0.1:40123 */
+  readonly url: string;
+  /** The credentials it accepts, by the secret names of its profile. */
+  readonly secrets: Readonly<Record<string, string>>;
+  /** Faults to apply to the next requests, one each, in order (see faults.ts for the forms). */
+  readonly faults: string[];
+  /** Requests received so far. */
+  readonly stats: { requests: number };
+  close(): Promise<void>;
+}
+
+/** A request handler of a simulator; `body` is the whole request body. */
+export type SimHandler = (req: IncomingMessage, res: ServerResponse, body: Buffer, url: URL) => Promise<void> | void;
+
+/** Starts an HTTP server on 127.0.0.1 (port 0 by default) around a simulator's handler. */
+export async function listen(handler: SimHandler, port = 0): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const url = new URL(req.url ?? '/', 'http://sim');
+      Promise.resolve(handler(req, res, Buffer.concat(chunks), url)).catch((err: unknown) => {
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+        res.end(`simulator fault: ${(err as Error).message}`);
+      });
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/** Sends a JSON answer. */
+export function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}

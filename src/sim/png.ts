@@ -1,0 +1,42 @@
+import { crc32, deflateSync } from 'node:zlib';
+
+function chunk(type: string, data: Buffer): Buffer {
+  const len = Buffer.alloc(4);
+  len.writeUInt32BE(data.length);
+  const td = Buffer.concat([Buffer.from(type, 'ascii'), data]);
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(crc32(td));
+  return Buffer.concat([len, td, crc]);
+}
+
+/** A real, valid RGB PNG of the given size: a diagonal gradient tinted by `seed`, so images differ. */
+export function makePng(width: number, height: number, seed = 0): Buffer {
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr[8] = 8; // bit depth
+  ihdr[9] = 2; // colour type RGB
+  const row = 1 + width * 3;
+  const raw = Buffer.alloc(row * height);
+  for (let y = 0; y < height; y++) {
+    raw[y * row] = 0; // filter: none
+    for (let x = 0; x < width; x++) {
+      const o = y * row + 1 + x * 3;
+      raw[o] = (x * 255) / Math.max(1, width - 1);
+      raw[o + 1] = (y * 255) / Math.max(1, height - 1);
+      raw[o + 2] = (seed * 37) & 255;
+    }
+  }
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', deflateSync(raw)),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
+}
+
+/** Width and height of a PNG, read from its IHDR chunk; null when the bytes are not a PNG. */
+export function pngSize(buf: Buffer): { width: number; height: number } | null {
+  if (buf.length < 24 || buf.readUInt32BE(0) !== 0x89504e47 || buf.toString('ascii', 12, 16) !== 'IHDR') return null;
+  return { width: buf.readUInt32BE(16), height: buf.readUInt32BE(20) };
+}

@@ -1,0 +1,62 @@
+/**
+ * One runner for the config fixtures: every directory under test/fixtures/config breaks exactly one
+ * rule of the loader, and its expected.txt holds the error lines `formatIssue` must print for it.
+ * `UPDATE_FIXTURES=1` rewrites expected.txt from the current output; review the diff by eye.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { formatIssue } from '../src/config/issues.js';
+import { loadConfig } from '../src/config/load.js';
+import { PROJECT_ROOT } from '../src/config/paths.js';
+
+const FIXTURES = join(PROJECT_ROOT, 'test/fixtures/config');
+const UPDATE = process.env.UPDATE_FIXTURES === '1';
+
+const fixtures = readdirSync(FIXTURES, { withFileTypes: true })
+  .filter((d) => d.isDirectory())
+  .map((d) => d.name)
+  .sort();
+
+test('the config fixture folder is not empty', () => {
+  assert.ok(fixtures.length > 0, `no fixtures under ${FIXTURES}`);
+});
+
+for (const name of fixtures) {
+  test(`config fixture ${name}`, () => {
+    const dir = join(FIXTURES, name);
+    const { snapshot, issues } = loadConfig(dir, { env: {} });
+    // Messages that quote a file system path name the fixture folder, not this machine's layout.
+    const actual = issues.filter((i) => i.severity === 'error').map((i) => formatIssue(i).split(dir).join('<fixture>'));
+    const expectedFile = join(dir, 'expected.txt');
+    if (UPDATE) writeFileSync(expectedFile, actual.map((l) => `${l}\n`).join(''));
+    const expected = readFileSync(expectedFile, 'utf8').split('\n').filter((l) => l !== '');
+    assert.equal(snapshot, null, 'a fixture that breaks a rule must not load');
+    assert.ok(expected.length > 0, 'expected.txt must name at least one error');
+    assert.deepEqual(actual, expected);
+  });
+}
+
+test('the repository config loads without issues when its environment is set', () => {
+  const { snapshot, issues } = loadConfig(PROJECT_ROOT, {
+    env: { ALPHA_BASE_URL: 'http://127.0.0.1:9', ALPHA_API_KEY: 'x' },
+  });
+  assert.deepEqual(issues.map(formatIssue), []);
+  assert.ok(snapshot);
+  assert.ok(snapshot.routes.length > 0);
+  assert.ok(snapshot.channels.length > 0);
+});
+
+test('the repository config loads with warnings only when env may be missing', () => {
+  const { snapshot, issues } = loadConfig(PROJECT_ROOT, { env: {}, allowMissingEnv: true });
+  assert.ok(snapshot, issues.map(formatIssue).join('\n'));
+  assert.ok(issues.length > 0, 'unset ${ALPHA_*} references should be reported');
+  assert.deepEqual(
+    issues.filter((i) => i.severity !== 'warning').map(formatIssue),
+    [],
+  );
+  for (const i of issues) assert.match(i.message, /^environment variable ALPHA_[A-Z_]+ is not set/);
+  // The channel with unset references is left out, not half-configured.
+  assert.equal(snapshot.channels.length, 0);
+});
