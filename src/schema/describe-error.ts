@@ -26,6 +26,10 @@ function pointerToPath(pointer: string): (string | number)[] {
     .map((s) => (/^(0|[1-9][0-9]*)$/.test(s) ? Number(s) : s));
 }
 
+function plural(n: unknown, word: string): string {
+  return `${String(n)} ${word}${n === 1 ? '' : 's'}`;
+}
+
 function list(values: unknown): string {
   return Array.isArray(values) ? values.map((v) => JSON.stringify(v)).join(', ') : JSON.stringify(values);
 }
@@ -59,17 +63,17 @@ export function describeError(e: ErrorObject, rootName: string): FieldProblem {
     case 'pattern':
       return { path, message: `${at(path)} does not have the expected form (${String(p.pattern)})` };
     case 'maxLength':
-      return { path, message: `${at(path)} must be at most ${String(p.limit)} characters long` };
+      return { path, message: `${at(path)} must be at most ${plural(p.limit, 'character')} long` };
     case 'minLength':
-      return { path, message: `${at(path)} must be at least ${String(p.limit)} characters long` };
+      return { path, message: `${at(path)} must be at least ${plural(p.limit, 'character')} long` };
     case 'maxItems':
-      return { path, message: `${at(path)} must have at most ${String(p.limit)} items` };
+      return { path, message: `${at(path)} must have at most ${plural(p.limit, 'item')}` };
     case 'minItems':
-      return { path, message: `${at(path)} must have at least ${String(p.limit)} items` };
+      return { path, message: `${at(path)} must have at least ${plural(p.limit, 'item')}` };
     case 'maxProperties':
-      return { path, message: `${at(path)} must have at most ${String(p.limit)} fields` };
+      return { path, message: `${at(path)} must have at most ${plural(p.limit, 'field')}` };
     case 'minProperties':
-      return { path, message: `${at(path)} must have at least ${String(p.limit)} fields` };
+      return { path, message: `${at(path)} must have at least ${plural(p.limit, 'field')}` };
     case 'uniqueItems':
       return { path, message: `${at(path)} must not repeat items (items ${String(p.j)} and ${String(p.i)} are equal)` };
     case 'contains':
