@@ -32,7 +32,7 @@ export const catalogue = {
   model_not_found: {
     status: 404,
     shape: 'A',
-    when: 'No configured channel serves this model.',
+    when: 'The route does not list this model, or no configured channel serves it.',
   },
   method_not_allowed: {
     status: 405,
