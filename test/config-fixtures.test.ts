@@ -5,7 +5,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { formatIssue } from '../src/config/issues.js';
 import { loadConfig } from '../src/config/load.js';
@@ -59,4 +60,34 @@ test('the repository config loads with warnings only when env may be missing', (
   for (const i of issues) assert.match(i.message, /^environment variable ALPHA_[A-Z_]+ is not set/);
   // The channel with unset references is left out, not half-configured.
   assert.equal(snapshot.channels.length, 0);
+});
+
+test('two routes may share one body schema file that declares an $id', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'config-shared-schema-'));
+  try {
+    const route = (id: string) =>
+      `  - { id: ${id}, method: POST, path: "/${id}/{model}", kind: sync, operation: generate, model: { path: model }, models: [${id}-m], body: { schema: body.json } }\n`;
+    writeFileSync(join(dir, 'routes.yaml'), `version: 1\nroutes:\n${route('a')}${route('b')}`);
+    writeFileSync(join(dir, 'body.json'), JSON.stringify({ $id: 'https://example.test/body.json', type: 'object' }));
+    writeFileSync(
+      join(dir, 'channels.yaml'),
+      [
+        'version: 1',
+        'groups: { default: {} }',
+        'profiles:',
+        '  p:',
+        '    auth: { type: none }',
+        '    operations:',
+        '      generate: { request: { method: POST, path: \'"/g"\' }, response: { body: body } }',
+        'channels:',
+        '  - { name: c1, profile: p, base_url: "http://127.0.0.1:9", groups: [default], models: [a-m, b-m] }',
+        '',
+      ].join('\n'),
+    );
+    const { snapshot, issues } = loadConfig(dir, { env: {} });
+    assert.deepEqual(issues.map(formatIssue), []);
+    assert.equal(snapshot?.routes.length, 2);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

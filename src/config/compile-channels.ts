@@ -111,6 +111,8 @@ export function compileChannels(
       }
     }
 
+    // Declared operations count even when a mapping failed to compile: that failure is its own error.
+    const declared = profile ? Object.keys(raw.profiles[profile.name]!.operations) : [];
     const models = new Map<string, string>();
     c.models.forEach((m, j) => {
       const name = typeof m === 'string' ? m : m.name;
@@ -120,7 +122,7 @@ export function compileChannels(
       const served = routes.filter((r) => routeServesModel(r, name));
       if (served.length === 0) {
         issues.push(src.issue(at('models', j), `model "${name}" is not served by any route of routes.yaml`));
-      } else if (profile && !served.some((r) => profile.operations.has(r.operation))) {
+      } else if (profile && !served.some((r) => declared.includes(r.operation))) {
         const ops = [...new Set(served.map((r) => r.operation))].join(', ');
         issues.push(src.issue(at('models', j), `model "${name}" is served by operation ${ops}, which profile ${profile.name} does not define`));
       }

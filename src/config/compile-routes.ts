@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Ajv2020 } from 'ajv/dist/2020.js';
-import { compilePathTemplate } from '../http/path-template.js';
+import { compilePathTemplate, type PathMatcher } from '../http/path-template.js';
 import type { ConfigIssue } from './issues.js';
-import type { CompiledRoute, KeySource } from './snapshot.js';
+import type { CompiledBody, CompiledRoute, KeySource } from './snapshot.js';
 import { parseSize } from './sizes.js';
 import type { YamlSource } from './yaml-source.js';
 
@@ -28,17 +28,20 @@ export function compileRoutes(src: YamlSource, configDir: string, ajv: Ajv2020, 
   const raw = (src.value as { routes: RawRoute[] }).routes;
   const seenIds = new Map<string, number>();
   const seenPaths = new Map<string, number>();
+  // One validator per schema file: ajv refuses a second compile of a schema with the same $id.
+  const validators = new Map<string, CompiledBody['validate']>();
   const out: CompiledRoute[] = [];
 
   raw.forEach((r, i) => {
     const at = (...rest: (string | number)[]) => ['routes', i, ...rest];
     if (seenIds.has(r.id)) issues.push(src.issue(at('id'), `route id "${r.id}" is already used by routes[${seenIds.get(r.id)}]`));
     seenIds.set(r.id, i);
-    const key = `${r.method} ${r.path}`;
-    if (seenPaths.has(key)) issues.push(src.issue(at('path'), `${key} is already declared by routes[${seenPaths.get(key)}]`));
+    // Parameter names do not change which paths a template matches: /a/{x} and /a/{y} collide.
+    const key = `${r.method} ${r.path.replace(/\{[^{}]*\}/g, '{}')}`;
+    if (seenPaths.has(key)) issues.push(src.issue(at('path'), `${r.method} ${r.path} is already declared by routes[${seenPaths.get(key)}]`));
     seenPaths.set(key, i);
 
-    let matcher;
+    let matcher: PathMatcher | undefined;
     try {
       matcher = compilePathTemplate(r.path);
     } catch (err) {
@@ -54,38 +57,47 @@ export function compileRoutes(src: YamlSource, configDir: string, ajv: Ajv2020, 
     let body: CompiledRoute['body'] = null;
     if (r.body) {
       const schemaFile = resolve(configDir, r.body.schema);
-      let schema: unknown;
-      try {
-        schema = JSON.parse(readFileSync(schemaFile, 'utf8'));
-      } catch (err) {
-        const why = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'does not exist' : `is not valid JSON: ${(err as Error).message}`;
-        issues.push(src.issue(at('body', 'schema'), `schema file ${r.body.schema} ${why}`));
-      }
-      if (schema !== undefined) {
+      let validate = validators.get(schemaFile);
+      if (!validate) {
+        let schema: unknown;
         try {
-          const validate = ajv.compile(schema as object);
-          body = {
-            maxBytes: r.body.max_bytes === undefined ? DEFAULT_BODY_BYTES : parseSize(r.body.max_bytes),
-            maxDepth: r.body.max_depth ?? DEFAULT_DEPTH,
-            contentTypes: r.body.content_types ?? ['application/json'],
-            validate,
-          };
+          schema = JSON.parse(readFileSync(schemaFile, 'utf8'));
         } catch (err) {
-          issues.push(src.issue(at('body', 'schema'), `schema file ${r.body.schema} does not compile: ${(err as Error).message}`));
+          const code = (err as NodeJS.ErrnoException).code;
+          const why =
+            code === 'ENOENT' ? 'does not exist'
+            : err instanceof SyntaxError ? `is not valid JSON: ${err.message}`
+            : `cannot be read: ${(err as Error).message}`;
+          issues.push(src.issue(at('body', 'schema'), `schema file ${r.body.schema} ${why}`));
         }
+        if (schema !== undefined) {
+          try {
+            validate = ajv.compile(schema as object);
+            validators.set(schemaFile, validate);
+          } catch (err) {
+            issues.push(src.issue(at('body', 'schema'), `schema file ${r.body.schema} does not compile: ${(err as Error).message}`));
+          }
+        }
+      }
+      if (validate) {
+        body = {
+          maxBytes: r.body.max_bytes === undefined ? DEFAULT_BODY_BYTES : parseSize(r.body.max_bytes),
+          maxDepth: r.body.max_depth ?? DEFAULT_DEPTH,
+          contentTypes: r.body.content_types ?? ['application/json'],
+          validate,
+        };
       }
     }
 
-    // Kept even when its body failed, so channels are not also blamed for "unserved" models; the
-    // load fails on the issue anyway.
-    if (!matcher) return;
+    // Kept even when its body or path failed, so channels are not also blamed for "unserved"
+    // models; the load fails on the issue anyway.
     const pointer = r.model.body ? r.model.body.slice(1).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~')) : [];
     out.push(
       Object.freeze({
         id: r.id,
         method: r.method,
         path: r.path,
-        matcher,
+        matcher: matcher ?? { template: r.path, params: [], match: () => null },
         kind: r.kind,
         operation: r.operation,
         keySources: Object.freeze<KeySource[]>(r.auth ?? ['bearer']),

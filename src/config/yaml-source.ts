@@ -1,4 +1,4 @@
-import { LineCounter, parseDocument, isNode, type Document } from 'yaml';
+import { LineCounter, parseDocument, isMap, isNode, isScalar, visit, type Alias, type Document } from 'yaml';
 import type { ConfigIssue } from './issues.js';
 
 /** A parsed YAML file that can say on which line any value of it stands. */
@@ -22,11 +22,24 @@ export function parseYaml(file: string, text: string): { source: YamlSource | nu
   }
   if (issues.length > 0) return { source: null, issues };
 
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: 100 });
+  } catch (err) {
+    // An alias to no anchor, or aliases that expand exponentially, throw here rather than in parsing.
+    const pos = lineCounter.linePos(offendingAlias(doc)?.range?.[0] ?? 0);
+    return { source: null, issues: [{ file, line: pos.line, column: pos.col, message: (err as Error).message, severity: 'error' }] };
+  }
+
   const locate = (path: readonly (string | number)[]) => {
     for (let n = path.length; n >= 0; n--) {
       const node = doc.getIn(path.slice(0, n), true);
       if (isNode(node) && node.range) {
         const pos = lineCounter.linePos(node.range[0]);
+        // A block map or list under `key:` starts on the next line; the key is the line to name.
+        const key = n > 0 ? keyNode(doc.getIn(path.slice(0, n - 1), true), path[n - 1]!) : undefined;
+        const keyPos = key?.range ? lineCounter.linePos(key.range[0]) : undefined;
+        if (keyPos && keyPos.line < pos.line) return { line: keyPos.line, column: keyPos.col };
         return { line: pos.line, column: pos.col };
       }
     }
@@ -34,11 +47,25 @@ export function parseYaml(file: string, text: string): { source: YamlSource | nu
   };
   const source: YamlSource = {
     file,
-    value: doc.toJS({ maxAliasCount: 100 }),
+    value,
     locate,
     issue(path, message, severity = 'error') {
       return { file, ...locate(path), message, severity };
     },
   };
   return { source, issues };
+}
+
+/** The key node of `key` in `parent` when `parent` is a map. */
+function keyNode(parent: unknown, key: string | number) {
+  if (!isMap(parent)) return undefined;
+  const pair = parent.items.find((p) => (isScalar(p.key) ? p.key.value : p.key) === key);
+  return isNode(pair?.key) ? pair.key : undefined;
+}
+
+/** The alias that has no anchor, else the first alias: where a failed alias resolution is reported. */
+function offendingAlias(doc: Document): Alias | undefined {
+  const aliases: Alias[] = [];
+  visit(doc, { Alias: (_k, node) => void aliases.push(node) });
+  return aliases.find((a) => a.resolve(doc) === undefined) ?? aliases[0];
 }

@@ -1,0 +1,99 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { pngSize } from '../src/sim/png.js';
+import { runCli, startCli } from './helpers/process.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'gw-cli-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+const NO_CHANNEL_ENV = { ALPHA_BASE_URL: '', ALPHA_API_KEY: '' };
+
+const generate = {
+  contents: [{ role: 'user', parts: [{ text: 'a lighthouse at dawn' }] }],
+  generationConfig: { responseModalities: ['IMAGE'], imageConfig: { aspectRatio: '16:9', imageSize: '1K' } },
+};
+
+test('check: the repository config is valid (unset channel variables are warnings)', () => {
+  const r = runCli(['check'], NO_CHANNEL_ENV);
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+  assert.match(r.stdout, /channels\.yaml:\d+:\d+: warning: environment variable ALPHA_API_KEY is not set/);
+  assert.match(r.stdout, /^ok: 1 route\(s\)/m);
+});
+
+test('check: a broken config prints file:line:column and exits 1', () => {
+  const r = runCli(['check', 'test/fixtures/config/unknown-profile']);
+  assert.equal(r.status, 1);
+  assert.match(r.stdout, /^channels\.yaml:\d+:\d+: unknown profile/m);
+  assert.match(r.stdout, /1 error\(s\)/);
+});
+
+test('start: without channel credentials it refuses to start and names the line', () => {
+  const r = runCli(['start'], { ...NO_CHANNEL_ENV, PORT: '0', GATEWAY_DB: join(dir, 'start.db') });
+  assert.notEqual(r.status, 0);
+  assert.match(r.stderr, /channels\.yaml:\d+:\d+: environment variable ALPHA_API_KEY is not set/);
+});
+
+test('tokens: create prints the key once, list never shows it, unknown groups are refused', () => {
+  const env = { GATEWAY_DB: join(dir, 'tokens.db') };
+  const created = runCli(['tokens', 'create', '--group', 'default', '--quota', '5', '--name', 'ci'], env);
+  assert.equal(created.status, 0, created.stderr);
+  const key = created.stdout.trim();
+  assert.match(key, /^gw-[A-Za-z0-9_-]{43}$/);
+  const listed = runCli(['tokens', 'list'], env);
+  assert.match(listed.stdout, /ci {2}group=default {2}quota=5 {2}used=0/);
+  assert.ok(!listed.stdout.includes(key) && !listed.stdout.includes(key.slice(3)), 'the key is never listed');
+  const bad = runCli(['tokens', 'create', '--group', 'nope'], env);
+  assert.equal(bad.status, 2);
+  assert.match(bad.stderr, /group "nope" is not declared/);
+});
+
+test('demo: a real process serves an image with the printed key, logs no secret, and stops on SIGTERM', async () => {
+  const db = join(dir, 'demo.db');
+  const demo = startCli(['demo'], { ...NO_CHANNEL_ENV, PORT: '0', GATEWAY_DB: db, LOG_LEVEL: 'debug' });
+  try {
+    const [, base] = await demo.waitFor(/listening on (http:\/\/\S+)/);
+    const [, key] = await demo.waitFor(/API key: (gw-\S+)/);
+    const res = await fetch(`${base}/v1beta/models/alpha-3-pro-image-preview:generateContent`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(generate),
+    });
+    assert.equal(res.status, 200);
+    const answer = (await res.json()) as { candidates: { content: { parts: { inlineData?: { data: string } }[] } }[] };
+    const part = answer.candidates[0]!.content.parts.find((p) => p.inlineData)!;
+    assert.deepEqual(pngSize(Buffer.from(part.inlineData!.data, 'base64')), { width: 64, height: 36 });
+
+    const failing = await fetch(`${base}/v1beta/models/alpha-3-pro-image-preview:generateContent?key=${key}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ...generate, contents: [{ parts: [{ text: 'x [sim:fault=500]' }] }] }),
+    });
+    assert.equal(failing.status, 502);
+
+    const logLines = demo.output().split('\n').filter((l) => l.startsWith('{'));
+    assert.ok(logLines.length > 0, 'the demo logs JSON lines');
+    for (const line of logLines) assert.ok(!line.includes(key!) && !line.includes(key!.slice(3)), `a log line carries the key: ${line}`);
+    assert.ok(!/sim-alpha-[0-9a-f]{12}/.test(demo.output()), 'the simulator key never appears in the output');
+  } finally {
+    assert.equal(await demo.stop(), 0);
+  }
+});
+
+test('demo: GATEWAY_DEMO_KEY makes it accept that key', async () => {
+  const key = 'gw-chosen-demo-key-for-the-test';
+  const demo = startCli(['demo'], { ...NO_CHANNEL_ENV, PORT: '0', GATEWAY_DB: join(dir, 'demo2.db'), GATEWAY_DEMO_KEY: key });
+  try {
+    const [, base] = await demo.waitFor(/listening on (http:\/\/\S+)/);
+    assert.match(demo.output(), new RegExp(`API key: ${key}`));
+    const res = await fetch(`${base}/v1beta/models/alpha-2.5-flash-image-preview:generateContent`, {
+      method: 'POST',
+      headers: { 'x-goog-api-key': key, 'content-type': 'application/json' },
+      body: JSON.stringify(generate),
+    });
+    assert.equal(res.status, 200);
+  } finally {
+    await demo.stop();
+  }
+});
