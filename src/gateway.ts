@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Snapshot } from './config/snapshot.js';
-import { sendError } from './http/error-boundary.js';
+import { sendClientError, sendError } from './http/error-boundary.js';
 import { Authenticator } from './pipeline/authenticate.js';
 import type { RequestContext } from './pipeline/context.js';
 import { matchRoute } from './pipeline/match-route.js';
@@ -94,6 +94,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
         opts.log.debug({ req_id: requestId, method: req.method, status: res.statusCode, ms: Math.round(performance.now() - started) }, 'request');
       });
   });
+  server.on('clientError', sendClientError);
   // A client that stalls while sending headers or body is cut off instead of holding a socket.
   server.headersTimeout = 30_000;
   server.requestTimeout = 300_000;

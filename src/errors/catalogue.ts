@@ -39,6 +39,11 @@ export const catalogue = {
     shape: 'A',
     when: 'The path exists but not with this method; the `Allow` header lists the methods it has.',
   },
+  request_timeout: {
+    status: 408,
+    shape: 'A',
+    when: 'The client did not send its headers within 30 s or its whole request within 300 s.',
+  },
   payload_too_large: {
     status: 413,
     shape: 'A',

@@ -1,4 +1,5 @@
-import type { ServerResponse } from 'node:http';
+import { STATUS_CODES, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { catalogue } from '../errors/catalogue.js';
 import { GatewayError } from '../errors/gateway-error.js';
@@ -36,4 +37,27 @@ export function sendError(res: ServerResponse, thrown: unknown, log: Logger, req
   if (err.details.retryAfter !== undefined) headers['retry-after'] = Math.max(1, Math.ceil(err.details.retryAfter));
   res.writeHead(status, headers);
   res.end(body);
+}
+
+/**
+ * Answers a request Node's HTTP parser refused before any handler ran (malformed request line,
+ * headers too large, a client too slow): the same shapes, written on the raw socket, then closed.
+ */
+export function sendClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (!socket.writable || err.code === 'ECONNRESET') {
+    socket.destroy();
+    return;
+  }
+  const gw =
+    err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? new GatewayError('request_timeout', 'the request was not received in time')
+      : err.code === 'HPE_HEADER_OVERFLOW'
+        ? new GatewayError('invalid_request', 'the request headers are too large')
+        : new GatewayError('invalid_request', 'the HTTP request is malformed');
+  const status = catalogue[gw.code].status;
+  const body = JSON.stringify(errorBody(gw));
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
 }

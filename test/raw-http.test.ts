@@ -1,0 +1,45 @@
+import assert from 'node:assert/strict';
+import { connect } from 'node:net';
+import { after, before, test } from 'node:test';
+import { loadConfigOrThrow } from '../src/config/load.js';
+import { PROJECT_ROOT } from '../src/config/paths.js';
+import { createGateway, type Gateway } from '../src/gateway.js';
+import { silentLogger } from '../src/log.js';
+import { openSqliteStore } from '../src/store/sqlite.js';
+
+let gateway: Gateway;
+let port: number;
+before(async () => {
+  const snapshot = loadConfigOrThrow(PROJECT_ROOT, { allowMissingEnv: true });
+  gateway = createGateway({ snapshot: () => snapshot, store: openSqliteStore(':memory:'), log: silentLogger() });
+  port = await gateway.listen(0);
+});
+after(() => gateway.close());
+
+function rawExchange(text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(text));
+    let out = '';
+    socket.on('data', (d) => (out += d.toString('utf8')));
+    socket.on('close', () => resolve(out));
+    socket.on('error', reject);
+  });
+}
+
+function parse(answer: string): { status: number; body: { error: { code: string; type: string } } } {
+  const [head, body] = answer.split('\r\n\r\n');
+  return { status: Number(head!.split(' ')[1]), body: JSON.parse(body!) };
+}
+
+test('a request the HTTP parser refuses still gets a shape A answer', async () => {
+  const r = parse(await rawExchange('GARBAGE\r\n\r\n'));
+  assert.equal(r.status, 400);
+  assert.equal(r.body.error.code, 'invalid_request');
+  assert.equal(r.body.error.type, 'svc_api_error');
+});
+
+test('headers over 16 KB are refused with a shape A 400', async () => {
+  const r = parse(await rawExchange(`GET / HTTP/1.1\r\nhost: x\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`));
+  assert.equal(r.status, 400);
+  assert.match(JSON.stringify(r.body), /headers are too large/);
+});
