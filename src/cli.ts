@@ -19,6 +19,9 @@ const USAGE = `usage: gateway <command>
   golden [--update] [filter]    run the golden cases of test/golden
 settings (environment): PORT (8080), HOST, GATEWAY_CONFIG_DIR (.), GATEWAY_DB (data/gateway.db), LOG_LEVEL (info)`;
 
+/** Flags that take no value, so `--update filter` keeps `filter` positional. */
+const BOOLEAN_FLAGS = new Set(['update']);
+
 function flags(args: string[]): { positional: string[]; named: Record<string, string | true> } {
   const positional: string[] = [];
   const named: Record<string, string | true> = {};
@@ -29,7 +32,7 @@ function flags(args: string[]): { positional: string[]; named: Record<string, st
       continue;
     }
     const next = args[i + 1];
-    if (next !== undefined && !next.startsWith('--')) {
+    if (!BOOLEAN_FLAGS.has(a.slice(2)) && next !== undefined && !next.startsWith('--')) {
       named[a.slice(2)] = next;
       i++;
     } else named[a.slice(2)] = true;
