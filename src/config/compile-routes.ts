@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Ajv2020 } from 'ajv/dist/2020.js';
 import { compilePathTemplate, type PathMatcher } from '../http/path-template.js';
+import { jsonErrorPosition } from '../schema/json-syntax.js';
 import type { ConfigIssue } from './issues.js';
 import type { CompiledBody, CompiledRoute, KeySource } from './snapshot.js';
 import { parseSize } from './sizes.js';
@@ -60,13 +61,15 @@ export function compileRoutes(src: YamlSource, configDir: string, ajv: Ajv2020, 
       let validate = validators.get(schemaFile);
       if (!validate) {
         let schema: unknown;
+        let text = '';
         try {
-          schema = JSON.parse(readFileSync(schemaFile, 'utf8'));
+          text = readFileSync(schemaFile, 'utf8');
+          schema = JSON.parse(text);
         } catch (err) {
           const code = (err as NodeJS.ErrnoException).code;
           const why =
             code === 'ENOENT' ? 'does not exist'
-            : err instanceof SyntaxError ? `is not valid JSON: ${err.message}`
+            : err instanceof SyntaxError ? `is not valid JSON${jsonErrorPosition(text, err)}`
             : `cannot be read: ${(err as Error).message}`;
           issues.push(src.issue(at('body', 'schema'), `schema file ${r.body.schema} ${why}`));
         }

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { CompiledBody } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { readBody } from '../http/read-body.js';
+import { jsonErrorPosition } from '../schema/json-syntax.js';
 
 /** Reads, size-checks and parses a JSON body, refusing wrong media types and excessive nesting. */
 export async function readJsonBody(req: IncomingMessage, rules: CompiledBody): Promise<unknown> {
@@ -14,11 +15,12 @@ export async function readJsonBody(req: IncomingMessage, rules: CompiledBody): P
   }
   const raw = await readBody(req, rules.maxBytes);
   if (raw.length === 0) throw new GatewayError('invalid_request', 'the request body is empty; a JSON object is expected');
+  const text = raw.toString('utf8');
   let body: unknown;
   try {
-    body = JSON.parse(raw.toString('utf8'));
+    body = JSON.parse(text);
   } catch (err) {
-    throw new GatewayError('invalid_request', `the request body is not valid JSON: ${(err as Error).message.slice(0, 200)}`);
+    throw new GatewayError('invalid_request', `the request body is not valid JSON${jsonErrorPosition(text, err)}`);
   }
   if (exceedsDepth(body, rules.maxDepth)) {
     throw new GatewayError('invalid_request', `the request body is nested deeper than ${rules.maxDepth} levels`);
