@@ -17,5 +17,5 @@ if (files.length === 0) {
   console.error('no test files found under dist/test');
   process.exit(1);
 }
-const r = spawnSync(process.execPath, ['--test', '--test-reporter=spec', ...files], { stdio: 'inherit' });
+const r = spawnSync(process.execPath, ['--test', '--test-reporter=spec', '--test-timeout=120000', ...files], { stdio: 'inherit' });
 process.exit(r.status ?? 1);

@@ -3,7 +3,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Snapshot } from './config/snapshot.js';
-import { sendClientError, sendError } from './http/error-boundary.js';
+import { sendClientError, sendConnectRefused, sendError } from './http/error-boundary.js';
+import { GatewayError } from './errors/gateway-error.js';
 import { Authenticator } from './pipeline/authenticate.js';
 import type { RequestContext } from './pipeline/context.js';
 import { matchRoute } from './pipeline/match-route.js';
@@ -95,6 +96,14 @@ export function createGateway(opts: GatewayOptions): Gateway {
       });
   });
   server.on('clientError', sendClientError);
+  server.on('connect', (_req: IncomingMessage, socket) => sendConnectRefused(socket));
+  // Node answers `Expect: 100-continue` itself; any other expectation gets our shape, not a bare 417.
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    const err = new GatewayError('invalid_request', `the Expect header ${JSON.stringify(String(req.headers.expect).slice(0, 100))} is not supported`, {
+      headers: { connection: 'close' },
+    });
+    sendError(res, err, opts.log, randomUUID());
+  });
   // A client that stalls while sending headers or body is cut off instead of holding a socket.
   server.headersTimeout = 30_000;
   server.requestTimeout = 300_000;

@@ -6,12 +6,17 @@ import { PROJECT_ROOT } from '../src/config/paths.js';
 import { createGateway, type Gateway } from '../src/gateway.js';
 import { silentLogger } from '../src/log.js';
 import { openSqliteStore } from '../src/store/sqlite.js';
+import { hashKey } from '../src/tokens/keys.js';
+
+const KEY = 'gw-raw-http-test-key';
 
 let gateway: Gateway;
 let port: number;
 before(async () => {
   const snapshot = loadConfigOrThrow(PROJECT_ROOT, { allowMissingEnv: true });
-  gateway = createGateway({ snapshot: () => snapshot, store: openSqliteStore(':memory:'), log: silentLogger() });
+  const store = openSqliteStore(':memory:');
+  await store.createToken({ name: 'raw', keyHash: hashKey(KEY), group: 'default', models: null, quota: null });
+  gateway = createGateway({ snapshot: () => snapshot, store, log: silentLogger() });
   port = await gateway.listen(0);
 });
 after(() => gateway.close());
@@ -42,4 +47,22 @@ test('headers over 16 KB are refused with a shape A 400', async () => {
   const r = parse(await rawExchange(`GET / HTTP/1.1\r\nhost: x\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`));
   assert.equal(r.status, 400);
   assert.match(JSON.stringify(r.body), /headers are too large/);
+});
+
+test('a client that disconnects mid-body releases its connection (the gateway can still close)', async () => {
+  const serverSide = new Promise<import('node:net').Socket>((resolve) => gateway.server.once('connection', resolve));
+  const requested = new Promise<void>((resolve) => gateway.server.once('request', () => resolve()));
+  const socket = connect(port, '127.0.0.1', () =>
+    socket.write(
+      'POST /v1beta/models/alpha-3-pro-image-preview:generateContent HTTP/1.1\r\nHost: x\r\n' +
+        `Authorization: Bearer ${KEY}\r\n` + 'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"con',
+    ),
+  );
+  const server = await serverSide;
+  const closed = new Promise<void>((resolve) => server.once('close', () => resolve()));
+  // The request reached the handler (which now waits for the rest of the body); then the client goes.
+  await requested;
+  socket.destroy();
+  await closed;
+  assert.equal(server.destroyed, true);
 });

@@ -39,9 +39,20 @@ export function sendError(res: ServerResponse, thrown: unknown, log: Logger, req
   res.end(body);
 }
 
+function rawAnswer(err: GatewayError): string {
+  const status = catalogue[err.code].status;
+  const body = JSON.stringify(errorBody(err));
+  return (
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\n` +
+    `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`
+  );
+}
+
 /**
  * Answers a request Node's HTTP parser refused before any handler ran (malformed request line,
  * headers too large, a client too slow): the same shapes, written on the raw socket, then closed.
+ * When an earlier request of the same connection is still being answered, that answer goes first:
+ * HTTP answers in request order, and the earlier request may already be charged and upstream.
  */
 export function sendClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   if (!socket.writable || err.code === 'ECONNRESET') {
@@ -54,10 +65,27 @@ export function sendClientError(err: NodeJS.ErrnoException, socket: Duplex): voi
       : err.code === 'HPE_HEADER_OVERFLOW'
         ? new GatewayError('invalid_request', 'the request headers are too large')
         : new GatewayError('invalid_request', 'the HTTP request is malformed');
-  const status = catalogue[gw.code].status;
-  const body = JSON.stringify(errorBody(gw));
-  socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\n` +
-      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
-  );
+  // Node keeps the response in flight on the socket here; it is not part of the typed API.
+  const pending = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (pending && !pending.req.complete) {
+    // The error cut the in-flight request itself (the peer closed mid-body): nobody is left to answer.
+    socket.destroy();
+    return;
+  }
+  if (pending && !pending.writableFinished) {
+    pending.once('finish', () => endWith(socket, rawAnswer(gw)));
+    pending.once('close', () => socket.destroy());
+    return;
+  }
+  endWith(socket, rawAnswer(gw));
+}
+
+/** Writes a last answer and closes the socket fully: the server allows half-open sockets, and a peer that never closes its side must not hold one open. */
+function endWith(socket: Duplex, answer: string): void {
+  socket.end(answer, () => socket.destroy());
+}
+
+/** Answers a CONNECT request (no route ever tunnels) on its raw socket. */
+export function sendConnectRefused(socket: Duplex): void {
+  endWith(socket, rawAnswer(new GatewayError('method_not_allowed', 'CONNECT is not supported')));
 }

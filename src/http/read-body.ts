@@ -38,8 +38,11 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer
       chunks.push(chunk);
     };
     const onEnd = () => finish(null);
-    const onError = (e: Error) => finish(new GatewayError('invalid_request', 'the request body could not be read', { cause: e }));
-    const onAborted = () => finish(new GatewayError('invalid_request', 'the client aborted the request body'));
+    // The connection is unusable after a broken body; `connection: close` makes Node close it
+    // once the answer is written, so a half-closed socket is not left behind.
+    const onError = (e: Error) =>
+      finish(new GatewayError('invalid_request', 'the request body could not be read', { cause: e, headers: { connection: 'close' } }));
+    const onAborted = () => finish(new GatewayError('invalid_request', 'the client aborted the request body', { headers: { connection: 'close' } }));
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onError);

@@ -13,6 +13,10 @@ export async function readJsonBody(req: IncomingMessage, rules: CompiledBody): P
       type === '' ? `send the body with Content-Type: ${rules.contentTypes.join(' or ')}` : `Content-Type ${type.slice(0, 100)} is not accepted; use ${rules.contentTypes.join(' or ')}`,
     );
   }
+  const encoding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+  if (encoding !== 'identity') {
+    throw new GatewayError('unsupported_media_type', `Content-Encoding ${encoding.slice(0, 50)} is not accepted; send the body uncompressed`);
+  }
   const raw = await readBody(req, rules.maxBytes);
   if (raw.length === 0) throw new GatewayError('invalid_request', 'the request body is empty; a JSON object is expected');
   const text = raw.toString('utf8');

@@ -7,11 +7,17 @@ export interface FieldProblem {
   readonly message: string;
 }
 
-/** Renders path segments as `contents[0].parts[1].inlineData`. */
+const PLAIN_KEY = /^[A-Za-z_$][A-Za-z0-9_$-]*$/;
+
+/**
+ * Renders path segments as `contents[0].parts[1].inlineData`; a key that is not a plain name
+ * (empty, or with dots, brackets, spaces) is quoted, `labels["a.b"]`, so every path is unambiguous.
+ */
 export function dottedPath(path: readonly (string | number)[]): string {
   let out = '';
   for (const seg of path) {
     if (typeof seg === 'number') out += `[${seg}]`;
+    else if (!PLAIN_KEY.test(seg)) out += `[${JSON.stringify(seg)}]`;
     else out += out === '' ? seg : `.${seg}`;
   }
   return out;
@@ -38,7 +44,7 @@ function list(values: unknown): string {
 export function describeError(e: ErrorObject, rootName: string): FieldProblem {
   const path = pointerToPath(e.instancePath);
   const p = e.params as Record<string, unknown>;
-  const at = (q: (string | number)[]) => dottedPath(q) || rootName;
+  const at = (q: (string | number)[]) => (q.length === 0 ? rootName : dottedPath(q));
   switch (e.keyword) {
     case 'required': {
       const field = [...path, String(p.missingProperty)];

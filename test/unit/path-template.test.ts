@@ -24,3 +24,12 @@ test('bad templates and bad escapes are refused', () => {
   assert.throws(() => compilePathTemplate('/a/{x}/{x}'), /twice/);
   assert.throws(() => compilePathTemplate('/v1/videos/{id}').match('/v1/videos/%E0%A4%A'), URIError);
 });
+
+test('error.param paths quote keys that are not plain names', async () => {
+  const { dottedPath } = await import('../../src/schema/describe-error.js');
+  assert.equal(dottedPath(['contents', 0, 'parts', 1, 'inlineData', 'data']), 'contents[0].parts[1].inlineData.data');
+  assert.equal(dottedPath(['']), '[""]');
+  assert.equal(dottedPath(['generationConfig', '']), 'generationConfig[""]');
+  assert.equal(dottedPath(['labels', 'a.b']), 'labels["a.b"]');
+  assert.equal(dottedPath(['x-y']), 'x-y');
+});
