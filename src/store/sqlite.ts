@@ -73,6 +73,31 @@ export function openSqliteStore(path: string): Store {
   const debit = db.prepare('UPDATE tokens SET used = used + ? WHERE id = ? AND (quota IS NULL OR used + ? <= quota)');
   const refund = db.prepare('UPDATE tokens SET used = MAX(0, used - ?) WHERE id = ?');
 
+  // Group commit: quota writes that arrive in the same turn of the event loop run as one
+  // transaction. Each stays an atomic conditional UPDATE with its own answer, and each promise
+  // resolves only after the commit, but a burst pays for one commit instead of one per request.
+  type Write = { run: () => boolean; resolve: (ok: boolean) => void; reject: (e: unknown) => void };
+  let queue: Write[] = [];
+  const flush = () => {
+    const batch = queue;
+    queue = [];
+    const results: boolean[] = [];
+    try {
+      db.transaction(() => {
+        for (const w of batch) results.push(w.run());
+      })();
+    } catch (err) {
+      for (const w of batch) w.reject(err);
+      return;
+    }
+    batch.forEach((w, i) => w.resolve(results[i]!));
+  };
+  const write = (run: () => boolean) =>
+    new Promise<boolean>((resolve, reject) => {
+      if (queue.length === 0) setImmediate(flush);
+      queue.push({ run, resolve, reject });
+    });
+
   return {
     async createToken(t: NewToken) {
       const id = randomUUID();
@@ -89,13 +114,14 @@ export function openSqliteStore(path: string): Store {
     async deleteTokensNamed(name) {
       return delNamed.run(name).changes;
     },
-    async debit(tokenId, amount) {
-      return debit.run(amount, tokenId, amount).changes === 1;
+    debit(tokenId, amount) {
+      return write(() => debit.run(amount, tokenId, amount).changes === 1);
     },
     async refund(tokenId, amount) {
-      refund.run(amount, tokenId);
+      await write(() => refund.run(amount, tokenId).changes === 1);
     },
     async close() {
+      if (queue.length > 0) flush();
       db.close();
     },
   };
