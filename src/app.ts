@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { loadConfigOrThrow, type ChannelOverride } from './config/load.js';
+import type { Snapshot } from './config/snapshot.js';
 import { createGateway, type Gateway } from './gateway.js';
 import type { Simulator } from './sim/http.js';
 import { SIMULATORS } from './sim/registry.js';
@@ -27,6 +28,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env, defaults: 
 /** A running gateway process: the gateway, its store and any simulators started for it. */
 export interface App {
   readonly gateway: Gateway;
+  readonly snapshot: Snapshot;
   readonly store: Store;
   readonly simulators: readonly Simulator[];
   readonly port: number;
@@ -62,6 +64,7 @@ export async function startApp(settings: AppSettings, log: Logger, opts: { simul
     const port = await gateway.listen(settings.port, settings.host);
     return {
       gateway,
+      snapshot,
       store,
       simulators,
       port,

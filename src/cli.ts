@@ -77,6 +77,11 @@ async function serve(simulate: boolean): Promise<void> {
     await app.store.deleteTokensNamed('demo');
     await app.store.createToken({ name: 'demo', keyHash: hash, group: 'default', models: null, quota: null });
   }
+  const examples = app.snapshot.routes.filter((r) => r.example)
+    .map((r) => {
+      const data = r.example!.body === undefined ? '' : ` \\\n    -H "Content-Type: application/json" -d '${JSON.stringify(r.example!.body).replace(/'/g, "'\\''")}'`;
+      return `  curl -s -X ${r.method} ${base}${r.example!.path} \\\n    -H "Authorization: Bearer ${key}"${data}`;
+    });
   process.stdout.write(
     [
       '',
@@ -84,10 +89,7 @@ async function serve(simulate: boolean): Promise<void> {
       `Simulated vendors: ${app.simulators.map((s) => `${s.profile} at ${s.url}`).join(', ') || 'none'}`,
       `API key: ${key}`,
       '',
-      'Try:',
-      `  curl -s ${base}/v1beta/models/alpha-3-pro-image-preview:generateContent \\`,
-      `    -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" \\`,
-      `    -d '{"contents":[{"role":"user","parts":[{"text":"a lighthouse at dawn"}]}],"generationConfig":{"responseModalities":["IMAGE"],"imageConfig":{"aspectRatio":"16:9","imageSize":"1K"}}}'`,
+      ...(examples.length > 0 ? ['Try:', ...examples] : []),
       '',
     ].join('\n') + '\n',
   );

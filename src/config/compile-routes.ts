@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Ajv2020 } from 'ajv/dist/2020.js';
 import { compilePathTemplate, type PathMatcher } from '../http/path-template.js';
+import { describeError } from '../schema/describe-error.js';
 import { jsonErrorPosition } from '../schema/json-syntax.js';
 import type { ConfigIssue } from './issues.js';
 import type { CompiledBody, CompiledRoute, KeySource } from './snapshot.js';
@@ -19,6 +20,7 @@ interface RawRoute {
   model: { path?: string; body?: string };
   models: string[];
   body?: { schema: string; max_bytes?: number | string; max_depth?: number; content_types?: string[] };
+  example?: { params: Record<string, string>; body?: unknown };
 }
 
 const DEFAULT_BODY_BYTES = 1024 * 1024;
@@ -92,6 +94,8 @@ export function compileRoutes(src: YamlSource, configDir: string, ajv: Ajv2020, 
       }
     }
 
+    const example = r.example && matcher ? compileExample(r, matcher, body, (rest, msg) => issues.push(src.issue(at('example', ...rest), msg))) : null;
+
     // Kept even when its body or path failed, so channels are not also blamed for "unserved"
     // models; the load fails on the issue anyway.
     const pointer = r.model.body ? r.model.body.slice(1).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~')) : [];
@@ -114,10 +118,37 @@ export function compileRoutes(src: YamlSource, configDir: string, ajv: Ajv2020, 
           prefixes: r.models.filter((m) => m.endsWith('*')).map((m) => m.slice(0, -1)),
         }),
         body: body && Object.freeze(body),
+        example,
       }),
     );
   });
   return out;
+}
+
+/**
+ * Checks a route's example against the route itself (its parameters fill the template, its body
+ * passes the route's schema, its model is one the route serves), so the demo never prints a
+ * request that would fail.
+ */
+function compileExample(
+  r: RawRoute,
+  matcher: PathMatcher,
+  body: CompiledBody | null,
+  fail: (path: (string | number)[], message: string) => void,
+): CompiledRoute['example'] {
+  const ex = r.example!;
+  for (const p of matcher.params) if (!(p in ex.params)) fail(['params'], `the example has no value for {${p}}`);
+  const path = r.path.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_m, p: string) => encodeURIComponent(ex.params[p] ?? ''));
+  if (body && ex.body === undefined) fail([], 'the example of a route with a body needs a body');
+  if (body && ex.body !== undefined && !body.validate(ex.body)) {
+    const first = body.validate.errors?.[0];
+    fail(['body'], `the example body does not pass the route's schema: ${first ? describeError(first, 'body').message : 'invalid'}`);
+  }
+  const model = r.model.path !== undefined ? ex.params[r.model.path] : undefined;
+  if (model !== undefined && !r.models.some((m) => (m.endsWith('*') ? model.startsWith(m.slice(0, -1)) : m === model))) {
+    fail(['params', r.model.path!], `the example model ${model} is not one the route serves`);
+  }
+  return Object.freeze({ path, body: ex.body });
 }
 
 /** Whether a route serves a public model name (exactly or by prefix pattern). */

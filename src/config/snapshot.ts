@@ -23,6 +23,8 @@ export interface CompiledRoute {
   /** Exact model names and prefix patterns (the part before a trailing `*`). */
   readonly models: { readonly exact: ReadonlySet<string>; readonly prefixes: readonly string[] };
   readonly body: CompiledBody | null;
+  /** A request known to pass this route (routes.yaml `example`), for the demo's banner. */
+  readonly example: { readonly path: string; readonly body: unknown } | null;
 }
 
 /** Body rules of a route. */
