@@ -52,6 +52,10 @@ export function openSqliteStore(path: string): Store {
     // WAL lets the CLI create tokens while a gateway runs on the same file.
     db.exec('PRAGMA journal_mode = WAL');
     db.exec('PRAGMA synchronous = NORMAL');
+    // A checkpoint runs inside the commit that triggers it, on the event loop (1-4 ms with its
+    // fsync). Every 10,000 pages instead of 1,000 makes that stall ten times rarer; the WAL file
+    // stays under ~40 MB.
+    db.exec('PRAGMA wal_autocheckpoint = 10000');
   }
   db.exec('PRAGMA busy_timeout = 5000');
   db.exec('CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)');
@@ -73,6 +77,11 @@ export function openSqliteStore(path: string): Store {
   const debit = db.prepare('UPDATE tokens SET used = used + ? WHERE id = ? AND (quota IS NULL OR used + ? <= quota)');
   const refund = db.prepare('UPDATE tokens SET used = MAX(0, used - ?) WHERE id = ?');
 
+  // Prepared once: exec() would parse BEGIN and COMMIT again on every flush.
+  const begin = db.prepare('BEGIN');
+  const commit = db.prepare('COMMIT');
+  const rollback = db.prepare('ROLLBACK');
+
   // Group commit: quota writes that arrive in the same turn of the event loop run as one
   // transaction. Each stays an atomic conditional UPDATE with its own answer, and each promise
   // resolves only after the commit, but a burst pays for one commit instead of one per request.
@@ -83,9 +92,14 @@ export function openSqliteStore(path: string): Store {
     queue = [];
     const results: boolean[] = [];
     try {
-      db.transaction(() => {
+      begin.run();
+      try {
         for (const w of batch) results.push(w.run());
-      })();
+        commit.run();
+      } catch (err) {
+        rollback.run();
+        throw err;
+      }
     } catch (err) {
       for (const w of batch) w.reject(err);
       return;

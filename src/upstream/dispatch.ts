@@ -23,7 +23,7 @@ export function transportError(err: unknown, channel: CompiledChannel): GatewayE
  * channel's header and body timeouts and the operation's size limit.
  */
 export async function dispatch(pools: Pools, channel: CompiledChannel, req: UpstreamRequest, maxBytes: number): Promise<UpstreamResponse> {
-  const qs = new URLSearchParams(req.query).toString();
+  const qs = Object.keys(req.query).length === 0 ? '' : new URLSearchParams(req.query).toString();
   const headers = { ...req.headers };
   if (req.body !== null && !('content-type' in headers)) headers['content-type'] = 'application/json';
   let res;
