@@ -94,7 +94,12 @@ export function compileRoutes(src: YamlSource, configDir: string, ajv: Ajv2020, 
       }
     }
 
-    const example = r.example && matcher ? compileExample(r, matcher, body, (rest, msg) => issues.push(src.issue(at('example', ...rest), msg))) : null;
+    const models = Object.freeze({
+      exact: new Set(r.models.filter((m) => !m.endsWith('*'))),
+      prefixes: r.models.filter((m) => m.endsWith('*')).map((m) => m.slice(0, -1)),
+    });
+    const example =
+      r.example && matcher ? compileExample(r, matcher, body, models, (rest, msg) => issues.push(src.issue(at('example', ...rest), msg))) : null;
 
     // Kept even when its body or path failed, so channels are not also blamed for "unserved"
     // models; the load fails on the issue anyway.
@@ -113,10 +118,7 @@ export function compileRoutes(src: YamlSource, configDir: string, ajv: Ajv2020, 
             ? { from: 'path' as const, name: r.model.path, pointer: [] }
             : { from: 'body' as const, name: r.model.body!, pointer },
         ),
-        models: Object.freeze({
-          exact: new Set(r.models.filter((m) => !m.endsWith('*'))),
-          prefixes: r.models.filter((m) => m.endsWith('*')).map((m) => m.slice(0, -1)),
-        }),
+        models,
         body: body && Object.freeze(body),
         example,
       }),
@@ -134,6 +136,7 @@ function compileExample(
   r: RawRoute,
   matcher: PathMatcher,
   body: CompiledBody | null,
+  models: CompiledRoute['models'],
   fail: (path: (string | number)[], message: string) => void,
 ): CompiledRoute['example'] {
   const ex = r.example!;
@@ -145,7 +148,7 @@ function compileExample(
     fail(['body'], `the example body does not pass the route's schema: ${first ? describeError(first, 'body').message : 'invalid'}`);
   }
   const model = r.model.path !== undefined ? ex.params[r.model.path] : undefined;
-  if (model !== undefined && !r.models.some((m) => (m.endsWith('*') ? model.startsWith(m.slice(0, -1)) : m === model))) {
+  if (model !== undefined && !routeServesModel({ models }, model)) {
     fail(['params', r.model.path!], `the example model ${model} is not one the route serves`);
   }
   return Object.freeze({ path, body: ex.body });
