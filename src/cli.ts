@@ -2,6 +2,7 @@
 import { join, resolve } from 'node:path';
 import { settingsFromEnv, startApp, type App } from './app.js';
 import { formatIssue } from './config/issues.js';
+import { explainModel } from './config/explain.js';
 import { loadConfig } from './config/load.js';
 import { PROJECT_ROOT } from './config/paths.js';
 import { runGolden } from './golden/runner.js';
@@ -16,6 +17,7 @@ const USAGE = `usage: gateway <command>
   tokens create --group G [--quota N] [--models a,b] [--name NAME]
                                 create an API key (printed once; only its hash is stored)
   tokens list                   list tokens (never their keys)
+  explain <model> [--group G]   show the routes and channels that would serve a model
   golden [--update] [filter]    run the golden cases of test/golden
 settings (environment): PORT (8080), HOST, GATEWAY_CONFIG_DIR (.), GATEWAY_DB (data/gateway.db), LOG_LEVEL (info)`;
 
@@ -134,6 +136,17 @@ async function tokens(sub: string | undefined, named: Record<string, string | tr
   }
 }
 
+async function explain(model: string | undefined, named: Record<string, string | true>): Promise<void> {
+  if (!model) fail('usage: gateway explain <model> [--group G]');
+  const { snapshot, issues } = loadConfig(settingsFromEnv().configDir, { allowMissingEnv: true });
+  if (!snapshot) fail(`the configuration does not load; run gateway check\n${issues.map(formatIssue).join('\n')}`);
+  const lines = explainModel(snapshot, model, typeof named.group === 'string' ? named.group : undefined);
+  if (!lines) fail(`no route serves model ${model}`);
+  process.stdout.write(lines.join('\n') + '\n');
+  // Channels left out for unset variables are not in the snapshot; say so rather than hide them.
+  for (const i of issues) process.stdout.write(formatIssue(i) + '\n');
+}
+
 async function golden(named: Record<string, string | true>, positional: string[]): Promise<void> {
   const results = await runGolden(PROJECT_ROOT, join(PROJECT_ROOT, 'test/golden'), { update: named.update === true, filter: positional[0] });
   for (const r of results) {
@@ -157,6 +170,8 @@ async function main(argv: string[]): Promise<void> {
       return check(positional[0] ?? process.env.GATEWAY_CONFIG_DIR ?? '.');
     case 'tokens':
       return tokens(positional[0], named);
+    case 'explain':
+      return explain(positional[0], named);
     case 'golden':
       return golden(named, positional);
     default:

@@ -1,0 +1,33 @@
+import { routeServesModel } from './compile-routes.js';
+import type { Snapshot } from './snapshot.js';
+
+/**
+ * What the snapshot does with a model, in words: the routes that accept it and the channels that
+ * would serve it, by priority tier with each channel's share of its tier. Secrets are never shown.
+ * Returns null when no route serves the model.
+ */
+export function explainModel(snapshot: Snapshot, model: string, group?: string): string[] | null {
+  const routes = snapshot.routes.filter((r) => routeServesModel(r, model));
+  if (routes.length === 0) return null;
+  const lines = [`model ${model}`, 'routes:'];
+  for (const r of routes) lines.push(`  ${r.id}  ${r.method} ${r.path}  (operation ${r.operation})`);
+
+  const channels = (snapshot.channelsByModel.get(model) ?? []).filter((c) => !group || c.groups.has(group));
+  lines.push(group ? `channels for group ${group} (highest priority first, weighted inside a tier):` : 'channels (highest priority first, weighted inside a tier):');
+  if (channels.length === 0) lines.push('  none');
+  const tiers = [...new Set(channels.map((c) => c.priority))].sort((a, b) => b - a);
+  for (const p of tiers) {
+    const tier = channels.filter((c) => c.priority === p);
+    const total = tier.reduce((s, c) => s + c.weight, 0);
+    lines.push(`  priority ${p}:`);
+    for (const c of tier) {
+      const ops = routes.filter((r) => c.profile.operations.has(r.operation)).map((r) => r.id);
+      lines.push(
+        `    ${c.name}  weight ${c.weight} (${Math.round((100 * c.weight) / total)}%)  profile ${c.profile.name}  ${c.origin}${c.basePath}` +
+          `  upstream model ${c.models.get(model)}  groups ${[...c.groups].join(',')}  serves ${ops.join(',') || 'no route of this model'}` +
+          `  timeouts connect ${c.timeouts.connectMs} ms, headers ${c.timeouts.headersMs} ms, body ${c.timeouts.bodyMs} ms`,
+      );
+    }
+  }
+  return lines;
+}
