@@ -65,6 +65,7 @@ async function serve(simulate: boolean): Promise<void> {
   try {
     app = await startApp(settings, log, { simulate });
   } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') fail(`port ${settings.port} on ${settings.host} is already in use; choose another with PORT=…`);
     fail((err as Error).message);
   }
   stopOnSignals(app);

@@ -97,3 +97,17 @@ test('demo: GATEWAY_DEMO_KEY makes it accept that key', async () => {
     await demo.stop();
   }
 });
+
+test('demo: a port in use is reported in words, not as a stack', async () => {
+  const { createServer } = await import('node:net');
+  const blocker = createServer();
+  await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+  try {
+    const port = (blocker.address() as import('node:net').AddressInfo).port;
+    const r = runCli(['demo'], { ...NO_CHANNEL_ENV, PORT: String(port), GATEWAY_DB: join(dir, 'busy.db') });
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, new RegExp(`port ${port} on 127\\.0\\.0\\.1 is already in use; choose another with PORT=`));
+  } finally {
+    blocker.close();
+  }
+});
