@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ErrorObject, ValidateFunction } from 'ajv';
+import type { ValidateFunction } from 'ajv';
 import { createAjv } from '../schema/ajv.js';
 import { describeError, usefulErrors } from '../schema/describe-error.js';
 import { compileChannels, type RawChannel } from './compile-channels.js';
@@ -8,7 +8,8 @@ import { compileRoutes } from './compile-routes.js';
 import { interpolateEnv } from './env.js';
 import { ConfigLoadError, type ConfigIssue } from './issues.js';
 import { PROJECT_ROOT } from './paths.js';
-import type { CompiledChannel, Snapshot } from './snapshot.js';
+import { indexByModel } from './restrict.js';
+import type { Snapshot } from './snapshot.js';
 import { parseYaml, type YamlSource } from './yaml-source.js';
 
 /** Replaces where a channel points and what it signs with (demo simulators, golden recorders). */
@@ -49,39 +50,10 @@ function readSource(dir: string, name: string, issues: ConfigIssue[]): YamlSourc
   return parsed.source;
 }
 
-/**
- * Keeps, for each failed oneOf/anyOf, only the errors of the branch the value was most likely meant
- * for, so `max_bytes: 20 megabytes` is "not of the expected form" rather than also "not an integer",
- * and `auth: { type: header }` names its missing fields rather than also "type must be none".
- * A branch the value is not even the type of is unlikely; one whose enum or const failed is next.
- */
-function closestBranches(errors: readonly ErrorObject[]): ErrorObject[] {
-  const UNLIKELY = Number.MAX_SAFE_INTEGER;
-  let out = [...errors];
-  for (const u of errors.filter((e) => e.keyword === 'oneOf' || e.keyword === 'anyOf')) {
-    const under = (e: ErrorObject) => e.instancePath === u.instancePath || e.instancePath.startsWith(`${u.instancePath}/`);
-    const branches = new Map<string, ErrorObject[]>();
-    for (const e of out) {
-      if (e === u || !e.schemaPath.startsWith(`${u.schemaPath}/`) || !under(e)) continue;
-      const k = e.schemaPath.slice(u.schemaPath.length + 1).split('/')[0]!;
-      branches.set(k, [...(branches.get(k) ?? []), e]);
-    }
-    const score = (list: ErrorObject[]) =>
-      list.every((e) => e.keyword === 'type' && e.instancePath === u.instancePath)
-        ? UNLIKELY
-        : list.length + 100 * list.filter((e) => e.keyword === 'enum' || e.keyword === 'const').length;
-    const ranked = [...branches.values()].sort((x, y) => score(x) - score(y));
-    if (ranked.length < 2 || score(ranked[0]!) === UNLIKELY) continue;
-    const dropped = new Set(ranked.slice(1).flat());
-    out = out.filter((e) => !dropped.has(e));
-  }
-  return out;
-}
-
 function checkAgainstSchema(src: YamlSource, validate: ValidateFunction, issues: ConfigIssue[]): boolean {
   if (validate(src.value)) return true;
   const seen = new Set<string>();
-  for (const e of usefulErrors(closestBranches(validate.errors ?? []))) {
+  for (const e of usefulErrors(validate.errors ?? [])) {
     const problem = describeError(e, '(file)');
     // Two branches can fail the same way ("must be of type object"); say it once.
     const key = `${e.instancePath} ${problem.message}`;
@@ -127,21 +99,13 @@ export function loadConfig(dir: string, options: LoadOptions = {}): { snapshot: 
   const compiled = compileChannels(channelsSrc, channels, routes, issues);
   if (issues.some((i) => i.severity === 'error')) return { snapshot: null, issues };
 
-  const byModel = new Map<string, CompiledChannel[]>();
-  for (const ch of compiled.channels) {
-    for (const model of ch.models.keys()) {
-      const list = byModel.get(model) ?? [];
-      list.push(ch);
-      byModel.set(model, list);
-    }
-  }
   const snapshot: Snapshot = Object.freeze({
     loadedAt: new Date(),
     routes: Object.freeze(routes),
     profiles: compiled.profiles,
     groups: compiled.groups,
     channels: Object.freeze(compiled.channels),
-    channelsByModel: byModel,
+    channelsByModel: indexByModel(compiled.channels),
   });
   return { snapshot, issues };
 }

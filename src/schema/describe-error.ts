@@ -101,12 +101,42 @@ export function describeError(e: ErrorObject, rootName: string): FieldProblem {
  * Chooses the most useful errors of an allErrors run: drops `if` (it only says "then failed") and
  * the generic oneOf/anyOf line where a more precise error about the same value exists.
  */
-export function usefulErrors(errors: readonly ErrorObject[]): ErrorObject[] {
+export function usefulErrors(all: readonly ErrorObject[]): ErrorObject[] {
+  const errors = closestBranches(all);
   const precise = errors.filter((e) => e.keyword !== 'if' && e.keyword !== 'oneOf' && e.keyword !== 'anyOf');
   const unions = errors.filter((e) => e.keyword === 'oneOf' || e.keyword === 'anyOf');
   const out = [...precise];
   for (const u of unions) {
     if (!precise.some((e) => e.instancePath.startsWith(u.instancePath))) out.push(u);
+  }
+  return out;
+}
+
+/**
+ * Keeps, for each failed oneOf/anyOf, only the errors of the branch the value was most likely meant
+ * for, so `max_bytes: 20 megabytes` is "not of the expected form" rather than also "not an integer",
+ * and `auth: { type: header }` names its missing fields rather than also "type must be none".
+ * A branch the value is not even the type of is unlikely; one whose enum or const failed is next.
+ */
+function closestBranches(errors: readonly ErrorObject[]): ErrorObject[] {
+  const UNLIKELY = Number.MAX_SAFE_INTEGER;
+  let out = [...errors];
+  for (const u of errors.filter((e) => e.keyword === 'oneOf' || e.keyword === 'anyOf')) {
+    const under = (e: ErrorObject) => e.instancePath === u.instancePath || e.instancePath.startsWith(`${u.instancePath}/`);
+    const branches = new Map<string, ErrorObject[]>();
+    for (const e of out) {
+      if (e === u || !e.schemaPath.startsWith(`${u.schemaPath}/`) || !under(e)) continue;
+      const k = e.schemaPath.slice(u.schemaPath.length + 1).split('/')[0]!;
+      branches.set(k, [...(branches.get(k) ?? []), e]);
+    }
+    const score = (list: ErrorObject[]) =>
+      list.every((e) => e.keyword === 'type' && e.instancePath === u.instancePath)
+        ? UNLIKELY
+        : list.length + 100 * list.filter((e) => e.keyword === 'enum' || e.keyword === 'const').length;
+    const ranked = [...branches.values()].sort((x, y) => score(x) - score(y));
+    if (ranked.length < 2 || score(ranked[0]!) === UNLIKELY) continue;
+    const dropped = new Set(ranked.slice(1).flat());
+    out = out.filter((e) => !dropped.has(e));
   }
   return out;
 }
