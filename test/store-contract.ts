@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Store } from '../src/store/store.js';
+import type { NewTask, Store, TaskPatch } from '../src/store/store.js';
 
 /**
  * The contract every store driver passes. A driver's test file calls this with a factory that
@@ -67,6 +67,147 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
       assert.equal((await store.listTokens()).length, 3);
       assert.equal(await store.deleteTokensNamed('demo'), 2);
       assert.deepEqual((await store.listTokens()).map((t) => t.name), ['keep']);
+    } finally {
+      await store.close();
+    }
+  });
+
+  const newTask = (tokenId: string, id: string, price = 1): NewTask => ({
+    id,
+    tokenId,
+    kind: 'video',
+    route: 'r',
+    model: 'm',
+    upstreamModel: 'um',
+    channel: 'c',
+    price,
+    createdAt: 1000,
+    deadlineAt: 9000,
+  });
+
+  test(`${driver} store: creating a task debits its price in the same step, and refuses when the quota is short`, async () => {
+    const store = await open();
+    try {
+      const t = await store.createToken({ name: 't', keyHash: 't', group: 'default', models: null, quota: 3 });
+      const made = await Promise.all(['a', 'b', 'c', 'd'].map((id) => store.createTask(newTask(t.id, `task_${id}`))));
+      assert.equal(made.filter(Boolean).length, 3);
+      assert.equal((await store.findTokenByHash('t'))?.used, 3);
+      const ids = ['task_a', 'task_b', 'task_c', 'task_d'];
+      const stored = await store.getTasks(ids);
+      assert.equal(stored.length, 3, 'the refused task was not written');
+      // What createTask answers is what the store holds.
+      for (const m of made) if (m) assert.deepEqual(m, stored.find((s) => s.id === m.id));
+      const one = stored[0]!;
+      assert.equal(one.status, 'submitting');
+      assert.equal(one.version, 1);
+      assert.equal(one.upstreamId, null);
+      assert.deepEqual(one.results, []);
+      assert.equal(one.refunded, false);
+      assert.equal(await store.getTask('task_missing'), null);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test(`${driver} store: task updates are compare-and-set, and every field round-trips`, async () => {
+    const store = await open();
+    try {
+      const t = await store.createToken({ name: 't', keyHash: 't', group: 'default', models: null, quota: null });
+      await store.createTask(newTask(t.id, 'task_x'));
+      const patch: TaskPatch = {
+        upstreamId: 'up-1',
+        status: 'in_progress',
+        progress: 40,
+        vendorStatus: 'RUNNING',
+        context: { kind: 'text2video', n: [1, 2] },
+        seconds: '8',
+        size: '1280x720',
+        updatedAt: 2000,
+      };
+      const racing = await Promise.all([store.updateTask('task_x', 1, patch), store.updateTask('task_x', 1, { status: 'failed' })]);
+      assert.equal(racing.filter((r) => r !== null).length, 1, 'exactly one writer of version 1 wins');
+      const now = (await store.getTask('task_x'))!;
+      assert.equal(now.version, 2);
+      const done = await store.updateTask('task_x', now.version, {
+        status: 'completed',
+        progress: 100,
+        results: [{ url: 'http://v/x.mp4', type: 'video', meta: { clip: 'c1' } }],
+        completedAt: 3000,
+        error: null,
+      });
+      assert.ok(done);
+      assert.equal(done.version, now.version + 1);
+      assert.deepEqual(done.results, [{ url: 'http://v/x.mp4', type: 'video', meta: { clip: 'c1' } }]);
+      assert.equal(done.completedAt, 3000);
+      if (racing[0]) {
+        assert.equal(done.upstreamId, 'up-1');
+        assert.deepEqual(done.context, { kind: 'text2video', n: [1, 2] });
+        assert.equal(done.seconds, '8');
+      }
+      assert.equal(await store.updateTask('task_x', 1, { status: 'failed' }), null, 'a stale version changes nothing');
+      assert.equal(await store.updateTask('task_nope', 1, { status: 'failed' }), null);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test(`${driver} store: a failed task is refunded exactly once, even when two updates race`, async () => {
+    const store = await open();
+    try {
+      const t = await store.createToken({ name: 'r', keyHash: 'r', group: 'default', models: null, quota: 10 });
+      await store.createTask(newTask(t.id, 'task_r', 4));
+      assert.equal((await store.findTokenByHash('r'))?.used, 4);
+      const fail = { status: 'failed' as const, error: { code: 'generation_failed', message: 'no' }, refund: true };
+      const results = await Promise.all([store.updateTask('task_r', 1, fail), store.updateTask('task_r', 1, fail)]);
+      assert.equal(results.filter((r) => r !== null).length, 1);
+      assert.equal((await store.findTokenByHash('r'))?.used, 0);
+      const failed = (await store.getTask('task_r'))!;
+      assert.equal(failed.refunded, true);
+      assert.deepEqual(failed.error, { code: 'generation_failed', message: 'no' });
+      // A later update asking for a refund again (a stale retry) pays nothing more.
+      assert.ok(await store.updateTask('task_r', failed.version, { refund: true, progress: 100 }));
+      assert.equal((await store.findTokenByHash('r'))?.used, 0);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test(`${driver} store: an aborted task is gone and refunded; a stale abort does nothing`, async () => {
+    const store = await open();
+    try {
+      const t = await store.createToken({ name: 'b', keyHash: 'b', group: 'default', models: null, quota: 5 });
+      await store.createTask(newTask(t.id, 'task_b', 2));
+      await store.createTask(newTask(t.id, 'task_c', 2));
+      assert.equal(await store.abortTask('task_b', 7), false);
+      assert.equal(await store.abortTask('task_b', 1), true);
+      assert.equal(await store.getTask('task_b'), null);
+      assert.equal((await store.findTokenByHash('b'))?.used, 2);
+      assert.equal(await store.abortTask('task_b', 1), false, 'twice is once');
+      assert.equal((await store.findTokenByHash('b'))?.used, 2);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test(`${driver} store: unfinished tasks are listed in id pages; finished ones are not`, async () => {
+    const store = await open();
+    try {
+      const t = await store.createToken({ name: 'p', keyHash: 'p', group: 'default', models: null, quota: null });
+      for (let i = 0; i < 25; i++) await store.createTask(newTask(t.id, `task_${String(i).padStart(2, '0')}`));
+      await store.updateTask('task_03', 1, { status: 'completed' });
+      await store.updateTask('task_04', 1, { status: 'failed' });
+      await store.updateTask('task_05', 1, { status: 'queued', upstreamId: 'u5' });
+      const seen: string[] = [];
+      let after: string | null = null;
+      for (;;) {
+        const page = await store.listUnfinishedTasks(after, 10);
+        if (page.length === 0) break;
+        seen.push(...page.map((x) => x.id));
+        after = page[page.length - 1]!.id;
+      }
+      assert.equal(seen.length, 23);
+      assert.ok(!seen.includes('task_03') && !seen.includes('task_04') && seen.includes('task_05'));
+      assert.deepEqual(seen, [...seen].sort());
     } finally {
       await store.close();
     }

@@ -27,6 +27,118 @@ export interface NewToken {
   readonly quota: number | null;
 }
 
+/**
+ * Where a task is. `submitting`: the record exists and the quota is debited, the vendor has not
+ * confirmed yet; the client has no id. The other four are the public states (README, "Tasks").
+ */
+export type TaskStatus = 'submitting' | 'queued' | 'in_progress' | 'completed' | 'failed';
+
+/** Statuses a task leaves no more. */
+export const TERMINAL_STATUSES: ReadonlySet<TaskStatus> = new Set(['completed', 'failed']);
+
+/** One result of a task, as the vendor gave it; its URL never reaches a client. */
+export interface TaskResult {
+  /** Where the vendor serves the file; null for a result that is only data (lyrics text, say). */
+  readonly url: string | null;
+  /** What it is (`video`, `audio`, `image`, …), for the content route's `variant`. */
+  readonly type: string;
+  /** Whatever else the profile keeps about it (clip id, title, duration), for answer mappings. */
+  readonly meta?: Readonly<Record<string, unknown>>;
+}
+
+/** Why a task failed, in words a client can show. */
+export interface TaskError {
+  readonly code: string;
+  readonly message: string;
+}
+
+/** A task as stored: our id, who owns it, where it runs, and how far it got. */
+export interface TaskRecord {
+  /** Ours: random and unguessable; the only id a client ever sees. */
+  readonly id: string;
+  readonly tokenId: string;
+  /** Family of the submitting route (`video`, `audio`, …); query routes serve only their families. */
+  readonly kind: string;
+  /** Id of the route that created it. */
+  readonly route: string;
+  /** Public model name, and the name the vendor was sent. */
+  readonly model: string;
+  readonly upstreamModel: string;
+  /** Name of the channel that accepted it; polls and downloads go back there. */
+  readonly channel: string;
+  /** The vendor's id; null while submitting. Never shown to clients. */
+  readonly upstreamId: string | null;
+  readonly status: TaskStatus;
+  /** 0–100. */
+  readonly progress: number;
+  /** The vendor's own word for the state at the last look, for logs and odd states. */
+  readonly vendorStatus: string | null;
+  readonly results: readonly TaskResult[];
+  readonly error: TaskError | null;
+  /** What the submit mapping kept for the query mapping (the submit kind, say). */
+  readonly context: unknown;
+  /** Public request facts shown by the query routes. */
+  readonly seconds: string | null;
+  readonly size: string | null;
+  /** Units debited when it was accepted. */
+  readonly price: number;
+  /** True once the price went back to the token; it goes back at most once. */
+  readonly refunded: boolean;
+  /** Unix milliseconds. */
+  readonly createdAt: number;
+  readonly updatedAt: number;
+  readonly completedAt: number | null;
+  /** After this, a task still unfinished is failed by the poller. */
+  readonly deadlineAt: number;
+  /** Bumped by every update; updates name the version they read (compare-and-set). */
+  readonly version: number;
+}
+
+/** What a new task needs; it starts `submitting`, version 1 (`newTaskRecord` fills in the rest). */
+export type NewTask = Pick<
+  TaskRecord,
+  'id' | 'tokenId' | 'kind' | 'route' | 'model' | 'upstreamModel' | 'channel' | 'price' | 'createdAt' | 'deadlineAt'
+>;
+
+/** The record a new task starts as, as every driver stores it. */
+export function newTaskRecord(t: NewTask): TaskRecord {
+  return {
+    ...t,
+    upstreamId: null,
+    status: 'submitting',
+    progress: 0,
+    vendorStatus: null,
+    results: [],
+    error: null,
+    context: null,
+    seconds: null,
+    size: null,
+    refunded: false,
+    updatedAt: t.createdAt,
+    completedAt: null,
+    version: 1,
+  };
+}
+
+/** Fields an update may change. `refund: true` gives the price back in the same transaction, once. */
+export type TaskPatch = Partial<
+  Pick<
+    TaskRecord,
+    | 'upstreamId'
+    | 'status'
+    | 'progress'
+    | 'vendorStatus'
+    | 'results'
+    | 'error'
+    | 'context'
+    | 'seconds'
+    | 'size'
+    | 'updatedAt'
+    | 'completedAt'
+    | 'deadlineAt'
+  >
+> & { readonly refund?: boolean };
+
 /** Persistent state of the gateway. Every method is safe under concurrent callers. */
 export interface Store {
   createToken(token: NewToken): Promise<TokenRecord>;
@@ -38,5 +150,22 @@ export interface Store {
   debit(tokenId: string, amount: number): Promise<boolean>;
   /** Gives back units of a debit whose request failed. */
   refund(tokenId: string, amount: number): Promise<void>;
+  /**
+   * Debits the task's price from its token and inserts the task (`submitting`, version 1) in one
+   * transaction, and returns it; null, with nothing written, when the quota is short.
+   */
+  createTask(task: NewTask): Promise<TaskRecord | null>;
+  getTask(id: string): Promise<TaskRecord | null>;
+  /** The tasks of those ids that exist, in no particular order. */
+  getTasks(ids: readonly string[]): Promise<TaskRecord[]>;
+  /**
+   * Compare-and-set: applies `patch` only if the task is still at `version`, and bumps the
+   * version. Returns the new record, or null when the task changed meanwhile or is gone.
+   */
+  updateTask(id: string, version: number, patch: TaskPatch): Promise<TaskRecord | null>;
+  /** Removes a task the vendor never accepted and refunds its price, atomically (compare-and-set). */
+  abortTask(id: string, version: number): Promise<boolean>;
+  /** Unfinished tasks (`submitting`, `queued`, `in_progress`) with ids after `after`, in id order. */
+  listUnfinishedTasks(after: string | null, limit: number): Promise<TaskRecord[]>;
   close(): Promise<void>;
 }
