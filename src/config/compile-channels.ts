@@ -1,10 +1,10 @@
 import type { ConfigIssue } from './issues.js';
-import { compileMapping, type Mapping } from './mapping.js';
+import { compileMappingAt as mapping, type Mapping } from './mapping.js';
 import { Secret } from './secret.js';
-import type { AuthSpec, CompiledChannel, CompiledOperation, CompiledProfile, CompiledRoute } from './snapshot.js';
+import type { AuthSpec, CompiledChannel, CompiledOperation, CompiledProfile, CompiledRoute, CompiledTaskProtocol } from './snapshot.js';
 import { parseSize } from './sizes.js';
 import type { YamlSource } from './yaml-source.js';
-import { routeServesModel } from './compile-routes.js';
+import { routeMayServePrefix, routeServesModel } from './compile-routes.js';
 
 interface RawOperation {
   request: { method: string; path: string; query?: string; headers?: string; body?: string };
@@ -12,8 +12,16 @@ interface RawOperation {
   error?: string;
 }
 interface RawProfile {
-  auth: { type: 'header' | 'query'; name: string; value: string } | { type: 'none' };
+  auth:
+    | { type: 'header' | 'query'; name: string; value: string }
+    | { type: 'jwt-hs256'; issuer: string; secret: string; ttl_s?: number; header?: string; prefix?: string }
+    | { type: 'none' };
   operations: Record<string, RawOperation>;
+  tasks?: {
+    query: RawOperation;
+    batch_query?: RawOperation & { max_ids?: number };
+    content?: { request: { method: string; path: string; query?: string; headers?: string } };
+  };
 }
 /** A channel as channels.schema.json admits it, after `${ENV}` interpolation. */
 export interface RawChannel {
@@ -28,6 +36,7 @@ export interface RawChannel {
   timeouts?: { connect_ms?: number; headers_ms?: number; body_ms?: number };
   max_connections?: number;
   settings?: Record<string, unknown>;
+  polling?: { interval_ms?: number; concurrency?: number; deadline_ms?: number; stale_ms?: number };
 }
 interface RawChannels {
   groups: Record<string, unknown>;
@@ -37,6 +46,9 @@ interface RawChannels {
 
 const DEFAULT_TIMEOUTS = { connectMs: 10_000, headersMs: 120_000, bodyMs: 120_000 };
 const DEFAULT_RESPONSE_BYTES = 64 * 1024 * 1024;
+/** Polling of a channel that says nothing (README, channels.yaml `polling`); also the poller's fallback. */
+export const DEFAULT_POLLING = { intervalMs: 5_000, concurrency: 16, deadlineMs: 2 * 3600_000, staleMs: 2_000 };
+const DEFAULT_BATCH_IDS = 50;
 const PLACEHOLDER = /\{([a-z][a-z0-9_]*)\}/g;
 
 /** Compiles profiles, groups and channels; problems are pushed onto `issues`. */
@@ -54,29 +66,30 @@ export function compileChannels(
   for (const [name, p] of Object.entries(raw.profiles)) {
     const operations = new Map<string, CompiledOperation>();
     for (const [opName, op] of Object.entries(p.operations)) {
-      const at = ['profiles', name, 'operations', opName];
-      const m = (expr: string | undefined, ...rest: string[]): Mapping | null =>
-        expr === undefined ? null : mapping(src, expr, [...at, ...rest], issues);
-      const path = m(op.request.path, 'request', 'path');
-      const body = m(op.response.body, 'response', 'body');
-      const compiled = {
-        request: {
-          method: op.request.method,
-          path,
-          query: m(op.request.query, 'request', 'query'),
-          headers: m(op.request.headers, 'request', 'headers'),
-          body: m(op.request.body, 'request', 'body'),
-        },
-        response: { body, maxBytes: op.response.max_bytes === undefined ? DEFAULT_RESPONSE_BYTES : parseSize(op.response.max_bytes) },
-        error: m(op.error, 'error'),
-      };
-      if (path && body) operations.set(opName, compiled as CompiledOperation);
+      const compiled = compileOperation(src, op, ['profiles', name, 'operations', opName], issues);
+      if (compiled) operations.set(opName, compiled);
     }
+    const tasks = p.tasks ? compileTaskProtocol(src, p.tasks, ['profiles', name, 'tasks'], issues) : null;
+    // A profile that takes task submissions must say how to follow them.
+    const submitOps = [...new Set(routes.filter((r) => r.kind === 'task-submit' && r.operation in p.operations).map((r) => r.operation))];
+    if (submitOps.length > 0 && !p.tasks) {
+      issues.push(src.issue(['profiles', name], `profile ${name} serves task operation ${submitOps.join(', ')} but has no tasks: block saying how to query its tasks`));
+    }
+    const secretsOf = (...templates: string[]) => templates.flatMap((t) => [...t.matchAll(PLACEHOLDER)].map((x) => x[1]!));
     const auth: AuthSpec =
-      p.auth.type === 'none'
-        ? { type: 'none' }
-        : { ...p.auth, secrets: [...p.auth.value.matchAll(PLACEHOLDER)].map((x) => x[1]!) };
-    profiles.set(name, Object.freeze({ name, auth: Object.freeze(auth), operations }));
+      p.auth.type === 'none' ? { type: 'none' }
+      : p.auth.type === 'jwt-hs256'
+        ? {
+            type: 'jwt-hs256',
+            issuer: p.auth.issuer,
+            secret: p.auth.secret,
+            ttlS: p.auth.ttl_s ?? 1800,
+            header: (p.auth.header ?? 'authorization').toLowerCase(),
+            prefix: p.auth.prefix ?? 'Bearer ',
+            secrets: secretsOf(p.auth.issuer, p.auth.secret),
+          }
+        : { ...p.auth, secrets: secretsOf(p.auth.value) };
+    profiles.set(name, Object.freeze({ name, auth: Object.freeze(auth), operations, tasks }));
   }
 
   const out: CompiledChannel[] = [];
@@ -114,12 +127,18 @@ export function compileChannels(
     // Declared operations count even when a mapping failed to compile: that failure is its own error.
     const declared = profile ? Object.keys(raw.profiles[profile.name]!.operations) : [];
     const models = new Map<string, string>();
+    const prefixes: string[] = [];
     c.models.forEach((m, j) => {
       const name = typeof m === 'string' ? m : m.name;
       const upstream = typeof m === 'string' ? m : m.upstream;
-      if (models.has(name)) issues.push(src.issue(at('models', j), `model "${name}" is listed twice`));
-      models.set(name, upstream);
-      const served = routes.filter((r) => routeServesModel(r, name));
+      if (models.has(name) || prefixes.includes(name.slice(0, -1))) issues.push(src.issue(at('models', j), `model "${name}" is listed twice`));
+      if (name.endsWith('*')) {
+        if (typeof m !== 'string') issues.push(src.issue(at('models', j, 'upstream'), `a model pattern keeps the client's model name; "${name}" cannot be renamed`));
+        prefixes.push(name.slice(0, -1));
+      } else {
+        models.set(name, upstream);
+      }
+      const served = routes.filter((r) => r.model !== null && (name.endsWith('*') ? routeMayServePrefix(r, name.slice(0, -1)) : routeServesModel(r, name)));
       if (served.length === 0) {
         issues.push(src.issue(at('models', j), `model "${name}" is not served by any route of routes.yaml`));
       } else if (profile && !served.some((r) => declared.includes(r.operation))) {
@@ -138,6 +157,7 @@ export function compileChannels(
         secrets: Object.freeze(secrets),
         groups: new Set(c.groups),
         models,
+        modelPrefixes: Object.freeze(prefixes),
         priority: c.priority ?? 0,
         weight: c.weight ?? 1,
         timeouts: Object.freeze({
@@ -147,19 +167,51 @@ export function compileChannels(
         }),
         maxConnections: c.max_connections ?? 64,
         settings: Object.freeze({ ...(c.settings ?? {}) }),
+        polling: Object.freeze({
+          intervalMs: c.polling?.interval_ms ?? DEFAULT_POLLING.intervalMs,
+          concurrency: c.polling?.concurrency ?? DEFAULT_POLLING.concurrency,
+          deadlineMs: c.polling?.deadline_ms ?? DEFAULT_POLLING.deadlineMs,
+          staleMs: c.polling?.stale_ms ?? DEFAULT_POLLING.staleMs,
+        }),
       }),
     );
   });
   return { profiles, groups, channels: out };
 }
 
-function mapping(src: YamlSource, expr: string, path: (string | number)[], issues: ConfigIssue[]): Mapping | null {
-  const pos = src.locate(path);
-  try {
-    return compileMapping(expr, `${src.file}:${pos.line}`);
-  } catch (err) {
-    const e = err as { message?: string; position?: number };
-    issues.push(src.issue(path, `JSONata syntax error${e.position !== undefined ? ` at character ${e.position}` : ''}: ${e.message ?? String(err)}`));
-    return null;
+/** Compiles one operation's mappings; null when one of them failed (the failure is an issue). */
+function compileOperation(src: YamlSource, op: RawOperation, at: (string | number)[], issues: ConfigIssue[]): CompiledOperation | null {
+  const m = (expr: string | undefined, ...rest: string[]): Mapping | null => (expr === undefined ? null : mapping(src, expr, [...at, ...rest], issues));
+  const before = issues.length;
+  const compiled: CompiledOperation = {
+    request: {
+      method: op.request.method,
+      path: m(op.request.path, 'request', 'path')!,
+      query: m(op.request.query, 'request', 'query'),
+      headers: m(op.request.headers, 'request', 'headers'),
+      body: m(op.request.body, 'request', 'body'),
+    },
+    response: { body: m(op.response.body, 'response', 'body')!, maxBytes: op.response.max_bytes === undefined ? DEFAULT_RESPONSE_BYTES : parseSize(op.response.max_bytes) },
+    error: m(op.error, 'error'),
+  };
+  return issues.length > before ? null : compiled;
+}
+
+/** Compiles a profile's task protocol: query, optional batch query, optional content download. */
+function compileTaskProtocol(src: YamlSource, t: NonNullable<RawProfile['tasks']>, at: (string | number)[], issues: ConfigIssue[]): CompiledTaskProtocol | null {
+  const query = compileOperation(src, t.query, [...at, 'query'], issues);
+  const batch = t.batch_query ? compileOperation(src, t.batch_query, [...at, 'batch_query'], issues) : null;
+  let content: CompiledTaskProtocol['content'] = null;
+  if (t.content) {
+    const r = t.content.request;
+    const m = (expr: string | undefined, key: string) => (expr === undefined ? null : mapping(src, expr, [...at, 'content', 'request', key], issues));
+    const path = m(r.path, 'path');
+    if (path) content = Object.freeze({ method: r.method, path, query: m(r.query, 'query'), headers: m(r.headers, 'headers') });
   }
+  if (!query) return null;
+  return Object.freeze({
+    query,
+    batchQuery: batch && t.batch_query ? Object.freeze({ ...batch, maxIds: t.batch_query.max_ids ?? DEFAULT_BATCH_IDS }) : null,
+    content,
+  });
 }

@@ -5,7 +5,8 @@ import { compilePathTemplate, type PathMatcher } from '../http/path-template.js'
 import { describeError } from '../schema/describe-error.js';
 import { jsonErrorPosition } from '../schema/json-syntax.js';
 import type { ConfigIssue } from './issues.js';
-import type { CompiledBody, CompiledRoute, KeySource } from './snapshot.js';
+import { compileMappingAt } from './mapping.js';
+import type { CompiledBody, CompiledRoute, CompiledRouteTask, KeySource, RouteKind, TaskIdSource } from './snapshot.js';
 import { parseSize } from './sizes.js';
 import type { YamlSource } from './yaml-source.js';
 
@@ -14,17 +15,32 @@ interface RawRoute {
   id: string;
   method: string;
   path: string;
-  kind: 'sync';
-  operation: string;
+  kind: RouteKind;
+  operation?: string;
   auth?: KeySource[];
-  model: { path?: string; body?: string };
-  models: string[];
-  body?: { schema: string; max_bytes?: number | string; max_depth?: number; content_types?: string[] };
+  model?: { path?: string; body?: string };
+  models?: string[];
+  body?: { schema: string; max_bytes?: number | string; max_depth?: number; content_types?: string[]; max_files?: number };
+  task?: { kind?: string; kinds?: string[]; id?: { path?: string; query?: string; body?: string }; max_ids?: number; answer?: string };
   example?: { params: Record<string, string>; body?: unknown };
 }
 
+/** What each kind of route must and must not declare. */
+const KIND_RULES: Record<RouteKind, { needs: string[]; refuses: string[]; task: string[]; taskRefuses: string[] }> = {
+  sync: { needs: ['operation', 'model', 'models'], refuses: ['task'], task: [], taskRefuses: [] },
+  'task-submit': { needs: ['operation', 'model', 'models', 'task'], refuses: [], task: ['kind', 'answer'], taskRefuses: ['kinds', 'id', 'max_ids'] },
+  'task-query': { needs: ['task'], refuses: ['operation', 'model', 'models'], task: ['kinds', 'id', 'answer'], taskRefuses: ['kind'] },
+  'task-content': { needs: ['task'], refuses: ['operation', 'model', 'models', 'body'], task: ['kinds', 'id'], taskRefuses: ['kind', 'answer', 'max_ids'] },
+};
+
 const DEFAULT_BODY_BYTES = 1024 * 1024;
 const DEFAULT_DEPTH = 32;
+const DEFAULT_FILES = 10;
+const DEFAULT_MAX_IDS = 100;
+
+function pointerOf(p: string): string[] {
+  return p.slice(1).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+}
 
 /** Compiles routes.yaml (already schema-valid) into routes; problems are pushed onto `issues`. */
 export function compileRoutes(src: YamlSource, configDir: string, ajv: Ajv2020, issues: ConfigIssue[]): CompiledRoute[] {
@@ -50,10 +66,25 @@ export function compileRoutes(src: YamlSource, configDir: string, ajv: Ajv2020, 
     } catch (err) {
       issues.push(src.issue(at('path'), (err as Error).message));
     }
-    if (r.model.path !== undefined && matcher && !matcher.params.includes(r.model.path)) {
+    const rules = KIND_RULES[r.kind];
+    for (const key of rules.needs) {
+      if (r[key as keyof RawRoute] === undefined) issues.push(src.issue(at(), `a ${r.kind} route needs ${key}`));
+    }
+    for (const key of rules.refuses) {
+      if (r[key as keyof RawRoute] !== undefined) issues.push(src.issue(at(key), `a ${r.kind} route has no ${key}`));
+    }
+    if (r.task) {
+      for (const key of rules.task) {
+        if (r.task[key as keyof typeof r.task] === undefined) issues.push(src.issue(at('task'), `the task block of a ${r.kind} route needs ${key}`));
+      }
+      for (const key of rules.taskRefuses) {
+        if (r.task[key as keyof typeof r.task] !== undefined) issues.push(src.issue(at('task', key), `the task block of a ${r.kind} route has no ${key}`));
+      }
+    }
+    if (r.model?.path !== undefined && matcher && !matcher.params.includes(r.model.path)) {
       issues.push(src.issue(at('model', 'path'), `path parameter {${r.model.path}} does not appear in ${r.path}`));
     }
-    if (r.model.body !== undefined && !r.body) {
+    if (r.model?.body !== undefined && !r.body) {
       issues.push(src.issue(at('model', 'body'), 'the model is read from the body but the route declares no body'));
     }
 
@@ -89,21 +120,28 @@ export function compileRoutes(src: YamlSource, configDir: string, ajv: Ajv2020, 
           maxBytes: r.body.max_bytes === undefined ? DEFAULT_BODY_BYTES : parseSize(r.body.max_bytes),
           maxDepth: r.body.max_depth ?? DEFAULT_DEPTH,
           contentTypes: r.body.content_types ?? ['application/json'],
+          maxFiles: r.body.max_files ?? DEFAULT_FILES,
           validate,
         };
       }
     }
 
+    const listed = r.models ?? [];
     const models = Object.freeze({
-      exact: new Set(r.models.filter((m) => !m.endsWith('*'))),
-      prefixes: r.models.filter((m) => m.endsWith('*')).map((m) => m.slice(0, -1)),
+      exact: new Set(listed.filter((m) => !m.endsWith('*'))),
+      prefixes: listed.filter((m) => m.endsWith('*')).map((m) => m.slice(0, -1)),
     });
+    const task = r.task ? compileTask(r, matcher, (rest, msg) => issues.push(src.issue(at('task', ...rest), msg)), (expr) => compileMappingAt(src, expr, at('task', 'answer'), issues)) : null;
     const example =
       r.example && matcher ? compileExample(r, matcher, body, models, (rest, msg) => issues.push(src.issue(at('example', ...rest), msg))) : null;
 
     // Kept even when its body or path failed, so channels are not also blamed for "unserved"
     // models; the load fails on the issue anyway.
-    const pointer = r.model.body ? r.model.body.slice(1).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~')) : [];
+    const model = r.model
+      ? r.model.path !== undefined
+        ? { from: 'path' as const, name: r.model.path, pointer: [] }
+        : { from: 'body' as const, name: r.model.body!, pointer: pointerOf(r.model.body!) }
+      : null;
     out.push(
       Object.freeze({
         id: r.id,
@@ -111,15 +149,12 @@ export function compileRoutes(src: YamlSource, configDir: string, ajv: Ajv2020, 
         path: r.path,
         matcher: matcher ?? { template: r.path, params: [], match: () => null },
         kind: r.kind,
-        operation: r.operation,
+        operation: r.operation ?? '',
         keySources: Object.freeze<KeySource[]>(r.auth ?? ['bearer']),
-        model: Object.freeze(
-          r.model.path !== undefined
-            ? { from: 'path' as const, name: r.model.path, pointer: [] }
-            : { from: 'body' as const, name: r.model.body!, pointer },
-        ),
+        model: model && Object.freeze(model),
         models,
         body: body && Object.freeze(body),
+        task,
         example,
       }),
     );
@@ -147,14 +182,47 @@ function compileExample(
     const first = body.validate.errors?.[0];
     fail(['body'], `the example body does not pass the route's schema: ${first ? describeError(first, 'body').message : 'invalid'}`);
   }
-  const model = r.model.path !== undefined ? ex.params[r.model.path] : undefined;
+  const model = r.model?.path !== undefined ? ex.params[r.model.path] : undefined;
   if (model !== undefined && !routeServesModel({ models }, model)) {
-    fail(['params', r.model.path!], `the example model ${model} is not one the route serves`);
+    fail(['params', r.model!.path!], `the example model ${model} is not one the route serves`);
   }
   return Object.freeze({ path, body: ex.body });
+}
+
+/** Compiles the task block of a route: where its id is, the families it serves, its answer. */
+function compileTask(
+  r: RawRoute,
+  matcher: PathMatcher | undefined,
+  fail: (path: string[], message: string) => void,
+  compileAnswer: (expr: string) => CompiledRouteTask['answer'],
+): CompiledRouteTask {
+  const t = r.task!;
+  let id: TaskIdSource | null = null;
+  if (t.id?.path !== undefined) {
+    if (matcher && !matcher.params.includes(t.id.path)) fail(['id', 'path'], `path parameter {${t.id.path}} does not appear in ${r.path}`);
+    id = { from: 'path', name: t.id.path };
+  } else if (t.id?.query !== undefined) {
+    id = { from: 'query', name: t.id.query };
+  } else if (t.id?.body !== undefined) {
+    if (r.kind !== 'task-query') fail(['id', 'body'], 'only a task-query route reads a batch of ids from the body');
+    if (!r.body) fail(['id', 'body'], 'the ids are read from the body but the route declares no body');
+    id = { from: 'body', pointer: pointerOf(t.id.body), name: pointerOf(t.id.body).join('.') };
+  }
+  if (t.max_ids !== undefined && id?.from !== 'body') fail(['max_ids'], 'max_ids applies to batch queries only (ids read from the body)');
+  return Object.freeze({
+    kinds: Object.freeze(t.kind !== undefined ? [t.kind] : (t.kinds ?? [])),
+    id,
+    maxIds: t.max_ids ?? DEFAULT_MAX_IDS,
+    answer: t.answer !== undefined ? compileAnswer(t.answer) : null,
+  });
 }
 
 /** Whether a route serves a public model name (exactly or by prefix pattern). */
 export function routeServesModel(route: Pick<CompiledRoute, 'models'>, model: string): boolean {
   return route.models.exact.has(model) || route.models.prefixes.some((p) => model.startsWith(p));
+}
+
+/** Whether a route serves some model a channel's prefix pattern could match (the two sets overlap). */
+export function routeMayServePrefix(route: Pick<CompiledRoute, 'models'>, prefix: string): boolean {
+  return route.models.prefixes.some((p) => p.startsWith(prefix) || prefix.startsWith(p)) || [...route.models.exact].some((m) => m.startsWith(prefix));
 }

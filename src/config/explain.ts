@@ -1,4 +1,5 @@
 import { routeServesModel } from './compile-routes.js';
+import { channelsForModel, upstreamModelOf } from './restrict.js';
 import type { Snapshot } from './snapshot.js';
 
 /**
@@ -12,7 +13,7 @@ export function explainModel(snapshot: Snapshot, model: string, group?: string):
   const lines = [`model ${model}`, 'routes:'];
   for (const r of routes) lines.push(`  ${r.id}  ${r.method} ${r.path}  (operation ${r.operation})`);
 
-  const channels = (snapshot.channelsByModel.get(model) ?? []).filter((c) => !group || c.groups.has(group));
+  const channels = channelsForModel(snapshot, model).filter((c) => !group || c.groups.has(group));
   lines.push(group ? `channels for group ${group} (highest priority first, weighted inside a tier):` : 'channels (highest priority first, weighted inside a tier):');
   if (channels.length === 0) lines.push('  none');
   const tiers = [...new Set(channels.map((c) => c.priority))].sort((a, b) => b - a);
@@ -24,7 +25,7 @@ export function explainModel(snapshot: Snapshot, model: string, group?: string):
       const ops = routes.filter((r) => c.profile.operations.has(r.operation)).map((r) => r.id);
       lines.push(
         `    ${c.name}  weight ${c.weight} (${Math.round((100 * c.weight) / total)}%)  profile ${c.profile.name}  ${c.origin}${c.basePath}` +
-          `  upstream model ${c.models.get(model)}  groups ${[...c.groups].join(',')}  serves ${ops.join(',') || 'no route of this model'}` +
+          `  upstream model ${upstreamModelOf(c, model)}  groups ${[...c.groups].join(',')}  serves ${ops.join(',') || 'no route of this model'}` +
           `  timeouts connect ${c.timeouts.connectMs} ms, headers ${c.timeouts.headersMs} ms, body ${c.timeouts.bodyMs} ms`,
       );
     }

@@ -8,7 +8,7 @@ import { compileRoutes } from './compile-routes.js';
 import { interpolateEnv } from './env.js';
 import { ConfigLoadError, type ConfigIssue } from './issues.js';
 import { PROJECT_ROOT } from './paths.js';
-import { indexByModel } from './restrict.js';
+import { indexChannels } from './restrict.js';
 import type { Snapshot } from './snapshot.js';
 import { parseYaml, type YamlSource } from './yaml-source.js';
 
@@ -16,7 +16,7 @@ import { parseYaml, type YamlSource } from './yaml-source.js';
 export type ChannelOverride = (
   channel: Readonly<RawChannel>,
   missingEnv: readonly string[],
-) => { base_url: string; secrets: Record<string, string> } | null;
+) => ({ base_url: string; secrets: Record<string, string> } & Partial<Pick<RawChannel, 'timeouts' | 'polling'>>) | null;
 
 /** How to load a config directory. */
 export interface LoadOptions {
@@ -105,7 +105,7 @@ export function loadConfig(dir: string, options: LoadOptions = {}): { snapshot: 
     profiles: compiled.profiles,
     groups: compiled.groups,
     channels: Object.freeze(compiled.channels),
-    channelsByModel: indexByModel(compiled.channels),
+    ...indexChannels(compiled.channels),
   });
   return { snapshot, issues };
 }

@@ -1,5 +1,7 @@
 import jsonata from 'jsonata';
+import type { ConfigIssue } from './issues.js';
 import { BAIL, compileFast } from './mapping-fast.js';
+import type { YamlSource } from './yaml-source.js';
 
 /** Limits every mapping runs under, so a bad expression fails fast instead of hanging a request. */
 export const MAPPING_LIMITS = {
@@ -69,4 +71,16 @@ export function compileMapping(source: string, where: string): Mapping {
       }
     },
   };
+}
+
+/** Compiles the expression at `path` of a config file; a syntax error becomes an issue there and null. */
+export function compileMappingAt(src: YamlSource, expr: string, path: (string | number)[], issues: ConfigIssue[]): Mapping | null {
+  const pos = src.locate(path);
+  try {
+    return compileMapping(expr, `${src.file}:${pos.line}`);
+  } catch (err) {
+    const e = err as { message?: string; position?: number };
+    issues.push(src.issue(path, `JSONata syntax error${e.position !== undefined ? ` at character ${e.position}` : ''}: ${e.message ?? String(err)}`));
+    return null;
+  }
 }

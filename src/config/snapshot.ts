@@ -16,15 +16,39 @@ export interface CompiledRoute {
   readonly method: string;
   readonly path: string;
   readonly matcher: PathMatcher;
-  readonly kind: 'sync';
+  readonly kind: RouteKind;
+  /** Profile operation that serves it (`sync`, `task-submit`); '' for routes that call no operation. */
   readonly operation: string;
   readonly keySources: readonly KeySource[];
-  readonly model: { readonly from: 'path' | 'body'; readonly name: string; readonly pointer: readonly string[] };
+  /** Where the model is (`sync`, `task-submit`); null for routes that read tasks. */
+  readonly model: { readonly from: 'path' | 'body'; readonly name: string; readonly pointer: readonly string[] } | null;
   /** Exact model names and prefix patterns (the part before a trailing `*`). */
   readonly models: { readonly exact: ReadonlySet<string>; readonly prefixes: readonly string[] };
   readonly body: CompiledBody | null;
+  /** Task rules of the task kinds; null for `sync`. */
+  readonly task: CompiledRouteTask | null;
   /** A request known to pass this route (routes.yaml `example`), for the demo's banner. */
   readonly example: { readonly path: string; readonly body: unknown } | null;
+}
+
+/** Which engine runs a route (README, "routes.yaml"). */
+export type RouteKind = 'sync' | 'task-submit' | 'task-query' | 'task-content';
+
+/** Where a task route finds the task id(s). `body` is a JSON pointer to an array of ids (a batch). */
+export type TaskIdSource =
+  | { readonly from: 'path' | 'query'; readonly name: string }
+  | { readonly from: 'body'; readonly pointer: readonly string[]; readonly name: string };
+
+/** Task rules of a route. */
+export interface CompiledRouteTask {
+  /** task-submit: the family its tasks belong to. Query and content routes: the families they serve. */
+  readonly kinds: readonly string[];
+  /** Query and content routes: where the id is. */
+  readonly id: TaskIdSource | null;
+  /** Most ids one batch query may name. */
+  readonly maxIds: number;
+  /** Submit and query routes: builds the public answer from the task (README, "Answer mappings"). */
+  readonly answer: Mapping | null;
 }
 
 /** Body rules of a route. */
@@ -32,12 +56,24 @@ export interface CompiledBody {
   readonly maxBytes: number;
   readonly maxDepth: number;
   readonly contentTypes: readonly string[];
+  /** Most files one multipart body may carry. */
+  readonly maxFiles: number;
   readonly validate: ValidateFunction;
 }
 
 /** How a profile signs upstream requests; `{name}` placeholders name channel secrets. */
 export type AuthSpec =
   | { readonly type: 'header' | 'query'; readonly name: string; readonly value: string; readonly secrets: readonly string[] }
+  | {
+      readonly type: 'jwt-hs256';
+      /** `iss` claim and HMAC key, as `{secret}` templates. */
+      readonly issuer: string;
+      readonly secret: string;
+      readonly ttlS: number;
+      readonly header: string;
+      readonly prefix: string;
+      readonly secrets: readonly string[];
+    }
   | { readonly type: 'none' };
 
 /** One operation of a protocol profile: its mappings, compiled. */
@@ -53,11 +89,32 @@ export interface CompiledOperation {
   readonly error: Mapping | null;
 }
 
+/** How a profile follows its tasks (channels.yaml `profiles.*.tasks`). */
+export interface CompiledTaskProtocol {
+  /** Looks at one task; its response mapping gives a task update. */
+  readonly query: CompiledOperation;
+  /** Looks at several tasks in one call, when the vendor allows it. */
+  readonly batchQuery: (CompiledOperation & { readonly maxIds: number }) | null;
+  /** Downloads a result; without it the result URL is fetched as it is, with no credentials. */
+  readonly content: { readonly method: string; readonly path: Mapping; readonly query: Mapping | null; readonly headers: Mapping | null } | null;
+}
+
 /** A vendor protocol: how to sign, and how each operation maps. */
 export interface CompiledProfile {
   readonly name: string;
   readonly auth: AuthSpec;
   readonly operations: ReadonlyMap<string, CompiledOperation>;
+  /** Null for profiles without asynchronous operations. */
+  readonly tasks: CompiledTaskProtocol | null;
+}
+
+/** How the poller follows a channel's tasks (channels.yaml `channels[].polling`). */
+export interface Polling {
+  readonly intervalMs: number;
+  readonly concurrency: number;
+  readonly deadlineMs: number;
+  /** A query route refreshes a record older than this from the vendor before answering. */
+  readonly staleMs: number;
 }
 
 /** Upstream timeouts of a channel, in milliseconds. */
@@ -79,11 +136,14 @@ export interface CompiledChannel {
   readonly groups: ReadonlySet<string>;
   /** Public model name → upstream model name. */
   readonly models: ReadonlyMap<string, string>;
+  /** Model name prefixes (`GV-*` in the file) served under the client's own name. */
+  readonly modelPrefixes: readonly string[];
   readonly priority: number;
   readonly weight: number;
   readonly timeouts: Timeouts;
   readonly maxConnections: number;
   readonly settings: Readonly<Record<string, unknown>>;
+  readonly polling: Polling;
 }
 
 /** Everything the request path needs, frozen. */
@@ -93,6 +153,9 @@ export interface Snapshot {
   readonly profiles: ReadonlyMap<string, CompiledProfile>;
   readonly groups: ReadonlySet<string>;
   readonly channels: readonly CompiledChannel[];
-  /** Public model name → channels that serve it. */
+  /** Public model name → channels that serve it by exact name. */
   readonly channelsByModel: ReadonlyMap<string, readonly CompiledChannel[]>;
+  /** Channels that serve models by prefix; used only when no channel names the model exactly. */
+  readonly channelsByPrefix: readonly { readonly prefix: string; readonly channel: CompiledChannel }[];
+  readonly channelsByName: ReadonlyMap<string, CompiledChannel>;
 }

@@ -34,6 +34,11 @@ export const catalogue = {
     shape: 'A',
     when: 'The route does not list this model, or no configured channel serves it.',
   },
+  task_not_found: {
+    status: 404,
+    shape: 'A',
+    when: "No task has this id, or it belongs to another API key, or to another route's family (a video id on an audio route).",
+  },
   method_not_allowed: {
     status: 405,
     shape: 'A',
@@ -43,6 +48,11 @@ export const catalogue = {
     status: 408,
     shape: 'A',
     when: 'The client did not send its headers within 30 s or its whole request within 300 s.',
+  },
+  task_not_ready: {
+    status: 409,
+    shape: 'A',
+    when: 'A download was asked for a task that is not completed, or that has no result of that index or variant.',
   },
   payload_too_large: {
     status: 413,

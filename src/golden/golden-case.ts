@@ -2,8 +2,19 @@
  * The format of a golden case (test/golden/<profile>/<case>.yaml), described in the README under
  * "Golden tests". Everything the runner compares is in here; nothing else is implied.
  */
-export interface GoldenCase {
+export interface GoldenCase extends GoldenStep {
   readonly description: string;
+  /**
+   * A task's life in several exchanges, run in order against one gateway (submit, then queries,
+   * then a download). Task ids are deterministic: the n-th task of a case is `task_golden<n>000…`
+   * (24 characters after `task_`), so later steps name it literally. With `steps`, the top-level
+   * request fields are absent.
+   */
+  readonly steps?: readonly GoldenStep[];
+}
+
+/** One public request, what the vendor is answered, and what must be seen on both sides. */
+export interface GoldenStep {
   /** The public request. The runner adds `Authorization: Bearer <golden key>` unless `auth: false`. */
   readonly request: {
     readonly method: string;

@@ -10,11 +10,14 @@ import { createGateway } from '../gateway.js';
 import { silentLogger } from '../log.js';
 import { openSqliteStore } from '../store/sqlite.js';
 import { hashKey } from '../tokens/keys.js';
-import type { GoldenCase, RecordedRequest } from './golden-case.js';
+import { sequentialTaskIds } from '../tasks/task-id.js';
+import type { GoldenCase, GoldenStep, RecordedRequest } from './golden-case.js';
 
 /** Fixed inputs of every golden run, so expected outputs are stable. */
 export const GOLDEN_CLOCK = new Date('2026-01-01T00:00:00.000Z');
 export const GOLDEN_KEY = 'gw-golden-client-key';
+/** The gateway's public URL in golden answers (download links). */
+export const GOLDEN_PUBLIC_URL = 'http://gateway.test';
 /** Headers the transport adds by itself; they say nothing about a mapping. */
 const TRANSPORT_HEADERS = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive']);
 
@@ -49,7 +52,7 @@ interface Exchange {
  * With `update`, differing expectations are rewritten in place instead.
  */
 export async function runGolden(configDir: string, casesDir: string, opts: { update?: boolean; filter?: string } = {}): Promise<GoldenResult[]> {
-  let current: GoldenCase | null = null;
+  let current: GoldenStep | null = null;
   let recorded: RecordedRequest | null = null;
   const vendor = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -81,8 +84,6 @@ export async function runGolden(configDir: string, casesDir: string, opts: { upd
       secrets: Object.fromEntries(Object.keys(channel.secrets ?? {}).map((k) => [k, `golden-${k}`])),
     }),
   });
-  const store = openSqliteStore(':memory:');
-  await store.createToken({ name: 'golden', keyHash: hashKey(GOLDEN_KEY), group: 'default', models: null, quota: null });
 
   const results: GoldenResult[] = [];
   try {
@@ -91,24 +92,46 @@ export async function runGolden(configDir: string, casesDir: string, opts: { upd
       if (opts.filter && !name.includes(opts.filter)) continue;
       const profile = name.split('/')[0]!;
       const snapshot = restrictChannels(full, (c) => c.profile.name === profile);
-      const gateway = createGateway({ snapshot: () => snapshot, store, log: silentLogger(), clock: () => GOLDEN_CLOCK, random: () => 0 });
+      // A store per case: task ids restart at task_golden1… in every case.
+      const store = openSqliteStore(':memory:');
+      await store.createToken({ name: 'golden', keyHash: hashKey(GOLDEN_KEY), group: 'default', models: null, quota: null });
+      // No background polling: every vendor call is one a step asked for, and each task query asks.
+      const gateway = createGateway({
+        snapshot: () => snapshot,
+        store,
+        log: silentLogger(),
+        clock: () => GOLDEN_CLOCK,
+        random: () => 0,
+        poll: false,
+        newTaskId: sequentialTaskIds(),
+        publicUrl: GOLDEN_PUBLIC_URL,
+      });
       await gateway.listen(0);
       try {
         const doc = parseDocument(readFileSync(file, 'utf8'));
         const gcase = doc.toJS() as GoldenCase;
-        current = gcase;
-        recorded = null;
-        const response = await send(gateway.url(), gcase);
-        const got: Exchange = { recorded, response };
-        results.push(compare(name, file, gcase, got, doc, opts.update ?? false));
+        const steps = gcase.steps ?? [gcase];
+        const diffs: string[] = [];
+        let updated = false;
+        for (const [i, step] of steps.entries()) {
+          current = step;
+          recorded = null;
+          const response = await send(gateway.url(), step);
+          const at = gcase.steps ? ['steps', i] : [];
+          const r = compare(step, { recorded, response }, doc, at, opts.update ?? false);
+          if (r.diff) diffs.push(gcase.steps ? `step ${i + 1} (${step.request.method} ${step.request.path}):\n${r.diff}` : r.diff);
+          updated ||= r.updated;
+        }
+        if (updated) writeFileSync(file, doc.toString({ lineWidth: 0 }));
+        results.push(diffs.length === 0 ? { name, file, ok: true, updated } : { name, file, ok: false, diff: diffs.join('\n') });
       } catch (err) {
         results.push({ name, file, ok: false, diff: `runner error: ${(err as Error).stack ?? String(err)}` });
       } finally {
         await gateway.close();
+        await store.close();
       }
     }
   } finally {
-    await store.close();
     await new Promise<void>((r) => {
       vendor.close(() => r());
       vendor.closeAllConnections();
@@ -117,7 +140,7 @@ export async function runGolden(configDir: string, casesDir: string, opts: { upd
   return results;
 }
 
-function send(base: string, gcase: GoldenCase): Promise<Exchange['response']> {
+function send(base: string, gcase: GoldenStep): Promise<Exchange['response']> {
   const headers: Record<string, string> = { ...gcase.request.headers };
   if (gcase.request.auth !== false) headers.authorization ??= `Bearer ${GOLDEN_KEY}`;
   let payload: string | undefined;
@@ -155,21 +178,27 @@ function same(a: unknown, b: unknown): string | null {
   }
 }
 
-function compare(name: string, file: string, gcase: GoldenCase, got: Exchange, doc: ReturnType<typeof parseDocument>, update: boolean): GoldenResult {
-  const expectedHeaders = gcase.response.headers ?? {};
+/** Compares one step with what happened; with `update`, writes the observed values into the document at `at`. */
+function compare(
+  step: GoldenStep,
+  got: Exchange,
+  doc: ReturnType<typeof parseDocument>,
+  at: (string | number)[],
+  update: boolean,
+): { diff?: string; updated: boolean } {
+  const expectedHeaders = step.response.headers ?? {};
   const gotHeaders: Record<string, string> = {};
   for (const k of Object.keys(expectedHeaders)) gotHeaders[k] = String(got.response.headers[k.toLowerCase()] ?? '');
-  const gotResponse = { status: got.response.status, ...(gcase.response.headers ? { headers: gotHeaders } : {}), body: got.response.body };
+  const gotResponse = { status: got.response.status, ...(step.response.headers ? { headers: gotHeaders } : {}), body: got.response.body };
   const diffs = [
-    same(JSON.parse(JSON.stringify(got.recorded)), gcase.upstream ?? null),
-    same(gotResponse, { status: gcase.response.status, ...(gcase.response.headers ? { headers: expectedHeaders } : {}), body: gcase.response.body }),
+    same(JSON.parse(JSON.stringify(got.recorded)), step.upstream ?? null),
+    same(gotResponse, { status: step.response.status, ...(step.response.headers ? { headers: expectedHeaders } : {}), body: step.response.body }),
   ].filter((d): d is string => d !== null);
-  if (diffs.length === 0) return { name, file, ok: true };
+  if (diffs.length === 0) return { updated: false };
   if (update) {
-    doc.set('upstream', got.recorded);
-    doc.set('response', gotResponse);
-    writeFileSync(file, doc.toString({ lineWidth: 0 }));
-    return { name, file, ok: true, updated: true };
+    doc.setIn([...at, 'upstream'], got.recorded);
+    doc.setIn([...at, 'response'], gotResponse);
+    return { updated: true };
   }
-  return { name, file, ok: false, diff: diffs.join('\n') };
+  return { diff: diffs.join('\n'), updated: false };
 }

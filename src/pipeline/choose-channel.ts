@@ -1,4 +1,5 @@
 import { routeServesModel } from '../config/compile-routes.js';
+import { channelsForModel, upstreamModelOf } from '../config/restrict.js';
 import type { CompiledChannel, CompiledRoute, Snapshot } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { TokenRecord } from '../store/store.js';
@@ -27,7 +28,7 @@ export function chooseChannel(
   if (token.models && !token.models.includes(model)) {
     throw new GatewayError('model_not_allowed', `this API key may not use model ${model}`, { param: 'model' });
   }
-  const serving = (snapshot.channelsByModel.get(model) ?? []).filter((c) => c.profile.operations.has(route.operation));
+  const serving = channelsForModel(snapshot, model).filter((c) => c.profile.operations.has(route.operation));
   if (serving.length === 0) {
     throw new GatewayError('model_not_found', `no channel is configured for model ${model}`, { param: 'model' });
   }
@@ -39,7 +40,7 @@ export function chooseChannel(
   for (const c of eligible) if (c.priority > top) top = c.priority;
   const tier = eligible.filter((c) => c.priority === top);
   const channel = tier.length === 1 ? tier[0]! : weighted(tier, random);
-  return { channel, upstreamModel: channel.models.get(model)! };
+  return { channel, upstreamModel: upstreamModelOf(channel, model) };
 }
 
 function weighted(tier: readonly CompiledChannel[], random: () => number): CompiledChannel {

@@ -15,4 +15,6 @@ export interface RequestContext {
   readonly log: Logger;
   /** Time of the request, for `now` in mappings (fixed in golden runs). */
   readonly now: Date;
+  /** The gateway's own base URL as this client reaches it, for download links in task answers. */
+  readonly publicBase: string;
 }

@@ -3,6 +3,16 @@ import type { CompiledChannel, CompiledOperation } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { UpstreamRequest } from '../upstream/upstream-request.js';
 
+/** What a task query, batch query or content mapping sees (README, "Mapping inputs"). */
+export interface TaskMappingInput {
+  readonly task?: unknown;
+  readonly tasks?: readonly unknown[];
+  readonly result?: unknown;
+  readonly index?: number;
+  readonly channel: { readonly name: string; readonly settings: Readonly<Record<string, unknown>> };
+  readonly now: string;
+}
+
 /** The input every request mapping sees (documented in the README under "Mapping inputs"). */
 export interface RequestMappingInput {
   readonly body: unknown;
@@ -14,6 +24,8 @@ export interface RequestMappingInput {
   readonly public_model: string;
   readonly channel: { readonly name: string; readonly settings: Readonly<Record<string, unknown>> };
   readonly now: string;
+  /** Task submissions: the id the gateway gives the task (for the vendor's external id field). */
+  readonly task?: { readonly id: string };
 }
 
 function stringRecord(value: unknown, what: string, where: string): Record<string, string> {
@@ -31,17 +43,24 @@ function stringRecord(value: unknown, what: string, where: string): Record<strin
  * Builds the vendor request from an operation's mappings. A mapping that throws or misbehaves is
  * a configuration fault: it surfaces as internal_error, with the details only in the log.
  */
-export async function mapRequest(op: CompiledOperation, channel: CompiledChannel, input: RequestMappingInput): Promise<UpstreamRequest> {
-  const m = op.request;
+export async function mapRequest(
+  m: Pick<CompiledOperation['request'], 'method' | 'path' | 'query' | 'headers'> & { readonly body?: CompiledOperation['request']['body'] },
+  channel: CompiledChannel,
+  input: RequestMappingInput | TaskMappingInput,
+): Promise<UpstreamRequest> {
   try {
     const path = await m.path.evaluate(input);
-    if (typeof path !== 'string' || !path.startsWith('/')) throw new MappingError(m.path.where, undefined, 'path mapping must give a string starting with /');
+    if (typeof path !== 'string' || !(path.startsWith('/') || /^https?:\/\//i.test(path))) {
+      throw new MappingError(m.path.where, undefined, 'path mapping must give a string starting with / (or an absolute http(s) URL)');
+    }
     const query = m.query ? stringRecord(await m.query.evaluate(input), 'query', m.query.where) : {};
     const headers = m.headers ? stringRecord(await m.headers.evaluate(input), 'headers', m.headers.where) : {};
     const body = m.body ? await m.body.evaluate(input) : undefined;
+    // An absolute URL (a result download) is kept as is; the dispatcher sends it to its own origin.
+    const absolute = /^https?:\/\//i.test(path);
     return {
       method: m.method,
-      path: channel.basePath + path,
+      path: absolute ? path : channel.basePath + path,
       query,
       headers,
       body: body === undefined ? null : JSON.stringify(body),

@@ -3,12 +3,11 @@ import { isErrorCode } from '../errors/catalogue.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { UpstreamResponse } from '../upstream/upstream-request.js';
 
-/** Context the response and error mappings see besides the vendor's answer. */
-export interface ResponseContext {
-  readonly model: string;
-  readonly public_model: string;
-  readonly now: string;
-}
+/**
+ * Context the response and error mappings see besides the vendor's answer: `model`,
+ * `public_model`, `now`, and for tasks `request` (the public body) or `task` (README, "Mapping inputs").
+ */
+export type ResponseContext = Readonly<Record<string, unknown>>;
 
 function parseJson(buf: Buffer): { ok: true; value: unknown } | { ok: false } {
   try {
@@ -41,7 +40,8 @@ function fallbackCode(status: number) {
   return 'bad_response' as const;
 }
 
-function retryAfter(res: UpstreamResponse): number | undefined {
+/** The vendor's Retry-After in seconds (1 h at most), when it sent a usable one. */
+export function retryAfter(res: UpstreamResponse): number | undefined {
   const h = res.headers['retry-after'];
   const n = Number(Array.isArray(h) ? h[0] : h);
   return Number.isFinite(n) && n > 0 ? Math.min(n, 3600) : undefined;

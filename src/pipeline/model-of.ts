@@ -3,16 +3,17 @@ import { GatewayError } from '../errors/gateway-error.js';
 
 /** Reads the public model name from where the route says it is: a path parameter or a body field. */
 export function modelOf(route: CompiledRoute, params: Readonly<Record<string, string>>, body: unknown): string {
+  const where = route.model!;
   let value: unknown;
-  if (route.model.from === 'path') {
-    value = params[route.model.name];
+  if (where.from === 'path') {
+    value = params[where.name];
   } else {
     value = body;
-    for (const seg of route.model.pointer) {
+    for (const seg of where.pointer) {
       value = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[seg] : undefined;
     }
   }
-  const param = route.model.from === 'path' ? '' : route.model.pointer.join('.');
+  const param = where.from === 'path' ? '' : where.pointer.join('.');
   if (typeof value !== 'string' || value === '') throw new GatewayError('invalid_request', 'model is required', { param: param || 'model' });
   return value;
 }

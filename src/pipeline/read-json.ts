@@ -2,9 +2,13 @@ import type { IncomingMessage } from 'node:http';
 import type { CompiledBody } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { readBody } from '../http/read-body.js';
+import { parseMultipart } from '../http/read-multipart.js';
 import { jsonErrorPosition } from '../schema/json-syntax.js';
 
-/** Reads, size-checks and parses a JSON body, refusing wrong media types and excessive nesting. */
+/**
+ * Reads, size-checks and parses a JSON body (or a multipart one where the route accepts it),
+ * refusing wrong media types and excessive nesting.
+ */
 export async function readJsonBody(req: IncomingMessage, rules: CompiledBody): Promise<unknown> {
   const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   if (!rules.contentTypes.includes(type)) {
@@ -18,6 +22,12 @@ export async function readJsonBody(req: IncomingMessage, rules: CompiledBody): P
     throw new GatewayError('unsupported_media_type', `Content-Encoding ${encoding.slice(0, 50)} is not accepted; send the body uncompressed`);
   }
   const raw = await readBody(req, rules.maxBytes);
+  if (type === 'multipart/form-data') {
+    const form = await parseMultipart(raw, req.headers['content-type']!, rules.maxFiles);
+    // A field holding JSON (metadata) nests like a JSON body does, under the same limit.
+    if (exceedsDepth(form, rules.maxDepth)) throw new GatewayError('invalid_request', `the request body is nested deeper than ${rules.maxDepth} levels`);
+    return form;
+  }
   if (raw.length === 0) throw new GatewayError('invalid_request', 'the request body is empty; a JSON object is expected');
   const text = raw.toString('utf8');
   let body: unknown;

@@ -1,13 +1,15 @@
+import type { CompiledOperation } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
+import type { UpstreamResponse } from '../upstream/upstream-request.js';
 import type { Store } from '../store/store.js';
 import { dispatch } from '../upstream/dispatch.js';
 import type { Pools } from '../upstream/pools.js';
 import { sign } from '../upstream/signers.js';
 import { debit } from './account.js';
-import { chooseChannel } from './choose-channel.js';
+import { chooseChannel, type ChannelChoice } from './choose-channel.js';
 import type { RequestContext } from './context.js';
 import { mapRequest } from './map-request.js';
-import { mapFailure, mapSuccess } from './map-response.js';
+import { mapFailure, mapSuccess, type ResponseContext } from './map-response.js';
 import { modelOf } from './model-of.js';
 
 /** What the sync engine needs from the process. */
@@ -15,6 +17,36 @@ export interface SyncDeps {
   readonly store: Store;
   readonly pools: Pools;
   readonly random?: () => number;
+}
+
+/**
+ * One call of a profile operation: maps the public request, signs it, sends it, and returns the
+ * vendor's answer with the context its response and error mappings see. `task` is the id a task
+ * submission gives the vendor.
+ */
+export async function callOperation(
+  ctx: RequestContext,
+  body: unknown,
+  model: string,
+  { channel, upstreamModel }: ChannelChoice,
+  op: CompiledOperation,
+  pools: Pools,
+  task?: { id: string },
+): Promise<{ res: UpstreamResponse; mctx: ResponseContext }> {
+  const now = ctx.now.toISOString();
+  const req = await mapRequest(op.request, channel, {
+    body,
+    params: ctx.params,
+    query: ctx.query,
+    model: upstreamModel,
+    public_model: model,
+    channel: { name: channel.name, settings: channel.settings },
+    now,
+    ...(task ? { task } : {}),
+  });
+  sign(channel.profile.auth, channel, req, ctx.now.getTime());
+  const res = await dispatch(pools, channel, req, op.response.maxBytes);
+  return { res, mctx: { model: upstreamModel, public_model: model, now, ...(task ? { request: body } : {}) } };
 }
 
 /**
@@ -27,19 +59,7 @@ export async function runSyncOperation(ctx: RequestContext, body: unknown, deps:
   const op = channel.profile.operations.get(ctx.route.operation)!;
   const refund = await debit(deps.store, ctx.token);
   try {
-    const now = ctx.now.toISOString();
-    const req = await mapRequest(op, channel, {
-      body,
-      params: ctx.params,
-      query: ctx.query,
-      model: upstreamModel,
-      public_model: model,
-      channel: { name: channel.name, settings: channel.settings },
-      now,
-    });
-    sign(channel.profile.auth, channel, req);
-    const res = await dispatch(deps.pools, channel, req, op.response.maxBytes);
-    const mctx = { model: upstreamModel, public_model: model, now };
+    const { res, mctx } = await callOperation(ctx, body, model, { channel, upstreamModel }, op, deps.pools);
     if (res.status >= 200 && res.status < 300) return await mapSuccess(op, res, mctx);
     throw await mapFailure(op, res, mctx);
   } catch (err) {

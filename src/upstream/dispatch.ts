@@ -1,3 +1,4 @@
+import type { Dispatcher } from 'undici';
 import type { CompiledChannel } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Pools } from './pools.js';
@@ -19,26 +20,44 @@ export function transportError(err: unknown, channel: CompiledChannel): GatewayE
 }
 
 /**
- * Sends a signed request through the channel's pool and reads the whole answer, within the
- * channel's header and body timeouts and the operation's size limit.
+ * Sends a signed request through the pool of its origin (the channel's, or the origin of an
+ * absolute URL) and returns the answer with its body unread, for streaming.
  */
-export async function dispatch(pools: Pools, channel: CompiledChannel, req: UpstreamRequest, maxBytes: number): Promise<UpstreamResponse> {
-  const qs = Object.keys(req.query).length === 0 ? '' : new URLSearchParams(req.query).toString();
+export async function send(pools: Pools, channel: CompiledChannel, req: UpstreamRequest, signal?: AbortSignal): Promise<Dispatcher.ResponseData> {
+  let origin = channel.origin;
+  let path = req.path;
+  const query = new URLSearchParams(req.query);
+  if (/^https?:\/\//i.test(path)) {
+    const url = new URL(path);
+    origin = url.origin;
+    for (const [k, v] of query) url.searchParams.set(k, v);
+    path = url.pathname + url.search;
+  } else if (query.size > 0) {
+    path = `${path}?${query.toString()}`;
+  }
   const headers = { ...req.headers };
   if (req.body !== null && !('content-type' in headers)) headers['content-type'] = 'application/json';
-  let res;
   try {
-    res = await pools.get(channel).request({
+    return await pools.get(channel, origin).request({
       method: req.method as 'POST',
-      path: qs ? `${req.path}?${qs}` : req.path,
+      path,
       headers,
       body: req.body,
       headersTimeout: channel.timeouts.headersMs,
       bodyTimeout: channel.timeouts.bodyMs,
+      signal,
     });
   } catch (err) {
     throw transportError(err, channel);
   }
+}
+
+/**
+ * Sends a signed request through the channel's pool and reads the whole answer, within the
+ * channel's header and body timeouts and the operation's size limit.
+ */
+export async function dispatch(pools: Pools, channel: CompiledChannel, req: UpstreamRequest, maxBytes: number): Promise<UpstreamResponse> {
+  const res = await send(pools, channel, req);
   const declared = Number(res.headers['content-length'] ?? NaN);
   const tooLarge = () => new GatewayError('bad_response', `the upstream answer is larger than ${maxBytes} bytes`);
   if (declared > maxBytes) {

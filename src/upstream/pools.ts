@@ -8,12 +8,12 @@ import type { CompiledChannel } from '../config/snapshot.js';
 export class Pools {
   readonly #pools = new Map<string, Pool>();
 
-  /** The pool for a channel's origin, created on first use. */
-  get(channel: CompiledChannel): Pool {
-    const key = `${channel.origin}|${channel.timeouts.connectMs}|${channel.maxConnections}`;
+  /** The pool for a channel's origin, or for another origin the channel sends to (a result host), created on first use. */
+  get(channel: CompiledChannel, origin = channel.origin): Pool {
+    const key = `${origin}|${channel.timeouts.connectMs}|${channel.maxConnections}`;
     let pool = this.#pools.get(key);
     if (!pool) {
-      pool = new Pool(channel.origin, {
+      pool = new Pool(origin, {
         connections: channel.maxConnections,
         connect: { timeout: channel.timeouts.connectMs },
         keepAliveTimeout: 30_000,
