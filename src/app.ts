@@ -13,6 +13,8 @@ export interface AppSettings {
   readonly dbPath: string;
   readonly port: number;
   readonly host: string;
+  /** The base URL clients reach the gateway at, for download links; null: taken from each request's Host. */
+  readonly publicUrl: string | null;
 }
 
 /** Reads process settings from the environment, with the documented defaults. */
@@ -22,6 +24,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env, defaults: 
     dbPath: env.GATEWAY_DB ?? defaults.dbPath ?? 'data/gateway.db',
     port: env.PORT !== undefined ? Number(env.PORT) : (defaults.port ?? 8080),
     host: env.HOST ?? defaults.host ?? '0.0.0.0',
+    publicUrl: env.GATEWAY_PUBLIC_URL ?? defaults.publicUrl ?? null,
   };
 }
 
@@ -60,7 +63,7 @@ export async function startApp(settings: AppSettings, log: Logger, opts: { simul
   try {
     const snapshot = loadConfigOrThrow(settings.configDir, { overrideChannel: override, allowMissingEnv: opts.simulate });
     const store = opts.store ?? openSqliteStore(settings.dbPath);
-    const gateway = createGateway({ snapshot: () => snapshot, store, log });
+    const gateway = createGateway({ snapshot: () => snapshot, store, log, publicUrl: settings.publicUrl ?? undefined });
     const port = await gateway.listen(settings.port, settings.host);
     return {
       gateway,

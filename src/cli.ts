@@ -93,6 +93,14 @@ async function serve(simulate: boolean): Promise<void> {
       `API key: ${key}`,
       '',
       ...(examples.length > 0 ? ['Try:', ...examples] : []),
+      ...(app.snapshot.routes.some((r) => r.kind === 'task-submit')
+        ? [
+            '',
+            'A task answers its id at once; follow it and download the result when it is completed:',
+            `  curl -s ${base}/v1/videos/<id> -H "Authorization: Bearer ${key}"`,
+            `  curl -s ${base}/v1/videos/<id>/content -H "Authorization: Bearer ${key}" -o video.mp4`,
+          ]
+        : []),
       '',
     ].join('\n') + '\n',
   );

@@ -12,6 +12,12 @@ import { readJsonBody } from './pipeline/read-json.js';
 import { runSyncOperation } from './pipeline/sync-operation.js';
 import { validateBody } from './pipeline/validate-body.js';
 import type { Store } from './store/store.js';
+import { runTaskContent } from './tasks/content.js';
+import { Poller } from './tasks/poller.js';
+import { runTaskQuery } from './tasks/query.js';
+import { runTaskSubmit } from './tasks/submit.js';
+import type { TaskDeps } from './tasks/task-deps.js';
+import { newTaskId } from './tasks/task-id.js';
 import { Pools } from './upstream/pools.js';
 
 /** What a gateway is built from. */
@@ -26,12 +32,23 @@ export interface GatewayOptions {
   readonly random?: () => number;
   /** Milliseconds an authenticated key stays cached. */
   readonly authCacheTtlMs?: number;
+  /** Task ids; golden runs make them deterministic. */
+  readonly newTaskId?: () => string;
+  /**
+   * False: no background polling and no resume at start; every task query asks the vendor
+   * (golden runs, where each vendor call must be one the case recorded). Default true.
+   */
+  readonly poll?: boolean;
+  /** The gateway's public base URL for download links (GATEWAY_PUBLIC_URL); default: from the request's Host. */
+  readonly publicUrl?: string;
 }
 
 /** A running gateway: its HTTP server and how to stop it. */
 export interface Gateway {
   readonly server: Server;
-  /** Starts listening; resolves with the bound port (0 picks a free one). */
+  /** The task poller (its stats feed the benchmark). */
+  readonly poller: Poller;
+  /** Resumes unfinished tasks, then starts listening; resolves with the bound port (0 picks a free one). */
   listen(port: number, host?: string): Promise<number>;
   /** Base URL once listening, e.g. http://127.0.0.1:41234 */
   url(): string;
@@ -55,9 +72,21 @@ function publicQuery(search: URLSearchParams | null): Record<string, string> {
 /** Builds the gateway: one request handler running the pipeline stages in order. */
 export function createGateway(opts: GatewayOptions): Gateway {
   const pools = new Pools();
+  let port = 0;
   const auth = new Authenticator(opts.store, opts.authCacheTtlMs);
   const clock = opts.clock ?? (() => new Date());
-  const deps = { store: opts.store, pools, random: opts.random };
+  const poll = opts.poll ?? true;
+  const poller = new Poller({ store: opts.store, pools, snapshot: opts.snapshot, log: opts.log, clock, random: opts.random });
+  if (!poll) poller.stop();
+  const deps: TaskDeps = { store: opts.store, pools, random: opts.random, poller, newId: opts.newTaskId ?? newTaskId, refreshAlways: !poll };
+
+  /** Where this client reached us: the configured public URL, else the Host it sent. */
+  function publicBase(req: IncomingMessage): string {
+    if (opts.publicUrl) return opts.publicUrl.replace(/\/+$/, '');
+    const host = typeof req.headers.host === 'string' && /^[A-Za-z0-9.:[\]-]{1,300}$/.test(req.headers.host) ? req.headers.host : `127.0.0.1:${port}`;
+    const proto = req.headers['x-forwarded-proto'] === 'https' ? 'https' : 'http';
+    return `${proto}://${host}`;
+  }
 
   async function handle(req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
     const snapshot = opts.snapshot();
@@ -75,8 +104,16 @@ export function createGateway(opts: GatewayOptions): Gateway {
       token,
       log: opts.log,
       now: clock(),
+      // Only task answers carry download links: sync requests never pay for building it.
+      get publicBase() {
+        return publicBase(req);
+      },
     };
-    const answer = await runSyncOperation(ctx, body, deps);
+    if (route.kind === 'task-content') return runTaskContent(ctx, req, res, deps);
+    const answer =
+      route.kind === 'sync' ? await runSyncOperation(ctx, body, deps)
+      : route.kind === 'task-submit' ? await runTaskSubmit(ctx, body, deps)
+      : await runTaskQuery(ctx, body, deps);
     const text = JSON.stringify(answer);
     res.writeHead(200, {
       'content-type': 'application/json; charset=utf-8',
@@ -109,10 +146,14 @@ export function createGateway(opts: GatewayOptions): Gateway {
   server.requestTimeout = 300_000;
   server.keepAliveTimeout = 65_000;
 
-  let port = 0;
   return {
     server,
-    listen(p, host = '127.0.0.1') {
+    poller,
+    async listen(p, host = '127.0.0.1') {
+      if (poll) {
+        const resumed = await poller.resume();
+        if (resumed > 0) opts.log.info({ tasks: resumed }, 'resumed unfinished tasks');
+      }
       return new Promise((resolve, reject) => {
         server.once('error', reject);
         server.listen(p, host, () => {
@@ -124,6 +165,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
     },
     url: () => `http://127.0.0.1:${port}`,
     async close() {
+      poller.stop();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();

@@ -1,0 +1,113 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { pipeline } from 'node:stream/promises';
+import type { Dispatcher } from 'undici';
+import type { CompiledChannel } from '../config/snapshot.js';
+import { GatewayError } from '../errors/gateway-error.js';
+import type { RequestContext } from '../pipeline/context.js';
+import { mapRequest } from '../pipeline/map-request.js';
+import type { TaskRecord, TaskResult } from '../store/store.js';
+import { send } from '../upstream/dispatch.js';
+import { sign } from '../upstream/signers.js';
+import type { UpstreamRequest } from '../upstream/upstream-request.js';
+import { findOwnTask, taskIdOf } from './find-task.js';
+import type { TaskDeps } from './task-deps.js';
+import { vendorView } from './vendor-query.js';
+
+/** Vendor headers a download passes on; everything else (cookies, vendor ids, URLs) stays behind. */
+const PASSED = ['content-type', 'content-length', 'content-range', 'accept-ranges', 'etag', 'last-modified'] as const;
+const MAX_REDIRECTS = 3;
+const RANGE = /^bytes=[0-9]*-[0-9]*(,\s*[0-9]*-[0-9]*){0,7}$/;
+
+/** Picks the result a download asks for: `?index=N` (default 0) or `?variant=TYPE` (the first of that type). */
+function pickResult(ctx: RequestContext, task: TaskRecord): { result: TaskResult & { url: string }; index: number } {
+  const { index: rawIndex, variant } = ctx.query;
+  if (rawIndex !== undefined && !/^[0-9]{1,3}$/.test(rawIndex)) throw new GatewayError('invalid_request', 'index must be a whole number', { param: 'index' });
+  let index = rawIndex === undefined ? 0 : Number(rawIndex);
+  if (variant !== undefined && rawIndex === undefined) {
+    index = task.results.findIndex((r) => r.type === variant && r.url !== null);
+    if (index === -1) throw new GatewayError('task_not_ready', `task ${task.id} has no ${JSON.stringify(variant.slice(0, 40))} result`, { param: 'variant' });
+  }
+  const result = task.results[index];
+  if (!result) throw new GatewayError('task_not_ready', `task ${task.id} has ${task.results.length} result(s); there is no result ${index}`, { param: 'index' });
+  if (result.url === null) throw new GatewayError('task_not_ready', `result ${index} of task ${task.id} is data, not a file; read it from the task query`, { param: 'index' });
+  return { result: result as TaskResult & { url: string }, index };
+}
+
+/**
+ * The vendor request for a result: the profile's content mapping, or else the result URL itself (a
+ * path is taken on the channel). The channel's credentials go to the channel's own origin only,
+ * never to another host a vendor answer named.
+ */
+async function requestFor(ctx: RequestContext, channel: CompiledChannel, task: TaskRecord, result: TaskResult & { url: string }, index: number): Promise<{ req: UpstreamRequest; signed: boolean }> {
+  const content = channel.profile.tasks?.content;
+  const req: UpstreamRequest = content
+    ? await mapRequest(content, channel, {
+        task: vendorView(task),
+        result,
+        index,
+        channel: { name: channel.name, settings: channel.settings },
+        now: ctx.now.toISOString(),
+      })
+    : { method: 'GET', path: result.url.startsWith('/') ? channel.basePath + result.url : result.url, query: {}, headers: {}, body: null };
+  const sameOrigin = !/^https?:\/\//i.test(req.path) || new URL(req.path).origin === channel.origin;
+  if (sameOrigin) sign(channel.profile.auth, channel, req, ctx.now.getTime());
+  return { req, signed: sameOrigin };
+}
+
+/**
+ * Streams a task's result from the vendor to the client: nothing is buffered whole, `Range` goes
+ * through, redirects are followed here (credentials never follow to another origin), and neither
+ * the vendor's URL nor its key reaches the client.
+ */
+export async function runTaskContent(ctx: RequestContext, req: IncomingMessage, res: ServerResponse, deps: TaskDeps): Promise<void> {
+  const task = await findOwnTask(ctx, deps, taskIdOf(ctx));
+  if (task.status !== 'completed') {
+    throw new GatewayError('task_not_ready', `task ${task.id} is ${task.status}; its result can be downloaded once it is completed`);
+  }
+  const { result, index } = pickResult(ctx, task);
+  const channel = ctx.snapshot.channelsByName.get(task.channel);
+  if (!channel) throw new GatewayError('upstream_unavailable', 'the channel that ran this task is no longer configured');
+
+  let { req: upstream, signed } = await requestFor(ctx, channel, task, result, index);
+  const range = req.headers.range;
+  if (typeof range === 'string' && RANGE.test(range.trim())) upstream.headers.range = range.trim();
+
+  const abort = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) abort.abort();
+  });
+  let answer: Dispatcher.ResponseData | null = null;
+  for (let hop = 0; ; hop++) {
+    answer = await send(deps.pools, channel, upstream, abort.signal);
+    const location = answer.headers.location;
+    if (answer.statusCode < 300 || answer.statusCode > 399 || typeof location !== 'string' || hop >= MAX_REDIRECTS) break;
+    answer.body.destroy();
+    const from = /^https?:\/\//i.test(upstream.path) ? upstream.path : `${channel.origin}${upstream.path}`;
+    const next = new URL(location, from);
+    const keep = signed && next.origin === new URL(from).origin;
+    upstream = { method: 'GET', path: next.href, query: {}, headers: keep ? upstream.headers : upstream.headers.range ? { range: upstream.headers.range } : {}, body: null };
+    signed = keep;
+  }
+  const status = answer.statusCode;
+  if (status !== 200 && status !== 206 && status !== 416) {
+    answer.body.destroy();
+    const gone = status === 404 || status === 410 || status === 403;
+    throw new GatewayError('bad_response', gone ? 'the vendor no longer serves this result' : `the vendor answered the download with HTTP ${status}`, {
+      cause: { status, channel: channel.name },
+    });
+  }
+  const headers: Record<string, string> = { 'x-request-id': ctx.requestId };
+  for (const h of PASSED) {
+    const v = answer.headers[h];
+    if (typeof v === 'string') headers[h] = v;
+  }
+  headers['content-type'] ??= 'application/octet-stream';
+  res.writeHead(status, headers);
+  try {
+    await pipeline(answer.body, res);
+  } catch (err) {
+    // Headers are out: the only honest signal left is a cut connection.
+    ctx.log.warn({ req_id: ctx.requestId, task: task.id, err: (err as Error).message }, 'download cut off');
+    res.destroy();
+  }
+}

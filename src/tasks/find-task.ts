@@ -1,0 +1,46 @@
+import { GatewayError } from '../errors/gateway-error.js';
+import type { RequestContext } from '../pipeline/context.js';
+import type { TaskRecord } from '../store/store.js';
+import { TERMINAL_STATUSES } from '../store/store.js';
+import { isTaskId } from './task-id.js';
+import type { TaskDeps } from './task-deps.js';
+
+/** Whether the calling token may see a task on this route: its own, of a family the route serves, accepted. */
+export function visible(ctx: RequestContext, task: TaskRecord | null): task is TaskRecord {
+  return task !== null && task.tokenId === ctx.token.id && ctx.route.task!.kinds.includes(task.kind) && task.status !== 'submitting';
+}
+
+/** The single task id of a query or content route (path or query parameter). */
+export function taskIdOf(ctx: RequestContext): string {
+  const src = ctx.route.task!.id!;
+  const id = src.from === 'path' ? ctx.params[src.name] : src.from === 'query' ? ctx.query[src.name] : undefined;
+  if (id === undefined || id === '') throw new GatewayError('invalid_request', `${src.name} is required`, { param: src.name });
+  return id;
+}
+
+/**
+ * The caller's task of that id. Another token's task answers exactly like a missing one, so ids
+ * cannot be probed.
+ */
+export async function findOwnTask(ctx: RequestContext, deps: TaskDeps, id: string): Promise<TaskRecord> {
+  const task = isTaskId(id) ? await deps.store.getTask(id) : null;
+  if (!visible(ctx, task)) throw new GatewayError('task_not_found', `no task ${JSON.stringify(id.slice(0, 100))} was found for this API key`, { param: 'task_id' });
+  return task;
+}
+
+/** Whether an unfinished record is older than its channel's `stale_ms` (since this process last asked the vendor). */
+export function isStale(ctx: RequestContext, deps: TaskDeps, task: TaskRecord): boolean {
+  if (TERMINAL_STATUSES.has(task.status)) return false;
+  const channel = ctx.snapshot.channelsByName.get(task.channel);
+  if (!channel) return false;
+  if (deps.refreshAlways) return true;
+  const last = deps.poller.lookedAt(task.id) ?? task.updatedAt;
+  return ctx.now.getTime() - last >= channel.polling.staleMs;
+}
+
+/** Asks the vendor again when the record is stale; otherwise, or if that fails, the record as stored. */
+export async function refreshIfStale(ctx: RequestContext, deps: TaskDeps, task: TaskRecord): Promise<TaskRecord> {
+  if (!isStale(ctx, deps, task)) return task;
+  const fresh = await deps.poller.refresh(task).catch(() => null);
+  return fresh ?? task;
+}

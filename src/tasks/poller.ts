@@ -1,0 +1,430 @@
+import type { Logger } from 'pino';
+import { DEFAULT_POLLING } from '../config/compile-channels.js';
+import type { CompiledChannel, Snapshot } from '../config/snapshot.js';
+import type { Store, TaskRecord } from '../store/store.js';
+import { TERMINAL_STATUSES } from '../store/store.js';
+import type { Pools } from '../upstream/pools.js';
+import { DueQueue } from './due-queue.js';
+import { applyUpdate, type TaskUpdate } from './task-update.js';
+import { queryBatch, queryTask } from './vendor-query.js';
+
+/** What the poller is built from. */
+export interface PollerDeps {
+  readonly store: Store;
+  readonly pools: Pools;
+  readonly snapshot: () => Snapshot;
+  readonly log: Logger;
+  readonly clock: () => Date;
+  readonly random?: () => number;
+}
+
+/** Backoff of a channel in trouble: doubling from 1 s to 60 s, jittered, or the vendor's Retry-After. */
+const BACKOFF_BASE_MS = 1_000;
+const BACKOFF_MAX_MS = 60_000;
+/** A `submitting` record older than this belongs to a gateway that stopped mid-submission. */
+const SUBMIT_ORPHAN_MS = 10 * 60_000;
+/** Resumed tasks are spread over this much of their first interval, so a restart is not a stampede. */
+const RESUME_SPREAD = 1;
+const RESUME_PAGE = 1000;
+
+interface ChannelState {
+  active: number;
+  pausedUntil: number;
+  failures: number;
+  /** Due tasks waiting for a free slot, oldest first. */
+  ready: string[];
+}
+
+/**
+ * Follows every unfinished task to a terminal state. Due times live in one queue with one timer
+ * (no timer or sleep per task); each channel has its own concurrency limit and backoff; profiles
+ * with a batch query are asked about many tasks per call. Each look at a task is single-flight,
+ * shared by the poller and the query routes' on-demand refreshes.
+ */
+export class Poller {
+  readonly #deps: PollerDeps;
+  readonly #due = new DueQueue();
+  /** Task id → channel name, for every task followed. */
+  readonly #channelOf = new Map<string, string>();
+  /** Task id → time of the last look, for staleness. */
+  readonly #lookedAt = new Map<string, number>();
+  readonly #inflight = new Map<string, Promise<TaskRecord | null>>();
+  readonly #channels = new Map<string, ChannelState>();
+  readonly #warned = new Set<string>();
+  #timer: NodeJS.Timeout | null = null;
+  #timerAt = Infinity;
+  #stopped = false;
+  /** Upstream calls made by the poller and refreshes, for the benchmark and metrics. */
+  readonly stats = { queries: 0, batchQueries: 0, updates: 0 };
+
+  constructor(deps: PollerDeps) {
+    this.#deps = deps;
+  }
+
+  /** How many tasks are followed. */
+  get size(): number {
+    return this.#channelOf.size;
+  }
+
+  /** Resumes every unfinished task of the store (after a restart). */
+  async resume(): Promise<number> {
+    let after: string | null = null;
+    let n = 0;
+    const now = this.#now();
+    for (;;) {
+      const page: TaskRecord[] = await this.#deps.store.listUnfinishedTasks(after, RESUME_PAGE);
+      if (page.length === 0) break;
+      for (const t of page) {
+        const interval = this.#channel(t.channel)?.polling.intervalMs ?? DEFAULT_POLLING.intervalMs;
+        const due = t.status === 'submitting' ? Math.max(now, t.createdAt + SUBMIT_ORPHAN_MS) : now + Math.floor(this.#random() * interval * RESUME_SPREAD);
+        this.#follow(t.id, t.channel, due);
+        n++;
+      }
+      after = page[page.length - 1]!.id;
+    }
+    this.#arm();
+    return n;
+  }
+
+  /** Starts following a task that was just accepted; its first look is one interval away. */
+  track(task: TaskRecord): void {
+    if (this.#stopped || TERMINAL_STATUSES.has(task.status)) return;
+    this.#lookedAt.set(task.id, this.#now());
+    this.#follow(task.id, task.channel, this.#nextLook(task.id, task.channel));
+    this.#arm();
+  }
+
+  /** Time of the last look at a task by this process, or null. */
+  lookedAt(id: string): number | null {
+    return this.#lookedAt.get(id) ?? null;
+  }
+
+  /**
+   * Looks at a task now, for a query route. Joins a look already under way; returns null without
+   * asking when the channel is backing off or has no free slot (the caller answers the record).
+   */
+  refresh(task: TaskRecord): Promise<TaskRecord | null> {
+    const running = this.#inflight.get(task.id);
+    if (running) return running;
+    const channel = this.#channel(task.channel);
+    if (!channel) return Promise.resolve(null);
+    const state = this.#state(channel.name);
+    if (state.pausedUntil > this.#now() || state.active >= channel.polling.concurrency) return Promise.resolve(null);
+    return this.#lookAtOne(task.id, task);
+  }
+
+  /**
+   * Looks at several tasks now, for a batch query route: batched per channel where the profile
+   * allows it. Tasks whose channel is busy or backing off are left out of the answer.
+   */
+  async refreshMany(tasks: readonly TaskRecord[]): Promise<Map<string, TaskRecord | null>> {
+    const out = new Map<string, TaskRecord | null>();
+    const byChannel = new Map<string, TaskRecord[]>();
+    for (const t of tasks) byChannel.set(t.channel, [...(byChannel.get(t.channel) ?? []), t]);
+    await Promise.all(
+      [...byChannel].map(async ([name, list]) => {
+        const channel = this.#channel(name);
+        const batch = channel?.profile.tasks?.batchQuery;
+        if (!channel || !batch) {
+          await Promise.all(list.map(async (t) => out.set(t.id, await this.refresh(t))));
+          return;
+        }
+        const state = this.#state(name);
+        const joined = list.filter((t) => this.#inflight.has(t.id));
+        const fresh = list.filter((t) => !this.#inflight.has(t.id));
+        await Promise.all(joined.map(async (t) => out.set(t.id, await this.#inflight.get(t.id)!)));
+        for (let i = 0; i < fresh.length; i += batch.maxIds) {
+          if (state.pausedUntil > this.#now() || state.active >= channel.polling.concurrency) break;
+          for (const [id, t] of await this.#lookAtBatch(channel, fresh.slice(i, i + batch.maxIds).map((t) => t.id))) out.set(id, t);
+        }
+      }),
+    );
+    return out;
+  }
+
+  /** Stops polling; looks under way finish on their own. */
+  stop(): void {
+    this.#stopped = true;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
+  }
+
+  #now(): number {
+    return this.#deps.clock().getTime();
+  }
+
+  #random(): number {
+    return (this.#deps.random ?? Math.random)();
+  }
+
+  /** An interval ±10 %, so tasks submitted together drift apart. */
+  #jitter(ms: number): number {
+    return Math.round(ms * (0.9 + 0.2 * this.#random()));
+  }
+
+  #channel(name: string): CompiledChannel | undefined {
+    return this.#deps.snapshot().channelsByName.get(name);
+  }
+
+  #state(name: string): ChannelState {
+    let s = this.#channels.get(name);
+    if (!s) {
+      s = { active: 0, pausedUntil: 0, failures: 0, ready: [] };
+      this.#channels.set(name, s);
+    }
+    return s;
+  }
+
+  #follow(id: string, channel: string, dueAt: number): void {
+    this.#channelOf.set(id, channel);
+    this.#due.set(id, dueAt);
+  }
+
+  #forget(id: string): void {
+    this.#channelOf.delete(id);
+    this.#lookedAt.delete(id);
+    this.#due.delete(id);
+  }
+
+  /** Sets the one timer for the earliest due task. */
+  #arm(): void {
+    if (this.#stopped) return;
+    const next = this.#due.peekTime();
+    if (next === null || next >= this.#timerAt) return;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timerAt = next;
+    this.#timer = setTimeout(() => this.#tick(), Math.max(0, Math.min(next - this.#now(), 2 ** 31 - 1)));
+    this.#timer.unref();
+  }
+
+  #tick(): void {
+    this.#timer = null;
+    this.#timerAt = Infinity;
+    if (this.#stopped) return;
+    const now = this.#now();
+    const touched = new Set<string>();
+    for (const id of this.#due.popDue(now)) {
+      const name = this.#channelOf.get(id);
+      if (name === undefined) continue;
+      const state = this.#state(name);
+      if (state.pausedUntil > now) {
+        this.#due.set(id, state.pausedUntil + Math.floor(this.#random() * 1000));
+        continue;
+      }
+      state.ready.push(id);
+      touched.add(name);
+    }
+    for (const name of touched) this.#launch(name);
+    this.#arm();
+  }
+
+  /** Starts looks for a channel's ready tasks while it has free slots. */
+  #launch(name: string): void {
+    const state = this.#state(name);
+    const channel = this.#channel(name);
+    if (!channel?.profile.tasks) {
+      // The channel left the config (or lost its task protocol): wait, bounded by each task's deadline.
+      if (!this.#warned.has(name)) this.#deps.log.warn({ channel: name }, 'tasks wait for a channel that is not configured');
+      this.#warned.add(name);
+      for (const id of state.ready.splice(0)) this.#lookAtOne(id, null).catch(() => undefined);
+      return;
+    }
+    const batch = channel.profile.tasks.batchQuery;
+    while (state.ready.length > 0 && state.active < channel.polling.concurrency) {
+      if (batch) {
+        const ids = state.ready.splice(0, batch.maxIds).filter((id) => !this.#inflight.has(id));
+        if (ids.length > 0) this.#lookAtBatch(channel, ids).catch(() => undefined);
+      } else {
+        const id = state.ready.shift()!;
+        if (!this.#inflight.has(id)) this.#lookAtOne(id, null).catch(() => undefined);
+      }
+    }
+  }
+
+  /** Reschedules a task that is still unfinished one interval from now (or after a backoff). */
+  #again(task: TaskRecord, at?: number): void {
+    if (this.#stopped) return;
+    this.#follow(task.id, task.channel, at ?? this.#nextLook(task.id, task.channel));
+    this.#arm();
+  }
+
+  /**
+   * When to look at a task again: one jittered interval after the last look *started*, so time
+   * spent waiting for a slot or for the vendor does not stretch every later period. On a channel
+   * with a batch query the time is rounded up to a fifth of the interval, so the channel's tasks
+   * fall due together and go out in full batches instead of one task per call.
+   */
+  #nextLook(id: string, channelName: string): number {
+    const channel = this.#channel(channelName);
+    const interval = channel?.polling.intervalMs ?? DEFAULT_POLLING.intervalMs;
+    const now = this.#now();
+    let at = Math.max(now + interval / 10, (this.#lookedAt.get(id) ?? now) + this.#jitter(interval));
+    if (channel?.profile.tasks?.batchQuery) {
+      const step = Math.max(100, Math.floor(interval / 5));
+      at = Math.ceil(at / step) * step;
+    }
+    return Math.round(at);
+  }
+
+  /** Fails a task that ran past its deadline or whose submission was cut off, with a refund. */
+  async #expire(task: TaskRecord): Promise<TaskRecord> {
+    const now = this.#now();
+    const interrupted = task.status === 'submitting';
+    const span = task.deadlineAt - task.createdAt;
+    const spanText = span >= 120_000 ? `${Math.round(span / 60_000)} minutes` : `${Math.round(span / 1000)} seconds`;
+    const update: TaskUpdate = {
+      id: null,
+      status: 'failed',
+      vendorStatus: null,
+      progress: null,
+      results: null,
+      error: interrupted
+        ? { code: 'submission_interrupted', message: 'the gateway stopped before the vendor confirmed the task; it was not charged' }
+        : { code: 'task_timeout', message: `the vendor did not finish the task within ${spanText}; it was not charged` },
+      context: undefined,
+      seconds: null,
+      size: null,
+    };
+    if (interrupted) {
+      // A submission is confirmed by status change, not by the update rule: move it here directly.
+      const done = await this.#deps.store.updateTask(task.id, task.version, { status: 'failed', error: update.error, completedAt: now, updatedAt: now, refund: true });
+      return done ?? task;
+    }
+    return applyUpdate(this.#deps.store, task, update, now);
+  }
+
+  /** One look at one task, single-flight. `known` skips the store read when the caller has the record. */
+  #lookAtOne(id: string, known: TaskRecord | null): Promise<TaskRecord | null> {
+    const p = this.#withSlot(this.#channelOf.get(id) ?? known?.channel ?? '', async () => {
+      const task = known ?? (await this.#deps.store.getTask(id));
+      if (!task || TERMINAL_STATUSES.has(task.status)) {
+        this.#forget(id);
+        return task;
+      }
+      const now = this.#now();
+      if (now >= task.deadlineAt || (task.status === 'submitting' && now >= task.createdAt + SUBMIT_ORPHAN_MS)) {
+        const done = await this.#expire(task);
+        this.#forget(id);
+        return done;
+      }
+      const channel = this.#channel(task.channel);
+      if (task.status === 'submitting' || !channel?.profile.tasks) {
+        this.#again(task, task.status === 'submitting' ? task.createdAt + SUBMIT_ORPHAN_MS : undefined);
+        return task;
+      }
+      this.stats.queries++;
+      this.#lookedAt.set(id, now);
+      const outcome = await queryTask(channel.profile.tasks.query, channel, this.#deps.pools, task, this.#deps.clock());
+      if (!outcome.ok) {
+        this.#trouble(channel, outcome, [task]);
+        return task;
+      }
+      this.#recovered(channel);
+      return this.#settle(task, outcome.value);
+    });
+    this.#inflight.set(id, p);
+    p.finally(() => this.#inflight.delete(id)).catch(() => undefined);
+    return p;
+  }
+
+  /** One batch look at several tasks of a channel; gives what became of each. */
+  async #lookAtBatch(channel: CompiledChannel, ids: string[]): Promise<Map<string, TaskRecord | null>> {
+    const results = new Map<string, TaskRecord | null>();
+    const resolvers = new Map<string, (t: TaskRecord | null) => void>();
+    for (const id of ids) {
+      const p = new Promise<TaskRecord | null>((resolve) => resolvers.set(id, resolve));
+      this.#inflight.set(id, p);
+      p.finally(() => this.#inflight.delete(id)).catch(() => undefined);
+    }
+    const resolve = (id: string, t: TaskRecord | null) => {
+      if (!results.has(id)) results.set(id, t);
+      resolvers.get(id)?.(t);
+    };
+    try {
+      await this.#withSlot(channel.name, async () => {
+        const now = this.#now();
+        const tasks: TaskRecord[] = [];
+        const rare: Promise<void>[] = [];
+        for (const t of await this.#deps.store.getTasks(ids)) {
+          if (TERMINAL_STATUSES.has(t.status)) {
+            this.#forget(t.id);
+            resolve(t.id, t);
+          } else if (now >= t.deadlineAt || t.status === 'submitting') {
+            // Rare paths; the single look handles them.
+            resolvers.delete(t.id);
+            this.#inflight.delete(t.id);
+            rare.push(this.#lookAtOne(t.id, t).then((r) => void results.set(t.id, r), () => undefined));
+          } else {
+            tasks.push(t);
+          }
+        }
+        await Promise.all(rare);
+        if (tasks.length === 0) return;
+        this.stats.batchQueries++;
+        for (const t of tasks) this.#lookedAt.set(t.id, now);
+        const outcome = await queryBatch(channel.profile.tasks!.batchQuery!, channel, this.#deps.pools, tasks, this.#deps.clock());
+        if (!outcome.ok) {
+          this.#trouble(channel, outcome, tasks);
+          return;
+        }
+        this.#recovered(channel);
+        await Promise.all(
+          tasks.map(async (t) => {
+            const u = t.upstreamId === null ? undefined : outcome.value.get(t.upstreamId);
+            if (!u) {
+              this.#again(t);
+              resolve(t.id, t);
+              return;
+            }
+            resolve(t.id, await this.#settle(t, u));
+          }),
+        );
+      });
+    } finally {
+      for (const id of ids) resolve(id, null);
+    }
+    return results;
+  }
+
+  /** Writes what a look found and decides whether to look again. */
+  async #settle(task: TaskRecord, update: TaskUpdate): Promise<TaskRecord> {
+    const now = this.#now();
+    const next = await applyUpdate(this.#deps.store, task, update, now);
+    if (next !== task) this.stats.updates++;
+    if (TERMINAL_STATUSES.has(next.status)) this.#forget(next.id);
+    else this.#again(next);
+    return next;
+  }
+
+  /** A failed look: the vendor's trouble pauses the whole channel; any other failure just waits an interval. */
+  #trouble(channel: CompiledChannel, outcome: { error: Error; retryAfterMs: number | null; vendorTrouble: boolean }, tasks: TaskRecord[]): void {
+    const state = this.#state(channel.name);
+    let at: number | undefined;
+    if (outcome.vendorTrouble) {
+      state.failures++;
+      const exp = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** Math.min(state.failures - 1, 16));
+      const wait = outcome.retryAfterMs ?? Math.round(exp * (0.5 + this.#random() * 0.5));
+      state.pausedUntil = Math.max(state.pausedUntil, this.#now() + wait);
+      at = state.pausedUntil;
+    }
+    this.#deps.log.warn({ channel: channel.name, tasks: tasks.length, err: outcome.error.message, backoff_ms: at ? at - this.#now() : 0 }, 'task query failed');
+    for (const t of tasks) this.#again(t, at);
+  }
+
+  #recovered(channel: CompiledChannel): void {
+    const state = this.#state(channel.name);
+    state.failures = 0;
+  }
+
+  /** Runs `fn` holding one of the channel's slots, then lets waiting tasks of that channel go. */
+  async #withSlot<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    const state = this.#state(name);
+    state.active++;
+    try {
+      return await fn();
+    } finally {
+      state.active--;
+      if (state.ready.length > 0) this.#launch(name);
+    }
+  }
+}

@@ -1,0 +1,32 @@
+import { GatewayError } from '../errors/gateway-error.js';
+import type { RequestContext } from '../pipeline/context.js';
+import type { TaskRecord } from '../store/store.js';
+import { answerFor } from './answer.js';
+import { findOwnTask, isStale, refreshIfStale, taskIdOf, visible } from './find-task.js';
+import { isTaskId } from './task-id.js';
+import type { TaskDeps } from './task-deps.js';
+
+/** A task query: one id from the path or query string, or a batch of ids from the body. */
+export async function runTaskQuery(ctx: RequestContext, body: unknown, deps: TaskDeps): Promise<unknown> {
+  const src = ctx.route.task!.id!;
+  if (src.from !== 'body') {
+    const task = await findOwnTask(ctx, deps, taskIdOf(ctx));
+    return answerFor(ctx, await refreshIfStale(ctx, deps, task));
+  }
+  let ids: unknown = body;
+  for (const seg of src.pointer) ids = ids !== null && typeof ids === 'object' ? (ids as Record<string, unknown>)[seg] : undefined;
+  const max = ctx.route.task!.maxIds;
+  if (!Array.isArray(ids) || ids.length === 0 || ids.length > max || !ids.every((x) => typeof x === 'string')) {
+    throw new GatewayError('invalid_request', `${src.name} must be an array of 1 to ${max} task ids`, { param: src.name });
+  }
+  const wanted = [...new Set(ids as string[])];
+  const found = await deps.store.getTasks(wanted.filter(isTaskId));
+  const mine = new Map(found.filter((t) => visible(ctx, t)).map((t) => [t.id, t]));
+  // Stale records are refreshed together: the poller batches them where the vendor allows.
+  const stale = [...mine.values()].filter((t) => isStale(ctx, deps, t));
+  if (stale.length > 0) {
+    for (const [id, t] of await deps.poller.refreshMany(stale).catch(() => new Map<string, TaskRecord | null>())) if (t) mine.set(id, t);
+  }
+  // Unknown ids and other tokens' ids are left out alike, in the order asked.
+  return answerFor(ctx, wanted.map((id) => mine.get(id)).filter((t): t is TaskRecord => t !== undefined));
+}

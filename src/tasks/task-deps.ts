@@ -1,0 +1,15 @@
+import type { Store } from '../store/store.js';
+import type { Pools } from '../upstream/pools.js';
+import type { Poller } from './poller.js';
+
+/** What the task routes need from the process. */
+export interface TaskDeps {
+  readonly store: Store;
+  readonly pools: Pools;
+  readonly poller: Poller;
+  readonly random?: () => number;
+  /** Makes our task ids; golden runs make them deterministic. */
+  readonly newId: () => string;
+  /** Golden runs: every query of an unfinished task asks the vendor, whatever `stale_ms` says. */
+  readonly refreshAlways?: boolean;
+}

@@ -1,0 +1,143 @@
+import type { CompiledChannel, CompiledOperation } from '../config/snapshot.js';
+import { GatewayError } from '../errors/gateway-error.js';
+import { mapRequest } from '../pipeline/map-request.js';
+import { mapSuccess, retryAfter } from '../pipeline/map-response.js';
+import type { TaskRecord } from '../store/store.js';
+import { dispatch } from '../upstream/dispatch.js';
+import type { Pools } from '../upstream/pools.js';
+import { sign } from '../upstream/signers.js';
+import type { UpstreamResponse } from '../upstream/upstream-request.js';
+import { readTaskUpdate, type TaskUpdate } from './task-update.js';
+
+/** What one look at the vendor gave: news about the task(s), or a failure to try again later. */
+export type QueryOutcome<T> =
+  | { readonly ok: true; readonly value: T }
+  | {
+      readonly ok: false;
+      readonly error: GatewayError;
+      readonly retryAfterMs: number | null;
+      /** The vendor is in trouble (429, 5xx, timeouts, refused connections): back off the whole channel. */
+      readonly vendorTrouble: boolean;
+    };
+
+/** A task as query, batch and content mappings see it (README, "Mapping inputs"). */
+export function vendorView(task: TaskRecord) {
+  return {
+    id: task.id,
+    upstream_id: task.upstreamId,
+    context: task.context,
+    model: task.upstreamModel,
+    public_model: task.model,
+    created_at: Math.floor(task.createdAt / 1000),
+  };
+}
+
+function retryAfterMs(res: UpstreamResponse): number | null {
+  const s = retryAfter(res);
+  return s === undefined ? null : s * 1000;
+}
+
+async function call(
+  op: CompiledOperation,
+  channel: CompiledChannel,
+  pools: Pools,
+  input: Record<string, unknown>,
+  now: Date,
+): Promise<{ ok: true; res: UpstreamResponse } | Extract<QueryOutcome<never>, { ok: false }>> {
+  let req;
+  try {
+    req = await mapRequest(op.request, channel, { ...input, channel: { name: channel.name, settings: channel.settings }, now: now.toISOString() });
+    sign(channel.profile.auth, channel, req, now.getTime());
+  } catch (err) {
+    const error = err instanceof GatewayError ? err : new GatewayError('internal_error', 'the task query could not be built', { cause: err });
+    return { ok: false, error, retryAfterMs: null, vendorTrouble: false };
+  }
+  try {
+    return { ok: true, res: await dispatch(pools, channel, req, op.response.maxBytes) };
+  } catch (err) {
+    const error = err instanceof GatewayError ? err : new GatewayError('bad_response', 'the task query failed', { cause: err });
+    return { ok: false, error, retryAfterMs: null, vendorTrouble: true };
+  }
+}
+
+/**
+ * A non-2xx answer to a query: 429, 408 and 5xx are the vendor's trouble, to retry with backoff.
+ * Anything else goes through the operation's error mapping, which may declare the task failed
+ * (`status: failed`); otherwise it is retried too, bounded by the deadline.
+ */
+async function failureOf(op: CompiledOperation, res: UpstreamResponse, input: Record<string, unknown>, kind: string): Promise<QueryOutcome<TaskUpdate>> {
+  const retry = retryAfterMs(res);
+  const transient = new GatewayError(res.status === 429 ? 'too_many_requests' : 'bad_response', `the vendor answered a task query with HTTP ${res.status}`, {
+    cause: { status: res.status, body: res.body.subarray(0, 1024).toString('utf8') },
+  });
+  const trouble = res.status === 429 || res.status === 408 || res.status >= 500;
+  if (trouble || !op.error) return { ok: false, error: transient, retryAfterMs: retry, vendorTrouble: trouble };
+  let body: unknown = null;
+  try {
+    body = JSON.parse(res.body.toString('utf8'));
+  } catch {
+    // left null: the mapping decides from the status
+  }
+  try {
+    const update = readTaskUpdate(await op.error.evaluate({ status: res.status, headers: res.headers, body, ...input }), kind);
+    if (update?.status === 'failed') return { ok: true, value: update };
+  } catch {
+    // a failing error mapping is the same as no verdict
+  }
+  return { ok: false, error: transient, retryAfterMs: retry, vendorTrouble: false };
+}
+
+/** Asks the vendor about one task through the profile's query operation. */
+export async function queryTask(op: CompiledOperation, channel: CompiledChannel, pools: Pools, task: TaskRecord, now: Date): Promise<QueryOutcome<TaskUpdate>> {
+  const input = { task: vendorView(task), model: task.upstreamModel, public_model: task.model };
+  const sent = await call(op, channel, pools, input, now);
+  if (!sent.ok) return sent;
+  const { res } = sent;
+  if (res.status < 200 || res.status >= 300) return failureOf(op, res, { ...input, now: now.toISOString() }, task.kind);
+  try {
+    const update = readTaskUpdate(await mapSuccess(op, res, { ...input, now: now.toISOString() }), task.kind);
+    if (update) return { ok: true, value: update };
+    return { ok: false, error: new GatewayError('bad_response', 'the task query answer could not be translated'), retryAfterMs: null, vendorTrouble: false };
+  } catch (err) {
+    return { ok: false, error: err as GatewayError, retryAfterMs: null, vendorTrouble: false };
+  }
+}
+
+/**
+ * Asks the vendor about several tasks of one channel in one call. The answer maps to task updates
+ * keyed by the vendor's id; a task missing from the answer simply has no news this time.
+ */
+export async function queryBatch(
+  op: CompiledOperation,
+  channel: CompiledChannel,
+  pools: Pools,
+  tasks: readonly TaskRecord[],
+  now: Date,
+): Promise<QueryOutcome<Map<string, TaskUpdate>>> {
+  const input = { tasks: tasks.map(vendorView) };
+  const sent = await call(op, channel, pools, input, now);
+  if (!sent.ok) return sent;
+  const { res } = sent;
+  if (res.status < 200 || res.status >= 300) {
+    const trouble = res.status === 429 || res.status === 408 || res.status >= 500;
+    return {
+      ok: false,
+      error: new GatewayError('bad_response', `the vendor answered a batch task query with HTTP ${res.status}`),
+      retryAfterMs: retryAfterMs(res),
+      vendorTrouble: trouble,
+    };
+  }
+  try {
+    const out = await mapSuccess(op, res, { ...input, now: now.toISOString() });
+    const list = Array.isArray(out) ? out : [out];
+    const byId = new Map<string, TaskUpdate>();
+    const kind = tasks[0]?.kind ?? 'file';
+    for (const item of list) {
+      const u = readTaskUpdate(item, kind);
+      if (u?.id) byId.set(u.id, u);
+    }
+    return { ok: true, value: byId };
+  } catch (err) {
+    return { ok: false, error: err as GatewayError, retryAfterMs: null, vendorTrouble: false };
+  }
+}
