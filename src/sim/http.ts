@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { TaskBook } from './task-book.js';
 
 /** A started simulator: where it listens and how the test drives it. */
 export interface Simulator {
@@ -10,8 +11,12 @@ export interface Simulator {
   readonly secrets: Readonly<Record<string, string>>;
   /** Faults to apply to the next requests, one each, in order (see faults.ts for the forms). */
   readonly faults: string[];
-  /** Requests received so far. */
-  readonly stats: { requests: number };
+  /** Requests received so far (`requests`), and per-kind counters a simulator adds (`submits`, `queries`, …). */
+  readonly stats: { requests: number; [counter: string]: number };
+  /** Asynchronous simulators: their tasks, so tests can look one up by the vendor's id. */
+  readonly tasks?: TaskBook;
+  /** Asynchronous simulators: the exact bytes served as result `index` (default 0) of a vendor task; null when there are none. */
+  result?(upstreamTaskId: string, index?: number): Buffer | null;
   close(): Promise<void>;
 }
 

@@ -1,14 +1,28 @@
 import { startAlphaSimulator } from './alpha-native.js';
+import { startBetaSimulator } from './beta-native.js';
 import type { Simulator } from './http.js';
+import { startIotaSimulator } from './iota-native.js';
+import { startLambdaSimulator } from './lambda-native.js';
+import { startMuSimulator } from './mu-dashscope.js';
+import { startUnifiedPassthroughSimulator } from './unified-passthrough.js';
+import { startZetaOpenaiSimulator } from './zeta-openai.js';
 
 /** Options every simulator understands. */
 export interface CommonSimOptions {
   readonly port?: number;
+  /** Asynchronous simulators: milliseconds until a task finishes unless its prompt says otherwise. */
+  readonly finishMs?: number;
 }
 
 /** Simulators by the name of the protocol profile they speak. */
 export const SIMULATORS: Readonly<Record<string, (opts?: CommonSimOptions) => Promise<Simulator>>> = {
   'alpha-native': (opts) => startAlphaSimulator(opts),
+  'beta-native': (opts) => startBetaSimulator(opts),
+  'iota-native': (opts) => startIotaSimulator(opts),
+  'lambda-native': (opts) => startLambdaSimulator(opts),
+  'mu-dashscope': (opts) => startMuSimulator(opts),
+  'unified-passthrough': (opts) => startUnifiedPassthroughSimulator(opts),
+  'zeta-openai': (opts) => startZetaOpenaiSimulator(opts),
 };
 
 /** Starts the simulator of a profile; null when there is none. */

@@ -1,0 +1,269 @@
+/**
+ * The zeta-openai simulator over real HTTP: video create (JSON and multipart) → queued →
+ * in_progress → completed with the bytes of `sim.result` (whole and by Range), failures, odd and
+ * stuck statuses, remix, synchronous images, auth refusals, validation errors and every fault form.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { Simulator } from '../../src/sim/http.js';
+import { pngSize } from '../../src/sim/png.js';
+import { startZetaOpenaiSimulator } from '../../src/sim/zeta-openai.js';
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  body: Record<string, any>;
+}
+
+function client(sim: Simulator) {
+  const auth = { authorization: `Bearer ${sim.secrets.key}` };
+  const answer = async (res: Response): Promise<Answer> => ({ status: res.status, headers: res.headers, body: (await res.json()) as Record<string, any> });
+  return {
+    async post(path: string, body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
+      const form = body instanceof FormData;
+      const res = await fetch(sim.url + path, {
+        method: 'POST',
+        headers: { ...auth, ...(form ? {} : { 'content-type': 'application/json' }), ...headers },
+        body: form ? body : typeof body === 'string' ? body : JSON.stringify(body),
+      });
+      return answer(res);
+    },
+    async get(path: string, headers: Record<string, string> = {}): Promise<Answer> {
+      return answer(await fetch(sim.url + path, { headers: { ...auth, ...headers } }));
+    },
+    content(id: string, headers: Record<string, string> = {}): Promise<Response> {
+      return fetch(`${sim.url}/v1/videos/${id}/content`, { headers: { ...auth, ...headers } });
+    },
+  };
+}
+
+const video = (prompt: string, extra: Record<string, unknown> = {}) => ({ model: 'zeta-video-2', prompt, seconds: '8', size: '1280x720', ...extra });
+
+describe('zeta-openai simulator (fake clock)', () => {
+  let now = 1_700_000_000_000;
+  let sim: Simulator;
+  let c: ReturnType<typeof client>;
+  before(async () => {
+    sim = await startZetaOpenaiSimulator({ finishMs: 3000, clock: () => now });
+    c = client(sim);
+  });
+  after(() => sim.close());
+
+  test('create → queued → in_progress → completed, bytes equal to result(), Range gives 206', async () => {
+    const sub = await c.post('/v1/videos', video('a fox'));
+    assert.equal(sub.status, 200);
+    const id = sub.body.id as string;
+    assert.match(id, /^video_[0-9a-f]{24}$/);
+    assert.deepEqual(
+      { object: sub.body.object, model: sub.body.model, status: sub.body.status, progress: sub.body.progress, seconds: sub.body.seconds, size: sub.body.size },
+      { object: 'video', model: 'zeta-video-2', status: 'queued', progress: 0, seconds: '8', size: '1280x720' },
+    );
+    assert.equal(sub.body.created_at, Math.floor(now / 1000));
+    assert.equal(sub.body.completed_at, null);
+    assert.equal((await c.content(id)).status, 404, 'no content before completion');
+    assert.equal(sim.result!(id), null);
+
+    now += 1500;
+    const mid = await c.get(`/v1/videos/${id}`);
+    assert.equal(mid.body.status, 'in_progress');
+    assert.ok(mid.body.progress > 0 && mid.body.progress < 100);
+
+    now += 1500;
+    const done = await c.get(`/v1/videos/${id}`);
+    assert.equal(done.body.status, 'completed');
+    assert.equal(done.body.progress, 100);
+    assert.equal(done.body.error, null);
+    assert.equal(done.body.completed_at, Math.floor(now / 1000));
+
+    const expected = sim.result!(id)!;
+    assert.ok(expected.length > 1000);
+    const whole = await c.content(id);
+    assert.equal(whole.status, 200);
+    assert.equal(whole.headers.get('content-type'), 'video/mp4');
+    assert.deepEqual(Buffer.from(await whole.arrayBuffer()), expected);
+    const part = await c.content(id, { range: 'bytes=100-199' });
+    assert.equal(part.status, 206);
+    assert.equal(part.headers.get('content-range'), `bytes 100-199/${expected.length}`);
+    assert.deepEqual(Buffer.from(await part.arrayBuffer()), expected.subarray(100, 200));
+    assert.equal((await c.content(id, { authorization: 'Bearer nope' })).status, 401, 'the download needs the key');
+    assert.equal((await c.get(`/v1/videos/${id}/content?variant=thumbnail`)).status, 400);
+    assert.ok(sim.stats.submits! >= 1 && sim.stats.queries! >= 2 && sim.stats.downloads! >= 3);
+  });
+
+  test('a failed video reports its reason and has no content', async () => {
+    const sub = await c.post('/v1/videos', video('x [sim:fail=moderation_blocked]'));
+    now += 3000;
+    const q = await c.get(`/v1/videos/${sub.body.id}`);
+    assert.equal(q.body.status, 'failed');
+    assert.equal(q.body.error.code, 'moderation_blocked');
+    assert.equal(typeof q.body.error.message, 'string');
+    assert.equal((await c.content(sub.body.id as string)).status, 404);
+    assert.equal(sim.result!(sub.body.id as string), null);
+  });
+
+  test('odd and stuck statuses', async () => {
+    const odd = await c.post('/v1/videos', video('x [sim:status=paused]'));
+    const stuck = await c.post('/v1/videos', video('x [sim:never]'));
+    now += 60_000;
+    assert.equal((await c.get(`/v1/videos/${odd.body.id}`)).body.status, 'paused');
+    assert.equal((await c.get(`/v1/videos/${stuck.body.id}`)).body.status, 'in_progress');
+  });
+
+  test('multipart create with an uploaded file and with a URL as input_reference', async () => {
+    const form = new FormData();
+    form.set('model', 'epsilon-video-3');
+    form.set('prompt', 'from a picture');
+    form.set('seconds', '15');
+    form.set('size', '1920x1080');
+    form.append('input_reference', new Blob([Buffer.from('fake png')], { type: 'image/png' }), 'a.png');
+    form.append('input_reference', new Blob([Buffer.from('fake png 2')], { type: 'image/jpeg' }), 'b.jpg');
+    const sub = await c.post('/v1/videos', form);
+    assert.equal(sub.status, 200, JSON.stringify(sub.body));
+    assert.equal(sub.body.seconds, '15');
+    assert.equal(sub.body.size, '1920x1080');
+
+    const form2 = new FormData();
+    form2.set('model', 'zeta-video-2');
+    form2.set('prompt', 'from a link');
+    form2.set('input_reference', 'https://example.com/a.png');
+    assert.equal((await c.post('/v1/videos', form2)).status, 200);
+
+    const bad = new FormData();
+    bad.set('model', 'zeta-video-2');
+    bad.set('prompt', 'a gif');
+    bad.append('input_reference', new Blob([Buffer.from('GIF89a')], { type: 'image/gif' }), 'a.gif');
+    const refused = await c.post('/v1/videos', bad);
+    assert.equal(refused.status, 400);
+    assert.equal(refused.body.error.param, 'input_reference');
+  });
+
+  test('remix of a completed video makes a new video; unknown or unfinished sources are refused', async () => {
+    const src = await c.post('/v1/videos', video('source'));
+    const early = await c.post(`/v1/videos/${src.body.id}/remix`, { prompt: 'more blue' });
+    assert.equal(early.status, 400);
+    now += 3000;
+    const remix = await c.post(`/v1/videos/${src.body.id}/remix`, { prompt: 'more blue' });
+    assert.equal(remix.status, 200);
+    assert.notEqual(remix.body.id, src.body.id);
+    assert.equal(remix.body.status, 'queued');
+    assert.equal(remix.body.remixed_from_video_id, src.body.id);
+    assert.equal(remix.body.seconds, '8');
+    assert.equal((await c.post('/v1/videos/video_nope/remix', { prompt: 'x' })).status, 404);
+    assert.equal((await c.get('/v1/videos/video_nope')).status, 404);
+  });
+
+  test('validation errors in the vendor shape', async () => {
+    const cases: [unknown, string, string][] = [
+      [video('x', { seconds: '5' }), 'seconds', 'invalid_value'],
+      [video('x', { seconds: 8 }), 'seconds', 'invalid_type'],
+      [video('x', { size: '1920x1080' }), 'size', 'invalid_value'],
+      [video('x', { model: 'epsilon-video-3', seconds: '21' }), 'seconds', 'invalid_value'],
+      [video('x', { input_reference: 'not a url' }), 'input_reference', 'invalid_value'],
+      [{ model: 'zeta-video-2' }, 'prompt', 'missing_required_parameter'],
+      [{ prompt: 'x' }, 'model', 'missing_required_parameter'],
+    ];
+    for (const [body, param, code] of cases) {
+      const r = await c.post('/v1/videos', body);
+      assert.equal(r.status, 400, JSON.stringify(body));
+      assert.deepEqual({ type: r.body.error.type, param: r.body.error.param, code: r.body.error.code }, { type: 'invalid_request_error', param, code });
+      assert.equal(typeof r.body.error.message, 'string');
+    }
+    assert.equal((await c.post('/v1/videos', video('x', { model: 'epsilon-video-3', seconds: '20', size: '1080x1920' }))).status, 200);
+    const broken = await c.post('/v1/videos', '{"model":');
+    assert.equal(broken.status, 400);
+    assert.equal(broken.body.error.type, 'invalid_request_error');
+  });
+
+  test('images: url and b64_json answers with real PNGs; bad fields refused', async () => {
+    const byUrl = await c.post('/v1/images/generations', { model: 'zeta-image-1', prompt: 'a cat', size: '1024x1536' });
+    assert.equal(byUrl.status, 200);
+    assert.equal(byUrl.body.data.length, 1);
+    const url = byUrl.body.data[0].url as string;
+    assert.ok(url.startsWith(`${sim.url}/files/`));
+    const file = await fetch(url);
+    assert.equal(file.status, 200, 'image URLs need no key');
+    assert.deepEqual(pngSize(Buffer.from(await file.arrayBuffer())), { width: 64, height: 96 });
+    const again = Buffer.from(await (await fetch(url)).arrayBuffer());
+    assert.deepEqual(pngSize(again), { width: 64, height: 96 }, 'the same URL serves the same file');
+
+    const b64 = await c.post('/v1/images/generations', { model: 'zeta-image-2', prompt: 'two cats', n: 2, response_format: 'b64_json' });
+    assert.equal(b64.body.data.length, 2);
+    assert.deepEqual(pngSize(Buffer.from(b64.body.data[1].b64_json as string, 'base64')), { width: 64, height: 64 });
+    assert.equal(typeof b64.body.created, 'number');
+
+    for (const bad of [{ prompt: 'x', n: 0 }, { prompt: 'x', response_format: 'jpeg' }, { prompt: 'x', size: 'big' }, { model: 'zeta-image-1' }]) {
+      const r = await c.post('/v1/images/generations', bad);
+      assert.equal(r.status, 400, JSON.stringify(bad));
+      assert.equal(r.body.error.type, 'invalid_request_error');
+    }
+  });
+
+  test('a missing or wrong key is refused with 401 invalid_api_key', async () => {
+    for (const headers of [{ authorization: 'Bearer wrong' }, { authorization: '' }]) {
+      const r = await c.post('/v1/videos', video('x'), headers);
+      assert.equal(r.status, 401);
+      assert.equal(r.body.error.code, 'invalid_api_key');
+      assert.equal(r.body.error.type, 'invalid_request_error');
+    }
+    assert.equal((await c.get('/v1/videos/video_x', { authorization: 'Bearer wrong' })).status, 401);
+  });
+
+  test('unknown paths answer 404 in the vendor shape', async () => {
+    const r = await c.get('/v1/nothing');
+    assert.equal(r.status, 404);
+    assert.equal(r.body.error.type, 'invalid_request_error');
+  });
+});
+
+describe('zeta-openai simulator faults (real clock)', () => {
+  let sim: Simulator;
+  let c: ReturnType<typeof client>;
+  before(async () => {
+    sim = await startZetaOpenaiSimulator({ finishMs: 3000 });
+    c = client(sim);
+  });
+  after(() => sim.close());
+
+  test('status faults answer the vendor error body', async () => {
+    const limited = await c.post('/v1/videos', video('x'), { 'x-sim-fault': '429' });
+    assert.equal(limited.status, 429);
+    assert.equal(limited.headers.get('retry-after'), '2');
+    assert.equal(limited.body.error.code, 'rate_limit_exceeded');
+    const failed = await c.post('/v1/images/generations', { prompt: 'x' }, { 'x-sim-fault': '500' });
+    assert.equal(failed.status, 500);
+    assert.deepEqual([failed.body.error.type, failed.body.error.code], ['server_error', 'server_error']);
+    const sub = await c.post('/v1/videos', video('x'));
+    sim.faults.push('503');
+    const q = await c.get(`/v1/videos/${sub.body.id}`);
+    assert.equal(q.status, 503);
+    assert.equal(q.body.error.type, 'server_error');
+    assert.equal((await c.get(`/v1/videos/${sub.body.id}?sim_fault=502`)).status, 502);
+    assert.equal((await c.post('/v1/videos', video('x [sim:fault=429]'))).status, 429);
+  });
+
+  test('reset, malformed JSON, slow headers and slow body', async () => {
+    await assert.rejects(fetch(`${sim.url}/v1/videos`, { method: 'POST', headers: { authorization: `Bearer ${sim.secrets.key}`, 'x-sim-fault': 'reset' }, body: JSON.stringify(video('x')) }));
+    const bad = await fetch(`${sim.url}/v1/videos`, { method: 'POST', headers: { authorization: `Bearer ${sim.secrets.key}`, 'x-sim-fault': 'malformed-json' }, body: JSON.stringify(video('x')) });
+    assert.equal(bad.status, 200);
+    await assert.rejects(bad.json());
+    const slow = await c.post('/v1/videos', video('x'), { 'x-sim-fault': 'slow-headers:30' });
+    assert.equal(slow.status, 200);
+    assert.equal(slow.body.status, 'queued');
+    const body = await c.post('/v1/videos', video('x'), { 'x-sim-fault': 'slow-body:30' });
+    assert.equal(body.status, 200);
+    assert.ok(sim.tasks!.get(body.body.id as string), 'a slow-body answer still names a real task');
+  });
+
+  test('a short task finishes in real time (bounded polling)', async () => {
+    const sub = await c.post('/v1/videos', video('quick [sim:finish=50]'));
+    let status = '';
+    for (let i = 0; i < 100 && status !== 'completed'; i++) {
+      await delay(20);
+      status = (await c.get(`/v1/videos/${sub.body.id}`)).body.status as string;
+    }
+    assert.equal(status, 'completed');
+    const bytes = Buffer.from(await (await c.content(sub.body.id as string)).arrayBuffer());
+    assert.deepEqual(bytes, sim.result!(sub.body.id as string));
+  });
+});
