@@ -19,7 +19,7 @@ test('check: the repository config is valid (unset channel variables are warning
   const r = runCli(['check'], NO_CHANNEL_ENV);
   assert.equal(r.status, 0, r.stdout + r.stderr);
   assert.match(r.stdout, /channels\.yaml:\d+:\d+: warning: environment variable ALPHA_API_KEY is not set/);
-  assert.match(r.stdout, /^ok: 1 route\(s\)/m);
+  assert.match(r.stdout, /^ok: \d+ route\(s\)/m);
 });
 
 test('check: a broken config prints file:line:column and exits 1', () => {

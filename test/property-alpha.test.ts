@@ -29,6 +29,7 @@ import {
   getAt,
   kindOf,
   namesFieldOrAncestor,
+  otherKindArb,
   parseRaw,
   pathsOf,
   rawExchange,
@@ -122,19 +123,6 @@ const validBodyArb: fc.Arbitrary<Json> = fc.record(
 ) as fc.Arbitrary<Json>;
 const modelArb = fc.constantFrom(...MODELS);
 
-/** A JSON value whose kind (null, boolean, number, string, array, object) differs from `kind`. */
-const otherKindArb = (kind: string): fc.Arbitrary<Json> =>
-  fc
-    .oneof(
-      fc.constant(null),
-      fc.boolean(),
-      fc.integer(),
-      fc.double({ noNaN: true, noDefaultInfinity: true }),
-      fc.string({ maxLength: 10 }),
-      fc.array(fc.jsonValue({ maxDepth: 1 }), { maxLength: 3 }),
-      fc.dictionary(fc.string({ maxLength: 5 }), fc.jsonValue({ maxDepth: 1 }), { maxKeys: 3 }),
-    )
-    .filter((v) => kindOf(v as Json) !== kind) as fc.Arbitrary<Json>;
 
 const ENUM_FIELDS: [RegExp, readonly string[]][] = [
   [/^contents\[\d+\]\.role$/, ROLES],
@@ -296,7 +284,7 @@ describe('generateContent under hostile input (property)', () => {
   before(async () => {
     sim = await startAlphaSimulator();
     store = openSqliteStore(':memory:');
-    const snapshot = loadConfigOrThrow(PROJECT_ROOT, { env: { ALPHA_BASE_URL: sim.url, ALPHA_API_KEY: sim.secrets.key! } });
+    const snapshot = loadConfigOrThrow(PROJECT_ROOT, { env: { ALPHA_BASE_URL: sim.url, ALPHA_API_KEY: sim.secrets.key! }, allowMissingEnv: true });
     gateway = createGateway({ snapshot: () => snapshot, store, log: silentLogger() });
     port = await gateway.listen(0);
     key = generateKey();

@@ -28,6 +28,8 @@ export interface TokenOptions {
 export interface HarnessOptions {
   /** Config directory holding routes.yaml and channels.yaml; default the repository's. */
   readonly configDir?: string;
+  /** Upstream timeouts of the alpha channel instead of its configured ones (timeout tests). */
+  readonly timeouts?: { connect_ms: number; headers_ms: number; body_ms: number };
   /** Options of the alpha simulator (its key, its image delivery). */
   readonly sim?: AlphaSimOptions;
   /** Where the alpha channel points instead of the simulator (e.g. a closed port). */
@@ -62,6 +64,11 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   try {
     const snapshot = loadConfigOrThrow(opts.configDir ?? PROJECT_ROOT, {
       env: { ALPHA_BASE_URL: opts.upstreamUrl ?? sim.url, ALPHA_API_KEY: opts.channelKey ?? sim.secrets.key! },
+      // Only the alpha channel is wired here; the others are left out (test/helpers/task-harness.ts has them all).
+      allowMissingEnv: true,
+      overrideChannel: opts.timeouts
+        ? (c) => (c.profile === 'alpha-native' ? { base_url: opts.upstreamUrl ?? sim.url, secrets: { key: opts.channelKey ?? sim.secrets.key! }, timeouts: opts.timeouts } : null)
+        : undefined,
     });
     gateway = createGateway({ snapshot: () => snapshot, store, log: silentLogger() });
     await gateway.listen(0);

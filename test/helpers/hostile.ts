@@ -4,6 +4,7 @@
  * strict shape-A check against the error catalogue, and a JSON path toolkit for mutating bodies.
  */
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import { dottedPath } from '../../src/schema/describe-error.js';
 import { Agent, request, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
@@ -240,6 +241,20 @@ export function kindOf(v: Json): string {
   if (Array.isArray(v)) return 'array';
   return typeof v;
 }
+
+/** A JSON value whose kind (null, boolean, number, string, array, object) differs from `kind`; integers and doubles are one kind, number. */
+export const otherKindArb = (kind: string): fc.Arbitrary<Json> =>
+  fc
+    .oneof(
+      fc.constant(null),
+      fc.boolean(),
+      fc.integer(),
+      fc.double({ noNaN: true, noDefaultInfinity: true }),
+      fc.string({ maxLength: 10 }),
+      fc.array(fc.jsonValue({ maxDepth: 1 }), { maxLength: 3 }),
+      fc.dictionary(fc.string({ maxLength: 5 }), fc.jsonValue({ maxDepth: 1 }), { maxKeys: 3 }),
+    )
+    .filter((v) => kindOf(v as Json) !== kind) as fc.Arbitrary<Json>;
 
 /** Whether `param` is the field at `path` or one of its ancestors (never the root). */
 export function namesFieldOrAncestor(param: string, path: readonly Seg[]): boolean {
