@@ -13,7 +13,8 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs, promisify } from 'node:util';
+import { promisify } from 'node:util';
+import { boundedNumber, parseBenchArgs } from '../args.js';
 import { request } from 'undici';
 import { PROJECT_ROOT } from '../../src/config/paths.js';
 import { jsonLines, startChild, stopChild, waitForLine, type Child } from './children.js';
@@ -55,41 +56,23 @@ interface Settings {
 }
 
 function settings(argv: string[]): Settings {
-  let values;
-  try {
-    values = parseArgs({
-      args: argv,
-      options: {
-        quick: { type: 'boolean' },
-        duration: { type: 'string' },
-        warmup: { type: 'string' },
-        connections: { type: 'string' },
-        rounds: { type: 'string' },
-        rate: { type: 'string' },
-        'max-requests': { type: 'string' },
-        profile: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }).values;
-  } catch (err) {
-    process.stderr.write(`${(err as Error).message}\n${USAGE}\n`);
-    process.exit(2);
-  }
-  if (values.help) {
-    process.stdout.write(`${USAGE}\n`);
-    process.exit(0);
-  }
+  const values = parseBenchArgs(
+    argv,
+    {
+      quick: { type: 'boolean' },
+      duration: { type: 'string' },
+      warmup: { type: 'string' },
+      connections: { type: 'string' },
+      rounds: { type: 'string' },
+      rate: { type: 'string' },
+      'max-requests': { type: 'string' },
+      profile: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    USAGE,
+  );
   const env = process.env;
-  // Bounded on purpose: a benchmark on a shared machine must not run away.
-  const num = (name: string, raw: string | undefined, fallback: number, min: number, max: number): number => {
-    if (raw === undefined || raw === '') return fallback;
-    const n = Number(raw);
-    if (!Number.isFinite(n) || n < min || n > max) {
-      process.stderr.write(`${name} must be a number from ${min} to ${max}, got "${raw}"\n${USAGE}\n`);
-      process.exit(2);
-    }
-    return n;
-  };
+  const num = boundedNumber(USAGE);
   const quick = values.quick === true;
   return {
     durationMs: 1000 * num('--duration', values.duration ?? env.BENCH_DURATION, quick ? 1.5 : 5, 0.2, 120),

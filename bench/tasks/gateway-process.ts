@@ -1,0 +1,78 @@
+/**
+ * Child process of bench/tasks: the gateway alone, built as `gateway start` builds it
+ * (createGateway over the repo's routes.yaml / channels.yaml, a SQLite file store, the pino logger
+ * on stdout), with every channel whose profile has a simulator pointed at it. Polling settings are
+ * the config's own unless BENCH_INTERVAL_MS / BENCH_CONCURRENCY override them.
+ *
+ * Env: BENCH_DB (SQLite file), BENCH_SIMS (JSON: profile → {url, secrets}), LOG_LEVEL.
+ * Announces `{url, key, channels}` and answers `stats` with the poller's counters and this
+ * process's own resource usage (so CPU and peak RSS are the gateway's alone), and `loop-reset`.
+ */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { loadConfigOrThrow } from '../../src/config/load.js';
+import { PROJECT_ROOT } from '../../src/config/paths.js';
+import { createGateway } from '../../src/gateway.js';
+import { createLogger } from '../../src/log.js';
+import { openSqliteStore } from '../../src/store/sqlite.js';
+import { generateKey, hashKey } from '../../src/tokens/keys.js';
+import { serveParent } from './ipc.js';
+
+const env = process.env;
+if (!env.BENCH_DB || !env.BENCH_SIMS) throw new Error('BENCH_DB and BENCH_SIMS must be set');
+const sims = JSON.parse(env.BENCH_SIMS) as Record<string, { url: string; secrets: Record<string, string> }>;
+const polling: Record<string, number> = {};
+if (env.BENCH_INTERVAL_MS) polling.interval_ms = Number(env.BENCH_INTERVAL_MS);
+if (env.BENCH_CONCURRENCY) polling.concurrency = Number(env.BENCH_CONCURRENCY);
+
+const snapshot = loadConfigOrThrow(PROJECT_ROOT, {
+  allowMissingEnv: true,
+  overrideChannel: (c) => {
+    const sim = sims[c.profile];
+    if (!sim) return null;
+    return { base_url: sim.url, secrets: { ...sim.secrets }, ...(Object.keys(polling).length > 0 ? { polling: { ...c.polling, ...polling } } : {}) };
+  },
+});
+const store = openSqliteStore(env.BENCH_DB);
+const key = generateKey();
+await store.createToken({ name: 'bench-tasks', keyHash: hashKey(key), group: 'default', models: null, quota: null });
+const gateway = createGateway({ snapshot: () => snapshot, store, log: createLogger() });
+await gateway.listen(0);
+
+const LOOP_RESOLUTION_MS = 10;
+const loop = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
+loop.enable();
+/** The histogram records the time between its timer's runs; the delay is what exceeds the period. */
+const ms = (ns: number): number => Math.max(0, ns / 1e6 - LOOP_RESOLUTION_MS);
+
+serveParent(
+  {
+    url: gateway.url(),
+    key,
+    channels: snapshot.channels.map((c) => ({
+      name: c.name,
+      profile: c.profile.name,
+      models: [...c.models.keys()],
+      intervalMs: c.polling.intervalMs,
+      concurrency: c.polling.concurrency,
+      batchMaxIds: c.profile.tasks?.batchQuery?.maxIds ?? null,
+      tasks: c.profile.tasks !== null,
+    })),
+  },
+  {
+    stats: () => ({
+      poller: { ...gateway.poller.stats },
+      followed: gateway.poller.size,
+      usage: process.resourceUsage(),
+      memory: process.memoryUsage(),
+      loop: { mean: ms(loop.mean), p50: ms(loop.percentile(50)), p99: ms(loop.percentile(99)), max: ms(loop.max) },
+    }),
+    'loop-reset': () => {
+      loop.reset();
+      return null;
+    },
+  },
+  async () => {
+    await gateway.close();
+    await store.close();
+  },
+);
