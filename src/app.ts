@@ -1,3 +1,4 @@
+import { delimiter } from 'node:path';
 import type { Logger } from 'pino';
 import { loadConfigOrThrow, type ChannelOverride } from './config/load.js';
 import type { Snapshot } from './config/snapshot.js';
@@ -10,6 +11,8 @@ import type { Store } from './store/store.js';
 /** Settings of a gateway process, from the environment (README: "Settings"). */
 export interface AppSettings {
   readonly configDir: string;
+  /** More config directories merged in (GATEWAY_CONFIG_EXTRA, separated by the path delimiter). */
+  readonly extraConfigDirs: readonly string[];
   readonly dbPath: string;
   readonly port: number;
   readonly host: string;
@@ -21,6 +24,7 @@ export interface AppSettings {
 export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env, defaults: Partial<AppSettings> = {}): AppSettings {
   return {
     configDir: env.GATEWAY_CONFIG_DIR ?? defaults.configDir ?? process.cwd(),
+    extraConfigDirs: env.GATEWAY_CONFIG_EXTRA ? env.GATEWAY_CONFIG_EXTRA.split(delimiter).filter(Boolean) : (defaults.extraConfigDirs ?? []),
     dbPath: env.GATEWAY_DB ?? defaults.dbPath ?? 'data/gateway.db',
     port: env.PORT !== undefined ? Number(env.PORT) : (defaults.port ?? 8080),
     host: env.HOST ?? defaults.host ?? '0.0.0.0',
@@ -61,7 +65,7 @@ export async function startApp(settings: AppSettings, log: Logger, opts: { simul
     };
   }
   try {
-    const snapshot = loadConfigOrThrow(settings.configDir, { overrideChannel: override, allowMissingEnv: opts.simulate });
+    const snapshot = loadConfigOrThrow(settings.configDir, { overrideChannel: override, allowMissingEnv: opts.simulate, extraDirs: settings.extraConfigDirs });
     const store = opts.store ?? openSqliteStore(settings.dbPath);
     const gateway = createGateway({ snapshot: () => snapshot, store, log, publicUrl: settings.publicUrl ?? undefined });
     const port = await gateway.listen(settings.port, settings.host);

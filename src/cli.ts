@@ -19,7 +19,7 @@ const USAGE = `usage: gateway <command>
   tokens list                   list tokens (never their keys)
   explain <model> [--group G]   show the routes and channels that would serve a model
   golden [--update] [filter]    run the golden cases of test/golden
-settings (environment): PORT (8080), HOST, GATEWAY_CONFIG_DIR (.), GATEWAY_DB (data/gateway.db), LOG_LEVEL (info)`;
+settings (environment): PORT (8080), HOST, GATEWAY_CONFIG_DIR (.), GATEWAY_CONFIG_EXTRA, GATEWAY_DB (data/gateway.db), LOG_LEVEL (info)`;
 
 /** Flags that take no value, so `--update filter` keeps `filter` positional. */
 const BOOLEAN_FLAGS = new Set(['update']);
@@ -107,7 +107,7 @@ async function serve(simulate: boolean): Promise<void> {
 }
 
 async function check(dir: string): Promise<void> {
-  const { snapshot, issues } = loadConfig(resolve(dir), { allowMissingEnv: true });
+  const { snapshot, issues } = loadConfig(resolve(dir), { allowMissingEnv: true, extraDirs: settingsFromEnv().extraConfigDirs });
   for (const i of issues) process.stdout.write(formatIssue(i) + '\n');
   const errors = issues.filter((i) => i.severity === 'error').length;
   if (!snapshot || errors > 0) {
@@ -123,7 +123,7 @@ async function tokens(sub: string | undefined, named: Record<string, string | tr
   try {
     if (sub === 'create') {
       const group = typeof named.group === 'string' ? named.group : 'default';
-      const { snapshot } = loadConfig(settings.configDir, { allowMissingEnv: true });
+      const { snapshot } = loadConfig(settings.configDir, { allowMissingEnv: true, extraDirs: settings.extraConfigDirs });
       if (snapshot && !snapshot.groups.has(group)) fail(`group "${group}" is not declared in channels.yaml (known: ${[...snapshot.groups].join(', ')})`);
       let quota: number | null = null;
       if (named.quota !== undefined) {
@@ -147,7 +147,8 @@ async function tokens(sub: string | undefined, named: Record<string, string | tr
 
 async function explain(model: string | undefined, named: Record<string, string | true>): Promise<void> {
   if (!model) fail('usage: gateway explain <model> [--group G]');
-  const { snapshot, issues } = loadConfig(settingsFromEnv().configDir, { allowMissingEnv: true });
+  const settings = settingsFromEnv();
+  const { snapshot, issues } = loadConfig(settings.configDir, { allowMissingEnv: true, extraDirs: settings.extraConfigDirs });
   if (!snapshot) fail(`the configuration does not load; run gateway check\n${issues.map(formatIssue).join('\n')}`);
   const lines = explainModel(snapshot, model, typeof named.group === 'string' ? named.group : undefined);
   if (!lines) fail(`no route serves model ${model}`);

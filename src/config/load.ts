@@ -10,7 +10,8 @@ import { ConfigLoadError, type ConfigIssue } from './issues.js';
 import { PROJECT_ROOT } from './paths.js';
 import { indexChannels } from './restrict.js';
 import type { Snapshot } from './snapshot.js';
-import { parseYaml, type YamlSource } from './yaml-source.js';
+import type { YamlSource } from './yaml-source.js';
+import { readConfigSources } from './config-files.js';
 
 /** Replaces where a channel points and what it signs with (demo simulators, golden recorders). */
 export type ChannelOverride = (
@@ -24,6 +25,8 @@ export interface LoadOptions {
   /** When true an unset `${VAR}` is a warning, not an error (`gateway check`, demo mode). */
   readonly allowMissingEnv?: boolean;
   readonly overrideChannel?: ChannelOverride;
+  /** More directories whose routes, channels and `*.d` fragments are merged in (GATEWAY_CONFIG_EXTRA). */
+  readonly extraDirs?: readonly string[];
 }
 
 let configValidators: { routes: ValidateFunction; channels: ValidateFunction } | null = null;
@@ -35,19 +38,6 @@ function validators() {
     configValidators = { routes: ajv.compile(read('routes.schema.json')), channels: ajv.compile(read('channels.schema.json')) };
   }
   return configValidators;
-}
-
-function readSource(dir: string, name: string, issues: ConfigIssue[]): YamlSource | null {
-  let text: string;
-  try {
-    text = readFileSync(join(dir, name), 'utf8');
-  } catch (err) {
-    issues.push({ file: name, line: 1, column: 1, message: `cannot read ${name}: ${(err as Error).message}`, severity: 'error' });
-    return null;
-  }
-  const parsed = parseYaml(name, text);
-  issues.push(...parsed.issues);
-  return parsed.source;
 }
 
 function checkAgainstSchema(src: YamlSource, validate: ValidateFunction, issues: ConfigIssue[]): boolean {
@@ -64,19 +54,20 @@ function checkAgainstSchema(src: YamlSource, validate: ValidateFunction, issues:
 }
 
 /**
- * Reads routes.yaml and channels.yaml of `dir`, validates them against the project's config
+ * Reads routes.yaml and channels.yaml of `dir` (with their `*.d` fragments and `extraDirs`; see config-files.ts), validates them against the project's config
  * schemas, resolves `${ENV}` references and cross-references, and compiles a frozen snapshot.
  * Returns every issue found; the snapshot is null when any of them is an error.
  */
 export function loadConfig(dir: string, options: LoadOptions = {}): { snapshot: Snapshot | null; issues: ConfigIssue[] } {
   const issues: ConfigIssue[] = [];
-  const routesSrc = readSource(dir, 'routes.yaml', issues);
-  const channelsSrc = readSource(dir, 'channels.yaml', issues);
-  if (!routesSrc || !channelsSrc) return { snapshot: null, issues };
   const v = validators();
-  const routesOk = checkAgainstSchema(routesSrc, v.routes, issues);
-  const channelsOk = checkAgainstSchema(channelsSrc, v.channels, issues);
-  if (!routesOk || !channelsOk) return { snapshot: null, issues };
+  const sources = readConfigSources(
+    [dir, ...(options.extraDirs ?? [])],
+    { routes: (src, out) => checkAgainstSchema(src, v.routes, out), channels: (src, out) => checkAgainstSchema(src, v.channels, out) },
+    issues,
+  );
+  if (!sources) return { snapshot: null, issues };
+  const { routes: routesSrc, channels: channelsSrc } = sources;
 
   const publicAjv = createAjv({ allErrors: false });
   const routes = compileRoutes(routesSrc, dir, publicAjv, issues);

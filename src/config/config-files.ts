@@ -1,0 +1,143 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { ConfigIssue } from './issues.js';
+import { parseYaml, type YamlSource } from './yaml-source.js';
+
+/**
+ * The files one configuration is read from, merged. A config directory holds `routes.yaml` and
+ * `channels.yaml`, and may hold `routes.d/*.yaml` and `channels.d/*.yaml`: fragments of the same
+ * shape, read in name order, so one vendor (its profile and channels) can live in one file. Extra
+ * directories (`GATEWAY_CONFIG_EXTRA`) add their own files the same way; their `routes.yaml` and
+ * `channels.yaml` are optional. Every file is checked on its own, so an issue names its file and
+ * line; the merged view routes an issue on `profiles.X` or `channels[i]` back to the file it came from.
+ */
+
+/** The merged routes and channels, each a source whose issues point into the right file. */
+export interface ConfigSources {
+  readonly routes: YamlSource;
+  readonly channels: YamlSource;
+}
+
+type Check = (src: YamlSource, issues: ConfigIssue[]) => boolean;
+
+/** Reads, checks and merges the config files of `dirs` (the first is the main directory). */
+export function readConfigSources(dirs: readonly string[], check: { routes: Check; channels: Check }, issues: ConfigIssue[]): ConfigSources | null {
+  const routeFiles: YamlSource[] = [];
+  const channelFiles: YamlSource[] = [];
+  let ok = true;
+  dirs.forEach((dir, i) => {
+    const name = (f: string) => (i === 0 ? f : join(dir, f));
+    for (const [main, list, kind] of [['routes', routeFiles, 'routes'], ['channels', channelFiles, 'channels']] as const) {
+      const files = [`${main}.yaml`, ...fragments(dir, `${main}.d`)];
+      for (const f of files) {
+        const required = i === 0 && f === `${main}.yaml`;
+        const src = readSource(join(dir, f), name(f), required, issues);
+        if (src === undefined) continue;
+        if (src === null || !check[kind](src, issues)) {
+          ok = false;
+          continue;
+        }
+        list.push(i === 0 ? src : withSchemasFrom(src, dir));
+      }
+    }
+  });
+  if (!ok || routeFiles.length === 0 || channelFiles.length === 0) return null;
+  return { routes: mergeRoutes(routeFiles), channels: mergeChannels(channelFiles, issues) };
+}
+
+/** The `*.yaml` files of `dir/sub` in name order, as paths relative to `dir`; none when it is absent. */
+function fragments(dir: string, sub: string): string[] {
+  try {
+    return readdirSync(join(dir, sub))
+      .filter((f) => f.endsWith('.yaml') || f.endsWith('.yml'))
+      .sort()
+      .map((f) => join(sub, f));
+  } catch {
+    return [];
+  }
+}
+
+/** A parsed file; undefined when an optional file is absent, null when it cannot be used. */
+function readSource(path: string, file: string, required: boolean, issues: ConfigIssue[]): YamlSource | null | undefined {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    if (!required && (err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    issues.push({ file, line: 1, column: 1, message: `cannot read ${file}: ${(err as Error).message}`, severity: 'error' });
+    return null;
+  }
+  const parsed = parseYaml(file, text);
+  issues.push(...parsed.issues);
+  return parsed.source;
+}
+
+/** Routes of an extra directory name their body schemas relative to that directory. */
+function withSchemasFrom(src: YamlSource, dir: string): YamlSource {
+  const value = src.value as { routes?: { body?: { schema?: string } }[] };
+  for (const r of value.routes ?? []) if (r.body?.schema) r.body.schema = resolve(dir, r.body.schema);
+  return src;
+}
+
+/** Where a path of the merged value lives: the file, and the path inside it. */
+type Owner = (path: readonly (string | number)[]) => { src: YamlSource; path: readonly (string | number)[] };
+
+function merged(first: YamlSource, value: unknown, owner: Owner): YamlSource {
+  return {
+    file: first.file,
+    value,
+    locate: (path) => {
+      const o = owner(path);
+      return o.src.locate(o.path);
+    },
+    issue: (path, message, severity) => {
+      const o = owner(path);
+      return o.src.issue(o.path, message, severity);
+    },
+  };
+}
+
+/** Indexes list items of several files: the merged index → (file, index in the file). */
+function listOwner(files: readonly YamlSource[], key: string) {
+  const items: { src: YamlSource; index: number; value: unknown }[] = [];
+  for (const src of files) ((src.value as Record<string, unknown[]>)[key] ?? []).forEach((value, index) => items.push({ src, index, value }));
+  return items;
+}
+
+function mergeRoutes(files: readonly YamlSource[]): YamlSource {
+  const routes = listOwner(files, 'routes');
+  const value = { version: 1, routes: routes.map((r) => r.value) };
+  return merged(files[0]!, value, (path) => {
+    const r = path[0] === 'routes' && typeof path[1] === 'number' ? routes[path[1]] : undefined;
+    return r ? { src: r.src, path: ['routes', r.index, ...path.slice(2)] } : { src: files[0]!, path };
+  });
+}
+
+function mergeChannels(files: readonly YamlSource[], issues: ConfigIssue[]): YamlSource {
+  const named: Record<'groups' | 'profiles', Map<string, YamlSource>> = { groups: new Map(), profiles: new Map() };
+  const value = { version: 1, groups: {} as Record<string, unknown>, profiles: {} as Record<string, unknown>, channels: [] as unknown[] };
+  for (const src of files) {
+    const v = src.value as Record<string, Record<string, unknown> | undefined>;
+    for (const key of ['groups', 'profiles'] as const) {
+      for (const [name, item] of Object.entries(v[key] ?? {})) {
+        const before = named[key].get(name);
+        if (before) {
+          issues.push(src.issue([key, name], `${key === 'groups' ? 'group' : 'profile'} ${name} is already declared in ${before.file}`));
+          continue;
+        }
+        named[key].set(name, src);
+        value[key][name] = item;
+      }
+    }
+  }
+  const channels = listOwner(files, 'channels');
+  value.channels = channels.map((c) => c.value);
+  return merged(files[0]!, value, (path) => {
+    if ((path[0] === 'groups' || path[0] === 'profiles') && typeof path[1] === 'string') {
+      const src = named[path[0]].get(path[1]);
+      if (src) return { src, path };
+    }
+    const c = path[0] === 'channels' && typeof path[1] === 'number' ? channels[path[1]] : undefined;
+    return c ? { src: c.src, path: ['channels', c.index, ...path.slice(2)] } : { src: files[0]!, path };
+  });
+}
