@@ -11,6 +11,7 @@ import { matchRoute } from './pipeline/match-route.js';
 import { readJsonBody } from './pipeline/read-json.js';
 import { runSyncOperation } from './pipeline/sync-operation.js';
 import { validateBody } from './pipeline/validate-body.js';
+import { checkFamily } from './pipeline/check-family.js';
 import type { Store } from './store/store.js';
 import { runTaskContent } from './tasks/content.js';
 import { Poller } from './tasks/poller.js';
@@ -91,7 +92,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
   async function handle(req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
     const snapshot = opts.snapshot();
     const { pathname, search } = splitUrl(req.url ?? '/');
-    const { route, params } = matchRoute(snapshot, req.method ?? 'GET', pathname);
+    const { route, params } = matchRoute(snapshot, req.method ?? 'GET', pathname, search);
     const token = await auth.authenticate(route.keySources, req.headers, search);
     const body = route.body ? await readJsonBody(req, route.body) : undefined;
     if (route.body) validateBody(route.body.validate, body);
@@ -110,6 +111,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
       },
     };
     if (route.kind === 'task-content') return runTaskContent(ctx, req, res, deps);
+    const warning = route.kind === 'sync' || route.kind === 'task-submit' ? await checkFamily(ctx, body) : null;
     const answer =
       route.kind === 'sync' ? await runSyncOperation(ctx, body, deps)
       : route.kind === 'task-submit' ? await runTaskSubmit(ctx, body, deps)
@@ -119,6 +121,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
       'content-type': 'application/json; charset=utf-8',
       'content-length': Buffer.byteLength(text),
       'x-request-id': requestId,
+      ...(warning ? { warning } : {}),
     });
     res.end(text);
   }

@@ -20,6 +20,7 @@ interface RawProfile {
   tasks?: {
     query: RawOperation;
     batch_query?: RawOperation & { max_ids?: number };
+    result?: RawOperation;
     content?: { request: { method: string; path: string; query?: string; headers?: string } };
   };
 }
@@ -201,6 +202,7 @@ function compileOperation(src: YamlSource, op: RawOperation, at: (string | numbe
 function compileTaskProtocol(src: YamlSource, t: NonNullable<RawProfile['tasks']>, at: (string | number)[], issues: ConfigIssue[]): CompiledTaskProtocol | null {
   const query = compileOperation(src, t.query, [...at, 'query'], issues);
   const batch = t.batch_query ? compileOperation(src, t.batch_query, [...at, 'batch_query'], issues) : null;
+  const result = t.result ? compileOperation(src, t.result, [...at, 'result'], issues) : null;
   let content: CompiledTaskProtocol['content'] = null;
   if (t.content) {
     const r = t.content.request;
@@ -212,6 +214,7 @@ function compileTaskProtocol(src: YamlSource, t: NonNullable<RawProfile['tasks']
   return Object.freeze({
     query,
     batchQuery: batch && t.batch_query ? Object.freeze({ ...batch, maxIds: t.batch_query.max_ids ?? DEFAULT_BATCH_IDS }) : null,
+    result,
     content,
   });
 }

@@ -23,14 +23,16 @@ interface RawRoute {
   body?: { schema: string; max_bytes?: number | string; max_depth?: number; content_types?: string[]; max_files?: number };
   task?: { kind?: string; kinds?: string[]; id?: { path?: string; query?: string; body?: string }; max_ids?: number; answer?: string };
   example?: { params: Record<string, string>; body?: unknown };
+  match_query?: Record<string, string>;
+  mode?: string;
 }
 
 /** What each kind of route must and must not declare. */
 const KIND_RULES: Record<RouteKind, { needs: string[]; refuses: string[]; task: string[]; taskRefuses: string[] }> = {
   sync: { needs: ['operation', 'model', 'models'], refuses: ['task'], task: [], taskRefuses: [] },
   'task-submit': { needs: ['operation', 'model', 'models', 'task'], refuses: [], task: ['kind', 'answer'], taskRefuses: ['kinds', 'id', 'max_ids'] },
-  'task-query': { needs: ['task'], refuses: ['operation', 'model', 'models'], task: ['kinds', 'id', 'answer'], taskRefuses: ['kind'] },
-  'task-content': { needs: ['task'], refuses: ['operation', 'model', 'models', 'body'], task: ['kinds', 'id'], taskRefuses: ['kind', 'answer', 'max_ids'] },
+  'task-query': { needs: ['task'], refuses: ['operation', 'model', 'models', 'mode'], task: ['kinds', 'id', 'answer'], taskRefuses: ['kind'] },
+  'task-content': { needs: ['task'], refuses: ['operation', 'model', 'models', 'body', 'mode'], task: ['kinds', 'id'], taskRefuses: ['kind', 'answer', 'max_ids'] },
 };
 
 const DEFAULT_BODY_BYTES = 1024 * 1024;
@@ -56,7 +58,9 @@ export function compileRoutes(src: YamlSource, configDir: string, ajv: Ajv2020, 
     if (seenIds.has(r.id)) issues.push(src.issue(at('id'), `route id "${r.id}" is already used by routes[${seenIds.get(r.id)}]`));
     seenIds.set(r.id, i);
     // Parameter names do not change which paths a template matches: /a/{x} and /a/{y} collide.
-    const key = `${r.method} ${r.path.replace(/\{[^{}]*\}/g, '{}')}`;
+    // Routes on one path may differ by the query values they require (match_query).
+    const cond = Object.entries(r.match_query ?? {}).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => `${k}=${v}`).join('&');
+    const key = `${r.method} ${r.path.replace(/\{[^{}]*\}/g, '{}')}${cond ? `?${cond}` : ''}`;
     if (seenPaths.has(key)) issues.push(src.issue(at('path'), `${r.method} ${r.path} is already declared by routes[${seenPaths.get(key)}]`));
     seenPaths.set(key, i);
 
@@ -156,6 +160,8 @@ export function compileRoutes(src: YamlSource, configDir: string, ajv: Ajv2020, 
         body: body && Object.freeze(body),
         task,
         example,
+        matchQuery: Object.freeze({ ...(r.match_query ?? {}) }),
+        mode: r.mode !== undefined ? compileMappingAt(src, r.mode, at('mode'), issues) : null,
       }),
     );
   });

@@ -4,6 +4,7 @@ import type { ValidateFunction } from 'ajv';
 import { createAjv } from '../schema/ajv.js';
 import { describeError, usefulErrors } from '../schema/describe-error.js';
 import { compileChannels, type RawChannel } from './compile-channels.js';
+import { compileFamilies } from './compile-families.js';
 import { compileRoutes } from './compile-routes.js';
 import { interpolateEnv } from './env.js';
 import { ConfigLoadError, type ConfigIssue } from './issues.js';
@@ -71,6 +72,7 @@ export function loadConfig(dir: string, options: LoadOptions = {}): { snapshot: 
 
   const publicAjv = createAjv({ allErrors: false });
   const routes = compileRoutes(routesSrc, dir, publicAjv, issues);
+  const families = compileFamilies(routesSrc, routes, publicAjv, issues);
 
   const rawChannels = (channelsSrc.value as { channels: RawChannel[] }).channels;
   const channels = rawChannels.map((c, i) => {
@@ -93,6 +95,7 @@ export function loadConfig(dir: string, options: LoadOptions = {}): { snapshot: 
   const snapshot: Snapshot = Object.freeze({
     loadedAt: new Date(),
     routes: Object.freeze(routes),
+    families: Object.freeze(families),
     profiles: compiled.profiles,
     groups: compiled.groups,
     channels: Object.freeze(compiled.channels),

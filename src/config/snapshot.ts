@@ -29,6 +29,30 @@ export interface CompiledRoute {
   readonly task: CompiledRouteTask | null;
   /** A request known to pass this route (routes.yaml `example`), for the demo's banner. */
   readonly example: { readonly path: string; readonly body: unknown } | null;
+  /** Query parameters the request must carry with these exact values to take this route (`match_query`). */
+  readonly matchQuery: Readonly<Record<string, string>>;
+  /** The generation mode a request asks for (`mode`, JSONata over body, params, query, model); null: not checked. */
+  readonly mode: Mapping | null;
+}
+
+/** How a family takes a generation mode: served, served with a warning, or refused. */
+export type ModeSupport = 'supported' | 'discouraged' | 'unsupported';
+
+/** A model family of routes.yaml `families`: its models, the modes it takes, its limits. */
+export interface CompiledFamily {
+  readonly name: string;
+  readonly description: string;
+  readonly models: { readonly exact: ReadonlySet<string>; readonly prefixes: readonly string[] };
+  /** The models as written (patterns keep their `*`), for the catalogue. */
+  readonly modelNames: readonly string[];
+  /** Modes the family names; a mode it does not name is unsupported. */
+  readonly modes: ReadonlyMap<string, ModeSupport>;
+  /** JSON Schema every request body of the family must pass, after the route's own. */
+  readonly limits: ValidateFunction | null;
+  readonly rawLimits: Readonly<Record<string, unknown>> | null;
+  /** Further limits of single models. */
+  readonly modelLimits: ReadonlyMap<string, ValidateFunction>;
+  readonly rawModelLimits: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
 }
 
 /** Which engine runs a route (README, "routes.yaml"). */
@@ -95,6 +119,11 @@ export interface CompiledTaskProtocol {
   readonly query: CompiledOperation;
   /** Looks at several tasks in one call, when the vendor allows it. */
   readonly batchQuery: (CompiledOperation & { readonly maxIds: number }) | null;
+  /**
+   * Two-step results: resolves a completed task's files (a file id → a download URL) after the
+   * query, and again when a stored result URL has expired at download time.
+   */
+  readonly result: CompiledOperation | null;
   /** Downloads a result; without it the result URL is fetched as it is, with no credentials. */
   readonly content: { readonly method: string; readonly path: Mapping; readonly query: Mapping | null; readonly headers: Mapping | null } | null;
 }
@@ -150,6 +179,7 @@ export interface CompiledChannel {
 export interface Snapshot {
   readonly loadedAt: Date;
   readonly routes: readonly CompiledRoute[];
+  readonly families: readonly CompiledFamily[];
   readonly profiles: ReadonlyMap<string, CompiledProfile>;
   readonly groups: ReadonlySet<string>;
   readonly channels: readonly CompiledChannel[];

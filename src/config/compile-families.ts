@@ -1,0 +1,86 @@
+import type { Ajv2020 } from 'ajv/dist/2020.js';
+import type { ConfigIssue } from './issues.js';
+import { routeServesModel } from './compile-routes.js';
+import type { CompiledFamily, CompiledRoute, ModeSupport } from './snapshot.js';
+import type { YamlSource } from './yaml-source.js';
+
+/** A model family as routes.schema.json admits it (README, "Families, modes and limits"). */
+export interface RawFamily {
+  name: string;
+  description?: string;
+  models: string[];
+  modes?: Record<string, ModeSupport>;
+  limits?: Record<string, unknown>;
+  model_limits?: Record<string, Record<string, unknown>>;
+}
+
+/**
+ * Compiles the families of routes.yaml: which models form a family, which generation modes it
+ * supports, and its limits as JSON Schemas checked after the route's own schema.
+ */
+export function compileFamilies(src: YamlSource, routes: readonly CompiledRoute[], ajv: Ajv2020, issues: ConfigIssue[]): CompiledFamily[] {
+  const raw = (src.value as { families?: RawFamily[] }).families ?? [];
+  const owner = new Map<string, string>();
+  const names = new Set<string>();
+  const out: CompiledFamily[] = [];
+  raw.forEach((f, i) => {
+    const at = (...rest: (string | number)[]) => ['families', i, ...rest];
+    if (names.has(f.name)) issues.push(src.issue(at('name'), `family "${f.name}" is declared twice`));
+    names.add(f.name);
+    f.models.forEach((m, j) => {
+      const before = owner.get(m);
+      if (before) issues.push(src.issue(at('models', j), `model ${m} already belongs to family "${before}"`));
+      owner.set(m, f.name);
+      const served = m.endsWith('*') ? routes.some((r) => r.models.prefixes.includes(m.slice(0, -1))) : routes.some((r) => routeServesModel(r, m));
+      if (!served) issues.push(src.issue(at('models', j), `model ${m} of family "${f.name}" is not served by any route`));
+    });
+    const compile = (schema: Record<string, unknown>, path: (string | number)[]) => {
+      try {
+        return ajv.compile(schema);
+      } catch (err) {
+        issues.push(src.issue(path, `the limits of family "${f.name}" do not compile: ${(err as Error).message}`));
+        return null;
+      }
+    };
+    const modelLimits = new Map<string, NonNullable<CompiledFamily['limits']>>();
+    for (const [m, schema] of Object.entries(f.model_limits ?? {})) {
+      if (!f.models.includes(m)) issues.push(src.issue(at('model_limits', m), `model_limits names ${m}, which is not a model of family "${f.name}"`));
+      const v = compile(schema, at('model_limits', m));
+      if (v) modelLimits.set(m, v);
+    }
+    const listed = f.models;
+    out.push(
+      Object.freeze({
+        name: f.name,
+        description: f.description ?? '',
+        models: Object.freeze({
+          exact: new Set(listed.filter((m) => !m.endsWith('*'))),
+          prefixes: listed.filter((m) => m.endsWith('*')).map((m) => m.slice(0, -1)),
+        }),
+        modelNames: Object.freeze([...listed]),
+        modes: new Map(Object.entries(f.modes ?? {})),
+        limits: f.limits ? compile(f.limits, at('limits')) : null,
+        rawLimits: f.limits ?? null,
+        modelLimits,
+        rawModelLimits: f.model_limits ?? {},
+      }),
+    );
+  });
+  return out;
+}
+
+/** The family of a public model: the one naming it exactly, else the one with the longest matching prefix. */
+export function familyOf(families: readonly CompiledFamily[], model: string): CompiledFamily | null {
+  let best: CompiledFamily | null = null;
+  let bestLen = -1;
+  for (const f of families) {
+    if (f.models.exact.has(model)) return f;
+    for (const p of f.models.prefixes) {
+      if (model.startsWith(p) && p.length > bestLen) {
+        best = f;
+        bestLen = p.length;
+      }
+    }
+  }
+  return best;
+}

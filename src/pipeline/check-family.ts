@@ -1,0 +1,46 @@
+import type { ValidateFunction } from 'ajv';
+import { familyOf } from '../config/compile-families.js';
+import { MappingError } from '../config/mapping.js';
+import { GatewayError } from '../errors/gateway-error.js';
+import { describeError, dottedPath, usefulErrors } from '../schema/describe-error.js';
+import type { RequestContext } from './context.js';
+import { modelOf } from './model-of.js';
+
+/**
+ * The family stage: the generation mode the request asks for must be one its model's family
+ * takes, and the body must pass the family's limits (routes.yaml `families`). Returns the text of a
+ * Warning header when the family takes the mode but does not recommend it; null otherwise.
+ */
+export async function checkFamily(ctx: RequestContext, body: unknown): Promise<string | null> {
+  const model = modelOf(ctx.route, ctx.params, body);
+  const family = familyOf(ctx.snapshot.families, model);
+  if (!family) return null;
+  let warning: string | null = null;
+  if (ctx.route.mode) {
+    let mode: unknown;
+    try {
+      mode = await ctx.route.mode.evaluate({ body, params: ctx.params, query: ctx.query, model });
+    } catch (err) {
+      throw new GatewayError('internal_error', 'the route could not tell the generation mode of the request', { cause: err instanceof MappingError ? err.message : err });
+    }
+    if (typeof mode === 'string') {
+      const support = family.modes.get(mode) ?? 'unsupported';
+      if (support === 'unsupported') {
+        const takes = [...family.modes].filter(([, s]) => s !== 'unsupported').map(([m]) => m);
+        throw new GatewayError('invalid_request', `mode ${mode} is not supported by the ${family.name} family (${model}); it supports: ${takes.join(', ') || 'none'}`, { param: '' });
+      }
+      if (support === 'discouraged') warning = `299 gateway "mode ${mode} is not recommended for the ${family.name} family"`;
+    }
+  }
+  checkLimits(family.limits, body, family.name);
+  checkLimits(family.modelLimits.get(model) ?? null, body, `${family.name} family, model ${model}`);
+  return warning;
+}
+
+function checkLimits(validate: ValidateFunction | null, body: unknown, whose: string): void {
+  if (!validate || validate(body)) return;
+  const first = usefulErrors(validate.errors ?? [])[0] ?? validate.errors?.[0];
+  if (!first) throw new GatewayError('invalid_request', `the request is outside the limits of the ${whose}`);
+  const problem = describeError(first, 'body');
+  throw new GatewayError('invalid_request', `${problem.message} (a limit of the ${whose})`, { param: dottedPath(problem.path) });
+}
