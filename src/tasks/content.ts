@@ -11,11 +11,14 @@ import { sign } from '../upstream/signers.js';
 import type { UpstreamRequest } from '../upstream/upstream-request.js';
 import { findOwnTask, taskIdOf } from './find-task.js';
 import type { TaskDeps } from './task-deps.js';
-import { vendorView } from './vendor-query.js';
+import type { TaskUpdate } from './task-update.js';
+import { resolveResults, vendorView } from './vendor-query.js';
 
 /** Vendor headers a download passes on; everything else (cookies, vendor ids, URLs) stays behind. */
 const PASSED = ['content-type', 'content-length', 'content-range', 'accept-ranges', 'etag', 'last-modified'] as const;
 const MAX_REDIRECTS = 3;
+/** Download answers that mean the stored URL no longer works. */
+const GONE = new Set([403, 404, 410]);
 const RANGE = /^bytes=[0-9]*-[0-9]*(,\s*[0-9]*-[0-9]*){0,7}$/;
 
 /** Picks the result a download asks for: `?index=N` (default 0) or `?variant=TYPE` (the first of that type). */
@@ -54,6 +57,50 @@ async function requestFor(ctx: RequestContext, channel: CompiledChannel, task: T
   return { req, signed: sameOrigin };
 }
 
+/** Sends the request for one result, following redirects here (credentials stay on the channel's origin). */
+async function fetchResult(
+  ctx: RequestContext,
+  deps: TaskDeps,
+  channel: CompiledChannel,
+  task: TaskRecord,
+  result: TaskResult & { url: string },
+  index: number,
+  range: string | null,
+  signal: AbortSignal,
+): Promise<Dispatcher.ResponseData> {
+  let { req: upstream, signed } = await requestFor(ctx, channel, task, result, index);
+  if (range) upstream.headers.range = range;
+  for (let hop = 0; ; hop++) {
+    const answer = await send(deps.pools, channel, upstream, signal);
+    const location = answer.headers.location;
+    if (answer.statusCode < 300 || answer.statusCode > 399 || typeof location !== 'string' || hop >= MAX_REDIRECTS) return answer;
+    answer.body.destroy();
+    const from = /^https?:\/\//i.test(upstream.path) ? upstream.path : `${channel.origin}${upstream.path}`;
+    const next = new URL(location, from);
+    const keep = signed && next.origin === new URL(from).origin;
+    upstream = { method: 'GET', path: next.href, query: {}, headers: keep ? upstream.headers : upstream.headers.range ? { range: upstream.headers.range } : {}, body: null };
+    signed = keep;
+  }
+}
+
+/** Asks the vendor for the task's files again (profile `tasks.result`) and stores them; null when that fails. */
+async function refreshResults(ctx: RequestContext, deps: TaskDeps, channel: CompiledChannel, task: TaskRecord): Promise<TaskRecord | null> {
+  const update: TaskUpdate = {
+    id: task.upstreamId,
+    status: 'completed',
+    vendorStatus: task.vendorStatus,
+    progress: 100,
+    results: task.results,
+    error: null,
+    context: task.context,
+    seconds: task.seconds,
+    size: task.size,
+  };
+  const outcome = await resolveResults(channel.profile.tasks!, channel, deps.pools, task, update, ctx.now);
+  if (!outcome.ok || outcome.value.status !== 'completed' || !outcome.value.results) return null;
+  return deps.store.updateTask(task.id, task.version, { results: outcome.value.results, ...(outcome.value.context !== undefined ? { context: outcome.value.context } : {}) });
+}
+
 /**
  * Streams a task's result from the vendor to the client: nothing is buffered whole, `Range` goes
  * through, redirects are followed here (credentials never follow to another origin), and neither
@@ -68,31 +115,25 @@ export async function runTaskContent(ctx: RequestContext, req: IncomingMessage, 
   const channel = ctx.snapshot.channelsByName.get(task.channel);
   if (!channel) throw new GatewayError('upstream_unavailable', 'the channel that ran this task is no longer configured');
 
-  let { req: upstream, signed } = await requestFor(ctx, channel, task, result, index);
-  const range = req.headers.range;
-  if (typeof range === 'string' && RANGE.test(range.trim())) upstream.headers.range = range.trim();
-
   const abort = new AbortController();
   res.on('close', () => {
     if (!res.writableFinished) abort.abort();
   });
-  let answer: Dispatcher.ResponseData | null = null;
-  for (let hop = 0; ; hop++) {
-    answer = await send(deps.pools, channel, upstream, abort.signal);
-    const location = answer.headers.location;
-    if (answer.statusCode < 300 || answer.statusCode > 399 || typeof location !== 'string' || hop >= MAX_REDIRECTS) break;
-    answer.body.destroy();
-    const from = /^https?:\/\//i.test(upstream.path) ? upstream.path : `${channel.origin}${upstream.path}`;
-    const next = new URL(location, from);
-    const keep = signed && next.origin === new URL(from).origin;
-    upstream = { method: 'GET', path: next.href, query: {}, headers: keep ? upstream.headers : upstream.headers.range ? { range: upstream.headers.range } : {}, body: null };
-    signed = keep;
+  const range = typeof req.headers.range === 'string' && RANGE.test(req.headers.range.trim()) ? req.headers.range.trim() : null;
+  let answer = await fetchResult(ctx, deps, channel, task, result, index, range, abort.signal);
+  // An expired result URL (two-step vendors sign theirs for a while): look the files up again, once.
+  if (GONE.has(answer.statusCode) && channel.profile.tasks?.result) {
+    const fresh = await refreshResults(ctx, deps, channel, task);
+    const again = fresh?.results[index];
+    if (again?.url) {
+      answer.body.destroy();
+      answer = await fetchResult(ctx, deps, channel, fresh!, again as TaskResult & { url: string }, index, range, abort.signal);
+    }
   }
   const status = answer.statusCode;
   if (status !== 200 && status !== 206 && status !== 416) {
     answer.body.destroy();
-    const gone = status === 404 || status === 410 || status === 403;
-    throw new GatewayError('bad_response', gone ? 'the vendor no longer serves this result' : `the vendor answered the download with HTTP ${status}`, {
+    throw new GatewayError('bad_response', GONE.has(status) ? 'the vendor no longer serves this result' : `the vendor answered the download with HTTP ${status}`, {
       cause: { status, channel: channel.name },
     });
   }

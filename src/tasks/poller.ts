@@ -314,7 +314,7 @@ export class Poller {
       }
       this.stats.queries++;
       this.#lookedAt.set(id, now);
-      const outcome = await queryTask(channel.profile.tasks.query, channel, this.#deps.pools, task, this.#deps.clock());
+      const outcome = await queryTask(channel.profile.tasks, channel, this.#deps.pools, task, this.#deps.clock());
       if (!outcome.ok) {
         this.#trouble(channel, outcome, [task]);
         return task;
@@ -362,7 +362,7 @@ export class Poller {
         if (tasks.length === 0) return;
         this.stats.batchQueries++;
         for (const t of tasks) this.#lookedAt.set(t.id, now);
-        const outcome = await queryBatch(channel.profile.tasks!.batchQuery!, channel, this.#deps.pools, tasks, this.#deps.clock());
+        const outcome = await queryBatch({ ...channel.profile.tasks!, batchQuery: channel.profile.tasks!.batchQuery! }, channel, this.#deps.pools, tasks, this.#deps.clock());
         if (!outcome.ok) {
           this.#trouble(channel, outcome, tasks);
           return;

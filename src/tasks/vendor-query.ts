@@ -1,4 +1,4 @@
-import type { CompiledChannel, CompiledOperation } from '../config/snapshot.js';
+import type { CompiledChannel, CompiledOperation, CompiledTaskProtocol } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { mapRequest } from '../pipeline/map-request.js';
 import { mapSuccess, retryAfter } from '../pipeline/map-response.js';
@@ -87,8 +87,64 @@ async function failureOf(op: CompiledOperation, res: UpstreamResponse, input: Re
   return { ok: false, error: transient, retryAfterMs: retry, vendorTrouble: false };
 }
 
-/** Asks the vendor about one task through the profile's query operation. */
-export async function queryTask(op: CompiledOperation, channel: CompiledChannel, pools: Pools, task: TaskRecord, now: Date): Promise<QueryOutcome<TaskUpdate>> {
+/**
+ * The second step of a two-step result (profile `tasks.result`): the vendor said the task is done
+ * but names its files elsewhere (a file id to resolve into a download URL). The result operation
+ * sees the task and the query's update, and its answer (results, seconds, size, or a failure)
+ * overrides the update's. Without a result operation, or for a task not completed, the update stands.
+ */
+export async function resolveResults(
+  protocol: CompiledTaskProtocol,
+  channel: CompiledChannel,
+  pools: Pools,
+  task: TaskRecord,
+  update: TaskUpdate,
+  now: Date,
+): Promise<QueryOutcome<TaskUpdate>> {
+  const op = protocol.result;
+  if (!op || update.status !== 'completed') return { ok: true, value: update };
+  const context = update.context === undefined ? task.context : update.context;
+  const input = {
+    task: { ...vendorView(task), context },
+    update: { status: update.status, vendor_status: update.vendorStatus, context, seconds: update.seconds, size: update.size },
+    model: task.upstreamModel,
+    public_model: task.model,
+  };
+  const sent = await call(op, channel, pools, input, now);
+  if (!sent.ok) return sent;
+  const { res } = sent;
+  if (res.status < 200 || res.status >= 300) {
+    const failed = await failureOf(op, res, { ...input, now: now.toISOString() }, task.kind);
+    return failed.ok ? { ok: true, value: { ...update, ...failed.value, id: update.id } } : failed;
+  }
+  try {
+    const second = readTaskUpdate(await mapSuccess(op, res, { ...input, now: now.toISOString() }), task.kind);
+    if (!second) return { ok: false, error: new GatewayError('bad_response', 'the result lookup answer could not be translated'), retryAfterMs: null, vendorTrouble: false };
+    const failed = second.status === 'failed';
+    return {
+      ok: true,
+      value: {
+        ...update,
+        status: failed ? 'failed' : update.status,
+        error: second.error ?? update.error,
+        results: failed ? null : (second.results ?? update.results),
+        seconds: second.seconds ?? update.seconds,
+        size: second.size ?? update.size,
+        context: second.context === undefined ? update.context : second.context,
+      },
+    };
+  } catch (err) {
+    return { ok: false, error: err as GatewayError, retryAfterMs: null, vendorTrouble: false };
+  }
+}
+
+/** Asks the vendor about one task through the profile's query operation (and its result lookup). */
+export async function queryTask(protocol: CompiledTaskProtocol, channel: CompiledChannel, pools: Pools, task: TaskRecord, now: Date): Promise<QueryOutcome<TaskUpdate>> {
+  const looked = await lookAt(protocol.query, channel, pools, task, now);
+  return looked.ok ? resolveResults(protocol, channel, pools, task, looked.value, now) : looked;
+}
+
+async function lookAt(op: CompiledOperation, channel: CompiledChannel, pools: Pools, task: TaskRecord, now: Date): Promise<QueryOutcome<TaskUpdate>> {
   const input = { task: vendorView(task), model: task.upstreamModel, public_model: task.model };
   const sent = await call(op, channel, pools, input, now);
   if (!sent.ok) return sent;
@@ -108,12 +164,13 @@ export async function queryTask(op: CompiledOperation, channel: CompiledChannel,
  * keyed by the vendor's id; a task missing from the answer simply has no news this time.
  */
 export async function queryBatch(
-  op: CompiledOperation,
+  protocol: CompiledTaskProtocol & { readonly batchQuery: NonNullable<CompiledTaskProtocol['batchQuery']> },
   channel: CompiledChannel,
   pools: Pools,
   tasks: readonly TaskRecord[],
   now: Date,
 ): Promise<QueryOutcome<Map<string, TaskUpdate>>> {
+  const op = protocol.batchQuery;
   const input = { tasks: tasks.map(vendorView) };
   const sent = await call(op, channel, pools, input, now);
   if (!sent.ok) return sent;
@@ -135,6 +192,16 @@ export async function queryBatch(
     for (const item of list) {
       const u = readTaskUpdate(item, kind);
       if (u?.id) byId.set(u.id, u);
+    }
+    if (protocol.result) {
+      // A finished task whose files need a second call: one lookup each; a failed lookup is no news.
+      for (const task of tasks) {
+        const u = task.upstreamId !== null ? byId.get(task.upstreamId) : undefined;
+        if (!u || u.status !== 'completed') continue;
+        const resolved = await resolveResults(protocol, channel, pools, task, u, now);
+        if (resolved.ok) byId.set(task.upstreamId!, resolved.value);
+        else byId.delete(task.upstreamId!);
+      }
     }
     return { ok: true, value: byId };
   } catch (err) {
