@@ -1,0 +1,130 @@
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+
+/**
+ * The gamma-volc simulator's own check of the HMAC-SHA256 request signature (upstream-protocols.md
+ * "gamma-volc"). Written apart from the gateway's signer (src/upstream/hmac-v4.ts) on purpose: the
+ * two meet only on the wire, so a shared mistake cannot hide.
+ *
+ * Accepted: `Authorization: HMAC-SHA256 Credential=<AK>/<yyyymmdd>/<region>/<service>/request,
+ * SignedHeaders=<names>, Signature=<64 hex>`; SignedHeaders lower-case, `;`-separated, sorted, and
+ * including `x-date` and `x-content-sha256`; every signed header present. The body hash is taken from
+ * the bytes received (and `X-Content-Sha256` must equal it), the path and query from the request line.
+ * The query parameter `sim_fault` is left out of the canonical query, so a test can add it to a signed
+ * URL. Refusal reasons (the simulator puts them in its 401 message):
+ *   MissingAuthorization      no Authorization header
+ *   InvalidAuthorization      not of the form above, or a signed header missing
+ *   InvalidTimestamp          X-Date missing or not YYYYMMDDTHHMMSSZ
+ *   RequestExpired            X-Date more than 15 minutes away from the simulator's clock
+ *   InvalidCredentialScope    scope date not the X-Date's day, or another region / service / terminator
+ *   InvalidAccessKey          unknown access key
+ *   ContentSha256Mismatch     X-Content-Sha256 is not the hex SHA-256 of the body
+ *   SignatureDoesNotMatch     the signature differs
+ */
+
+/** A received request as the check needs it. */
+export interface ReceivedRequest {
+  readonly method: string;
+  /** The request target as received: the path and, when there is one, `?` and the raw query. */
+  readonly target: string;
+  readonly headers: IncomingHttpHeaders | Record<string, string | undefined>;
+  readonly body: Buffer;
+}
+
+/** The credentials and scope the simulator accepts. */
+export interface GammaKeys {
+  readonly accessKey: string;
+  readonly secretKey: string;
+  readonly region: string;
+  readonly service: string;
+}
+
+/** Outcome of a check: ok, or the refusal reason word and a sentence. */
+export type SignatureCheck = { ok: true } | { ok: false; reason: string; detail: string };
+
+/** Largest accepted distance between X-Date and the simulator's clock. */
+export const MAX_SKEW_MS = 15 * 60_000;
+const AUTH = /^HMAC-SHA256 Credential=([^,\s]+), ?SignedHeaders=([^,\s]+), ?Signature=([0-9a-f]{64})$/;
+const X_DATE = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/;
+const UNSIGNED_QUERY = new Set(['sim_fault']);
+
+const refuse = (reason: string, detail: string): SignatureCheck => ({ ok: false, reason, detail });
+const hex = (data: Buffer | string) => createHash('sha256').update(data).digest('hex');
+const mac = (key: Buffer | string, data: string) => createHmac('sha256', key).update(data).digest();
+
+function header(h: ReceivedRequest['headers'], name: string): string | undefined {
+  const v = h[name];
+  return Array.isArray(v) ? v.join(',') : v;
+}
+
+/** RFC 3986 encoding: all but unreserved characters as upper-case %XX of the UTF-8 bytes. */
+function pct(text: string): string {
+  let out = '';
+  for (const byte of Buffer.from(text, 'utf8')) {
+    const c = String.fromCharCode(byte);
+    out += /[A-Za-z0-9\-_.~]/.test(c) ? c : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return out;
+}
+
+function canonicalQuery(raw: string): string {
+  const pairs: string[][] = [];
+  for (const [k, v] of new URLSearchParams(raw)) if (!UNSIGNED_QUERY.has(k)) pairs.push([pct(k), pct(v)]);
+  pairs.sort((a, b) => (a[0]! === b[0]! ? (a[1]! < b[1]! ? -1 : 1) : a[0]! < b[0]! ? -1 : 1));
+  return pairs.map((p) => `${p[0]}=${p[1]}`).join('&');
+}
+
+/** Milliseconds of an X-Date, or null when it is not one. */
+export function parseXDate(text: string | undefined): number | null {
+  const m = text ? X_DATE.exec(text) : null;
+  if (!m) return null;
+  const ms = Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!);
+  return Number.isNaN(ms) ? null : ms;
+}
+
+/** Checks the signature of a received request against `keys` at simulator time `nowMs`. */
+export function verifyGammaSignature(req: ReceivedRequest, keys: GammaKeys, nowMs: number): SignatureCheck {
+  const auth = header(req.headers, 'authorization');
+  if (!auth || !auth.trim()) return refuse('MissingAuthorization', 'the Authorization header is missing');
+  const m = AUTH.exec(auth.trim());
+  if (!m) return refuse('InvalidAuthorization', 'Authorization must be "HMAC-SHA256 Credential=…, SignedHeaders=…, Signature=…"');
+  const [, credential, signedList, signature] = m as unknown as [string, string, string, string];
+
+  const date = header(req.headers, 'x-date');
+  const at = parseXDate(date);
+  if (at === null) return refuse('InvalidTimestamp', 'X-Date must be YYYYMMDDTHHMMSSZ');
+  if (Math.abs(at - nowMs) > MAX_SKEW_MS) return refuse('RequestExpired', 'X-Date is more than 15 minutes away from the server time');
+
+  const parts = credential.split('/');
+  if (parts.length !== 5) return refuse('InvalidAuthorization', 'Credential must be AK/yyyymmdd/region/service/request');
+  const [ak, day, region, service, terminator] = parts as [string, string, string, string, string];
+  if (day !== date!.slice(0, 8) || region !== keys.region || service !== keys.service || terminator !== 'request') {
+    return refuse('InvalidCredentialScope', `credential scope must be ${date!.slice(0, 8)}/${keys.region}/${keys.service}/request`);
+  }
+  if (ak !== keys.accessKey) return refuse('InvalidAccessKey', 'the access key does not exist');
+
+  const names = signedList.split(';');
+  const sorted = [...names].sort();
+  if (names.some((n, i) => n !== n.toLowerCase() || n !== sorted[i] || n === '' || n === names[i - 1])) {
+    return refuse('InvalidAuthorization', 'SignedHeaders must be lower-case, sorted and unique');
+  }
+  if (!names.includes('x-date') || !names.includes('x-content-sha256')) {
+    return refuse('InvalidAuthorization', 'SignedHeaders must include x-content-sha256 and x-date');
+  }
+  const missing = names.find((n) => header(req.headers, n) === undefined);
+  if (missing) return refuse('InvalidAuthorization', `signed header ${missing} is missing`);
+
+  const bodyHash = hex(req.body);
+  if (header(req.headers, 'x-content-sha256') !== bodyHash) return refuse('ContentSha256Mismatch', 'X-Content-Sha256 does not match the body');
+
+  const q = req.target.indexOf('?');
+  const path = q < 0 ? req.target : req.target.slice(0, q);
+  const query = q < 0 ? '' : req.target.slice(q + 1);
+  const canonicalHeaders = names.map((n) => `${n}:${header(req.headers, n)!.trim()}\n`).join('');
+  const canonical = `${req.method.toUpperCase()}\n${path}\n${canonicalQuery(query)}\n${canonicalHeaders}\n${signedList}\n${bodyHash}`;
+  const toSign = `HMAC-SHA256\n${date}\n${day}/${region}/${service}/request\n${hex(canonical)}`;
+  const signingKey = mac(mac(mac(mac(keys.secretKey, day), region), service), 'request');
+  const want = Buffer.from(createHmac('sha256', signingKey).update(toSign).digest('hex'));
+  if (!timingSafeEqual(want, Buffer.from(signature))) return refuse('SignatureDoesNotMatch', 'the request signature does not match');
+  return { ok: true };
+}
