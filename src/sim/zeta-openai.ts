@@ -1,10 +1,10 @@
-import busboy from 'busboy';
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { applyFault, pickFault } from './faults.js';
 import { json, listen, type Simulator } from './http.js';
 import { makeMp4, serveBytes } from './media.js';
-import { makePng } from './png.js';
+import { Invalid, isMultipart, oneOf, readBody, text, zetaError, type Fields, type Upload } from './zeta-openai-body.js';
+import { checkEdit, checkGeneration, imageFile, imagesAnswer } from './zeta-openai-images.js';
 import { TaskBook, type SimTask } from './task-book.js';
 
 /**
@@ -26,12 +26,38 @@ import { TaskBook, type SimTask } from './task-book.js';
  *                                   failed video stays 404. No faults here.
  *   POST /v1/videos/{id}/remix      JSON `{prompt}` → 200 a new video object (model, seconds and size of the
  *                                   source, `remixed_from_video_id`); 404 unknown source, 400 source not completed.
- *   POST /v1/images/generations     JSON `{model, prompt (required), n (1..10, default 1), size ("auto" or
- *                                   WxH, 64..4096 each, default 1024x1024), response_format (url|b64_json,
- *                                   default url), quality, background (auto|transparent|opaque),
- *                                   output_format (png|jpeg|webp), image (string or string array)}` →
- *                                   200 `{created, data:[{url}|{b64_json}, revised_prompt], usage}`. Always a
- *                                   PNG, 1/16 of the requested width and height (same aspect ratio).
+ *   POST /v1/images/generations     JSON `{model (default zeta-image-1), prompt (required), n, size,
+ *                                   response_format (url|b64_json, default url), quality (any string),
+ *                                   background (auto|transparent|opaque), output_format (png|jpeg|webp),
+ *                                   image (string or string array, not inspected)}` → 200 `{created,
+ *                                   data:[{url}|{b64_json}, revised_prompt], usage}`. A multipart body is
+ *                                   read too (text parts; `n` then a decimal string), as before.
+ *   POST /v1/images/edits           multipart/form-data only (any other content type: 400, code null,
+ *                                   "Invalid Content-Type header (…), expected multipart/form-data.").
+ *                                   File parts: `image` (or `image[]`), 1..16 of them, each image/png|jpeg|
+ *                                   webp by its part's content type, not empty, ≤ 25 MB; `mask` at most
+ *                                   one, image/png, ≤ 25 MB (its pixels and size are not compared with the
+ *                                   image). A text part named image/image[]/mask: 400 invalid_type; any
+ *                                   other file field: 400 invalid_value. Text parts `prompt` (required),
+ *                                   `model` (default zeta-image-1), `n` (decimal string), `size`,
+ *                                   `response_format`, `quality`, `background`, `output_format` as on
+ *                                   generations; unknown text parts are ignored. Models that edit:
+ *                                   zeta-image-1, zeta-image-2, zeta-draw-2 and any non-`zeta-` model;
+ *                                   zeta-draw-3 (and any other `zeta-` name) → 400 invalid_value, param
+ *                                   `model`. → 200 `{created, data:[{url}|{b64_json}], usage}` (no
+ *                                   revised_prompt). Every input image adds 272 to usage.input_tokens.
+ *                                 Both image routes, per model (the vendor takes only its official sizes;
+ *                                   default "auto" where listed, else 1024x1024):
+ *                                     zeta-image-1, zeta-image-2: auto|1024x1024|1536x1024|1024x1536
+ *                                     zeta-draw-3: 1024x1024|1792x1024|1024x1792, and n must be 1
+ *                                     zeta-draw-2: 256x256|512x512|1024x1024
+ *                                     any other model: "auto" (default) or WxH with each side 64..4096
+ *                                   Outside the list: 400 invalid_value, param `size`, "Invalid value:
+ *                                   'X'. Supported values are: 'a', 'b', …". `n` 1..10 (1 for zeta-draw-3),
+ *                                   default 1; a non-integer is invalid_type, out of range invalid_value.
+ *                                   Answers are always PNGs of 1/16 the requested width and height ("auto"
+ *                                   counts as 1024x1024), whatever output_format says; usage.output_tokens
+ *                                   is 1056 per image, input_tokens a quarter of the prompt's length.
  *   GET  /files/<id>.png            the image of a `url` answer; no auth (like a presigned URL), Range works.
  *
  * Video object: `{id:"video_<hex>", object:"video", model, status, progress, created_at, completed_at,
@@ -46,8 +72,14 @@ import { TaskBook, type SimTask } from './task-book.js';
  * `invalid_request_error` / null (`video_not_ready` on content); 429 `requests` / `rate_limit_exceeded`
  * (with `retry-after`); any 5xx `server_error` / `server_error`; other statuses `invalid_request_error` / null.
  * Faults (faults.ts) apply after auth and validation, on every route but downloads.
- * Stats: requests, submits (video creates and remixes), queries, downloads (content and files), images.
+ * Stats: requests, submits (video creates and remixes), queries, downloads (content and files), images
+ * (generations), edits.
+ * Not simulated: per-model limits beyond these (file count or square shape per model, mask dimensions),
+ * per-model quality/background/output_format support, streaming (`stream`, `partial_images`),
+ * `input_fidelity` and `user` (ignored like any unknown field).
  */
+
+export { zetaError };
 
 /** Options of the zeta-openai simulator. */
 export interface ZetaSimOptions {
@@ -61,102 +93,13 @@ const ZETA_SIZES = ['720x1280', '1280x720', '1024x1792', '1792x1024'];
 const WIDE_SIZES = [...ZETA_SIZES, '1920x1080', '1080x1920'];
 const REF_TYPES = ['image/png', 'image/jpeg', 'image/webp', 'video/mp4'];
 const REF_TEXT = /^(https?:\/\/\S+|data:(image\/(png|jpeg|webp)|video\/mp4);base64,[A-Za-z0-9+/]+={0,2})$/;
-const MAX_UPLOAD = 50 * 1024 * 1024;
-const DEFAULTS: Record<number, [type: string, code: string | null, message: string]> = {
-  400: ['invalid_request_error', null, 'Invalid request.'],
-  401: ['invalid_request_error', 'invalid_api_key', 'Incorrect API key provided.'],
-  404: ['invalid_request_error', null, 'Not found.'],
-  429: ['requests', 'rate_limit_exceeded', 'Rate limit reached for requests. Please try again in 2s.'],
-};
 
-/** The vendor's error body for a status (upstream-protocols.md, zeta-openai). */
-export function zetaError(status: number, message?: string, param: string | null = null, code?: string | null): unknown {
-  const [type, defCode, defMessage] =
-    DEFAULTS[status] ??
-    (status >= 500
-      ? ['server_error', 'server_error', 'The server had an error while processing your request. Sorry about that!']
-      : ['invalid_request_error', null, `Simulated error ${status}.`]);
-  return { error: { message: message ?? defMessage, type, param, code: code === undefined ? defCode : code } };
-}
-
-type Fields = Record<string, unknown>;
-interface Upload {
-  field: string;
-  mimeType: string;
-  size: number;
-}
 /** What a video task keeps of its submit body. */
 interface VideoBody {
   seconds: string;
   size: string;
   references: number;
   remixOf: string | null;
-}
-/** A vendor 400, thrown by the body checks and answered in one place. */
-class Invalid extends Error {
-  constructor(message: string, readonly param: string | null, readonly code: string | null) {
-    super(message);
-  }
-}
-
-/** Reads a multipart body already held in memory; repeated text fields become arrays. */
-function parseMultipart(req: IncomingMessage, raw: Buffer): Promise<{ fields: Fields; files: Upload[] }> {
-  return new Promise((resolve, reject) => {
-    const fields: Fields = {};
-    const files: Upload[] = [];
-    let truncated = false;
-    const bb = busboy({ headers: req.headers, limits: { fileSize: MAX_UPLOAD, fieldSize: MAX_UPLOAD } });
-    // Data URIs come as text parts, so text parts get the file limit, not busboy's 1 MB.
-    bb.on('field', (name, value, info) => {
-      if (info.valueTruncated) truncated = true;
-      const had = fields[name];
-      fields[name] = had === undefined ? value : [...(Array.isArray(had) ? had : [had]), value];
-    });
-    bb.on('file', (field, stream, info) => {
-      const up: Upload = { field, mimeType: info.mimeType, size: 0 };
-      files.push(up);
-      stream.on('data', (c: Buffer) => (up.size += c.length));
-      stream.on('limit', () => (truncated = true));
-    });
-    bb.on('error', reject);
-    bb.on('close', () => (truncated ? reject(new Error('part too large')) : resolve({ fields, files })));
-    bb.end(raw);
-  });
-}
-
-/** The request body as fields and uploaded files; throws Invalid when it cannot be read. */
-async function readBody(req: IncomingMessage, raw: Buffer): Promise<{ fields: Fields; files: Upload[] }> {
-  if ((req.headers['content-type'] ?? '').toLowerCase().startsWith('multipart/form-data')) {
-    try {
-      return await parseMultipart(req, raw);
-    } catch (err) {
-      throw new Invalid(`Could not parse multipart form: ${(err as Error).message}.`, null, null);
-    }
-  }
-  let body: unknown;
-  try {
-    body = JSON.parse(raw.toString('utf8'));
-  } catch {
-    throw new Invalid('We could not parse the JSON body of your request.', null, 'invalid_json');
-  }
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new Invalid('The body must be a JSON object.', null, 'invalid_type');
-  return { fields: body as Fields, files: [] };
-}
-
-function text(fields: Fields, name: string, required: boolean): string | undefined {
-  const v = fields[name];
-  if (v === undefined || v === null) {
-    if (required) throw new Invalid(`Missing required parameter: '${name}'.`, name, 'missing_required_parameter');
-    return undefined;
-  }
-  if (typeof v !== 'string') throw new Invalid(`Invalid type for '${name}': expected a string, but got ${Array.isArray(v) ? 'an array' : typeof v} instead.`, name, 'invalid_type');
-  if (required && v.trim() === '') throw new Invalid(`'${name}' must not be empty.`, name, 'invalid_value');
-  return v;
-}
-
-function oneOf(name: string, value: string, allowed: readonly string[]): string {
-  if (!allowed.includes(value)) throw new Invalid(`Invalid value: '${value}'. Supported values are: ${allowed.map((a) => `'${a}'`).join(', ')}.`, name, 'invalid_value');
-  return value;
 }
 
 /** Checks a video create body; the normalised model, prompt and kept fields. */
@@ -179,39 +122,13 @@ function checkVideo(fields: Fields, files: Upload[]): { model: string; prompt: s
   return { model, prompt, body: { seconds, size, references: refs.length + files.length, remixOf: null } };
 }
 
-/** Checks an image generation body. */
-function checkImages(fields: Fields): { prompt: string; model: string; n: number; w: number; h: number; b64: boolean } {
-  const prompt = text(fields, 'prompt', true)!;
-  const model = text(fields, 'model', false) ?? 'zeta-image-1';
-  const n = fields.n ?? 1;
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 10) throw new Invalid(`Invalid value for 'n': expected an integer from 1 to 10.`, 'n', 'invalid_value');
-  const size = text(fields, 'size', false) ?? 'auto';
-  const m = /^([0-9]{2,4})x([0-9]{2,4})$/.exec(size === 'auto' ? '1024x1024' : size);
-  const w = Number(m?.[1] ?? 0);
-  const h = Number(m?.[2] ?? 0);
-  if (!m || w < 64 || h < 64 || w > 4096 || h > 4096) throw new Invalid(`Invalid value: '${size}'. Expected 'auto' or WIDTHxHEIGHT.`, 'size', 'invalid_value');
-  const format = oneOf('response_format', text(fields, 'response_format', false) ?? 'url', ['url', 'b64_json']);
-  const background = text(fields, 'background', false);
-  if (background !== undefined) oneOf('background', background, ['auto', 'transparent', 'opaque']);
-  const output = text(fields, 'output_format', false);
-  if (output !== undefined) oneOf('output_format', output, ['png', 'jpeg', 'webp']);
-  text(fields, 'quality', false);
-  const image = fields.image;
-  if (image !== undefined && typeof image !== 'string' && !(Array.isArray(image) && image.every((i) => typeof i === 'string'))) {
-    throw new Invalid("Invalid type for 'image': expected a string or an array of strings.", 'image', 'invalid_type');
-  }
-  return { prompt, model, n, w, h, b64: format === 'b64_json' };
-}
-
 const sec = (ms: number) => Math.floor(ms / 1000);
-/** The PNG of an image id; the id carries the seed and the pixel size, so nothing is stored. */
-const imageBytes = (id: string, w: number, h: number) => makePng(w, h, parseInt(id.slice(4, 6), 16));
 
 /** Starts a fake zeta-openai vendor (videos asynchronous, images synchronous); see the module comment. */
 export async function startZetaOpenaiSimulator(opts: ZetaSimOptions = {}): Promise<Simulator> {
   const key = opts.key ?? `sim-zeta-${randomBytes(6).toString('hex')}`;
   const faults: string[] = [];
-  const stats = { requests: 0, submits: 0, queries: 0, downloads: 0, images: 0 };
+  const stats = { requests: 0, submits: 0, queries: 0, downloads: 0, images: 0, edits: 0 };
   const clock = opts.clock ?? Date.now;
   const tasks = new TaskBook({ finishMs: opts.finishMs, clock });
   let base = '';
@@ -242,10 +159,10 @@ export async function startZetaOpenaiSimulator(opts: ZetaSimOptions = {}): Promi
   async function handle(req: IncomingMessage, res: ServerResponse, raw: Buffer, url: URL): Promise<void> {
     stats.requests++;
     const path = url.pathname;
-    const file = /^\/files\/(img_[0-9a-f]{16})_([0-9]{1,3})x([0-9]{1,3})\.png$/.exec(path);
-    if (req.method === 'GET' && file) {
+    const file = req.method === 'GET' ? imageFile(path) : null;
+    if (file) {
       stats.downloads++;
-      return serveBytes(req, res, imageBytes(file[1]!, Number(file[2]), Number(file[3])), 'image/png');
+      return serveBytes(req, res, file, 'image/png');
     }
     const auth = req.headers.authorization;
     if (auth !== `Bearer ${key}`) {
@@ -283,28 +200,21 @@ export async function startZetaOpenaiSimulator(opts: ZetaSimOptions = {}): Promi
         return await reply(req, res, url, prompt, () => videoObject(tasks.create({ model: task.model, prompt, body, kind: 'remix', prefix: 'video_' })));
       }
       if (req.method === 'POST' && path === '/v1/images/generations') {
-        const { fields } = await readBody(req, raw);
-        const im = checkImages(fields);
+        const job = checkGeneration(await readBody(req, raw));
         stats.images++;
-        return await reply(req, res, url, im.prompt, () => imagesAnswer(im));
+        return await reply(req, res, url, job.prompt, () => imagesAnswer(job, base, sec(clock())));
+      }
+      if (req.method === 'POST' && path === '/v1/images/edits') {
+        if (!isMultipart(req)) throw new Invalid(`Invalid Content-Type header (${req.headers['content-type'] ?? 'none'}), expected multipart/form-data.`, null, null);
+        const job = checkEdit(await readBody(req, raw));
+        stats.edits++;
+        return await reply(req, res, url, job.prompt, () => imagesAnswer(job, base, sec(clock())));
       }
     } catch (err) {
       if (err instanceof Invalid) return json(res, 400, zetaError(400, err.message, err.param, err.code));
       throw err;
     }
     json(res, 404, zetaError(404, `Invalid URL (${req.method} ${path}).`));
-  }
-
-  function imagesAnswer(im: ReturnType<typeof checkImages>): unknown {
-    const w = Math.max(4, Math.round(im.w / 16));
-    const h = Math.max(4, Math.round(im.h / 16));
-    const data = Array.from({ length: im.n }, () => {
-      const id = `img_${randomBytes(8).toString('hex')}`;
-      const item = im.b64 ? { b64_json: imageBytes(id, w, h).toString('base64') } : { url: `${base}/files/${id}_${w}x${h}.png` };
-      return { ...item, revised_prompt: im.prompt };
-    });
-    const input = Math.ceil(im.prompt.length / 4);
-    return { created: sec(clock()), data, usage: { input_tokens: input, output_tokens: 1056 * im.n, total_tokens: input + 1056 * im.n } };
   }
 
   const server = await listen(handle, opts.port);

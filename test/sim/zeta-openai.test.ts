@@ -1,7 +1,8 @@
 /**
  * The zeta-openai simulator over real HTTP: video create (JSON and multipart) → queued →
  * in_progress → completed with the bytes of `sim.result` (whole and by Range), failures, odd and
- * stuck statuses, remix, synchronous images, auth refusals, validation errors and every fault form.
+ * stuck statuses, remix, synchronous images (generations and multipart edits, per-model sizes), auth
+ * refusals, validation errors and every fault form.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -36,6 +37,23 @@ function client(sim: Simulator) {
       return fetch(`${sim.url}/v1/videos/${id}/content`, { headers: { ...auth, ...headers } });
     },
   };
+}
+
+/** A small upload of the given content type and size. */
+const png = (tag: string, type = 'image/png', size?: number) => new Blob([size === undefined ? Buffer.from(`fake ${tag}`) : Buffer.alloc(size)], { type });
+
+/** An edit form with the given text parts and, unless told otherwise, one PNG `image`. */
+function editForm(fields: Record<string, string>, withImage = true): FormData {
+  const form = new FormData();
+  for (const [k, v] of Object.entries(fields)) form.set(k, v);
+  if (withImage) form.append('image', png('a'), 'a.png');
+  return form;
+}
+
+/** Adds a file part to a form and returns the form. */
+function withFile(form: FormData, field: string, type: string, size?: number): FormData {
+  form.append(field, png(field, type, size), `${field}.bin`);
+  return form;
 }
 
 const video = (prompt: string, extra: Record<string, unknown> = {}) => ({ model: 'zeta-video-2', prompt, seconds: '8', size: '1280x720', ...extra });
@@ -199,6 +217,116 @@ describe('zeta-openai simulator (fake clock)', () => {
     }
   });
 
+  test('images: each model takes only its official sizes; zeta-draw-3 makes one image at a time', async () => {
+    const ok: [Record<string, unknown>, number, number][] = [
+      [{ model: 'zeta-image-1', size: 'auto' }, 64, 64],
+      [{ model: 'zeta-image-2', size: '1536x1024' }, 96, 64],
+      [{ model: 'zeta-draw-3' }, 64, 64],
+      [{ model: 'zeta-draw-3', size: '1792x1024' }, 112, 64],
+      [{ model: 'zeta-draw-2', size: '256x256' }, 16, 16],
+      [{ model: 'zeta-draw-2' }, 64, 64],
+      [{ model: 'epsilon-4-2-image', size: '2048x1152' }, 128, 72],
+      [{ model: 'epsilon-4-2-image' }, 64, 64],
+    ];
+    for (const [extra, width, height] of ok) {
+      const r = await c.post('/v1/images/generations', { prompt: 'x', response_format: 'b64_json', ...extra });
+      assert.equal(r.status, 200, JSON.stringify(extra));
+      assert.deepEqual(pngSize(Buffer.from(r.body.data[0].b64_json as string, 'base64')), { width, height }, JSON.stringify(extra));
+    }
+    const refused: [Record<string, unknown>, string, string][] = [
+      [{ model: 'zeta-image-1', size: '1792x1024' }, 'size', "'auto', '1024x1024', '1536x1024', '1024x1536'"],
+      [{ model: 'zeta-image-2', size: '512x512' }, 'size', "'auto', '1024x1024', '1536x1024', '1024x1536'"],
+      [{ model: 'zeta-draw-3', size: 'auto' }, 'size', "'1024x1024', '1792x1024', '1024x1792'"],
+      [{ model: 'zeta-draw-3', size: '1536x1024' }, 'size', "'1024x1024', '1792x1024', '1024x1792'"],
+      [{ model: 'zeta-draw-2', size: '1792x1024' }, 'size', "'256x256', '512x512', '1024x1024'"],
+      [{ model: 'epsilon-4-2-image', size: '8192x64' }, 'size', 'WIDTHxHEIGHT'],
+      [{ model: 'zeta-draw-3', n: 2 }, 'n', 'exactly 1'],
+      [{ model: 'zeta-draw-2', n: 11 }, 'n', 'from 1 to 10'],
+    ];
+    for (const [extra, param, listed] of refused) {
+      const r = await c.post('/v1/images/generations', { prompt: 'x', ...extra });
+      assert.equal(r.status, 400, JSON.stringify(extra));
+      assert.deepEqual([r.body.error.type, r.body.error.param, r.body.error.code], ['invalid_request_error', param, 'invalid_value'], JSON.stringify(extra));
+      assert.ok((r.body.error.message as string).includes(listed), r.body.error.message as string);
+    }
+    const typed = await c.post('/v1/images/generations', { prompt: 'x', n: '2' });
+    assert.deepEqual([typed.status, typed.body.error.param, typed.body.error.code], [400, 'n', 'invalid_type']);
+    assert.equal((await c.post('/v1/images/generations', { model: 'zeta-draw-2', prompt: 'x', n: 3 })).body.data.length, 3);
+  });
+
+  test('edits: multipart images and mask → url and b64_json answers with real PNGs', async () => {
+    const before = sim.stats.edits!;
+    const form = editForm({ model: 'zeta-image-1', prompt: 'paint it red', n: '2', size: '1536x1024' });
+    form.append('image[]', png('b'), 'b.jpg');
+    form.append('mask', new Blob([Buffer.from('mask')], { type: 'image/png' }), 'mask.png');
+    const byUrl = await c.post('/v1/images/edits', form);
+    assert.equal(byUrl.status, 200, JSON.stringify(byUrl.body));
+    assert.equal(byUrl.body.data.length, 2);
+    assert.equal(byUrl.body.data[0].revised_prompt, undefined);
+    assert.equal(typeof byUrl.body.created, 'number');
+    assert.equal(byUrl.body.usage.input_tokens, Math.ceil('paint it red'.length / 4) + 2 * 272);
+    assert.equal(byUrl.body.usage.total_tokens, byUrl.body.usage.input_tokens + byUrl.body.usage.output_tokens);
+    const url = byUrl.body.data[1].url as string;
+    assert.ok(url.startsWith(`${sim.url}/files/`));
+    const file = await fetch(url);
+    assert.equal(file.status, 200);
+    const bytes = Buffer.from(await file.arrayBuffer());
+    assert.deepEqual(pngSize(bytes), { width: 96, height: 64 });
+    const part = await fetch(url, { headers: { range: 'bytes=0-7' } });
+    assert.equal(part.status, 206);
+    assert.deepEqual(Buffer.from(await part.arrayBuffer()), bytes.subarray(0, 8));
+
+    const b64 = await c.post('/v1/images/edits', editForm({ model: 'zeta-draw-2', prompt: 'smaller', size: '512x512', response_format: 'b64_json' }));
+    assert.equal(b64.status, 200, JSON.stringify(b64.body));
+    assert.deepEqual(pngSize(Buffer.from(b64.body.data[0].b64_json as string, 'base64')), { width: 32, height: 32 });
+    const other = await c.post('/v1/images/edits', editForm({ model: 'zeta-image-2', prompt: 'x' }));
+    assert.deepEqual([other.status, other.body.data.length], [200, 1]);
+    const free = await c.post('/v1/images/edits', editForm({ model: 'epsilon-4-2-image', prompt: 'x', size: '2048x1152' }));
+    assert.equal(free.status, 200, 'models of other lines edit with any WxH');
+    assert.equal(sim.stats.edits, before + 4);
+  });
+
+  test('edits: validation errors in the vendor shape', async () => {
+    const json = await c.post('/v1/images/edits', { model: 'zeta-image-1', prompt: 'x', image: 'aGk=' });
+    assert.equal(json.status, 400);
+    assert.deepEqual([json.body.error.type, json.body.error.param, json.body.error.code], ['invalid_request_error', null, null]);
+    assert.match(json.body.error.message as string, /multipart\/form-data/);
+
+    const many = editForm({ prompt: 'x' });
+    for (let i = 0; i < 16; i++) many.append('image', png(String(i)), `${i}.png`);
+    const big = editForm({ prompt: 'x' }, false);
+    big.append('image', new Blob([Buffer.alloc(25 * 1024 * 1024 + 1)], { type: 'image/png' }), 'big.png');
+    const cases: [FormData, string, string][] = [
+      [editForm({ model: 'zeta-draw-3', prompt: 'x' }), 'model', 'invalid_value'],
+      [editForm({ model: 'zeta-video-2', prompt: 'x' }), 'model', 'invalid_value'],
+      [editForm({ model: 'zeta-image-1' }), 'prompt', 'missing_required_parameter'],
+      [editForm({ prompt: 'x' }, false), 'image', 'missing_required_parameter'],
+      [many, 'image', 'invalid_value'],
+      [big, 'image', 'invalid_value'],
+      [withFile(editForm({ prompt: 'x' }, false), 'image', 'image/gif'), 'image', 'invalid_value'],
+      [withFile(editForm({ prompt: 'x' }, false), 'image', 'image/png', 0), 'image', 'invalid_value'],
+      [withFile(editForm({ prompt: 'x' }), 'mask', 'image/jpeg'), 'mask', 'invalid_value'],
+      [withFile(withFile(editForm({ prompt: 'x' }), 'mask', 'image/png'), 'mask', 'image/png'), 'mask', 'invalid_value'],
+      [withFile(editForm({ prompt: 'x' }), 'photo', 'image/png'), 'photo', 'invalid_value'],
+      [editForm({ prompt: 'x', image: 'https://example.com/a.png' }, false), 'image', 'invalid_type'],
+      [editForm({ model: 'zeta-image-1', prompt: 'x', size: '512x512' }), 'size', 'invalid_value'],
+      [editForm({ model: 'zeta-draw-2', prompt: 'x', size: 'auto' }), 'size', 'invalid_value'],
+      [editForm({ prompt: 'x', n: '0' }), 'n', 'invalid_value'],
+      [editForm({ prompt: 'x', n: 'two' }), 'n', 'invalid_type'],
+      [editForm({ prompt: 'x', response_format: 'png' }), 'response_format', 'invalid_value'],
+      [editForm({ prompt: 'x', background: 'green' }), 'background', 'invalid_value'],
+      [editForm({ prompt: 'x', output_format: 'gif' }), 'output_format', 'invalid_value'],
+    ];
+    for (const [form, param, code] of cases) {
+      const r = await c.post('/v1/images/edits', form);
+      assert.equal(r.status, 400, `${param} ${code}: ${JSON.stringify(r.body)}`);
+      assert.deepEqual({ type: r.body.error.type, param: r.body.error.param, code: r.body.error.code }, { type: 'invalid_request_error', param, code });
+      assert.equal(typeof r.body.error.message, 'string');
+    }
+    const gif = await c.post('/v1/images/edits', withFile(editForm({ prompt: 'x' }, false), 'image', 'image/gif'));
+    assert.match(gif.body.error.message as string, /'image\/png', 'image\/jpeg', 'image\/webp'/);
+  });
+
   test('a missing or wrong key is refused with 401 invalid_api_key', async () => {
     for (const headers of [{ authorization: 'Bearer wrong' }, { authorization: '' }]) {
       const r = await c.post('/v1/videos', video('x'), headers);
@@ -207,6 +335,8 @@ describe('zeta-openai simulator (fake clock)', () => {
       assert.equal(r.body.error.type, 'invalid_request_error');
     }
     assert.equal((await c.get('/v1/videos/video_x', { authorization: 'Bearer wrong' })).status, 401);
+    const edit = await c.post('/v1/images/edits', editForm({ prompt: 'x' }), { authorization: 'Bearer wrong' });
+    assert.deepEqual([edit.status, edit.body.error.code], [401, 'invalid_api_key']);
   });
 
   test('unknown paths answer 404 in the vendor shape', async () => {
@@ -240,6 +370,14 @@ describe('zeta-openai simulator faults (real clock)', () => {
     assert.equal(q.body.error.type, 'server_error');
     assert.equal((await c.get(`/v1/videos/${sub.body.id}?sim_fault=502`)).status, 502);
     assert.equal((await c.post('/v1/videos', video('x [sim:fault=429]'))).status, 429);
+    const edit = await c.post('/v1/images/edits', editForm({ prompt: 'x' }), { 'x-sim-fault': '503' });
+    assert.deepEqual([edit.status, edit.body.error.type], [503, 'server_error']);
+    assert.equal((await c.post('/v1/images/edits', editForm({ prompt: 'x [sim:fault=429]' }))).status, 429);
+    assert.equal((await c.post('/v1/images/edits?sim_fault=500', editForm({ prompt: 'x' }))).status, 500);
+    sim.faults.push('502');
+    assert.equal((await c.post('/v1/images/edits', editForm({ prompt: 'x' }))).status, 502);
+    const slow = await c.post('/v1/images/edits', editForm({ prompt: 'x' }), { 'x-sim-fault': 'slow-body:20' });
+    assert.deepEqual([slow.status, slow.body.data.length], [200, 1]);
   });
 
   test('reset, malformed JSON, slow headers and slow body', async () => {

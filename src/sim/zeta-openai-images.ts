@@ -1,0 +1,143 @@
+import { randomBytes } from 'node:crypto';
+import { makePng } from './png.js';
+import { integer, Invalid, oneOf, text, type Body, type Upload } from './zeta-openai-body.js';
+
+/**
+ * The synchronous image routes of the zeta-openai simulator (generations and edits): their checks
+ * and answers, and the PNG files behind `url` answers. The rules are written out in the top comment
+ * of zeta-openai.ts.
+ */
+
+const IMAGE_LINE = ['auto', '1024x1024', '1536x1024', '1024x1536'];
+/** The official sizes per model (default "auto" where listed, else 1024x1024); models not listed take any WxH. */
+const SIZES: Record<string, readonly string[]> = {
+  'zeta-image-1': IMAGE_LINE,
+  'zeta-image-2': IMAGE_LINE,
+  'zeta-draw-3': ['1024x1024', '1792x1024', '1024x1792'],
+  'zeta-draw-2': ['256x256', '512x512', '1024x1024'],
+};
+/** The largest `n` per model; others allow 10. */
+const MAX_N: Record<string, number> = { 'zeta-draw-3': 1 };
+const EDIT_MODELS = ['zeta-image-1', 'zeta-image-2', 'zeta-draw-2'];
+const EDIT_TYPES = ['image/png', 'image/jpeg', 'image/webp'];
+const MAX_EDIT_FILE = 25 * 1024 * 1024;
+const MAX_EDIT_IMAGES = 16;
+const DEFAULT_MODEL = 'zeta-image-1';
+/** Tokens an answer reports per output image and per input image of an edit (arbitrary, stable). */
+const OUT_TOKENS = 1056;
+const IN_IMAGE_TOKENS = 272;
+
+/** A checked image request: what the answer needs. */
+export interface ImageJob {
+  readonly prompt: string;
+  readonly model: string;
+  readonly n: number;
+  readonly w: number;
+  readonly h: number;
+  readonly b64: boolean;
+  /** Input images of an edit (0 for a generation, whose `image` strings are not counted). */
+  readonly inputs: number;
+  readonly edit: boolean;
+}
+
+/** The pixel size of `size` for `model`: one of the model's official sizes, else "auto" or WxH of 64..4096. */
+function checkSize(model: string, size: string | undefined): [number, number] {
+  const official = SIZES[model];
+  const fallback = !official || official.includes('auto') ? 'auto' : '1024x1024';
+  const value = size ?? fallback;
+  if (official) oneOf('size', value, official);
+  const m = /^([0-9]{2,4})x([0-9]{2,4})$/.exec(value === 'auto' ? '1024x1024' : value);
+  const w = Number(m?.[1] ?? 0);
+  const h = Number(m?.[2] ?? 0);
+  if (!m || w < 64 || h < 64 || w > 4096 || h > 4096) throw new Invalid(`Invalid value: '${value}'. Expected 'auto' or WIDTHxHEIGHT with each side from 64 to 4096.`, 'size', 'invalid_value');
+  return [w, h];
+}
+
+/** The fields both image routes share: n, size, response_format, quality, background, output_format. */
+function checkCommon(body: Body, prompt: string, model: string, inputs: number, edit: boolean): ImageJob {
+  const max = MAX_N[model] ?? 10;
+  const n = integer(body, 'n', 1, 1, max);
+  const [w, h] = checkSize(model, text(body.fields, 'size', false));
+  const format = oneOf('response_format', text(body.fields, 'response_format', false) ?? 'url', ['url', 'b64_json']);
+  const background = text(body.fields, 'background', false);
+  if (background !== undefined) oneOf('background', background, ['auto', 'transparent', 'opaque']);
+  const output = text(body.fields, 'output_format', false);
+  if (output !== undefined) oneOf('output_format', output, ['png', 'jpeg', 'webp']);
+  text(body.fields, 'quality', false);
+  return { prompt, model, n, w, h, b64: format === 'b64_json', inputs, edit };
+}
+
+/** Checks a generation body (JSON). */
+export function checkGeneration(body: Body): ImageJob {
+  const prompt = text(body.fields, 'prompt', true)!;
+  const model = text(body.fields, 'model', false) ?? DEFAULT_MODEL;
+  const image = body.fields.image;
+  if (image !== undefined && typeof image !== 'string' && !(Array.isArray(image) && image.every((i) => typeof i === 'string'))) {
+    throw new Invalid("Invalid type for 'image': expected a string or an array of strings.", 'image', 'invalid_type');
+  }
+  return checkCommon(body, prompt, model, 0, false);
+}
+
+/** One uploaded file of an edit: allowed content type, not empty, not over 25 MB. */
+function checkFile(param: string, f: Upload, types: readonly string[]): void {
+  if (!types.includes(f.mimeType)) {
+    throw new Invalid(`Invalid file '${param}': unsupported mimetype ('${f.mimeType}'). Supported file formats are ${types.map((t) => `'${t}'`).join(', ')}.`, param, 'invalid_value');
+  }
+  if (f.size === 0) throw new Invalid(`Invalid file '${param}': the file is empty.`, param, 'invalid_value');
+  if (f.size > MAX_EDIT_FILE) throw new Invalid(`Invalid file '${param}': ${f.size} bytes is more than the limit of 25 MB.`, param, 'invalid_value');
+}
+
+/** The file parts of an edit: one to 16 images (`image` or `image[]`), at most one PNG mask; the image count. */
+function checkEditFiles(body: Body): number {
+  for (const name of ['image', 'image[]', 'mask']) {
+    if (body.fields[name] !== undefined) throw new Invalid(`Invalid type for '${name.replace('[]', '')}': expected a file.`, name.replace('[]', ''), 'invalid_type');
+  }
+  const images: Upload[] = [];
+  const masks: Upload[] = [];
+  for (const f of body.files) {
+    if (f.field === 'image' || f.field === 'image[]') images.push(f);
+    else if (f.field === 'mask') masks.push(f);
+    else throw new Invalid(`Unexpected file field '${f.field}'.`, f.field, 'invalid_value');
+  }
+  if (images.length === 0) throw new Invalid("Missing required parameter: 'image'.", 'image', 'missing_required_parameter');
+  if (images.length > MAX_EDIT_IMAGES) throw new Invalid(`Invalid 'image': at most ${MAX_EDIT_IMAGES} images may be given, but got ${images.length}.`, 'image', 'invalid_value');
+  if (masks.length > 1) throw new Invalid("Invalid 'mask': only one mask may be given.", 'mask', 'invalid_value');
+  for (const f of images) checkFile('image', f, EDIT_TYPES);
+  for (const f of masks) checkFile('mask', f, ['image/png']);
+  return images.length;
+}
+
+/** Checks an edit body (multipart only; the caller refuses other content types). */
+export function checkEdit(body: Body): ImageJob {
+  const prompt = text(body.fields, 'prompt', true)!;
+  const model = text(body.fields, 'model', false) ?? DEFAULT_MODEL;
+  // The vendor knows its own models: a zeta- model outside the edit list cannot edit; other lines pass.
+  if (model.startsWith('zeta-') && !EDIT_MODELS.includes(model)) {
+    throw new Invalid(`Invalid value: '${model}'. This model does not support image edits. Supported values are: ${EDIT_MODELS.map((m) => `'${m}'`).join(', ')}.`, 'model', 'invalid_value');
+  }
+  const inputs = checkEditFiles(body);
+  return checkCommon(body, prompt, model, inputs, true);
+}
+
+/** The PNG of an image id; the id carries the seed and the pixel size, so nothing is stored. */
+const imageBytes = (id: string, w: number, h: number) => makePng(w, h, parseInt(id.slice(4, 6), 16));
+
+/** The bytes behind an image URL path (`/files/img_<hex>_<W>x<H>.png`); null for any other path. */
+export function imageFile(path: string): Buffer | null {
+  const file = /^\/files\/(img_[0-9a-f]{16})_([0-9]{1,3})x([0-9]{1,3})\.png$/.exec(path);
+  return file ? imageBytes(file[1]!, Number(file[2]), Number(file[3])) : null;
+}
+
+/** The answer to a checked image request: PNGs at 1/16 of the asked size, by URL under `base` or inline. */
+export function imagesAnswer(job: ImageJob, base: string, created: number): unknown {
+  const w = Math.max(4, Math.round(job.w / 16));
+  const h = Math.max(4, Math.round(job.h / 16));
+  const data = Array.from({ length: job.n }, () => {
+    const id = `img_${randomBytes(8).toString('hex')}`;
+    const item = job.b64 ? { b64_json: imageBytes(id, w, h).toString('base64') } : { url: `${base}/files/${id}_${w}x${h}.png` };
+    return job.edit ? item : { ...item, revised_prompt: job.prompt };
+  });
+  const input = Math.ceil(job.prompt.length / 4) + IN_IMAGE_TOKENS * job.inputs;
+  const output = OUT_TOKENS * job.n;
+  return { created, data, usage: { input_tokens: input, output_tokens: output, total_tokens: input + output } };
+}
