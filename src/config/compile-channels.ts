@@ -7,14 +7,16 @@ import type { YamlSource } from './yaml-source.js';
 import { routeMayServePrefix, routeServesModel } from './compile-routes.js';
 
 interface RawOperation {
-  request: { method: string; path: string; query?: string; headers?: string; body?: string };
+  request: { method: string; path: string; query?: string; headers?: string; body?: string; encoding?: 'json' | 'multipart' };
   response: { body: string; max_bytes?: number | string };
   error?: string;
+  await?: { answer: string; interval_ms?: number; timeout_ms?: number };
 }
 interface RawProfile {
   auth:
     | { type: 'header' | 'query'; name: string; value: string }
     | { type: 'jwt-hs256'; issuer: string; secret: string; ttl_s?: number; header?: string; prefix?: string }
+    | { type: 'hmac-v4'; access_key: string; secret_key: string; region: string; service: string }
     | { type: 'none' };
   operations: Record<string, RawOperation>;
   tasks?: {
@@ -50,6 +52,8 @@ const DEFAULT_RESPONSE_BYTES = 64 * 1024 * 1024;
 /** Polling of a channel that says nothing (README, channels.yaml `polling`); also the poller's fallback. */
 export const DEFAULT_POLLING = { intervalMs: 5_000, concurrency: 16, deadlineMs: 2 * 3600_000, staleMs: 2_000 };
 const DEFAULT_BATCH_IDS = 50;
+/** A synchronous route over an asynchronous vendor: how often to look, and for how long. */
+const DEFAULT_AWAIT = { intervalMs: 1_000, timeoutMs: 120_000 };
 const PLACEHOLDER = /\{([a-z][a-z0-9_]*)\}/g;
 
 /** Compiles profiles, groups and channels; problems are pushed onto `issues`. */
@@ -79,6 +83,15 @@ export function compileChannels(
     const secretsOf = (...templates: string[]) => templates.flatMap((t) => [...t.matchAll(PLACEHOLDER)].map((x) => x[1]!));
     const auth: AuthSpec =
       p.auth.type === 'none' ? { type: 'none' }
+      : p.auth.type === 'hmac-v4'
+        ? {
+            type: 'hmac-v4',
+            accessKey: p.auth.access_key,
+            secretKey: p.auth.secret_key,
+            region: p.auth.region,
+            service: p.auth.service,
+            secrets: secretsOf(p.auth.access_key, p.auth.secret_key),
+          }
       : p.auth.type === 'jwt-hs256'
         ? {
             type: 'jwt-hs256',
@@ -191,9 +204,13 @@ function compileOperation(src: YamlSource, op: RawOperation, at: (string | numbe
       query: m(op.request.query, 'request', 'query'),
       headers: m(op.request.headers, 'request', 'headers'),
       body: m(op.request.body, 'request', 'body'),
+      encoding: op.request.encoding ?? 'json',
     },
     response: { body: m(op.response.body, 'response', 'body')!, maxBytes: op.response.max_bytes === undefined ? DEFAULT_RESPONSE_BYTES : parseSize(op.response.max_bytes) },
     error: m(op.error, 'error'),
+    await: op.await
+      ? { answer: m(op.await.answer, 'await', 'answer')!, intervalMs: op.await.interval_ms ?? DEFAULT_AWAIT.intervalMs, timeoutMs: op.await.timeout_ms ?? DEFAULT_AWAIT.timeoutMs }
+      : null,
   };
   return issues.length > before ? null : compiled;
 }

@@ -98,6 +98,15 @@ export type AuthSpec =
       readonly prefix: string;
       readonly secrets: readonly string[];
     }
+  | {
+      readonly type: 'hmac-v4';
+      /** Access key and secret key, as `{secret}` templates; region and service name the signing scope. */
+      readonly accessKey: string;
+      readonly secretKey: string;
+      readonly region: string;
+      readonly service: string;
+      readonly secrets: readonly string[];
+    }
   | { readonly type: 'none' };
 
 /** One operation of a protocol profile: its mappings, compiled. */
@@ -108,9 +117,17 @@ export interface CompiledOperation {
     readonly query: Mapping | null;
     readonly headers: Mapping | null;
     readonly body: Mapping | null;
+    /** How the body mapping's output is sent: JSON text, or multipart/form-data (data URIs become files). */
+    readonly encoding: 'json' | 'multipart';
   };
   readonly response: { readonly body: Mapping; readonly maxBytes: number };
   readonly error: Mapping | null;
+  /**
+   * Synchronous routes over an asynchronous vendor: the response mapping gives a task update, the
+   * engine follows it with the profile's task query until it ends, then `answer` maps the finished
+   * task to the public body. Null for ordinary operations.
+   */
+  readonly await: { readonly answer: Mapping; readonly intervalMs: number; readonly timeoutMs: number } | null;
 }
 
 /** How a profile follows its tasks (channels.yaml `profiles.*.tasks`). */

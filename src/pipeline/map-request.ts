@@ -1,6 +1,7 @@
 import { MappingError } from '../config/mapping.js';
 import type { CompiledChannel, CompiledOperation } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
+import { encodeMultipart } from '../upstream/multipart-body.js';
 import type { UpstreamRequest } from '../upstream/upstream-request.js';
 
 /** What a task query, batch query or content mapping sees (README, "Mapping inputs"). */
@@ -44,7 +45,10 @@ function stringRecord(value: unknown, what: string, where: string): Record<strin
  * a configuration fault: it surfaces as internal_error, with the details only in the log.
  */
 export async function mapRequest(
-  m: Pick<CompiledOperation['request'], 'method' | 'path' | 'query' | 'headers'> & { readonly body?: CompiledOperation['request']['body'] },
+  m: Pick<CompiledOperation['request'], 'method' | 'path' | 'query' | 'headers'> & {
+    readonly body?: CompiledOperation['request']['body'];
+    readonly encoding?: CompiledOperation['request']['encoding'];
+  },
   channel: CompiledChannel,
   input: RequestMappingInput | TaskMappingInput,
 ): Promise<UpstreamRequest> {
@@ -58,13 +62,17 @@ export async function mapRequest(
     const body = m.body ? await m.body.evaluate(input) : undefined;
     // An absolute URL (a result download) is kept as is; the dispatcher sends it to its own origin.
     const absolute = /^https?:\/\//i.test(path);
-    return {
-      method: m.method,
-      path: absolute ? path : channel.basePath + path,
-      query,
-      headers,
-      body: body === undefined ? null : JSON.stringify(body),
-    };
+    let encoded: string | Buffer | null = null;
+    if (body !== undefined && m.encoding === 'multipart') {
+      const form = encodeMultipart(body);
+      encoded = form.body;
+      headers['content-type'] = form.contentType;
+    } else if (body !== undefined) {
+      encoded = JSON.stringify(body);
+      // Said before signing, so signers that sign the content type see it.
+      headers['content-type'] ??= 'application/json';
+    }
+    return { method: m.method, path: absolute ? path : channel.basePath + path, query, headers, body: encoded };
   } catch (err) {
     throw new GatewayError('internal_error', 'the request could not be translated for the upstream', { cause: err });
   }

@@ -1,5 +1,9 @@
 import { startAlphaSimulator } from './alpha-native.js';
 import { startBetaSimulator } from './beta-native.js';
+import { startDeltaArkSimulator } from './delta-ark.js';
+import { startEtaOperationsSimulator } from './eta-operations.js';
+import { startGammaVolcSimulator } from './gamma-volc.js';
+import { startThetaNativeSimulator } from './theta-native.js';
 import type { Simulator } from './http.js';
 import { startIotaSimulator } from './iota-native.js';
 import { startLambdaSimulator } from './lambda-native.js';
@@ -18,6 +22,10 @@ export interface CommonSimOptions {
 export const SIMULATORS: Readonly<Record<string, (opts?: CommonSimOptions) => Promise<Simulator>>> = {
   'alpha-native': (opts) => startAlphaSimulator(opts),
   'beta-native': (opts) => startBetaSimulator(opts),
+  'delta-ark': (opts) => startDeltaArkSimulator(opts),
+  'eta-operations': (opts) => startEtaOperationsSimulator(opts),
+  'gamma-volc': (opts) => startGammaVolcSimulator(opts),
+  'theta-native': (opts) => startThetaNativeSimulator(opts),
   'iota-native': (opts) => startIotaSimulator(opts),
   'lambda-native': (opts) => startLambdaSimulator(opts),
   'mu-dashscope': (opts) => startMuSimulator(opts),

@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import type { AuthSpec, CompiledChannel } from '../config/snapshot.js';
+import { signHmacV4 } from './hmac-v4.js';
 import type { UpstreamRequest } from './upstream-request.js';
 
 const PLACEHOLDER = /\{([a-z][a-z0-9_]*)\}/g;
@@ -45,6 +46,9 @@ export function sign(auth: AuthSpec, channel: CompiledChannel, req: UpstreamRequ
       return;
     case 'jwt-hs256':
       req.headers[auth.header] = `${auth.prefix}${jwtFor(auth, channel, nowMs)}`;
+      return;
+    case 'hmac-v4':
+      signHmacV4(req, { accessKey: fill(auth.accessKey, channel), secretKey: fill(auth.secretKey, channel), region: auth.region, service: auth.service, nowMs });
       return;
     case 'none':
       return;

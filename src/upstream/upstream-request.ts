@@ -5,8 +5,8 @@ export interface UpstreamRequest {
   path: string;
   query: Record<string, string>;
   headers: Record<string, string>;
-  /** Serialised body, or null for none. */
-  body: string | null;
+  /** Serialised body (JSON text, or multipart bytes), or null for none. */
+  body: string | Buffer | null;
 }
 
 /** What a vendor answered, read whole within the operation's size limit. */
