@@ -27,6 +27,8 @@ export interface GatewayOptions {
   readonly snapshot: () => Snapshot;
   readonly store: Store;
   readonly log: Logger;
+  /** Golden runs: synchronous routes over asynchronous vendors look again at once (0) instead of the operation's interval. */
+  readonly awaitIntervalMs?: number;
   /** Clock for `now` in mappings; golden runs fix it. */
   readonly clock?: () => Date;
   /** Random source for weighted channel choice; golden runs fix it. */
@@ -79,7 +81,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
   const poll = opts.poll ?? true;
   const poller = new Poller({ store: opts.store, pools, snapshot: opts.snapshot, log: opts.log, clock, random: opts.random });
   if (!poll) poller.stop();
-  const deps: TaskDeps = { store: opts.store, pools, random: opts.random, poller, newId: opts.newTaskId ?? newTaskId, refreshAlways: !poll };
+  const deps: TaskDeps = { store: opts.store, pools, random: opts.random, poller, newId: opts.newTaskId ?? newTaskId, refreshAlways: !poll, awaitIntervalMs: opts.awaitIntervalMs };
 
   /** Where this client reached us: the configured public URL, else the Host it sent. */
   function publicBase(req: IncomingMessage): string {

@@ -21,7 +21,14 @@ interface RawRoute {
   model?: { path?: string; body?: string };
   models?: string[];
   body?: { schema: string; max_bytes?: number | string; max_depth?: number; content_types?: string[]; max_files?: number };
-  task?: { kind?: string; kinds?: string[]; id?: { path?: string; query?: string; body?: string }; max_ids?: number; answer?: string };
+  task?: {
+    kind?: string;
+    kinds?: string[];
+    id?: { path?: string; query?: string; body?: string };
+    source?: { path?: string; query?: string; body?: string };
+    max_ids?: number;
+    answer?: string;
+  };
   example?: { params: Record<string, string>; body?: unknown };
   match_query?: Record<string, string>;
   mode?: string;
@@ -30,9 +37,9 @@ interface RawRoute {
 /** What each kind of route must and must not declare. */
 const KIND_RULES: Record<RouteKind, { needs: string[]; refuses: string[]; task: string[]; taskRefuses: string[] }> = {
   sync: { needs: ['operation', 'model', 'models'], refuses: ['task'], task: [], taskRefuses: [] },
-  'task-submit': { needs: ['operation', 'model', 'models', 'task'], refuses: [], task: ['kind', 'answer'], taskRefuses: ['kinds', 'id', 'max_ids'] },
-  'task-query': { needs: ['task'], refuses: ['operation', 'model', 'models', 'mode'], task: ['kinds', 'id', 'answer'], taskRefuses: ['kind'] },
-  'task-content': { needs: ['task'], refuses: ['operation', 'model', 'models', 'body', 'mode'], task: ['kinds', 'id'], taskRefuses: ['kind', 'answer', 'max_ids'] },
+  'task-submit': { needs: ['operation', 'models', 'task'], refuses: [], task: ['kind', 'answer'], taskRefuses: ['kinds', 'id', 'max_ids'] },
+  'task-query': { needs: ['task'], refuses: ['operation', 'model', 'models', 'mode'], task: ['kinds', 'id', 'answer'], taskRefuses: ['kind', 'source'] },
+  'task-content': { needs: ['task'], refuses: ['operation', 'model', 'models', 'body', 'mode'], task: ['kinds', 'id'], taskRefuses: ['kind', 'answer', 'max_ids', 'source'] },
 };
 
 const DEFAULT_BODY_BYTES = 1024 * 1024;
@@ -85,6 +92,8 @@ export function compileRoutes(src: YamlSource, configDir: string, ajv: Ajv2020, 
         if (r.task[key as keyof typeof r.task] !== undefined) issues.push(src.issue(at('task', key), `the task block of a ${r.kind} route has no ${key}`));
       }
     }
+    // A task-submit route reads the model from the request, or else from its source task (a remix).
+    if (r.kind === 'task-submit' && !r.model && !r.task?.source) issues.push(src.issue(at(), 'a task-submit route needs model (or task.source, whose model it then uses)'));
     if (r.model?.path !== undefined && matcher && !matcher.params.includes(r.model.path)) {
       issues.push(src.issue(at('model', 'path'), `path parameter {${r.model.path}} does not appear in ${r.path}`));
     }
@@ -215,9 +224,20 @@ function compileTask(
     id = { from: 'body', pointer: pointerOf(t.id.body), name: pointerOf(t.id.body).join('.') };
   }
   if (t.max_ids !== undefined && id?.from !== 'body') fail(['max_ids'], 'max_ids applies to batch queries only (ids read from the body)');
+  let source: TaskIdSource | null = null;
+  if (t.source?.path !== undefined) {
+    if (matcher && !matcher.params.includes(t.source.path)) fail(['source', 'path'], `path parameter {${t.source.path}} does not appear in ${r.path}`);
+    source = { from: 'path', name: t.source.path };
+  } else if (t.source?.query !== undefined) {
+    source = { from: 'query', name: t.source.query };
+  } else if (t.source?.body !== undefined) {
+    if (!r.body) fail(['source', 'body'], 'the source id is read from the body but the route declares no body');
+    source = { from: 'body', pointer: pointerOf(t.source.body), name: pointerOf(t.source.body).join('.') };
+  }
   return Object.freeze({
     kinds: Object.freeze(t.kind !== undefined ? [t.kind] : (t.kinds ?? [])),
     id,
+    source,
     maxIds: t.max_ids ?? DEFAULT_MAX_IDS,
     answer: t.answer !== undefined ? compileAnswer(t.answer) : null,
   });

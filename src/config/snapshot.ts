@@ -69,6 +69,12 @@ export interface CompiledRouteTask {
   readonly kinds: readonly string[];
   /** Query and content routes: where the id is. */
   readonly id: TaskIdSource | null;
+  /**
+   * Submit routes that work on an earlier task (a remix): where its id is. The source must be the
+   * caller's own completed task; the new task runs on its channel, with its model unless the
+   * request names one, and mappings see it as `source`.
+   */
+  readonly source: TaskIdSource | null;
   /** Most ids one batch query may name. */
   readonly maxIds: number;
   /** Submit and query routes: builds the public answer from the task (README, "Answer mappings"). */

@@ -34,6 +34,11 @@ export interface GoldenStep {
   };
   /** The vendor request the mapping must produce; null: the gateway must not call the vendor. */
   readonly upstream: RecordedRequest | null;
+  /**
+   * Further vendor calls of the same public request, in order (a synchronous route over an
+   * asynchronous vendor submits, then queries): each what the vendor answers and must receive.
+   */
+  readonly then?: readonly { readonly upstream_response: NonNullable<GoldenStep['upstream_response']>; readonly upstream: RecordedRequest | null }[];
   /** The public answer; headers listed here are compared, others ignored. */
   readonly response: { readonly status: number; readonly headers?: Record<string, string>; readonly body: unknown };
 }

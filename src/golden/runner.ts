@@ -1,5 +1,7 @@
 import { deepStrictEqual } from 'node:assert/strict';
-import { createServer, request as httpRequest } from 'node:http';
+import busboy from 'busboy';
+import { createHash } from 'node:crypto';
+import { createServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -41,7 +43,7 @@ export function listCases(dir: string): string[] {
 }
 
 interface Exchange {
-  recorded: RecordedRequest | null;
+  recorded: RecordedRequest[];
   response: { status: number; headers: Record<string, string | string[] | undefined>; body: unknown };
 }
 
@@ -53,26 +55,39 @@ interface Exchange {
  */
 export async function runGolden(configDir: string, casesDir: string, opts: { update?: boolean; filter?: string } = {}): Promise<GoldenResult[]> {
   let current: GoldenStep | null = null;
-  let recorded: RecordedRequest | null = null;
+  let recorded: RecordedRequest[] = [];
   const vendor = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const url = new URL(req.url ?? '/', 'http://vendor');
-      const headers: Record<string, string> = {};
-      for (const [k, v] of Object.entries(req.headers)) if (!TRANSPORT_HEADERS.has(k) && typeof v === 'string') headers[k] = v;
-      const text = Buffer.concat(chunks).toString('utf8');
-      let body: unknown = null;
-      try {
-        body = text === '' ? null : JSON.parse(text);
-      } catch {
-        body = text;
-      }
-      recorded = { method: req.method ?? '', path: url.pathname, query: Object.fromEntries(url.searchParams), headers, body };
-      const answer = current?.upstream_response ?? { status: 500, raw_body: 'golden case has no upstream_response' };
-      const out = answer.raw_body ?? JSON.stringify(answer.body ?? null);
-      res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers });
-      res.end(out);
+      void (async () => {
+        const url = new URL(req.url ?? '/', 'http://vendor');
+        const headers: Record<string, string> = {};
+        for (const [k, v] of Object.entries(req.headers)) if (!TRANSPORT_HEADERS.has(k) && typeof v === 'string') headers[k] = v;
+        const raw = Buffer.concat(chunks);
+        let body: unknown;
+        if ((headers['content-type'] ?? '').startsWith('multipart/form-data')) {
+          // The boundary is random: the case records the parts, and the header without it.
+          body = await readParts(req.headers, raw);
+          headers['content-type'] = 'multipart/form-data; boundary=<boundary>';
+        } else {
+          const text = raw.toString('utf8');
+          try {
+            body = text === '' ? null : JSON.parse(text);
+          } catch {
+            body = text;
+          }
+        }
+        const n = recorded.length;
+        recorded.push({ method: req.method ?? '', path: url.pathname, query: Object.fromEntries(url.searchParams), headers, body });
+        const answer = (n === 0 ? current?.upstream_response : current?.then?.[n - 1]?.upstream_response) ?? {
+          status: 500,
+          raw_body: `golden case has no upstream_response for vendor call ${n + 1}`,
+        };
+        const out = answer.raw_body ?? JSON.stringify(answer.body ?? null);
+        res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers });
+        res.end(out);
+      })();
     });
   });
   await new Promise<void>((r) => vendor.listen(0, '127.0.0.1', r));
@@ -105,6 +120,8 @@ export async function runGolden(configDir: string, casesDir: string, opts: { upd
         poll: false,
         newTaskId: sequentialTaskIds(),
         publicUrl: GOLDEN_PUBLIC_URL,
+        // Synchronous routes over asynchronous vendors look again at once: the vendor here is scripted.
+        awaitIntervalMs: 0,
       });
       await gateway.listen(0);
       try {
@@ -115,7 +132,7 @@ export async function runGolden(configDir: string, casesDir: string, opts: { upd
         let updated = false;
         for (const [i, step] of steps.entries()) {
           current = step;
-          recorded = null;
+          recorded = [];
           const response = await send(gateway.url(), step);
           const at = gcase.steps ? ['steps', i] : [];
           const r = compare(step, { recorded, response }, doc, at, opts.update ?? false);
@@ -190,15 +207,41 @@ function compare(
   const gotHeaders: Record<string, string> = {};
   for (const k of Object.keys(expectedHeaders)) gotHeaders[k] = String(got.response.headers[k.toLowerCase()] ?? '');
   const gotResponse = { status: got.response.status, ...(step.response.headers ? { headers: gotHeaders } : {}), body: got.response.body };
+  const calls = JSON.parse(JSON.stringify(got.recorded)) as RecordedRequest[];
+  const later = step.then ?? [];
   const diffs = [
-    same(JSON.parse(JSON.stringify(got.recorded)), step.upstream ?? null),
+    same(calls[0] ?? null, step.upstream ?? null),
+    ...later.map((t, k) => same(calls[k + 1] ?? null, t.upstream)),
+    calls.length > later.length + 1 ? `the gateway made ${calls.length} vendor calls; the case scripts ${later.length + 1}` : null,
     same(gotResponse, { status: step.response.status, ...(step.response.headers ? { headers: expectedHeaders } : {}), body: step.response.body }),
   ].filter((d): d is string => d !== null);
   if (diffs.length === 0) return { updated: false };
   if (update) {
-    doc.setIn([...at, 'upstream'], got.recorded);
+    doc.setIn([...at, 'upstream'], calls[0] ?? null);
+    later.forEach((_t, k) => doc.setIn([...at, 'then', k, 'upstream'], calls[k + 1] ?? null));
     doc.setIn([...at, 'response'], gotResponse);
     return { updated: true };
   }
   return { diff: diffs.join('\n'), updated: false };
+}
+
+/** The parts of a multipart body as a case records them: text parts by value, files by size and digest. */
+async function readParts(headers: IncomingHttpHeaders, raw: Buffer): Promise<unknown> {
+  const parts: unknown[] = [];
+  await new Promise<void>((resolve, reject) => {
+    const bb = busboy({ headers, limits: { fieldSize: 64 * 1024 * 1024 } });
+    bb.on('field', (name, value) => parts.push({ name, value }));
+    bb.on('file', (name, stream, info) => {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', () => {
+        const bytes = Buffer.concat(chunks);
+        parts.push({ name, filename: info.filename, type: info.mimeType, bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex').slice(0, 16) });
+      });
+    });
+    bb.on('close', resolve);
+    bb.on('error', reject);
+    bb.end(raw);
+  });
+  return { parts };
 }

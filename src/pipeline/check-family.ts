@@ -12,6 +12,8 @@ import { modelOf } from './model-of.js';
  * Warning header when the family takes the mode but does not recommend it; null otherwise.
  */
 export async function checkFamily(ctx: RequestContext, body: unknown): Promise<string | null> {
+  // A remix takes its model from its source task: that task already passed its family's checks.
+  if (!ctx.route.model) return null;
   const model = modelOf(ctx.route, ctx.params, body);
   const family = familyOf(ctx.snapshot.families, model);
   if (!family) return null;

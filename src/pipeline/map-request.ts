@@ -27,6 +27,8 @@ export interface RequestMappingInput {
   readonly now: string;
   /** Task submissions: the id the gateway gives the task (for the vendor's external id field). */
   readonly task?: { readonly id: string };
+  /** Remixes: the earlier task (route `task.source`). */
+  readonly source?: unknown;
 }
 
 function stringRecord(value: unknown, what: string, where: string): Record<string, string> {

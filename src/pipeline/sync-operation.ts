@@ -9,6 +9,7 @@ import { debit } from './account.js';
 import { chooseChannel, type ChannelChoice } from './choose-channel.js';
 import type { RequestContext } from './context.js';
 import { mapRequest } from './map-request.js';
+import { awaitTask } from './await-task.js';
 import { mapFailure, mapSuccess, type ResponseContext } from './map-response.js';
 import { modelOf } from './model-of.js';
 
@@ -17,6 +18,8 @@ export interface SyncDeps {
   readonly store: Store;
   readonly pools: Pools;
   readonly random?: () => number;
+  /** Overrides every awaiting operation's interval (golden runs look again at once). */
+  readonly awaitIntervalMs?: number;
 }
 
 /**
@@ -32,6 +35,8 @@ export async function callOperation(
   op: CompiledOperation,
   pools: Pools,
   task?: { id: string },
+  /** A remix: the earlier task it works on. */
+  source?: unknown,
 ): Promise<{ res: UpstreamResponse; mctx: ResponseContext }> {
   const now = ctx.now.toISOString();
   const req = await mapRequest(op.request, channel, {
@@ -43,10 +48,11 @@ export async function callOperation(
     channel: { name: channel.name, settings: channel.settings },
     now,
     ...(task ? { task } : {}),
+    ...(source ? { source } : {}),
   });
   sign(channel.profile.auth, channel, req, ctx.now.getTime());
   const res = await dispatch(pools, channel, req, op.response.maxBytes);
-  return { res, mctx: { model: upstreamModel, public_model: model, now, ...(task ? { request: body } : {}) } };
+  return { res, mctx: { model: upstreamModel, public_model: model, now, ...(task ? { request: body } : {}), ...(source ? { source } : {}) } };
 }
 
 /**
@@ -60,7 +66,11 @@ export async function runSyncOperation(ctx: RequestContext, body: unknown, deps:
   const refund = await debit(deps.store, ctx.token);
   try {
     const { res, mctx } = await callOperation(ctx, body, model, { channel, upstreamModel }, op, deps.pools);
-    if (res.status >= 200 && res.status < 300) return await mapSuccess(op, res, mctx);
+    if (res.status >= 200 && res.status < 300) {
+      const mapped = await mapSuccess(op, res, mctx);
+      if (!op.await) return mapped;
+      return await awaitTask(ctx, channel, { ...op, await: op.await }, mapped, deps.pools, { request: body, model: upstreamModel, public_model: model }, deps.awaitIntervalMs);
+    }
     throw await mapFailure(op, res, mctx);
   } catch (err) {
     await refund();

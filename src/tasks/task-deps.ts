@@ -12,4 +12,6 @@ export interface TaskDeps {
   readonly newId: () => string;
   /** Golden runs: every query of an unfinished task asks the vendor, whatever `stale_ms` says. */
   readonly refreshAlways?: boolean;
+  /** Golden runs: synchronous routes over asynchronous vendors look again at once. */
+  readonly awaitIntervalMs?: number;
 }

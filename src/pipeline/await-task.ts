@@ -1,0 +1,80 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import type { CompiledChannel, CompiledOperation } from '../config/snapshot.js';
+import { isErrorCode } from '../errors/catalogue.js';
+import { GatewayError } from '../errors/gateway-error.js';
+import { newTaskRecord, type TaskRecord } from '../store/store.js';
+import { readTaskUpdate, type TaskUpdate } from '../tasks/task-update.js';
+import { queryTask } from '../tasks/vendor-query.js';
+import type { Pools } from '../upstream/pools.js';
+import type { RequestContext } from './context.js';
+
+/**
+ * A synchronous route over an asynchronous vendor (operation `await`): the submit answer is a task
+ * update; the vendor is asked again every `interval_ms` through the profile's task query until the
+ * task ends or `timeout_ms` passes, and the finished task is mapped to the public body. Nothing is
+ * stored: the client waits on the connection, and a client that goes away stops the looking.
+ */
+export async function awaitTask(
+  ctx: RequestContext,
+  channel: CompiledChannel,
+  op: CompiledOperation & { readonly await: NonNullable<CompiledOperation['await']> },
+  submitted: unknown,
+  pools: Pools,
+  input: { readonly request: unknown; readonly model: string; readonly public_model: string },
+  /** Overrides the operation's interval (golden runs: 0). */
+  intervalOverrideMs?: number,
+): Promise<unknown> {
+  const intervalMs = intervalOverrideMs ?? op.await.intervalMs;
+  const first = readTaskUpdate(submitted, 'image');
+  if (!first?.id) throw new GatewayError('bad_response', 'the upstream accepted the request but its answer carries no task id');
+  const protocol = channel.profile.tasks;
+  if (!protocol) throw new GatewayError('internal_error', `profile ${channel.profile.name} awaits a task but has no tasks: block`);
+  let task: TaskRecord = {
+    ...newTaskRecord({
+      id: `sync-${ctx.requestId}`,
+      tokenId: ctx.token.id,
+      kind: 'image',
+      route: ctx.route.id,
+      model: input.public_model,
+      upstreamModel: input.model,
+      channel: channel.name,
+      price: 0,
+      createdAt: ctx.now.getTime(),
+      deadlineAt: ctx.now.getTime() + op.await.timeoutMs,
+    }),
+    upstreamId: first.id,
+    context: first.context ?? null,
+  };
+  let update: TaskUpdate = first;
+  const until = Date.now() + op.await.timeoutMs;
+  while (update.status !== 'completed' && update.status !== 'failed') {
+    if (Date.now() + intervalMs > until) throw new GatewayError('upstream_timeout', `the upstream did not finish within ${op.await.timeoutMs} ms`);
+    await delay(intervalMs);
+    const outcome = await queryTask(protocol, channel, pools, task, new Date());
+    if (!outcome.ok) {
+      // Transient trouble is retried until the timeout; the last error is what the client sees then.
+      if (Date.now() + intervalMs > until) throw outcome.error;
+      continue;
+    }
+    update = outcome.value;
+    if (update.context !== undefined) task = { ...task, context: update.context };
+  }
+  if (update.status === 'failed') {
+    // A profile may fail the task with a catalogue code (invalid_request for refused input); any other code is the vendor's trouble.
+    const code = update.error?.code;
+    throw new GatewayError(isErrorCode(code) ? code : 'bad_response', update.error?.message ?? 'the upstream failed the request');
+  }
+  const view = {
+    status: update.status,
+    vendor_status: update.vendorStatus,
+    results: update.results ?? [],
+    seconds: update.seconds,
+    size: update.size,
+    context: task.context,
+  };
+  try {
+    return await op.await.answer.evaluate({ task: view, request: input.request, model: input.model, public_model: input.public_model, now: ctx.now.toISOString() });
+  } catch (err) {
+    throw new GatewayError('internal_error', 'the finished task could not be translated for the client', { cause: err });
+  }
+}
