@@ -1,5 +1,6 @@
 import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ConfigIssue } from './issues.js';
+import { compileMappingAt } from './mapping.js';
 import { routeServesModel } from './compile-routes.js';
 import type { CompiledFamily, CompiledRoute, ModeSupport } from './snapshot.js';
 import type { YamlSource } from './yaml-source.js';
@@ -10,6 +11,7 @@ export interface RawFamily {
   description?: string;
   models: string[];
   modes?: Record<string, ModeSupport>;
+  mode?: string;
   limits?: Record<string, unknown>;
   model_limits?: Record<string, Record<string, unknown>>;
 }
@@ -59,6 +61,7 @@ export function compileFamilies(src: YamlSource, routes: readonly CompiledRoute[
         }),
         modelNames: Object.freeze([...listed]),
         modes: new Map(Object.entries(f.modes ?? {})),
+        mode: f.mode !== undefined ? compileMappingAt(src, f.mode, at('mode'), issues) : null,
         limits: f.limits ? compile(f.limits, at('limits')) : null,
         rawLimits: f.limits ?? null,
         modelLimits,

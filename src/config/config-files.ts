@@ -106,10 +106,12 @@ function listOwner(files: readonly YamlSource[], key: string) {
 
 function mergeRoutes(files: readonly YamlSource[]): YamlSource {
   const routes = listOwner(files, 'routes');
-  const value = { version: 1, routes: routes.map((r) => r.value) };
+  const families = listOwner(files, 'families');
+  const value = { version: 1, routes: routes.map((r) => r.value), families: families.map((f) => f.value) };
   return merged(files[0]!, value, (path) => {
-    const r = path[0] === 'routes' && typeof path[1] === 'number' ? routes[path[1]] : undefined;
-    return r ? { src: r.src, path: ['routes', r.index, ...path.slice(2)] } : { src: files[0]!, path };
+    const list = path[0] === 'routes' ? routes : path[0] === 'families' ? families : null;
+    const item = list && typeof path[1] === 'number' ? list[path[1]] : undefined;
+    return item ? { src: item.src, path: [path[0]!, item.index, ...path.slice(2)] } : { src: files[0]!, path };
   });
 }
 

@@ -45,6 +45,8 @@ export interface CompiledFamily {
   readonly models: { readonly exact: ReadonlySet<string>; readonly prefixes: readonly string[] };
   /** The models as written (patterns keep their `*`), for the catalogue. */
   readonly modelNames: readonly string[];
+  /** How this family reads the mode from a request (its own field conventions); else the route's `mode`. */
+  readonly mode: Mapping | null;
   /** Modes the family names; a mode it does not name is unsupported. */
   readonly modes: ReadonlyMap<string, ModeSupport>;
   /** JSON Schema every request body of the family must pass, after the route's own. */

@@ -18,10 +18,11 @@ export async function checkFamily(ctx: RequestContext, body: unknown): Promise<s
   const family = familyOf(ctx.snapshot.families, model);
   if (!family) return null;
   let warning: string | null = null;
-  if (ctx.route.mode) {
+  const modeOf = family.mode ?? ctx.route.mode;
+  if (modeOf) {
     let mode: unknown;
     try {
-      mode = await ctx.route.mode.evaluate({ body, params: ctx.params, query: ctx.query, model });
+      mode = await modeOf.evaluate({ body, params: ctx.params, query: ctx.query, model });
     } catch (err) {
       throw new GatewayError('internal_error', 'the route could not tell the generation mode of the request', { cause: err instanceof MappingError ? err.message : err });
     }
