@@ -10,9 +10,12 @@ async function parse(body: Buffer, contentType: string) {
     const bb = busboy({ headers: { 'content-type': contentType } });
     bb.on('field', (name, value) => parts.push({ name, value }));
     bb.on('file', (name, stream, info) => {
+      // Kept in wire order: the part is listed when it starts, its bytes filled in when it ends.
+      const part: (typeof parts)[number] = { name, filename: info.filename, type: info.mimeType };
+      parts.push(part);
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => parts.push({ name, filename: info.filename, type: info.mimeType, bytes: Buffer.concat(chunks) }));
+      stream.on('end', () => (part.bytes = Buffer.concat(chunks)));
     });
     bb.on('close', resolve);
     bb.on('error', reject);
