@@ -1,8 +1,10 @@
 #!/usr/bin/env node
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { settingsFromEnv, startApp, type App } from './app.js';
 import { formatIssue } from './config/issues.js';
 import { explainModel } from './config/explain.js';
+import { CATALOGUE_END, CATALOGUE_START, renderCatalogue, withCatalogue } from './config/catalogue.js';
 import { loadConfig } from './config/load.js';
 import { PROJECT_ROOT } from './config/paths.js';
 import { runGolden } from './golden/runner.js';
@@ -19,6 +21,7 @@ const USAGE = `usage: gateway <command>
   tokens list                   list tokens (never their keys)
   explain <model> [--group G]   show the routes and channels that would serve a model
   golden [--update] [filter]    run the golden cases of test/golden
+  catalogue [--write]           print the family catalogue from the config (--write: into README.md)
 settings (environment): PORT (8080), HOST, GATEWAY_CONFIG_DIR (.), GATEWAY_CONFIG_EXTRA, GATEWAY_DB (data/gateway.db), LOG_LEVEL (info)`;
 
 /** Flags that take no value, so `--update filter` keeps `filter` positional. */
@@ -168,6 +171,19 @@ async function golden(named: Record<string, string | true>, positional: string[]
   if (failed > 0) process.exit(1);
 }
 
+/** Prints the README's catalogue page from the config, or with --write puts it into README.md. */
+async function catalogue(named: Record<string, string | true>): Promise<void> {
+  const { snapshot, issues } = loadConfig(PROJECT_ROOT, { allowMissingEnv: true });
+  if (!snapshot) fail(`the configuration does not load; run gateway check\n${issues.map(formatIssue).join('\n')}`);
+  const page = renderCatalogue(snapshot);
+  if (named.write !== true) return void process.stdout.write(page + '\n');
+  const file = join(PROJECT_ROOT, 'README.md');
+  const next = withCatalogue(readFileSync(file, 'utf8'), page);
+  if (next === null) fail(`README.md has no catalogue markers (${CATALOGUE_START} … ${CATALOGUE_END})`);
+  writeFileSync(file, next);
+  process.stdout.write(`README.md: catalogue of ${snapshot.families.length} families written\n`);
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   const { positional, named } = flags(rest);
@@ -184,6 +200,8 @@ async function main(argv: string[]): Promise<void> {
       return explain(positional[0], named);
     case 'golden':
       return golden(named, positional);
+    case 'catalogue':
+      return catalogue(named);
     default:
       process.stdout.write(USAGE + '\n');
       if (command !== undefined && command !== 'help' && command !== '--help') process.exit(2);

@@ -1,0 +1,43 @@
+/** The README's catalogue page must be what the config says (regenerate with `npm run catalogue`). */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { CATALOGUE_END, CATALOGUE_START, renderCatalogue, withCatalogue } from '../src/config/catalogue.js';
+import { loadConfigOrThrow } from '../src/config/load.js';
+import { PROJECT_ROOT } from '../src/config/paths.js';
+
+test('the README catalogue matches the families, routes, modes and limits of the config', () => {
+  const snapshot = loadConfigOrThrow(PROJECT_ROOT, { env: {}, allowMissingEnv: true });
+  const readme = readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8');
+  assert.ok(readme.includes(CATALOGUE_START) && readme.includes(CATALOGUE_END), 'README.md has the catalogue markers');
+  const page = renderCatalogue(snapshot);
+  assert.ok(snapshot.families.length > 0, 'the config declares families');
+  for (const f of snapshot.families) assert.ok(page.includes(`| ${f.name} |`), `family ${f.name} has a row`);
+  assert.equal(withCatalogue(readme, page), readme, 'README.md catalogue is stale: run npm run catalogue');
+});
+
+test('the catalogue names refused and discouraged modes and the limits of a family', () => {
+  const page = renderCatalogue({
+    routes: [],
+    families: [
+      {
+        name: 'toy',
+        description: '',
+        models: { exact: new Set(['toy-1']), prefixes: [] },
+        modelNames: ['toy-1'],
+        mode: null,
+        modes: new Map([
+          ['text', 'supported'],
+          ['reference', 'discouraged'],
+          ['first_last', 'unsupported'],
+        ]),
+        limits: null,
+        rawLimits: { properties: { duration: { type: 'integer', minimum: 4, maximum: 15, default: 5 }, images: { maxItems: 9 } } },
+        modelLimits: new Map(),
+        rawModelLimits: { 'toy-1': { properties: { seconds: { enum: ['10'] } } } },
+      },
+    ],
+  });
+  assert.match(page, /\| toy \| `toy-1` \|  \| text; not recommended: reference; refused: first_last \| duration 4–15, default 5<br>images at most 9 item\(s\)<br>`toy-1`: seconds in "10" \|/);
+});
