@@ -68,7 +68,7 @@ export function compileRoutes(src: YamlSource, configDir: string, ajv: Ajv2020, 
     // Routes on one path may differ by the query values they require (match_query).
     const cond = Object.entries(r.match_query ?? {}).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => `${k}=${v}`).join('&');
     const key = `${r.method} ${r.path.replace(/\{[^{}]*\}/g, '{}')}${cond ? `?${cond}` : ''}`;
-    if (seenPaths.has(key)) issues.push(src.issue(at('path'), `${r.method} ${r.path} is already declared by routes[${seenPaths.get(key)}]`));
+    if (seenPaths.has(key)) issues.push(src.issue(at('path'), `${r.method} ${r.path}${cond ? ` with ${cond}` : ''} is already declared by routes[${seenPaths.get(key)}]`));
     seenPaths.set(key, i);
 
     let matcher: PathMatcher | undefined;
