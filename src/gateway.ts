@@ -81,7 +81,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
   const poll = opts.poll ?? true;
   const poller = new Poller({ store: opts.store, pools, snapshot: opts.snapshot, log: opts.log, clock, random: opts.random });
   if (!poll) poller.stop();
-  const deps: TaskDeps = { store: opts.store, pools, random: opts.random, poller, newId: opts.newTaskId ?? newTaskId, refreshAlways: !poll, awaitIntervalMs: opts.awaitIntervalMs };
+  const deps: TaskDeps = { store: opts.store, pools, random: opts.random, poller, newId: opts.newTaskId ?? newTaskId, refreshAlways: !poll, awaitIntervalMs: opts.awaitIntervalMs, clock };
 
   /** Where this client reached us: the configured public URL, else the Host it sent. */
   function publicBase(req: IncomingMessage): string {

@@ -72,7 +72,7 @@ export function loadConfig(dir: string, options: LoadOptions = {}): { snapshot: 
 
   const publicAjv = createAjv({ allErrors: false });
   const routes = compileRoutes(routesSrc, dir, publicAjv, issues);
-  const families = compileFamilies(routesSrc, routes, publicAjv, issues);
+  const families = compileFamilies(routesSrc, routes, createAjv({ allErrors: false, verbose: true }), issues);
 
   const rawChannels = (channelsSrc.value as { channels: RawChannel[] }).channels;
   const channels = rawChannels.map((c, i) => {

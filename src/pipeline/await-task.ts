@@ -23,6 +23,8 @@ export async function awaitTask(
   input: { readonly request: unknown; readonly model: string; readonly public_model: string },
   /** Overrides the operation's interval (golden runs: 0). */
   intervalOverrideMs?: number,
+  /** The process clock; vendor calls are signed with its time (golden runs fix it). */
+  clock: () => Date = () => new Date(),
 ): Promise<unknown> {
   const intervalMs = intervalOverrideMs ?? op.await.intervalMs;
   const first = readTaskUpdate(submitted, 'image');
@@ -47,13 +49,15 @@ export async function awaitTask(
   };
   let update: TaskUpdate = first;
   const until = Date.now() + op.await.timeoutMs;
+  // Bounded in looks too, so a shortened interval (golden runs) cannot spin for the whole timeout.
+  let looks = Math.ceil(op.await.timeoutMs / op.await.intervalMs);
   while (update.status !== 'completed' && update.status !== 'failed') {
-    if (Date.now() + intervalMs > until) throw new GatewayError('upstream_timeout', `the upstream did not finish within ${op.await.timeoutMs} ms`);
+    if (Date.now() + intervalMs > until || looks-- <= 0) throw new GatewayError('upstream_timeout', `the upstream did not finish within ${op.await.timeoutMs} ms`);
     await delay(intervalMs);
-    const outcome = await queryTask(protocol, channel, pools, task, new Date());
+    const outcome = await queryTask(protocol, channel, pools, task, clock());
     if (!outcome.ok) {
       // Transient trouble is retried until the timeout; the last error is what the client sees then.
-      if (Date.now() + intervalMs > until) throw outcome.error;
+      if (Date.now() + intervalMs > until || looks <= 0) throw outcome.error;
       continue;
     }
     update = outcome.value;

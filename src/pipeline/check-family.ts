@@ -35,7 +35,7 @@ export async function checkFamily(ctx: RequestContext, body: unknown): Promise<s
       if (support === 'discouraged') warning = `299 gateway "mode ${mode} is not recommended for the ${family.name} family"`;
     }
   }
-  checkLimits(family.limits, body, family.name);
+  checkLimits(family.limits, body, `${family.name} family`);
   checkLimits(family.modelLimits.get(model) ?? null, body, `${family.name} family, model ${model}`);
   return warning;
 }
@@ -45,5 +45,9 @@ function checkLimits(validate: ValidateFunction | null, body: unknown, whose: st
   const first = usefulErrors(validate.errors ?? [])[0] ?? validate.errors?.[0];
   if (!first) throw new GatewayError('invalid_request', `the request is outside the limits of the ${whose}`);
   const problem = describeError(first, 'body');
-  throw new GatewayError('invalid_request', `${problem.message} (a limit of the ${whose})`, { param: dottedPath(problem.path) });
+  // A limit may say in words why (its sub-schema's `description`): "image: URLs are not accepted, send the bytes".
+  const said = (first.parentSchema as { description?: unknown } | undefined)?.description;
+  const param = dottedPath(problem.path);
+  const message = typeof said === 'string' ? `${param || 'the request'}: ${said}` : problem.message;
+  throw new GatewayError('invalid_request', `${message} (a limit of the ${whose})`, { param });
 }

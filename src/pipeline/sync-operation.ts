@@ -20,6 +20,8 @@ export interface SyncDeps {
   readonly random?: () => number;
   /** Overrides every awaiting operation's interval (golden runs look again at once). */
   readonly awaitIntervalMs?: number;
+  /** The process clock (golden runs fix it), for signing the later calls of an awaiting operation. */
+  readonly clock?: () => Date;
 }
 
 /**
@@ -52,7 +54,7 @@ export async function callOperation(
   });
   sign(channel.profile.auth, channel, req, ctx.now.getTime());
   const res = await dispatch(pools, channel, req, op.response.maxBytes);
-  return { res, mctx: { model: upstreamModel, public_model: model, now, ...(task ? { request: body } : {}), ...(source ? { source } : {}) } };
+  return { res, mctx: { model: upstreamModel, public_model: model, now, ...(task || op.await ? { request: body } : {}), ...(source ? { source } : {}) } };
 }
 
 /**
@@ -69,7 +71,7 @@ export async function runSyncOperation(ctx: RequestContext, body: unknown, deps:
     if (res.status >= 200 && res.status < 300) {
       const mapped = await mapSuccess(op, res, mctx);
       if (!op.await) return mapped;
-      return await awaitTask(ctx, channel, { ...op, await: op.await }, mapped, deps.pools, { request: body, model: upstreamModel, public_model: model }, deps.awaitIntervalMs);
+      return await awaitTask(ctx, channel, { ...op, await: op.await }, mapped, deps.pools, { request: body, model: upstreamModel, public_model: model }, deps.awaitIntervalMs, deps.clock);
     }
     throw await mapFailure(op, res, mctx);
   } catch (err) {

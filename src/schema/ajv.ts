@@ -13,9 +13,11 @@ export function isBase64(s: string): boolean {
 }
 
 /** A new ajv for JSON Schema draft 2020-12 with the formats the project's schemas use. */
-export function createAjv(options: { allErrors: boolean }): Ajv2020 {
+export function createAjv(options: { allErrors: boolean; verbose?: boolean }): Ajv2020 {
   const ajv = new Ajv2020({
     allErrors: options.allErrors,
+    // Errors carry the failing sub-schema, so its `description` can be the message (family limits).
+    verbose: options.verbose ?? false,
     strict: true,
     // `required` inside if/contains/prefixItems names properties declared elsewhere: that is fine.
     strictRequired: false,

@@ -6,7 +6,10 @@ import { findOwnTask, isStale, refreshIfStale, taskIdOf, visible } from './find-
 import { isTaskId } from './task-id.js';
 import type { TaskDeps } from './task-deps.js';
 
-/** A task query: one id from the path or query string, or a batch of ids from the body. */
+/**
+ * A task query: one id from the path or query string, or from the body (a string there is one id,
+ * an array a batch). The answer mapping also sees the query's body as `request`.
+ */
 export async function runTaskQuery(ctx: RequestContext, body: unknown, deps: TaskDeps): Promise<unknown> {
   const src = ctx.route.task!.id!;
   if (src.from !== 'body') {
@@ -15,9 +18,13 @@ export async function runTaskQuery(ctx: RequestContext, body: unknown, deps: Tas
   }
   let ids: unknown = body;
   for (const seg of src.pointer) ids = ids !== null && typeof ids === 'object' ? (ids as Record<string, unknown>)[seg] : undefined;
+  if (typeof ids === 'string' && ids !== '') {
+    const task = await findOwnTask(ctx, deps, ids);
+    return answerFor(ctx, await refreshIfStale(ctx, deps, task), body);
+  }
   const max = ctx.route.task!.maxIds;
   if (!Array.isArray(ids) || ids.length === 0 || ids.length > max || !ids.every((x) => typeof x === 'string')) {
-    throw new GatewayError('invalid_request', `${src.name} must be an array of 1 to ${max} task ids`, { param: src.name });
+    throw new GatewayError('invalid_request', `${src.name} must be a task id or an array of 1 to ${max} task ids`, { param: src.name });
   }
   const wanted = [...new Set(ids as string[])];
   const found = await deps.store.getTasks(wanted.filter(isTaskId));
@@ -28,5 +35,5 @@ export async function runTaskQuery(ctx: RequestContext, body: unknown, deps: Tas
     for (const [id, t] of await deps.poller.refreshMany(stale).catch(() => new Map<string, TaskRecord | null>())) if (t) mine.set(id, t);
   }
   // Unknown ids and other tokens' ids are left out alike, in the order asked.
-  return answerFor(ctx, wanted.map((id) => mine.get(id)).filter((t): t is TaskRecord => t !== undefined));
+  return answerFor(ctx, wanted.map((id) => mine.get(id)).filter((t): t is TaskRecord => t !== undefined), body);
 }

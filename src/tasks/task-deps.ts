@@ -14,4 +14,6 @@ export interface TaskDeps {
   readonly refreshAlways?: boolean;
   /** Golden runs: synchronous routes over asynchronous vendors look again at once. */
   readonly awaitIntervalMs?: number;
+  /** The process clock (golden runs fix it). */
+  readonly clock?: () => Date;
 }
