@@ -3,7 +3,7 @@ import type { CompiledChannel, CompiledOperation } from '../config/snapshot.js';
 import { isErrorCode } from '../errors/catalogue.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { newTaskRecord, type TaskRecord } from '../store/store.js';
-import { readTaskUpdate, type TaskUpdate } from '../tasks/task-update.js';
+import { readTaskUpdate, refusalIn2xx, type TaskUpdate } from '../tasks/task-update.js';
 import { queryTask } from '../tasks/vendor-query.js';
 import type { Pools } from '../upstream/pools.js';
 import type { RequestContext } from './context.js';
@@ -28,7 +28,7 @@ export async function awaitTask(
 ): Promise<unknown> {
   const intervalMs = intervalOverrideMs ?? op.await.intervalMs;
   const first = readTaskUpdate(submitted, 'image');
-  if (!first?.id) throw new GatewayError('bad_response', 'the upstream accepted the request but its answer carries no task id');
+  if (!first?.id) throw refusalIn2xx(first) ?? new GatewayError('bad_response', 'the upstream accepted the request but its answer carries no task id');
   const protocol = channel.profile.tasks;
   if (!protocol) throw new GatewayError('internal_error', `profile ${channel.profile.name} awaits a task but has no tasks: block`);
   let task: TaskRecord = {

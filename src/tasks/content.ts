@@ -6,7 +6,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 import type { RequestContext } from '../pipeline/context.js';
 import { mapRequest } from '../pipeline/map-request.js';
 import type { TaskRecord, TaskResult } from '../store/store.js';
-import { send } from '../upstream/dispatch.js';
+import { discard, send } from '../upstream/dispatch.js';
 import { sign } from '../upstream/signers.js';
 import type { UpstreamRequest } from '../upstream/upstream-request.js';
 import { findOwnTask, taskIdOf } from './find-task.js';
@@ -74,7 +74,7 @@ async function fetchResult(
     const answer = await send(deps.pools, channel, upstream, signal);
     const location = answer.headers.location;
     if (answer.statusCode < 300 || answer.statusCode > 399 || typeof location !== 'string' || hop >= MAX_REDIRECTS) return answer;
-    answer.body.destroy();
+    discard(answer.body);
     const from = /^https?:\/\//i.test(upstream.path) ? upstream.path : `${channel.origin}${upstream.path}`;
     const next = new URL(location, from);
     const keep = signed && next.origin === new URL(from).origin;
@@ -126,13 +126,13 @@ export async function runTaskContent(ctx: RequestContext, req: IncomingMessage, 
     const fresh = await refreshResults(ctx, deps, channel, task);
     const again = fresh?.results[index];
     if (again?.url) {
-      answer.body.destroy();
+      discard(answer.body);
       answer = await fetchResult(ctx, deps, channel, fresh!, again as TaskResult & { url: string }, index, range, abort.signal);
     }
   }
   const status = answer.statusCode;
   if (status !== 200 && status !== 206 && status !== 416) {
-    answer.body.destroy();
+    discard(answer.body);
     throw new GatewayError('bad_response', GONE.has(status) ? 'the vendor no longer serves this result' : `the vendor answered the download with HTTP ${status}`, {
       cause: { status, channel: channel.name },
     });

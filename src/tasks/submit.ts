@@ -9,7 +9,7 @@ import type { TaskRecord } from '../store/store.js';
 import { answerFor } from './answer.js';
 import { findOwnTask } from './find-task.js';
 import type { TaskDeps } from './task-deps.js';
-import { patchFor, readTaskUpdate } from './task-update.js';
+import { patchFor, readTaskUpdate, refusalIn2xx } from './task-update.js';
 import { vendorView } from './vendor-query.js';
 
 /**
@@ -44,7 +44,7 @@ export async function runTaskSubmit(ctx: RequestContext, body: unknown, deps: Ta
     const { res, mctx } = await callOperation(ctx, body, model, { channel, upstreamModel }, op, deps.pools, { id }, source ? sourceView(source) : undefined);
     if (res.status < 200 || res.status >= 300) throw await mapFailure(op, res, mctx);
     const update = readTaskUpdate(await mapSuccess(op, res, mctx), kind);
-    if (!update?.id) throw new GatewayError('bad_response', 'the upstream accepted the task but its answer carries no task id', { cause: { mapping: op.response.body.where } });
+    if (!update?.id) throw refusalIn2xx(update) ?? new GatewayError('bad_response', 'the upstream accepted the task but its answer carries no task id', { cause: { mapping: op.response.body.where } });
     // Acceptance: submitting → the vendor's first state (queued unless it says more), with its id, in one write.
     const patch = patchFor(pending, { ...update, status: update.status ?? 'queued' }, now)!;
     accepted = await deps.store.updateTask(id, pending.version, { ...patch, upstreamId: update.id });
@@ -86,3 +86,4 @@ function sourceChannel(ctx: RequestContext, source: TaskRecord, model: string): 
 function sourceView(t: TaskRecord) {
   return { ...vendorView(t), seconds: t.seconds, size: t.size, results: t.results, status: t.status };
 }
+

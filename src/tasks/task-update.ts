@@ -1,3 +1,5 @@
+import { isErrorCode } from '../errors/catalogue.js';
+import { GatewayError } from '../errors/gateway-error.js';
 import type { Store, TaskError, TaskPatch, TaskRecord, TaskResult, TaskStatus } from '../store/store.js';
 import { TERMINAL_STATUSES } from '../store/store.js';
 
@@ -120,4 +122,14 @@ export async function applyUpdate(store: Store, task: TaskRecord, update: TaskUp
     current = fresh;
   }
   return current;
+}
+
+/**
+ * A vendor that refuses inside a 2xx (an envelope code): the response mapping gives no id and an
+ * error whose code is a catalogue code, which is then the answer (invalid_request for a bad
+ * parameter, too_many_requests for a rate limit). Any other error code stays bad_response.
+ */
+export function refusalIn2xx(update: TaskUpdate | null): GatewayError | null {
+  const e = update?.error;
+  return e && isErrorCode(e.code) ? new GatewayError(e.code, e.message) : null;
 }

@@ -20,6 +20,15 @@ export function transportError(err: unknown, channel: CompiledChannel): GatewayE
 }
 
 /**
+ * Throws away an answer body not to be read. The listener comes first: destroying an undici body
+ * makes it emit "Request aborted", which unheard would be an uncaught exception.
+ */
+export function discard(body: Dispatcher.ResponseData['body']): void {
+  body.on('error', () => undefined);
+  body.destroy();
+}
+
+/**
  * Sends a signed request through the pool of its origin (the channel's, or the origin of an
  * absolute URL) and returns the answer with its body unread, for streaming.
  */
@@ -61,7 +70,7 @@ export async function dispatch(pools: Pools, channel: CompiledChannel, req: Upst
   const declared = Number(res.headers['content-length'] ?? NaN);
   const tooLarge = () => new GatewayError('bad_response', `the upstream answer is larger than ${maxBytes} bytes`);
   if (declared > maxBytes) {
-    res.body.destroy();
+    discard(res.body);
     throw tooLarge();
   }
   const chunks: Buffer[] = [];
@@ -70,7 +79,7 @@ export async function dispatch(pools: Pools, channel: CompiledChannel, req: Upst
     for await (const chunk of res.body) {
       size += (chunk as Buffer).length;
       if (size > maxBytes) {
-        res.body.destroy();
+        discard(res.body);
         throw tooLarge();
       }
       chunks.push(chunk as Buffer);
