@@ -198,10 +198,10 @@ describe('video tasks on beta-native (Token auth, four submit kinds, creations q
     assert.equal(bad.status, 400, bad.text);
     assert.equal(bad.json.error.code, 'invalid_request');
     assert.equal(bad.json.error.message, 'duration must be an integer from 1 to 10');
-    // Four reference images: the vendor's subjects[0].images is the client's images.
+    // Four reference images: refused by the beta-prefixed family's limit before the vendor is asked.
     const four = await h.post('/v1/videos', { model: 'beta-q3-pro', prompt: 'x', images: ['https://a.example/1.png', 'https://a.example/2.png', 'https://a.example/3.png', 'https://a.example/4.png'] }, auth);
     assert.equal(four.status, 400, four.text);
-    assert.equal(four.json.error.message, 'images must contain 1 to 3 images');
+    assert.equal(four.json.error.message, 'images must have at most 3 items (a limit of the beta-prefixed family)');
     const cases: [string, number, string][] = [
       ['429', 429, 'too_many_requests'],
       ['503', 503, 'upstream_unavailable'],

@@ -63,7 +63,8 @@ describe('video tasks on mu-dashscope, end to end', () => {
 
   test('image-to-video: the image becomes img_url and the task completes; the vendor filled in its default duration', async () => {
     const image = 'https://example.com/cat.png';
-    const sub = await h.post('/v1/videos', { model: 'mu2.6-i2v:1280*720', images: [image, 'https://example.com/ignored.png'] });
+    // One picture: the i2v family takes exactly one (several would be reference mode, which it refuses).
+    const sub = await h.post('/v1/videos', { model: 'mu2.6-i2v:1280*720', images: [image] });
     assert.equal(sub.status, 200, sub.text);
     const id = sub.json.id as string;
     assert.deepEqual(await vendorBody(h, id), {
@@ -116,7 +117,8 @@ describe('video tasks on mu-dashscope, end to end', () => {
     const auth = { authorization: `Bearer ${key}` };
     const cases: [unknown, number, string, RegExp | null][] = [
       // The mapping sends what it was given; the vendor's 400 explains, and its message is passed on.
-      [{ model: 'mu2.6-i2v:1280*720', prompt: 'no image' }, 400, 'invalid_request', /img_url/],
+      // Refused by the family before the vendor is asked (its own refusal would name img_url).
+      [{ model: 'mu2.6-i2v:1280*720', prompt: 'no image' }, 400, 'invalid_request', /mode text is not supported by the mu video i2v family/],
       [{ model: 'mu2.6-t2v:1280*720', prompt: 'with image', image: 'https://example.com/x.png' }, 400, 'invalid_request', /not supported/],
       [{ model: 'mu2.6-t2v:1280*720', prompt: 'too long', duration: 30 }, 400, 'invalid_request', /duration/],
       [{ model: 'mu2.6-t2v:1280*720', prompt: 'x [sim:fault=401]' }, 502, 'bad_response', /credentials/],
