@@ -18,7 +18,7 @@ interface RawRoute {
   kind: RouteKind;
   operation?: string;
   auth?: KeySource[];
-  model?: { path?: string; body?: string };
+  model?: { path?: string; body?: string; value?: string };
   models?: string[];
   body?: { schema: string; max_bytes?: number | string; max_depth?: number; content_types?: string[]; max_files?: number };
   task?: {
@@ -150,10 +150,15 @@ export function compileRoutes(src: YamlSource, configDir: string, ajv: Ajv2020, 
 
     // Kept even when its body or path failed, so channels are not also blamed for "unserved"
     // models; the load fails on the issue anyway.
+    if (r.model?.value !== undefined && !routeServesModel({ models }, r.model.value)) {
+      issues.push(src.issue(at('model', 'value'), `the route's fixed model ${r.model.value} is not one of its models`));
+    }
     const model = r.model
       ? r.model.path !== undefined
         ? { from: 'path' as const, name: r.model.path, pointer: [] }
-        : { from: 'body' as const, name: r.model.body!, pointer: pointerOf(r.model.body!) }
+        : r.model.value !== undefined
+          ? { from: 'value' as const, name: r.model.value, pointer: [] }
+          : { from: 'body' as const, name: r.model.body!, pointer: pointerOf(r.model.body!) }
       : null;
     out.push(
       Object.freeze({

@@ -20,8 +20,11 @@ export interface CompiledRoute {
   /** Profile operation that serves it (`sync`, `task-submit`); '' for routes that call no operation. */
   readonly operation: string;
   readonly keySources: readonly KeySource[];
-  /** Where the model is (`sync`, `task-submit`); null for routes that read tasks. */
-  readonly model: { readonly from: 'path' | 'body'; readonly name: string; readonly pointer: readonly string[] } | null;
+  /**
+   * Where the model is (`sync`, `task-submit`): a path parameter, a body pointer, or one fixed
+   * model the route always serves (`value`, its `name`); null for routes that read tasks.
+   */
+  readonly model: { readonly from: 'path' | 'body' | 'value'; readonly name: string; readonly pointer: readonly string[] } | null;
   /** Exact model names and prefix patterns (the part before a trailing `*`). */
   readonly models: { readonly exact: ReadonlySet<string>; readonly prefixes: readonly string[] };
   readonly body: CompiledBody | null;

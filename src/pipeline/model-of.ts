@@ -1,9 +1,10 @@
 import type { CompiledRoute } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
 
-/** Reads the public model name from where the route says it is: a path parameter or a body field. */
+/** Reads the public model name from where the route says it is: a path parameter, a body field, or the route's fixed model. */
 export function modelOf(route: CompiledRoute, params: Readonly<Record<string, string>>, body: unknown): string {
   const where = route.model!;
+  if (where.from === 'value') return where.name;
   let value: unknown;
   if (where.from === 'path') {
     value = params[where.name];
