@@ -229,6 +229,12 @@ export class Poller {
       for (const id of state.ready.splice(0)) this.#lookAtOne(id, null).catch(() => undefined);
       return;
     }
+    // Tasks that waited for a slot while the vendor said 429 wait for the pause too.
+    if (state.pausedUntil > this.#now()) {
+      for (const id of state.ready.splice(0)) this.#due.set(id, state.pausedUntil + Math.floor(this.#random() * 1000));
+      this.#arm();
+      return;
+    }
     const batch = channel.profile.tasks.batchQuery;
     while (state.ready.length > 0 && state.active < channel.polling.concurrency) {
       if (batch) {
