@@ -155,4 +155,23 @@ describe('families of lambda, mu video, beta-prefixed and the pattern-named grou
     assert.equal(last.data.task_status_msg, 'content_policy');
     assert.equal(last.data.task_result, undefined);
   });
+  test('remix needs the caller\'s own completed video of a model the remix routes take', async () => {
+    const mu = await h.post('/v1/videos', { model: 'mu2.6-t2v:1280*720', prompt: 'a harbour' });
+    assert.equal(mu.status, 200, mu.text);
+    const early = await h.post(`/v1/videos/${mu.json.id}/remix`, { prompt: 'at night' });
+    assert.equal(early.status, 409, early.text);
+    assert.equal(early.json.error.code, 'task_not_ready');
+    await h.waitFor(mu.json.id, (t) => t.status === 'completed');
+    const before = h.sims['mu-dashscope']!.stats.requests;
+    const wrong = await h.post('/v1/video/remix', { video_id: mu.json.id, prompt: 'at night' });
+    assert.equal(wrong.status, 400, wrong.text);
+    assert.equal(wrong.json.error.code, 'invalid_request');
+    assert.equal(wrong.json.error.param, 'video_id');
+    assert.match(wrong.json.error.message, /mu2\.6-t2v:1280\*720 video, which this route cannot work on/);
+    const other = await h.createKey();
+    const foreign = await h.post(`/v1/videos/${mu.json.id}/remix`, { prompt: 'at night' }, { authorization: `Bearer ${other}` });
+    assert.equal(foreign.status, 404, foreign.text);
+    assert.equal(foreign.json.error.code, 'task_not_found');
+    assert.equal(h.sims['mu-dashscope']!.stats.requests, before, 'no vendor was asked');
+  });
 });

@@ -5,6 +5,7 @@ import type { RequestContext } from '../pipeline/context.js';
 import { mapFailure, mapSuccess } from '../pipeline/map-response.js';
 import { modelOf } from '../pipeline/model-of.js';
 import { callOperation } from '../pipeline/sync-operation.js';
+import { routeServesModel } from '../config/compile-routes.js';
 import type { TaskRecord } from '../store/store.js';
 import { answerFor } from './answer.js';
 import { findOwnTask } from './find-task.js';
@@ -74,6 +75,10 @@ async function sourceTask(ctx: RequestContext, body: unknown, deps: TaskDeps): P
 
 /** A remix runs where its source ran: that channel knows the source's id. */
 function sourceChannel(ctx: RequestContext, source: TaskRecord, model: string): ChannelChoice {
+  const where = ctx.route.task!.source!.name;
+  if (!routeServesModel(ctx.route, model)) {
+    throw new GatewayError('invalid_request', `task ${source.id} is a ${model} video, which this route cannot work on`, { param: where });
+  }
   const channel = ctx.snapshot.channelsByName.get(source.channel);
   if (!channel || !channel.profile.operations.has(ctx.route.operation)) {
     throw new GatewayError('upstream_unavailable', `the channel that made task ${source.id} can no longer serve this request`);
