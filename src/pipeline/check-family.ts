@@ -48,6 +48,9 @@ function checkLimits(validate: ValidateFunction | null, body: unknown, whose: st
   // A limit may say in words why (its sub-schema's `description`): "image: URLs are not accepted, send the bytes".
   const said = (first.parentSchema as { description?: unknown } | undefined)?.description;
   const param = dottedPath(problem.path);
-  const message = typeof said === 'string' ? `${param || 'the request'}: ${said}` : problem.message;
+  const base = typeof said === 'string' ? `${param || 'the request'}: ${said}` : problem.message;
+  // Say what was refused too ("… not \"5:4\""): the client may have sent the value from elsewhere.
+  const refused = first.keyword === 'enum' || first.keyword === 'const' ? JSON.stringify(first.data) : undefined;
+  const message = refused !== undefined && refused.length <= 60 ? `${base}, not ${refused}` : base;
   throw new GatewayError('invalid_request', `${message} (a limit of the ${whose})`, { param });
 }
