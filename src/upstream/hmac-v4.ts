@@ -2,7 +2,7 @@ import { createHash, createHmac } from 'node:crypto';
 import type { UpstreamRequest } from './upstream-request.js';
 
 /**
- * The HMAC-SHA256 request signature of the gamma-volc profile (upstream-protocols.md "gamma-volc"):
+ * The HMAC-SHA256 request signature behind auth type `hmac-v4` (a building block any profile may name):
  *
  *   canonical request = METHOD \n path \n sorted-query \n canonical-headers \n signed-headers \n body-hash
  *   string to sign    = "HMAC-SHA256" \n X-Date \n <yyyymmdd>/<region>/<service>/request \n hex(sha256(canonical))
