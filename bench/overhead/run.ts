@@ -10,12 +10,14 @@
  *        [--rate R] [--max-requests N] [--profile]   (see bench/README.md)
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { mkdirSync, readdirSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { boundedNumber, parseBenchArgs } from '../args.js';
+import { benchWorkspace, machineLine } from '../workspace.js';
 import { request } from 'undici';
+import { channelEnvNames } from '../../src/config/env.js';
 import { PROJECT_ROOT } from '../../src/config/paths.js';
 import { jsonLines, startChild, stopChild, waitForLine, type Child } from './children.js';
 import { percentile, runLoad, type LoadTarget } from './load.js';
@@ -162,25 +164,12 @@ async function measure(name: string, target: LoadTarget, pid: number, simPid: nu
 
 async function main(): Promise<number> {
   const s = settings(process.argv.slice(2));
-  const tmp = mkdtempSync(join(tmpdir(), 'gateway-bench-'));
+  const { tmp, children, cleanup } = benchWorkspace<Child>('gateway-bench-');
   const profileDir = process.env.BENCH_PROFILE_DIR || join(tmp, 'profile');
-  const children: Child[] = [];
-  let cleaned = false;
-  const cleanup = async (): Promise<void> => {
-    if (cleaned) return;
-    cleaned = true;
-    await Promise.all(children.map((c) => stopChild(c)));
-    rmSync(tmp, { recursive: true, force: true });
-  };
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => void cleanup().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143)));
-  }
 
   try {
-    const cpuList = cpus();
     process.stdout.write(
-      `bench/overhead  ${new Date().toISOString()}  node ${process.version}  ${cpuList.length} cpu (${cpuList[0]?.model.trim() ?? '?'})  ` +
-        `load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n` +
+      machineLine('bench/overhead') +
         `${s.connections} connections; per target and phase ${s.warmupMs / 1000} s warm-up + ${s.durationMs / 1000} s measured; ` +
         `${s.rounds} round(s); request: ${Buffer.byteLength(BODY)} B text-to-image, POST ${PATH}\n\n`,
     );
@@ -200,7 +189,11 @@ async function main(): Promise<number> {
     );
     children.push(pass);
 
+    // Every other channel gets a dead local address: `start` refuses unset variables, and this
+    // benchmark measures the alpha route only.
+    const otherChannels = Object.fromEntries(channelEnvNames(PROJECT_ROOT).map((n) => [n, n.endsWith('_BASE_URL') ? 'http://127.0.0.1:9' : 'unused']));
     const gwEnv = {
+      ...otherChannels,
       ...process.env,
       PORT: '0',
       HOST: '127.0.0.1',

@@ -12,16 +12,16 @@
  *        [--interval-ms I] [--concurrency K] [--iota-share F] [--seed S] [--timeout-ms T]
  *        (see bench/README.md)
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { boundedNumber, parseBenchArgs } from '../args.js';
+import { benchWorkspace, machineLine } from '../workspace.js';
 import Database from 'libsql';
 import { Pool } from 'undici';
 import { PROJECT_ROOT } from '../../src/config/paths.js';
 import { cpuMs, machineCpuMs, memory } from '../overhead/proc.js';
 import { callRow, delayRow, f, int, percentile, table, timeline, TIMELINE_HEAD, type ChannelInfo, type Sample, type TaskFacts } from './figures.js';
-import { stopChild } from '../overhead/children.js';
 import { startIpcChild, type IpcChild } from './ipc.js';
 
 const USAGE = `usage: npm run build --silent && node dist/bench/tasks/run.js [options]
@@ -127,26 +127,11 @@ interface Planned {
 
 async function main(): Promise<number> {
   const s = settings(process.argv.slice(2));
-  const tmp = mkdtempSync(join(tmpdir(), 'gateway-bench-tasks-'));
+  const { tmp, children, cleanup } = benchWorkspace<IpcChild>('gateway-bench-tasks-');
   const dbPath = join(tmp, 'gateway.db');
-  const children: IpcChild[] = [];
-  let cleaned = false;
-  const cleanup = async (): Promise<void> => {
-    if (cleaned) return;
-    cleaned = true;
-    await Promise.all(children.map((c) => stopChild(c)));
-    rmSync(tmp, { recursive: true, force: true });
-  };
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => void cleanup().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143)));
-  }
 
   try {
-    const cpuList = cpus();
-    process.stdout.write(
-      `bench/tasks  ${new Date().toISOString()}  node ${process.version}  ${cpuList.length} cpu (${cpuList[0]?.model.trim() ?? '?'})  ` +
-        `load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`,
-    );
+    process.stdout.write(machineLine('bench/tasks'));
 
     // 1. Simulators, then the gateway pointed at them, each in its own process.
     const sim = startIpcChild('simulators', join(HERE, 'sim-process.js'), process.env, join(tmp, 'simulators.log'), PROJECT_ROOT);

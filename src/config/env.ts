@@ -1,9 +1,24 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
 /**
  * `${NAME}` and `${NAME:-default}` references in string values of channels.yaml. They are
  * resolved on the parsed values (never on the raw text), so an environment value can never change
  * the structure of the file, and each unresolved reference is reported at its own line.
  */
 const REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+
+/**
+ * The variables the channel files of a config directory (channels.yaml and channels.d/*.yaml)
+ * reference, with or without a default: for tests and benchmarks that must give each a value.
+ */
+export function channelEnvNames(dir: string): string[] {
+  const fragments = join(dir, 'channels.d');
+  const files = [join(dir, 'channels.yaml'), ...(existsSync(fragments) ? readdirSync(fragments).filter((f) => f.endsWith('.yaml')).map((f) => join(fragments, f)) : [])];
+  const names = new Set<string>();
+  for (const f of files) for (const m of readFileSync(f, 'utf8').matchAll(REF)) names.add(m[1]!);
+  return [...names];
+}
 
 /** An environment reference that has no value and no default. */
 export interface MissingEnv {
