@@ -1,7 +1,7 @@
 import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ConfigIssue } from './issues.js';
 import { compileMappingAt } from './mapping.js';
-import { routeServesModel } from './compile-routes.js';
+import { modelSet, routeServesModel } from './compile-routes.js';
 import type { CompiledFamily, CompiledRoute, ModeSupport } from './snapshot.js';
 import type { YamlSource } from './yaml-source.js';
 
@@ -55,10 +55,7 @@ export function compileFamilies(src: YamlSource, routes: readonly CompiledRoute[
       Object.freeze({
         name: f.name,
         description: f.description ?? '',
-        models: Object.freeze({
-          exact: new Set(listed.filter((m) => !m.endsWith('*'))),
-          prefixes: listed.filter((m) => m.endsWith('*')).map((m) => m.slice(0, -1)),
-        }),
+        models: modelSet(listed),
         modelNames: Object.freeze([...listed]),
         modes: new Map(Object.entries(f.modes ?? {})),
         mode: f.mode !== undefined ? compileMappingAt(src, f.mode, at('mode'), issues) : null,

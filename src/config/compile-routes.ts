@@ -139,11 +139,7 @@ export function compileRoutes(src: YamlSource, configDir: string, ajv: Ajv2020, 
       }
     }
 
-    const listed = r.models ?? [];
-    const models = Object.freeze({
-      exact: new Set(listed.filter((m) => !m.endsWith('*'))),
-      prefixes: listed.filter((m) => m.endsWith('*')).map((m) => m.slice(0, -1)),
-    });
+    const models = modelSet(r.models ?? []);
     const task = r.task ? compileTask(r, matcher, (rest, msg) => issues.push(src.issue(at('task', ...rest), msg)), (expr) => compileMappingAt(src, expr, at('task', 'answer'), issues)) : null;
     const example =
       r.example && matcher ? compileExample(r, matcher, body, models, (rest, msg) => issues.push(src.issue(at('example', ...rest), msg))) : null;
@@ -245,6 +241,14 @@ function compileTask(
     source,
     maxIds: t.max_ids ?? DEFAULT_MAX_IDS,
     answer: t.answer !== undefined ? compileAnswer(t.answer) : null,
+  });
+}
+
+/** Model names as routes and families list them: exact names, and prefixes of the ones ending in `*`. */
+export function modelSet(listed: readonly string[]): CompiledRoute['models'] {
+  return Object.freeze({
+    exact: new Set(listed.filter((m) => !m.endsWith('*'))),
+    prefixes: listed.filter((m) => m.endsWith('*')).map((m) => m.slice(0, -1)),
   });
 }
 
