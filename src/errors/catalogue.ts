@@ -64,6 +64,11 @@ export const catalogue = {
     shape: 'A',
     when: "The `Content-Type` is not one the route accepts (`application/json` for JSON routes).",
   },
+  config_invalid: {
+    status: 422,
+    shape: 'A',
+    when: 'Operators only: `POST /admin/reload` found configuration files that do not load; the message lists the problems as `file:line:column: message`, and the previous configuration keeps serving.',
+  },
   too_many_requests: {
     status: 429,
     shape: 'B',

@@ -1,0 +1,109 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ConfigControl } from '../config/config-control.js';
+import type { Snapshot } from '../config/snapshot.js';
+import { GatewayError } from '../errors/gateway-error.js';
+import { compilePathTemplate, type PathMatcher } from '../http/path-template.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { RoutingState } from '../routing/routing-state.js';
+import type { Store } from '../store/store.js';
+import { channelsReport } from './channels-admin.js';
+import { configReport, reloadNow } from './config-admin.js';
+import { ledgerReport } from './ledger-admin.js';
+
+/** What the operator routes read and act on. */
+export interface AdminDeps {
+  /** GATEWAY_ADMIN_KEY; null leaves /admin and /metrics closed. */
+  readonly adminKey: string | null;
+  readonly metrics: Metrics;
+  readonly store: Store;
+  readonly routing: RoutingState;
+  /** Null when this gateway's configuration cannot be reloaded (a fixed snapshot, as in golden runs). */
+  readonly config: ConfigControl | null;
+}
+
+/** One admin request, as a handler sees it. */
+export interface AdminContext {
+  /** The snapshot serving when the request started. */
+  readonly snapshot: Snapshot;
+  readonly params: Readonly<Record<string, string>>;
+  readonly query: URLSearchParams;
+  readonly deps: AdminDeps;
+}
+
+/** A handler's answer: JSON, or text (the metrics exposition). */
+export type AdminAnswer = { readonly json: unknown; readonly status?: number } | { readonly text: string; readonly contentType: string };
+
+interface AdminRoute {
+  readonly method: 'GET' | 'POST';
+  readonly matcher: PathMatcher;
+  readonly handle: (ctx: AdminContext) => Promise<AdminAnswer>;
+}
+
+const route = (method: AdminRoute['method'], path: string, handle: AdminRoute['handle']): AdminRoute => ({ method, matcher: compilePathTemplate(path), handle });
+
+/** The operator routes (README, "Operating"). They are the engine's own, not routes.yaml's. */
+const ADMIN_ROUTES: readonly AdminRoute[] = [
+  route('GET', '/admin/channels', channelsReport),
+  route('GET', '/admin/config', configReport),
+  route('POST', '/admin/reload', reloadNow),
+  route('GET', '/admin/tokens/{token_id}/ledger', ledgerReport),
+  route('GET', '/metrics', async ({ deps }) => ({ text: await deps.metrics.registry.metrics(), contentType: deps.metrics.registry.contentType })),
+];
+
+/** True for paths the admin router owns; they never reach routes.yaml matching. */
+export function isAdminPath(pathname: string): boolean {
+  return pathname === '/metrics' || pathname === '/admin' || pathname.startsWith('/admin/');
+}
+
+const digest = (s: string) => createHash('sha256').update(s).digest();
+
+/** Checks the admin key in constant time (hashes first, so lengths do not leak either). */
+function checkAdminKey(req: IncomingMessage, adminKey: string | null): void {
+  if (adminKey === null) throw new GatewayError('invalid_api_key', 'the admin routes are disabled; set GATEWAY_ADMIN_KEY to enable them');
+  const h = req.headers.authorization;
+  const sent = h && /^bearer\s+/i.test(h) ? h.replace(/^bearer\s+/i, '').trim() : '';
+  if (sent === '' || !timingSafeEqual(digest(sent), digest(adminKey))) {
+    throw new GatewayError('invalid_api_key', 'the admin routes take Authorization: Bearer <GATEWAY_ADMIN_KEY>');
+  }
+}
+
+/** Serves one admin request; errors go to the caller's error boundary like any other. */
+export async function handleAdmin(
+  req: IncomingMessage,
+  res: ServerResponse,
+  pathname: string,
+  search: URLSearchParams | null,
+  snapshot: Snapshot,
+  deps: AdminDeps,
+  requestId: string,
+): Promise<void> {
+  const allowed: string[] = [];
+  let found: { route: AdminRoute; params: Record<string, string> } | null = null;
+  for (const r of ADMIN_ROUTES) {
+    let params: Record<string, string> | null;
+    try {
+      params = r.matcher.match(pathname);
+    } catch {
+      throw new GatewayError('invalid_request', 'the URL path has an invalid percent-encoding');
+    }
+    if (!params) continue;
+    if (r.method !== req.method) allowed.push(r.method);
+    else found = { route: r, params };
+  }
+  // The key is checked before anything else is said, so a stranger cannot map the admin routes.
+  checkAdminKey(req, deps.adminKey);
+  if (!found) {
+    if (allowed.length > 0) {
+      throw new GatewayError('method_not_allowed', `${req.method} is not allowed on this path; use ${allowed.join(', ')}`, { headers: { allow: allowed.join(', ') } });
+    }
+    throw new GatewayError('not_found', `no admin route for ${req.method} ${pathname.slice(0, 200)}`);
+  }
+  // Admin routes take no body; one sent is drained so the connection stays usable.
+  req.resume();
+  const answer = await found.route.handle({ snapshot, params: found.params, query: search ?? new URLSearchParams(), deps });
+  const [status, type, text] =
+    'text' in answer ? [200, answer.contentType, answer.text] : [answer.status ?? 200, 'application/json; charset=utf-8', JSON.stringify(answer.json)];
+  res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(text), 'x-request-id': requestId, 'cache-control': 'no-store' });
+  res.end(text);
+}

@@ -1,0 +1,27 @@
+import type { AdminAnswer, AdminContext } from './admin-routes.js';
+
+/** `GET /admin/channels`: every channel with its routing settings and live state; never secrets. */
+export async function channelsReport({ snapshot, deps }: AdminContext): Promise<AdminAnswer> {
+  return {
+    json: {
+      channels: snapshot.channels.map((c) => ({
+        name: c.name,
+        profile: c.profile.name,
+        origin: c.origin,
+        groups: [...c.groups],
+        models: [...[...c.models.keys()], ...c.modelPrefixes.map((p) => `${p}*`)],
+        priority: c.priority,
+        weight: c.weight,
+        max_concurrency: c.maxConcurrency,
+        breaker_policy: {
+          enabled: c.breaker.enabled,
+          consecutive_failures: c.breaker.consecutiveFailures,
+          failure_rate: c.breaker.failureRate,
+          cooldown_ms: c.breaker.cooldownMs,
+        },
+        ...deps.routing.report(c),
+      })),
+      groups: [...snapshot.groups].map((g) => ({ name: g, max_concurrency: snapshot.groupConcurrency.get(g) ?? null, inflight: deps.routing.groupInflight(g) })),
+    },
+  };
+}

@@ -1,0 +1,110 @@
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/**
+ * Every metric of one gateway, in its own registry (tests run many gateways in one process).
+ * Served at `GET /metrics` in the Prometheus text format; README "Metrics" lists them.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+
+  /** Public requests answered, by route id and HTTP status. */
+  readonly requests = new Counter({
+    name: 'gateway_requests_total',
+    help: 'Public requests answered, by route and HTTP status',
+    labelNames: ['route', 'status'] as const,
+    registers: [this.registry],
+  });
+
+  /** Each call of a vendor on the request path, by channel and outcome (ok, refused, rejected, unsent, unknown, rate_limited). */
+  readonly upstreamAttempts = new Counter({
+    name: 'gateway_upstream_attempts_total',
+    help: 'Vendor calls on the request path, by channel and outcome',
+    labelNames: ['channel', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  /** Requests that moved on to another channel after a failed attempt, by the reason. */
+  readonly fallbacks = new Counter({
+    name: 'gateway_fallbacks_total',
+    help: 'Requests retried on the next eligible channel, by the failure that caused it',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
+  /** Requests refused before any vendor call because every eligible channel was saturated or open. */
+  readonly shed = new Counter({
+    name: 'gateway_shed_total',
+    help: 'Requests refused without a vendor call, by reason (channel_saturated, group_saturated, breaker_open)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
+  /** Breaker transitions, by channel and the state entered. */
+  readonly breakerTransitions = new Counter({
+    name: 'gateway_breaker_transitions_total',
+    help: 'Circuit breaker state changes, by channel and the state entered',
+    labelNames: ['channel', 'state'] as const,
+    registers: [this.registry],
+  });
+
+  /** Vendor call latency on the request path, by channel. */
+  readonly upstreamSeconds = new Histogram({
+    name: 'gateway_upstream_seconds',
+    help: 'Duration of vendor calls on the request path',
+    labelNames: ['channel'] as const,
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+    registers: [this.registry],
+  });
+
+  /** Configuration loads after start, by result (ok, error). */
+  readonly configReloads = new Counter({
+    name: 'gateway_config_reloads_total',
+    help: 'Configuration reloads, by result',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+
+  /** 1 when the last reload succeeded (or none was tried), 0 when the files on disk do not load. */
+  readonly configLastReloadOk = new Gauge({
+    name: 'gateway_config_last_reload_ok',
+    help: '1 when the last configuration reload succeeded, 0 when it failed and the previous snapshot is serving',
+    registers: [this.registry],
+  });
+
+  /** Number of the snapshot serving, counting from 1 at start. */
+  readonly configGeneration = new Gauge({
+    name: 'gateway_config_generation',
+    help: 'Generation of the configuration snapshot serving requests',
+    registers: [this.registry],
+  });
+
+  /** Quota units moved, by kind (debit, refund, settle). */
+  readonly quotaUnits = new Counter({
+    name: 'gateway_quota_units_total',
+    help: 'Quota units debited, refunded and given back at settlement',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+
+  constructor() {
+    this.configLastReloadOk.set(1);
+    this.configGeneration.set(1);
+  }
+
+  /**
+   * Adds a gauge whose values are read when scraped (breaker state, in-flight calls): the owner
+   * keeps the numbers, the registry asks for them.
+   */
+  gauge(name: string, help: string, labelNames: readonly string[], read: () => Iterable<[Record<string, string>, number]>): void {
+    new Gauge({
+      name,
+      help,
+      labelNames: [...labelNames],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [labels, value] of read()) this.set(labels, value);
+      },
+    });
+  }
+}
