@@ -20,6 +20,11 @@ import { runTaskSubmit } from './tasks/submit.js';
 import type { TaskDeps } from './tasks/task-deps.js';
 import { newTaskId } from './tasks/task-id.js';
 import { Pools } from './upstream/pools.js';
+import { handleAdmin, isAdminPath } from './admin/admin-routes.js';
+import type { ConfigControl } from './config/config-control.js';
+import { Metrics } from './metrics/metrics.js';
+import { RoutingState } from './routing/routing-state.js';
+import { countQuotaUnits } from './quota/quota-metrics.js';
 
 /** What a gateway is built from. */
 export interface GatewayOptions {
@@ -44,6 +49,12 @@ export interface GatewayOptions {
   readonly poll?: boolean;
   /** The gateway's public base URL for download links (GATEWAY_PUBLIC_URL); default: from the request's Host. */
   readonly publicUrl?: string;
+  /** GATEWAY_ADMIN_KEY: opens /admin/* and /metrics to `Authorization: Bearer <key>`; unset, they stay closed. */
+  readonly adminKey?: string;
+  /** Lets `POST /admin/reload` and `GET /admin/config` act on the configuration; absent for a fixed snapshot. */
+  readonly config?: ConfigControl;
+  /** The process's metrics, shared with whoever else reports (the config reloader); default: a fresh set. */
+  readonly metrics?: Metrics;
 }
 
 /** A running gateway: its HTTP server and how to stop it. */
@@ -51,6 +62,11 @@ export interface Gateway {
   readonly server: Server;
   /** The task poller (its stats feed the benchmark). */
   readonly poller: Poller;
+  /** Upstream connection pools, by origin (a reload closes those no channel uses any more). */
+  readonly pools: Pools;
+  /** Live channel state: calls in flight and circuit breakers. */
+  readonly routing: RoutingState;
+  readonly metrics: Metrics;
   /** Resumes unfinished tasks, then starts listening; resolves with the bound port (0 picks a free one). */
   listen(port: number, host?: string): Promise<number>;
   /** Base URL once listening, e.g. http://127.0.0.1:41234 */
@@ -79,9 +95,13 @@ export function createGateway(opts: GatewayOptions): Gateway {
   const auth = new Authenticator(opts.store, opts.authCacheTtlMs);
   const clock = opts.clock ?? (() => new Date());
   const poll = opts.poll ?? true;
+  const metrics = opts.metrics ?? new Metrics();
+  const stopQuotaMetrics = countQuotaUnits(opts.store, metrics);
+  const routing = new RoutingState(metrics, opts.snapshot, () => clock().getTime());
+  const admin = { adminKey: opts.adminKey ?? null, metrics, store: opts.store, routing, config: opts.config ?? null };
   const poller = new Poller({ store: opts.store, pools, snapshot: opts.snapshot, log: opts.log, clock, random: opts.random });
   if (!poll) poller.stop();
-  const deps: TaskDeps = { store: opts.store, pools, random: opts.random, poller, newId: opts.newTaskId ?? newTaskId, refreshAlways: !poll, awaitIntervalMs: opts.awaitIntervalMs, clock };
+  const deps: TaskDeps = { store: opts.store, pools, random: opts.random, poller, newId: opts.newTaskId ?? newTaskId, refreshAlways: !poll, awaitIntervalMs: opts.awaitIntervalMs, clock, routing, metrics };
 
   /** Where this client reached us: the configured public URL, else the Host it sent. */
   function publicBase(req: IncomingMessage): string {
@@ -91,10 +111,12 @@ export function createGateway(opts: GatewayOptions): Gateway {
     return `${proto}://${host}`;
   }
 
-  async function handle(req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
+  async function handle(req: IncomingMessage, res: ServerResponse, requestId: string, seen: { route: string }): Promise<void> {
     const snapshot = opts.snapshot();
     const { pathname, search } = splitUrl(req.url ?? '/');
+    if (isAdminPath(pathname)) return handleAdmin(req, res, pathname, search, snapshot, admin, requestId);
     const { route, params } = matchRoute(snapshot, req.method ?? 'GET', pathname, search);
+    seen.route = route.id;
     const token = await auth.authenticate(route.keySources, req.headers, search);
     const body = route.body ? await readJsonBody(req, route.body) : undefined;
     if (route.body) validateBody(route.body.validate, body);
@@ -131,9 +153,12 @@ export function createGateway(opts: GatewayOptions): Gateway {
   const server = createServer({ maxHeaderSize: 16 * 1024 }, (req, res) => {
     const requestId = randomUUID();
     const started = performance.now();
-    handle(req, res, requestId)
+    // Labelled by route id, never by raw path: a path is the client's to choose, a label set is not.
+    const seen = { route: 'none' };
+    handle(req, res, requestId, seen)
       .catch((err: unknown) => sendError(res, err, opts.log, requestId))
       .finally(() => {
+        metrics.requests.inc({ route: seen.route, status: String(res.statusCode) });
         opts.log.debug({ req_id: requestId, method: req.method, status: res.statusCode, ms: Math.round(performance.now() - started) }, 'request');
       });
   });
@@ -154,6 +179,9 @@ export function createGateway(opts: GatewayOptions): Gateway {
   return {
     server,
     poller,
+    pools,
+    routing,
+    metrics,
     async listen(p, host = '127.0.0.1') {
       if (poll) {
         const resumed = await poller.resume();
@@ -176,6 +204,8 @@ export function createGateway(opts: GatewayOptions): Gateway {
         server.closeIdleConnections();
       });
       await pools.close();
+      // After the drain: what requests finishing meanwhile moved is counted too.
+      stopQuotaMetrics();
     },
   };
 }

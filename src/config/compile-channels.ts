@@ -1,7 +1,7 @@
 import type { ConfigIssue } from './issues.js';
 import { compileMappingAt as mapping, type Mapping } from './mapping.js';
 import { Secret } from './secret.js';
-import type { AuthSpec, CompiledChannel, CompiledOperation, CompiledProfile, CompiledRoute, CompiledTaskProtocol } from './snapshot.js';
+import type { AuthSpec, BreakerPolicy, CompiledChannel, RetryPolicy, CompiledOperation, CompiledProfile, CompiledRoute, CompiledTaskProtocol } from './snapshot.js';
 import { parseSize } from './sizes.js';
 import type { YamlSource } from './yaml-source.js';
 import { routeMayServePrefix, routeServesModel } from './compile-routes.js';
@@ -38,11 +38,19 @@ export interface RawChannel {
   weight?: number;
   timeouts?: { connect_ms?: number; headers_ms?: number; body_ms?: number };
   max_connections?: number;
+  max_concurrency?: number;
+  breaker?: {
+    enabled?: boolean;
+    consecutive_failures?: number;
+    failure_rate?: { threshold: number; window_ms?: number; min_requests?: number };
+    cooldown_ms?: number;
+  };
   settings?: Record<string, unknown>;
   polling?: { interval_ms?: number; concurrency?: number; deadline_ms?: number; stale_ms?: number };
 }
 interface RawChannels {
-  groups: Record<string, unknown>;
+  groups: Record<string, { max_concurrency?: number }>;
+  routing?: { max_attempts?: number; backoff_ms?: number; backoff_max_ms?: number; deadline_ms?: number; retry_after_s?: number };
   profiles: Record<string, RawProfile>;
   channels: RawChannel[];
 }
@@ -52,6 +60,8 @@ const DEFAULT_RESPONSE_BYTES = 64 * 1024 * 1024;
 /** Polling of a channel that says nothing (README, channels.yaml `polling`); also the poller's fallback. */
 export const DEFAULT_POLLING = { intervalMs: 5_000, concurrency: 16, deadlineMs: 2 * 3600_000, staleMs: 2_000 };
 const DEFAULT_BATCH_IDS = 50;
+const DEFAULT_BREAKER = { consecutiveFailures: 5, windowMs: 60_000, minRequests: 20, cooldownMs: 30_000 };
+const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 3, backoffMs: 100, backoffMaxMs: 2_000, deadlineMs: 60_000, retryAfterS: 1 };
 /** A synchronous route over an asynchronous vendor: how often to look, and for how long. */
 const DEFAULT_AWAIT = { intervalMs: 1_000, timeoutMs: 120_000 };
 const PLACEHOLDER = /\{([a-z][a-z0-9_]*)\}/g;
@@ -63,9 +73,25 @@ export function compileChannels(
   channels: (RawChannel | null)[],
   routes: readonly CompiledRoute[],
   issues: ConfigIssue[],
-): { profiles: Map<string, CompiledProfile>; groups: Set<string>; channels: CompiledChannel[] } {
+): {
+  profiles: Map<string, CompiledProfile>;
+  groups: Set<string>;
+  groupConcurrency: Map<string, number>;
+  retry: RetryPolicy;
+  channels: CompiledChannel[];
+} {
   const raw = src.value as RawChannels;
   const groups = new Set(Object.keys(raw.groups));
+  const groupConcurrency = new Map<string, number>();
+  for (const [name, g] of Object.entries(raw.groups)) if (g?.max_concurrency !== undefined) groupConcurrency.set(name, g.max_concurrency);
+  const r = raw.routing ?? {};
+  const retry: RetryPolicy = Object.freeze({
+    maxAttempts: r.max_attempts ?? DEFAULT_RETRY.maxAttempts,
+    backoffMs: r.backoff_ms ?? DEFAULT_RETRY.backoffMs,
+    backoffMaxMs: r.backoff_max_ms ?? Math.max(DEFAULT_RETRY.backoffMaxMs, r.backoff_ms ?? 0),
+    deadlineMs: r.deadline_ms ?? DEFAULT_RETRY.deadlineMs,
+    retryAfterS: r.retry_after_s ?? DEFAULT_RETRY.retryAfterS,
+  });
   const profiles = new Map<string, CompiledProfile>();
 
   for (const [name, p] of Object.entries(raw.profiles)) {
@@ -180,6 +206,8 @@ export function compileChannels(
           bodyMs: c.timeouts?.body_ms ?? DEFAULT_TIMEOUTS.bodyMs,
         }),
         maxConnections: c.max_connections ?? 64,
+        maxConcurrency: c.max_concurrency ?? null,
+        breaker: breakerPolicy(c.breaker),
         settings: Object.freeze({ ...(c.settings ?? {}) }),
         polling: Object.freeze({
           intervalMs: c.polling?.interval_ms ?? DEFAULT_POLLING.intervalMs,
@@ -190,7 +218,23 @@ export function compileChannels(
       }),
     );
   });
-  return { profiles, groups, channels: out };
+  return { profiles, groups, groupConcurrency, retry, channels: out };
+}
+
+/** A channel's breaker settings with the defaults filled in. */
+function breakerPolicy(b: RawChannel['breaker']): BreakerPolicy {
+  return Object.freeze({
+    enabled: b?.enabled ?? true,
+    consecutiveFailures: b?.consecutive_failures ?? DEFAULT_BREAKER.consecutiveFailures,
+    failureRate: b?.failure_rate
+      ? Object.freeze({
+          threshold: b.failure_rate.threshold,
+          windowMs: b.failure_rate.window_ms ?? DEFAULT_BREAKER.windowMs,
+          minRequests: b.failure_rate.min_requests ?? DEFAULT_BREAKER.minRequests,
+        })
+      : null,
+    cooldownMs: b?.cooldown_ms ?? DEFAULT_BREAKER.cooldownMs,
+  });
 }
 
 /** Compiles one operation's mappings; null when one of them failed (the failure is an issue). */

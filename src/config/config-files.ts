@@ -115,11 +115,29 @@ function mergeRoutes(files: readonly YamlSource[]): YamlSource {
   });
 }
 
+/** Top-level sections of channels.yaml that one file declares whole (the first to declare one owns it). */
+const WHOLE_SECTIONS = ['routing'] as const;
+
 function mergeChannels(files: readonly YamlSource[], issues: ConfigIssue[]): YamlSource {
   const named: Record<'groups' | 'profiles', Map<string, YamlSource>> = { groups: new Map(), profiles: new Map() };
-  const value = { version: 1, groups: {} as Record<string, unknown>, profiles: {} as Record<string, unknown>, channels: [] as unknown[] };
+  const value: Record<string, unknown> & { groups: Record<string, unknown>; profiles: Record<string, unknown>; channels: unknown[] } = {
+    version: 1,
+    groups: {},
+    profiles: {},
+    channels: [],
+  };
+  const wholeOwner = new Map<string, YamlSource>();
   for (const src of files) {
     const v = src.value as Record<string, Record<string, unknown> | undefined>;
+    for (const key of WHOLE_SECTIONS) {
+      if (v[key] === undefined) continue;
+      const before = wholeOwner.get(key);
+      if (before) issues.push(src.issue([key], `${key} is already declared in ${before.file}; declare it in one file`));
+      else {
+        wholeOwner.set(key, src);
+        value[key] = v[key];
+      }
+    }
     for (const key of ['groups', 'profiles'] as const) {
       for (const [name, item] of Object.entries(v[key] ?? {})) {
         const before = named[key].get(name);
@@ -132,9 +150,14 @@ function mergeChannels(files: readonly YamlSource[], issues: ConfigIssue[]): Yam
       }
     }
   }
+  const prices = mergePrices(files, issues);
+  if (prices.value) value.prices = prices.value;
   const channels = listOwner(files, 'channels');
   value.channels = channels.map((c) => c.value);
   return merged(files[0]!, value, (path) => {
+    if (path[0] === 'prices') return { src: prices.owner(path), path };
+    const whole = typeof path[0] === 'string' ? wholeOwner.get(path[0]) : undefined;
+    if (whole) return { src: whole, path };
     if ((path[0] === 'groups' || path[0] === 'profiles') && typeof path[1] === 'string') {
       const src = named[path[0]].get(path[1]);
       if (src) return { src, path };
@@ -142,4 +165,44 @@ function mergeChannels(files: readonly YamlSource[], issues: ConfigIssue[]): Yam
     const c = path[0] === 'channels' && typeof path[1] === 'number' ? channels[path[1]] : undefined;
     return c ? { src: c.src, path: ['channels', c.index, ...path.slice(2)] } : { src: files[0]!, path };
   });
+}
+
+/**
+ * `prices` of several files: each file may price its own models (a model priced twice is an error
+ * naming both files); `default` is declared in one file.
+ */
+function mergePrices(files: readonly YamlSource[], issues: ConfigIssue[]) {
+  type Prices = { default?: unknown; models?: Record<string, unknown> };
+  const models: Record<string, unknown> = {};
+  const modelOwner = new Map<string, YamlSource>();
+  let value: Prices | null = null;
+  let first: YamlSource | null = null;
+  let defaultOwner: YamlSource | null = null;
+  for (const src of files) {
+    const p = (src.value as { prices?: Prices }).prices;
+    if (p === undefined) continue;
+    first ??= src;
+    value ??= { models };
+    if (p.default !== undefined) {
+      if (defaultOwner) issues.push(src.issue(['prices', 'default'], `prices.default is already declared in ${defaultOwner.file}; declare it in one file`));
+      else {
+        defaultOwner = src;
+        value.default = p.default;
+      }
+    }
+    for (const [name, price] of Object.entries(p.models ?? {})) {
+      const before = modelOwner.get(name);
+      if (before) {
+        issues.push(src.issue(['prices', 'models', name], `model ${name} is already priced in ${before.file}`));
+        continue;
+      }
+      modelOwner.set(name, src);
+      models[name] = price;
+    }
+  }
+  const owner = (path: readonly (string | number)[]): YamlSource => {
+    const byModel = path[1] === 'models' && typeof path[2] === 'string' ? modelOwner.get(path[2]) : undefined;
+    return byModel ?? (path[1] === 'default' ? defaultOwner : null) ?? first ?? files[0]!;
+  };
+  return { value, owner };
 }

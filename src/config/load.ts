@@ -5,6 +5,7 @@ import { createAjv } from '../schema/ajv.js';
 import { describeError, usefulErrors } from '../schema/describe-error.js';
 import { compileChannels, type RawChannel } from './compile-channels.js';
 import { compileFamilies } from './compile-families.js';
+import { compilePrices } from './compile-prices.js';
 import { compileRoutes } from './compile-routes.js';
 import { interpolateEnv } from './env.js';
 import { ConfigLoadError, type ConfigIssue } from './issues.js';
@@ -18,7 +19,7 @@ import { readConfigSources } from './config-files.js';
 export type ChannelOverride = (
   channel: Readonly<RawChannel>,
   missingEnv: readonly string[],
-) => ({ base_url: string; secrets: Record<string, string> } & Partial<Pick<RawChannel, 'timeouts' | 'polling'>>) | null;
+) => ({ base_url: string; secrets: Record<string, string> } & Partial<Pick<RawChannel, 'timeouts' | 'polling' | 'breaker'>>) | null;
 
 /** How to load a config directory. */
 export interface LoadOptions {
@@ -90,6 +91,7 @@ export function loadConfig(dir: string, options: LoadOptions = {}): { snapshot: 
   });
 
   const compiled = compileChannels(channelsSrc, channels, routes, issues);
+  const prices = compilePrices(channelsSrc, routes, issues);
   if (issues.some((i) => i.severity === 'error')) return { snapshot: null, issues };
 
   const snapshot: Snapshot = Object.freeze({
@@ -98,8 +100,11 @@ export function loadConfig(dir: string, options: LoadOptions = {}): { snapshot: 
     families: Object.freeze(families),
     profiles: compiled.profiles,
     groups: compiled.groups,
+    groupConcurrency: compiled.groupConcurrency,
+    retry: compiled.retry,
     channels: Object.freeze(compiled.channels),
     ...indexChannels(compiled.channels),
+    prices,
   });
   return { snapshot, issues };
 }

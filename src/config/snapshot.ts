@@ -181,6 +181,25 @@ export interface Timeouts {
   readonly bodyMs: number;
 }
 
+/** When a channel's circuit breaker opens, and for how long (channels.yaml `channels[].breaker`). */
+export interface BreakerPolicy {
+  readonly enabled: boolean;
+  readonly consecutiveFailures: number;
+  /** Also open on a failure share over a window; null: only consecutive failures count. */
+  readonly failureRate: { readonly threshold: number; readonly windowMs: number; readonly minRequests: number } | null;
+  readonly cooldownMs: number;
+}
+
+/** How a request moves on after a failed vendor call (channels.yaml `routing`). */
+export interface RetryPolicy {
+  readonly maxAttempts: number;
+  readonly backoffMs: number;
+  readonly backoffMaxMs: number;
+  readonly deadlineMs: number;
+  /** Retry-After (seconds) of a 429 the gateway decides itself. */
+  readonly retryAfterS: number;
+}
+
 /** One upstream channel of channels.yaml, compiled. */
 export interface CompiledChannel {
   readonly name: string;
@@ -199,8 +218,38 @@ export interface CompiledChannel {
   readonly weight: number;
   readonly timeouts: Timeouts;
   readonly maxConnections: number;
+  /** Most request-path calls in flight at once; null: no limit. */
+  readonly maxConcurrency: number | null;
+  readonly breaker: BreakerPolicy;
   readonly settings: Readonly<Record<string, unknown>>;
   readonly polling: Polling;
+}
+
+/** How one model is priced (channels.yaml `prices.models`), compiled (README, "Quota, prices and the ledger"). */
+export interface CompiledPrice {
+  /** The model name or pattern as written (`some-video-*`), and where, for warnings. */
+  readonly name: string;
+  readonly where: string;
+  /** Units every request adds. */
+  readonly base: number;
+  /** Units per request; 0 for a per-second price. */
+  readonly perRequest: number;
+  /**
+   * A per-second price: units per second, the seconds asked (null: the largest of body.seconds,
+   * body.duration and body.metadata.duration), and the seconds used when they give no number.
+   */
+  readonly perSecond: { readonly rate: number; readonly seconds: Mapping | null; readonly defaultSeconds: number } | null;
+  /** What picks the resolution factor, and the factor of each value (any other value: 1). */
+  readonly resolution: { readonly of: Mapping; readonly factors: ReadonlyMap<string, number> } | null;
+}
+
+/** channels.yaml `prices`, compiled: an exact name beats a pattern, and the longest pattern wins. */
+export interface CompiledPrices {
+  /** Units of a request whose model has no price of its own. */
+  readonly default: number;
+  readonly exact: ReadonlyMap<string, CompiledPrice>;
+  /** Pattern prices (a trailing `*`), longest prefix first. */
+  readonly prefixes: readonly { readonly prefix: string; readonly price: CompiledPrice }[];
 }
 
 /** Everything the request path needs, frozen. */
@@ -210,10 +259,15 @@ export interface Snapshot {
   readonly families: readonly CompiledFamily[];
   readonly profiles: ReadonlyMap<string, CompiledProfile>;
   readonly groups: ReadonlySet<string>;
+  /** Group → most requests of its tokens in flight at once (absent: no limit). */
+  readonly groupConcurrency: ReadonlyMap<string, number>;
+  readonly retry: RetryPolicy;
   readonly channels: readonly CompiledChannel[];
   /** Public model name → channels that serve it by exact name. */
   readonly channelsByModel: ReadonlyMap<string, readonly CompiledChannel[]>;
   /** Channels that serve models by prefix; used only when no channel names the model exactly. */
   readonly channelsByPrefix: readonly { readonly prefix: string; readonly channel: CompiledChannel }[];
   readonly channelsByName: ReadonlyMap<string, CompiledChannel>;
+  /** What requests cost (channels.yaml `prices`). */
+  readonly prices: CompiledPrices;
 }

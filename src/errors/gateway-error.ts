@@ -12,6 +12,14 @@ export interface GatewayErrorDetails {
   cause?: unknown;
   /** The channel that was called, for the log only. */
   channel?: string;
+  /**
+   * How far a vendor call got before it failed, for the retry rule (README, "Retries and
+   * fallback"): `unsent` the request certainly never reached the vendor (connection refused, DNS,
+   * connect timeout); `unknown` it may have been received (reset or timeout after sending, or a 2xx
+   * that could not be read); `answered` the vendor gave a complete error answer of `status`.
+   * Absent: the failure is not the vendor's (a mapping of ours, the store).
+   */
+  upstream?: { readonly phase: 'unsent' | 'unknown' | 'answered'; readonly status?: number };
 }
 
 /** The only error type the engine throws on purpose; its code comes from the catalogue. */

@@ -25,10 +25,13 @@ export async function awaitTask(
   intervalOverrideMs?: number,
   /** The process clock; vendor calls are signed with its time (golden runs fix it). */
   clock: () => Date = () => new Date(),
+  /** Told once the vendor has accepted the task: from then on a failure must not be sent elsewhere. */
+  accepted: () => void = () => undefined,
 ): Promise<unknown> {
   const intervalMs = intervalOverrideMs ?? op.await.intervalMs;
   const first = readTaskUpdate(submitted, 'image');
-  if (!first?.id) throw refusalIn2xx(first) ?? new GatewayError('bad_response', 'the upstream accepted the request but its answer carries no task id');
+  if (!first?.id) throw refusalIn2xx(first) ?? new GatewayError('bad_response', 'the upstream accepted the request but its answer carries no task id', { upstream: { phase: 'unknown' } });
+  accepted();
   const protocol = channel.profile.tasks;
   if (!protocol) throw new GatewayError('internal_error', `profile ${channel.profile.name} awaits a task but has no tasks: block`);
   let task: TaskRecord = {

@@ -20,15 +20,17 @@ function parseJson(buf: Buffer): { ok: true; value: unknown } | { ok: false } {
 /** Translates a 2xx vendor answer into the public body through the operation's response mapping. */
 export async function mapSuccess(op: CompiledOperation, res: UpstreamResponse, ctx: ResponseContext): Promise<unknown> {
   const parsed = parseJson(res.body);
-  if (!parsed.ok) throw new GatewayError('bad_response', 'the upstream answered malformed JSON');
+  // A 2xx we cannot read may still be an acceptance: `unknown`, never sent again as a creation.
+  const upstream = { phase: 'unknown' as const };
+  if (!parsed.ok) throw new GatewayError('bad_response', 'the upstream answered malformed JSON', { upstream });
   let out: unknown;
   try {
     out = await op.response.body.evaluate({ status: res.status, headers: res.headers, body: parsed.value, ...ctx });
   } catch (err) {
-    throw new GatewayError('bad_response', 'the upstream answer could not be translated', { cause: err });
+    throw new GatewayError('bad_response', 'the upstream answer could not be translated', { cause: err, upstream });
   }
   if (out === undefined || out === null || typeof out !== 'object') {
-    throw new GatewayError('bad_response', 'the upstream answer could not be translated', { cause: { mapping: op.response.body.where, out } });
+    throw new GatewayError('bad_response', 'the upstream answer could not be translated', { cause: { mapping: op.response.body.where, out }, upstream });
   }
   return out;
 }
@@ -54,7 +56,11 @@ export function retryAfter(res: UpstreamResponse): number | undefined {
  */
 export async function mapFailure(op: CompiledOperation, res: UpstreamResponse, ctx: ResponseContext): Promise<GatewayError> {
   const parsed = parseJson(res.body);
-  const details = { retryAfter: retryAfter(res), cause: { status: res.status, body: res.body.subarray(0, 2048).toString('utf8') } };
+  const details = {
+    retryAfter: retryAfter(res),
+    cause: { status: res.status, body: res.body.subarray(0, 2048).toString('utf8') },
+    upstream: { phase: 'answered' as const, status: res.status },
+  };
   if (op.error) {
     try {
       const out = (await op.error.evaluate({ status: res.status, headers: res.headers, body: parsed.ok ? parsed.value : null, ...ctx })) as

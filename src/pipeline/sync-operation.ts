@@ -1,12 +1,16 @@
 import type { CompiledOperation } from '../config/snapshot.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { RoutingState } from '../routing/routing-state.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { UpstreamResponse } from '../upstream/upstream-request.js';
 import type { Store } from '../store/store.js';
 import { dispatch } from '../upstream/dispatch.js';
 import type { Pools } from '../upstream/pools.js';
 import { sign } from '../upstream/signers.js';
-import { debit } from './account.js';
-import { chooseChannel, type ChannelChoice } from './choose-channel.js';
+import { holdPrice } from '../quota/account.js';
+import { quote } from '../quota/price.js';
+import { rankChannels, type ChannelChoice } from '../routing/rank-channels.js';
+import { withFallback } from '../routing/attempts.js';
 import type { RequestContext } from './context.js';
 import { mapRequest } from './map-request.js';
 import { awaitTask } from './await-task.js';
@@ -22,6 +26,9 @@ export interface SyncDeps {
   readonly awaitIntervalMs?: number;
   /** The process clock (golden runs fix it), for signing the later calls of an awaiting operation. */
   readonly clock?: () => Date;
+  /** Channel saturation and circuit breakers. */
+  readonly routing: RoutingState;
+  readonly metrics: Metrics;
 }
 
 /**
@@ -58,25 +65,31 @@ export async function callOperation(
 }
 
 /**
- * A synchronous operation: choose a channel, debit, map the request, sign, send, and map the
- * answer or the error back. A failed request is refunded.
+ * A synchronous operation: rank the channels, debit, then call them in turn (README, "Retries and
+ * fallback") until one answers; map the answer or the error back. A failed request is refunded.
  */
 export async function runSyncOperation(ctx: RequestContext, body: unknown, deps: SyncDeps): Promise<unknown> {
   const model = modelOf(ctx.route, ctx.params, body);
-  const { channel, upstreamModel } = chooseChannel(ctx.snapshot, ctx.route, model, ctx.token, deps.random);
-  const op = channel.profile.operations.get(ctx.route.operation)!;
-  const refund = await debit(deps.store, ctx.token);
+  const candidates = rankChannels(ctx.snapshot, ctx.route, model, ctx.token, deps.random);
+  const opOf = (c: ChannelChoice) => c.channel.profile.operations.get(ctx.route.operation)!;
+  // Priced once, before any vendor call, from the model and the body: the channel plays no part.
+  const { price } = await quote(ctx.snapshot.prices, model, body, ctx.log);
+  const hold = await holdPrice(deps.store, ctx.token, price, { ref: ctx.requestId, model });
   try {
-    const { res, mctx } = await callOperation(ctx, body, model, { channel, upstreamModel }, op, deps.pools);
-    if (res.status >= 200 && res.status < 300) {
+    // An operation that awaits a vendor task creates that task: it is never sent twice.
+    const answer = await withFallback(ctx, candidates, deps, (c) => opOf(c).await !== null, async (choice, attempt) => {
+      const op = opOf(choice);
+      const { res, mctx } = await callOperation(ctx, body, model, choice, op, deps.pools);
+      if (res.status < 200 || res.status >= 300) throw await mapFailure(op, res, mctx);
       const mapped = await mapSuccess(op, res, mctx);
       if (!op.await) return mapped;
-      return await awaitTask(ctx, channel, { ...op, await: op.await }, mapped, deps.pools, { request: body, model: upstreamModel, public_model: model }, deps.awaitIntervalMs, deps.clock);
-    }
-    throw await mapFailure(op, res, mctx);
+      const input = { request: body, model: choice.upstreamModel, public_model: model };
+      return awaitTask(ctx, choice.channel, { ...op, await: op.await }, mapped, deps.pools, input, deps.awaitIntervalMs, deps.clock, () => attempt.accepted());
+    });
+    hold.settle();
+    return answer;
   } catch (err) {
-    await refund();
-    if (err instanceof GatewayError) err.details.channel = channel.name;
+    await hold.refund();
     throw err;
   }
 }

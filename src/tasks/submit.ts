@@ -1,6 +1,9 @@
 import { GatewayError } from '../errors/gateway-error.js';
-import { REQUEST_PRICE } from '../pipeline/account.js';
-import { chooseChannel, type ChannelChoice } from '../pipeline/choose-channel.js';
+import { quotaShort } from '../quota/account.js';
+import { quote } from '../quota/price.js';
+import { rankChannels, type ChannelChoice } from '../routing/rank-channels.js';
+import { withFallback } from '../routing/attempts.js';
+import type { CompiledChannel } from '../config/snapshot.js';
 import type { RequestContext } from '../pipeline/context.js';
 import { mapFailure, mapSuccess } from '../pipeline/map-response.js';
 import { modelOf } from '../pipeline/model-of.js';
@@ -15,48 +18,66 @@ import { vendorView } from './vendor-query.js';
 
 /**
  * A task submission. The record is written (and the price debited) before the vendor is called;
- * the vendor's acceptance moves it to queued or in_progress; only then does the client get the id.
- * A vendor refusal or a transport failure removes the record and refunds: the client never saw it.
+ * the channels are then tried in turn (README, "Retries and fallback": a creation the vendor may
+ * have received is never sent again); the first acceptance moves the record to queued or
+ * in_progress on that channel, and only then does the client get the id. When no channel accepts,
+ * the record is removed and refunded: the client never saw it.
  */
 export async function runTaskSubmit(ctx: RequestContext, body: unknown, deps: TaskDeps): Promise<unknown> {
   const source = ctx.route.task!.source ? await sourceTask(ctx, body, deps) : null;
   const model = ctx.route.model || !source ? modelOf(ctx.route, ctx.params, body) : source.model;
-  const { channel, upstreamModel } = source ? sourceChannel(ctx, source, model) : chooseChannel(ctx.snapshot, ctx.route, model, ctx.token, deps.random);
-  const op = channel.profile.operations.get(ctx.route.operation)!;
+  const candidates = source ? [sourceChannel(ctx, source, model)] : rankChannels(ctx.snapshot, ctx.route, model, ctx.token, deps.random);
   const kind = ctx.route.task!.kinds[0]!;
   const now = ctx.now.getTime();
   const id = deps.newId();
+  const first = candidates[0]!;
+  // Priced once, before any vendor call, from the model and the body: the channel plays no part.
+  const { price, pricing } = await quote(ctx.snapshot.prices, model, body, ctx.log);
   const pending = await deps.store.createTask({
     id,
     tokenId: ctx.token.id,
     kind,
     route: ctx.route.id,
     model,
-    upstreamModel,
-    channel: channel.name,
-    price: REQUEST_PRICE,
+    upstreamModel: first.upstreamModel,
+    channel: first.channel.name,
+    price,
+    pricing,
     createdAt: now,
-    deadlineAt: now + channel.polling.deadlineMs,
+    deadlineAt: now + first.channel.polling.deadlineMs,
   });
-  if (!pending) throw new GatewayError('insufficient_user_quota', 'the quota of this API key is used up');
+  if (!pending) throw quotaShort(price);
 
-  let accepted: TaskRecord | null;
+  let accepted: { record: TaskRecord | null; channel: CompiledChannel };
   try {
-    const { res, mctx } = await callOperation(ctx, body, model, { channel, upstreamModel }, op, deps.pools, { id }, source ? sourceView(source) : undefined);
-    if (res.status < 200 || res.status >= 300) throw await mapFailure(op, res, mctx);
-    const update = readTaskUpdate(await mapSuccess(op, res, mctx), kind);
-    if (!update?.id) throw refusalIn2xx(update) ?? new GatewayError('bad_response', 'the upstream accepted the task but its answer carries no task id', { cause: { mapping: op.response.body.where } });
-    // Acceptance: submitting → the vendor's first state (queued unless it says more), with its id, in one write.
-    const patch = patchFor(pending, { ...update, status: update.status ?? 'queued' }, now)!;
-    accepted = await deps.store.updateTask(id, pending.version, { ...patch, upstreamId: update.id });
+    accepted = await withFallback(ctx, candidates, deps, () => true, async (choice, attempt) => {
+      const { channel, upstreamModel } = choice;
+      const op = channel.profile.operations.get(ctx.route.operation)!;
+      const { res, mctx } = await callOperation(ctx, body, model, choice, op, deps.pools, { id }, source ? sourceView(source) : undefined);
+      if (res.status < 200 || res.status >= 300) throw await mapFailure(op, res, mctx);
+      const update = readTaskUpdate(await mapSuccess(op, res, mctx), kind);
+      if (!update?.id) {
+        throw refusalIn2xx(update) ?? new GatewayError('bad_response', 'the upstream accepted the task but its answer carries no task id', { cause: { mapping: op.response.body.where }, upstream: { phase: 'unknown' } });
+      }
+      attempt.accepted();
+      // Acceptance: submitting → the vendor's first state (queued unless it says more), with its id and channel, in one write.
+      const patch = patchFor(pending, { ...update, status: update.status ?? 'queued' }, now)!;
+      const record = await deps.store.updateTask(id, pending.version, {
+        ...patch,
+        upstreamId: update.id,
+        channel: channel.name,
+        upstreamModel,
+        deadlineAt: now + channel.polling.deadlineMs,
+      });
+      return { record, channel };
+    });
   } catch (err) {
     await deps.store.abortTask(id, pending.version);
-    if (err instanceof GatewayError) err.details.channel = channel.name;
     throw err;
   }
-  if (!accepted) throw new GatewayError('internal_error', 'the task record changed while it was being submitted');
-  deps.poller.track(accepted);
-  return answerFor(ctx, accepted);
+  if (!accepted.record) throw new GatewayError('internal_error', 'the task record changed while it was being submitted');
+  deps.poller.track(accepted.record, accepted.channel);
+  return answerFor(ctx, accepted.record);
 }
 
 /** The caller's own completed task a remix works on (route `task.source`). */

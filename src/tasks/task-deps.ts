@@ -1,3 +1,5 @@
+import type { Metrics } from '../metrics/metrics.js';
+import type { RoutingState } from '../routing/routing-state.js';
 import type { Store } from '../store/store.js';
 import type { Pools } from '../upstream/pools.js';
 import type { Poller } from './poller.js';
@@ -16,4 +18,7 @@ export interface TaskDeps {
   readonly awaitIntervalMs?: number;
   /** The process clock (golden runs fix it). */
   readonly clock?: () => Date;
+  /** Channel saturation and circuit breakers. */
+  readonly routing: RoutingState;
+  readonly metrics: Metrics;
 }

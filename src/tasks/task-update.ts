@@ -1,4 +1,5 @@
 import { isErrorCode } from '../errors/catalogue.js';
+import { finalCharge } from '../quota/settle.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Store, TaskError, TaskPatch, TaskRecord, TaskResult, TaskStatus } from '../store/store.js';
 import { TERMINAL_STATUSES } from '../store/store.js';
@@ -75,8 +76,10 @@ export function readTaskUpdate(out: unknown, defaultType: string): TaskUpdate | 
 
 /**
  * The store patch that moves a record as the update says, or null when nothing changes. Terminal
- * records never change; a failure refunds (once: the store pays only on the first refund);
- * progress never goes backwards, nor does in_progress go back to queued.
+ * records never change; a failure refunds (once: the store pays only on the first refund); a
+ * completion settles: the final charge follows the seconds the vendor reports, never more than the
+ * hold (once, on the same compare-and-set); progress never goes backwards, nor does in_progress go
+ * back to queued.
  */
 export function patchFor(task: TaskRecord, u: TaskUpdate, now: number): TaskPatch | null {
   if (TERMINAL_STATUSES.has(task.status)) return null;
@@ -94,7 +97,9 @@ export function patchFor(task: TaskRecord, u: TaskUpdate, now: number): TaskPatc
       refund: true,
     });
   } else if (u.status === 'completed') {
-    Object.assign(patch, { status: 'completed', progress: 100, results: u.results ?? [], completedAt: now });
+    // The vendor's last word on the length is what it made; the record's may be the request's.
+    const settle = finalCharge(task, u.seconds ?? task.seconds);
+    Object.assign(patch, { status: 'completed', progress: 100, results: u.results ?? [], completedAt: now, settle });
   } else {
     const status = u.status === 'queued' && task.status === 'in_progress' ? 'in_progress' : u.status;
     if (status !== null && status !== task.status) patch.status = status;
@@ -131,5 +136,6 @@ export async function applyUpdate(store: Store, task: TaskRecord, update: TaskUp
  */
 export function refusalIn2xx(update: TaskUpdate | null): GatewayError | null {
   const e = update?.error;
-  return e && isErrorCode(e.code) ? new GatewayError(e.code, e.message) : null;
+  // An explicit answer: the vendor said no, so another channel may be asked (README, "Retries and fallback").
+  return e && isErrorCode(e.code) ? new GatewayError(e.code, e.message, { upstream: { phase: 'answered', status: 200 } }) : null;
 }

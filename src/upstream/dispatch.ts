@@ -6,16 +6,26 @@ import type { UpstreamRequest, UpstreamResponse } from './upstream-request.js';
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
-/** Translates a transport failure into the catalogue: timeouts are 504, anything else 502. */
+/** Failures that happen before a request is written: the vendor certainly never saw it. */
+const UNSENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/**
+ * Translates a transport failure into the catalogue: timeouts are 504, anything else 502. The
+ * error says whether the request can have reached the vendor (`details.upstream`), which decides
+ * whether a task creation may be sent again elsewhere.
+ */
 export function transportError(err: unknown, channel: CompiledChannel): GatewayError {
-  const code = (err as { code?: string }).code ?? '';
+  const e = err as { code?: string; cause?: { code?: string } };
+  const code = e.code ?? e.cause?.code ?? '';
+  const upstream = { phase: UNSENT_CODES.has(code) ? ('unsent' as const) : ('unknown' as const) };
   if (TIMEOUT_CODES.has(code)) {
     const which = code === 'UND_ERR_CONNECT_TIMEOUT' ? 'connect' : code === 'UND_ERR_HEADERS_TIMEOUT' ? 'send its answer headers' : 'finish its answer';
-    return new GatewayError('upstream_timeout', `the upstream did not ${which} in time`, { cause: err });
+    return new GatewayError('upstream_timeout', `the upstream did not ${which} in time`, { cause: err, upstream });
   }
   const reset = code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE';
   return new GatewayError('bad_response', reset ? 'the upstream closed the connection' : 'the upstream could not be reached', {
     cause: { code, channel: channel.name, message: (err as Error).message },
+    upstream,
   });
 }
 
@@ -68,7 +78,7 @@ export async function send(pools: Pools, channel: CompiledChannel, req: Upstream
 export async function dispatch(pools: Pools, channel: CompiledChannel, req: UpstreamRequest, maxBytes: number): Promise<UpstreamResponse> {
   const res = await send(pools, channel, req);
   const declared = Number(res.headers['content-length'] ?? NaN);
-  const tooLarge = () => new GatewayError('bad_response', `the upstream answer is larger than ${maxBytes} bytes`);
+  const tooLarge = () => new GatewayError('bad_response', `the upstream answer is larger than ${maxBytes} bytes`, { upstream: { phase: 'unknown' } });
   if (declared > maxBytes) {
     discard(res.body);
     throw tooLarge();

@@ -74,7 +74,9 @@ export async function startTaskHarness(opts: TaskHarnessOptions = {}): Promise<T
       allowMissingEnv: true,
       overrideChannel: (c) => {
         const sim = sims[c.profile];
-        return sim ? { base_url: sim.url, secrets: { ...sim.secrets }, polling } : null;
+        // The e2e tests inject vendor failures back to back to check how each maps; a breaker
+        // (test/routing.test.ts) would take the channel out halfway.
+        return sim ? { base_url: sim.url, secrets: { ...sim.secrets }, polling, breaker: { enabled: false } } : null;
       },
     });
     gateway = createGateway({ snapshot: () => snapshot, store, log: silentLogger(), poll: opts.poll ?? true });

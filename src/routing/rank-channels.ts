@@ -4,24 +4,26 @@ import type { CompiledChannel, CompiledRoute, Snapshot } from '../config/snapsho
 import { GatewayError } from '../errors/gateway-error.js';
 import type { TokenRecord } from '../store/store.js';
 
-/** The channel chosen for a request and the model name to send upstream. */
+/** A channel a request may go to, and the model name to send it. */
 export interface ChannelChoice {
   readonly channel: CompiledChannel;
   readonly upstreamModel: string;
 }
 
 /**
- * Picks a channel for a model: it must serve the model with a profile that defines the route's
- * operation and serve the token's group; among those the highest priority tier wins and a
- * weighted random draw picks inside it.
+ * The channels that may serve a request, in the order to try them. Eligible: the channel serves
+ * the model (exactly, or by pattern when none names it), its profile defines the route's
+ * operation, and it serves the token's group. Order: higher priority tiers first; inside a tier a
+ * weighted random order (each place drawn by weight among the channels not yet placed), so the
+ * first choice follows the weights and a fallback spreads the same way.
  */
-export function chooseChannel(
+export function rankChannels(
   snapshot: Snapshot,
   route: CompiledRoute,
   model: string,
   token: TokenRecord,
   random: () => number = Math.random,
-): ChannelChoice {
+): ChannelChoice[] {
   if (!routeServesModel(route, model)) {
     throw new GatewayError('model_not_found', `model ${JSON.stringify(model.slice(0, 200))} is not served on this route`, { param: 'model' });
   }
@@ -36,19 +38,25 @@ export function chooseChannel(
   if (eligible.length === 0) {
     throw new GatewayError('model_not_allowed', `model ${model} is not available to this API key's group`, { param: 'model' });
   }
-  let top = eligible[0]!.priority;
-  for (const c of eligible) if (c.priority > top) top = c.priority;
-  const tier = eligible.filter((c) => c.priority === top);
-  const channel = tier.length === 1 ? tier[0]! : weighted(tier, random);
-  return { channel, upstreamModel: upstreamModelOf(channel, model) };
+  const tiers = [...new Set(eligible.map((c) => c.priority))].sort((a, b) => b - a);
+  const out: ChannelChoice[] = [];
+  for (const p of tiers) {
+    const tier = eligible.filter((c) => c.priority === p);
+    while (tier.length > 0) {
+      const i = tier.length === 1 ? 0 : weightedIndex(tier, random);
+      const channel = tier.splice(i, 1)[0]!;
+      out.push({ channel, upstreamModel: upstreamModelOf(channel, model) });
+    }
+  }
+  return out;
 }
 
-function weighted(tier: readonly CompiledChannel[], random: () => number): CompiledChannel {
+function weightedIndex(tier: readonly CompiledChannel[], random: () => number): number {
   const total = tier.reduce((s, c) => s + c.weight, 0);
   let r = random() * total;
-  for (const c of tier) {
-    r -= c.weight;
-    if (r < 0) return c;
+  for (let i = 0; i < tier.length; i++) {
+    r -= tier[i]!.weight;
+    if (r < 0) return i;
   }
-  return tier[tier.length - 1]!;
+  return tier.length - 1;
 }

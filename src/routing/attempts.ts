@@ -1,0 +1,166 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { GatewayError } from '../errors/gateway-error.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { RequestContext } from '../pipeline/context.js';
+import type { Health } from './breaker.js';
+import type { ChannelChoice } from './rank-channels.js';
+import type { RoutingState } from './routing-state.js';
+
+/**
+ * How one vendor call ended (README, "Retries and fallback"):
+ * `unsent` never reached the vendor; `rate_limited` a 429 or a rate-limit refusal; `refused` a
+ * complete error answer that is the vendor's or the channel's fault (5xx, credentials, overload);
+ * `rejected` a complete answer that blames the request (the same request fails anywhere);
+ * `unknown` the vendor may have received it and no answer came (reset or timeout after sending, an
+ * unreadable 2xx); `fault` a failure of ours (a mapping, the store), no vendor's.
+ */
+export type Outcome = 'unsent' | 'rate_limited' | 'refused' | 'rejected' | 'unknown' | 'fault';
+
+const CHANNEL_SIDE = new Set(['bad_response', 'upstream_unavailable', 'upstream_timeout', 'internal_error']);
+
+/** Classifies a failed vendor call from what its error says about how far the call got. */
+export function outcomeOf(err: unknown): Outcome {
+  const upstream = err instanceof GatewayError ? err.details.upstream : undefined;
+  if (!upstream) return 'fault';
+  if (upstream.phase !== 'answered') return upstream.phase;
+  const e = err as GatewayError;
+  if (e.code === 'too_many_requests' || upstream.status === 429) return 'rate_limited';
+  if ((upstream.status ?? 0) >= 500 || CHANNEL_SIDE.has(e.code)) return 'refused';
+  return 'rejected';
+}
+
+/**
+ * Whether a failed call may be sent to the next channel. Anything the vendor certainly did not
+ * take may; a call that may have been received is sent again only when it creates nothing (a
+ * synchronous call), so a task is never created twice and no client pays for two.
+ */
+export function mayRetry(outcome: Outcome, creates: boolean): boolean {
+  switch (outcome) {
+    case 'unsent':
+    case 'rate_limited':
+    case 'refused':
+      return true;
+    case 'unknown':
+      return !creates;
+    case 'rejected':
+    case 'fault':
+      return false;
+  }
+}
+
+/** What the outcome says about the channel's health, for its breaker. */
+function healthOf(outcome: Outcome): Health {
+  return outcome === 'rejected' ? 'success' : outcome === 'rate_limited' || outcome === 'fault' ? 'neutral' : 'failure';
+}
+
+/** What the fallback loop needs from the process. */
+export interface AttemptDeps {
+  readonly routing: RoutingState;
+  readonly metrics: Metrics;
+  readonly random?: () => number;
+}
+
+/** One attempt's handle: `accepted()` says the vendor took the work, so no later failure is retried. */
+export interface Attempt {
+  accepted(): void;
+}
+
+const tooMany = (message: string, retryAfter: number) => new GatewayError('too_many_requests', message, { retryAfter });
+
+/**
+ * Runs `call` on the ranked channels until one succeeds: a channel whose breaker is open or that
+ * is at its `max_concurrency` is passed over without a call; a failed call moves on to the next
+ * channel when `mayRetry` allows, after a jittered backoff, within `routing.max_attempts` calls and
+ * `routing.deadline_ms`. Every call holds a slot of its channel and reports its outcome to the
+ * channel's breaker; the whole request holds a slot of the token's group. When nothing was served:
+ * every channel saturated or rate limited → 429 (shape B) with Retry-After; every channel's
+ * breaker open → 503 with Retry-After; otherwise the last call's error.
+ */
+export async function withFallback<T>(
+  ctx: RequestContext,
+  candidates: readonly ChannelChoice[],
+  deps: AttemptDeps,
+  /** Whether a call on this channel creates something at the vendor (a task). */
+  creates: (choice: ChannelChoice) => boolean,
+  call: (choice: ChannelChoice, attempt: Attempt) => Promise<T>,
+): Promise<T> {
+  const { snapshot, token } = ctx;
+  const policy = snapshot.retry;
+  const leaveGroup = deps.routing.enterGroup(snapshot, token.group);
+  if (!leaveGroup) {
+    deps.metrics.shed.inc({ reason: 'group_saturated' });
+    throw tooMany(`the group ${token.group} has ${snapshot.groupConcurrency.get(token.group)} requests in flight, its limit; retry later`, policy.retryAfterS);
+  }
+  const started = performance.now();
+  let attempts = 0;
+  let last: unknown = null;
+  // Why nothing served: channels passed over (saturated, breaker open) and calls that failed for load.
+  let saturated = 0;
+  let openUntil = Infinity;
+  let failedOtherwise = 0;
+  let vendorRetryAfter: number | undefined;
+  try {
+    for (const choice of candidates) {
+      if (attempts >= policy.maxAttempts) break;
+      if (attempts > 0) {
+        const left = policy.deadlineMs - (performance.now() - started);
+        if (left <= 0) break;
+        const base = Math.min(policy.backoffMaxMs, policy.backoffMs * 2 ** (attempts - 1));
+        const wait = Math.min(left, Math.round(base * (0.5 + 0.5 * (deps.random ?? Math.random)())));
+        if (wait > 0) await delay(wait);
+      }
+      const slot = deps.routing.enter(choice.channel);
+      if ('reason' in slot) {
+        if (slot.reason === 'saturated') saturated++;
+        else openUntil = Math.min(openUntil, slot.retryAt);
+        deps.metrics.shed.inc({ reason: slot.reason === 'saturated' ? 'channel_saturated' : 'breaker_open' });
+        continue;
+      }
+      attempts++;
+      let accepted = false;
+      const timer = deps.metrics.upstreamSeconds.startTimer({ channel: choice.channel.name });
+      try {
+        const out = await call(choice, { accepted: () => void (accepted = true) });
+        slot.done('success');
+        deps.metrics.upstreamAttempts.inc({ channel: choice.channel.name, outcome: 'ok' });
+        return out;
+      } catch (err) {
+        const outcome: Outcome = outcomeOf(err);
+        const code = err instanceof GatewayError ? err.code : 'internal_error';
+        // After acceptance the channel did its part: a later failure (the task failed, a look timed
+        // out) says nothing of its health, and must reach the client as it is.
+        slot.done(accepted ? 'success' : healthOf(outcome), { code, message: err instanceof Error ? err.message : String(err) });
+        deps.metrics.upstreamAttempts.inc({ channel: choice.channel.name, outcome: accepted ? 'accepted' : outcome });
+        if (err instanceof GatewayError) err.details.channel ??= choice.channel.name;
+        if (accepted || !mayRetry(outcome, creates(choice))) throw err;
+        last = err;
+        if (outcome === 'rate_limited') {
+          const ra = (err as GatewayError).details.retryAfter;
+          if (ra !== undefined) vendorRetryAfter = Math.min(vendorRetryAfter ?? Infinity, ra);
+        } else failedOtherwise++;
+        deps.metrics.fallbacks.inc({ reason: outcome });
+        ctx.log.info({ req_id: ctx.requestId, channel: choice.channel.name, outcome, code }, 'vendor call failed; the next channel may serve it');
+      } finally {
+        timer();
+      }
+    }
+  } finally {
+    leaveGroup();
+  }
+  if (attempts === 0 && saturated === 0) {
+    throw new GatewayError('upstream_unavailable', 'every channel for this model is failing and taken out for a cool-down; retry later', {
+      retryAfter: Math.max(1, Math.ceil((openUntil - deps.routing.now()) / 1000)),
+    });
+  }
+  // Every channel that could be asked was saturated or answered 429: the upstream is saturated.
+  if (failedOtherwise === 0) {
+    const retryAfter = vendorRetryAfter ?? policy.retryAfterS;
+    // The vendor's own words, when the last call was a plain rate limit; ours when channels were full.
+    if (last instanceof GatewayError && last.code === 'too_many_requests') {
+      last.details.retryAfter = retryAfter;
+      throw last;
+    }
+    throw tooMany('the upstream channels for this model are saturated; retry later', retryAfter);
+  }
+  throw last;
+}

@@ -1,0 +1,102 @@
+import type { BreakerPolicy } from '../config/snapshot.js';
+
+/** Where a breaker is: serving, out for a cool-down, or letting one probe through. */
+export type BreakerState = 'closed' | 'open' | 'half_open';
+
+/** How a vendor call ended, as far as the channel's health goes. */
+export type Health = 'success' | 'failure' | 'neutral';
+
+const BUCKETS = 10;
+
+/**
+ * One channel's circuit breaker. Closed: every call goes; `consecutiveFailures` failures in a row,
+ * or a failure share of `failureRate.threshold` over `windowMs` (once `minRequests` calls were
+ * seen), open it. Open: no call goes until `cooldownMs` has passed. Half open: exactly one call
+ * (the probe) goes; its success closes the breaker, its failure opens it for another cool-down.
+ * Rate limits and client errors are neutral: the vendor is alive.
+ */
+export class Breaker {
+  state: BreakerState = 'closed';
+  consecutive = 0;
+  /** When it opened last, and when a probe may go (ms). */
+  openedAt: number | null = null;
+  retryAt: number | null = null;
+  #probing = false;
+  /** The failure-rate window in ten buckets: [start, calls, failures]. */
+  #buckets: [number, number, number][] = [];
+
+  /** Whether a call may go now; true for a half-open breaker's single probe (the caller must report it). */
+  admit(policy: BreakerPolicy, now: number): { ok: true; probe: boolean } | { ok: false; retryAt: number } {
+    if (!policy.enabled || this.state === 'closed') return { ok: true, probe: false };
+    if (this.state === 'open') {
+      if (now < this.retryAt!) return { ok: false, retryAt: this.retryAt! };
+      this.state = 'half_open';
+    }
+    if (this.#probing) return { ok: false, retryAt: now + 1000 };
+    this.#probing = true;
+    return { ok: true, probe: true };
+  }
+
+  /** Records how an admitted call ended; returns the state entered when it changed, else null. */
+  record(policy: BreakerPolicy, health: Health, now: number, probe: boolean): BreakerState | null {
+    if (probe) this.#probing = false;
+    if (!policy.enabled) return null;
+    if (health === 'neutral') return null;
+    this.#count(policy, health === 'failure', now);
+    if (health === 'success') {
+      this.consecutive = 0;
+      if (this.state === 'closed') return null;
+      // A success closes only through the probe; a call admitted before the breaker opened says less.
+      if (!probe) return null;
+      this.state = 'closed';
+      this.openedAt = this.retryAt = null;
+      this.#buckets = [];
+      return 'closed';
+    }
+    this.consecutive++;
+    if (this.state === 'half_open' && !probe) return null;
+    if (this.state === 'open') return null;
+    if (this.state === 'half_open' || this.consecutive >= policy.consecutiveFailures || this.#rateTripped(policy, now)) {
+      this.state = 'open';
+      this.openedAt = now;
+      this.retryAt = now + policy.cooldownMs;
+      return 'open';
+    }
+    return null;
+  }
+
+  /** Calls and failures in the failure-rate window. */
+  window(policy: BreakerPolicy, now: number): { calls: number; failures: number } {
+    const windowMs = policy.failureRate?.windowMs ?? 0;
+    let calls = 0;
+    let failures = 0;
+    for (const [start, c, f] of this.#buckets) {
+      if (start + windowMs / BUCKETS > now - windowMs) {
+        calls += c;
+        failures += f;
+      }
+    }
+    return { calls, failures };
+  }
+
+  #count(policy: BreakerPolicy, failed: boolean, now: number): void {
+    if (!policy.failureRate) return;
+    const width = policy.failureRate.windowMs / BUCKETS;
+    const start = now - (now % width);
+    let last = this.#buckets[this.#buckets.length - 1];
+    if (!last || last[0] !== start) {
+      last = [start, 0, 0];
+      this.#buckets.push(last);
+      while (this.#buckets.length > BUCKETS + 1) this.#buckets.shift();
+    }
+    last[1]++;
+    if (failed) last[2]++;
+  }
+
+  #rateTripped(policy: BreakerPolicy, now: number): boolean {
+    const rate = policy.failureRate;
+    if (!rate) return false;
+    const { calls, failures } = this.window(policy, now);
+    return calls >= rate.minRequests && failures / calls >= rate.threshold;
+  }
+}

@@ -1,0 +1,79 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { loadConfigOrThrow } from '../../src/config/load.js';
+import { PROJECT_ROOT } from '../../src/config/paths.js';
+import { outcomeOf, mayRetry, type Outcome } from '../../src/routing/attempts.js';
+import { rankChannels } from '../../src/routing/rank-channels.js';
+import { GatewayError } from '../../src/errors/gateway-error.js';
+import { restrictChannels } from '../../src/config/restrict.js';
+import type { CompiledChannel, Snapshot } from '../../src/config/snapshot.js';
+import type { TokenRecord } from '../../src/store/store.js';
+
+const token = (p: Partial<TokenRecord> = {}): TokenRecord => ({ id: 't', name: 't', keyHash: 'h', group: 'default', models: null, quota: null, used: 0, disabled: false, createdAt: 0, ...p });
+
+/** The shipped config with the alpha channel copied under other names, priorities and weights. */
+function withAlphaCopies(copies: { name: string; priority: number; weight: number; upstream?: string }[]): Snapshot {
+  const base = loadConfigOrThrow(PROJECT_ROOT, { allowMissingEnv: true, env: { ALPHA_BASE_URL: 'http://127.0.0.1:9', ALPHA_API_KEY: 'k' } });
+  const alpha = base.channelsByName.get('alpha-primary')!;
+  const made: CompiledChannel[] = copies.map((c) => ({
+    ...alpha,
+    name: c.name,
+    priority: c.priority,
+    weight: c.weight,
+    models: new Map([...alpha.models].map(([k, v]) => [k, c.upstream ?? v])),
+  }));
+  return restrictChannels({ ...base, channels: [...base.channels, ...made] }, (c) => c.name !== 'alpha-primary');
+}
+
+describe('rankChannels', () => {
+  const route = () => loadConfigOrThrow(PROJECT_ROOT, { allowMissingEnv: true }).routes.find((r) => r.path.includes(':generateContent'))!;
+
+  it('puts higher priority tiers first, and renames the model per channel', () => {
+    const s = withAlphaCopies([
+      { name: 'low', priority: 0, weight: 1 },
+      { name: 'high', priority: 10, weight: 1, upstream: 'vendor-name' },
+      { name: 'mid', priority: 5, weight: 1 },
+    ]);
+    const ranked = rankChannels(s, route(), 'alpha-3-pro-image-preview', token(), () => 0.5);
+    assert.deepEqual(ranked.map((c) => c.channel.name), ['high', 'mid', 'low']);
+    assert.equal(ranked[0]!.upstreamModel, 'vendor-name');
+    assert.equal(ranked[1]!.upstreamModel, 'alpha-3-pro-image-preview');
+  });
+
+  it('orders a tier by weighted draws without replacement', () => {
+    const s = withAlphaCopies([
+      { name: 'a', priority: 0, weight: 1 },
+      { name: 'b', priority: 0, weight: 3 },
+    ]);
+    // Weights 1 and 3: a draw under 0.25 picks a, the rest b.
+    assert.deepEqual(rankChannels(s, route(), 'alpha-3-pro-image-preview', token(), () => 0.1).map((c) => c.channel.name), ['a', 'b']);
+    assert.deepEqual(rankChannels(s, route(), 'alpha-3-pro-image-preview', token(), () => 0.3).map((c) => c.channel.name), ['b', 'a']);
+  });
+
+  it("refuses a model outside the token's list, or a group no channel serves", () => {
+    const s = withAlphaCopies([{ name: 'a', priority: 0, weight: 1 }]);
+    assert.throws(() => rankChannels(s, route(), 'alpha-3-pro-image-preview', token({ models: ['other'] })), (e: GatewayError) => e.code === 'model_not_allowed');
+    assert.throws(() => rankChannels(s, route(), 'alpha-3-pro-image-preview', token({ group: 'nobody' })), (e: GatewayError) => e.code === 'model_not_allowed');
+  });
+});
+
+describe('the retry rule', () => {
+  const err = (code: 'bad_response' | 'too_many_requests' | 'invalid_request' | 'upstream_timeout', upstream?: GatewayError['details']['upstream']) => new GatewayError(code, 'x', { upstream });
+  const cases: [string, GatewayError | Error, Outcome, boolean, boolean][] = [
+    ['connection refused', err('bad_response', { phase: 'unsent' }), 'unsent', true, true],
+    ['a 429', err('too_many_requests', { phase: 'answered', status: 429 }), 'rate_limited', true, true],
+    ['a rate limit inside a 2xx', err('too_many_requests', { phase: 'answered', status: 200 }), 'rate_limited', true, true],
+    ['a 500', err('bad_response', { phase: 'answered', status: 500 }), 'refused', true, true],
+    ['refused credentials (401 mapped to bad_response)', err('bad_response', { phase: 'answered', status: 401 }), 'refused', true, true],
+    ['a 400', err('invalid_request', { phase: 'answered', status: 400 }), 'rejected', false, false],
+    ['a read timeout after sending', err('upstream_timeout', { phase: 'unknown' }), 'unknown', true, false],
+    ['a mapping of ours that failed', new Error('boom'), 'fault', false, false],
+  ];
+  for (const [what, e, outcome, syncRetries, createRetries] of cases) {
+    it(`${what}: ${outcome}, a sync call ${syncRetries ? 'moves on' : 'stops'}, a creation ${createRetries ? 'moves on' : 'stops'}`, () => {
+      assert.equal(outcomeOf(e), outcome);
+      assert.equal(mayRetry(outcome, false), syncRetries);
+      assert.equal(mayRetry(outcome, true), createRetries);
+    });
+  }
+});
