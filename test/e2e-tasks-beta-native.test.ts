@@ -191,7 +191,8 @@ describe('video tasks on beta-native (Token auth, four submit kinds, creations q
   });
 
   test('vendor refusals of the submission map to the right codes, and nothing is charged', async () => {
-    const key = await h.createKey(1);
+    // Enough for the dearest refused submission (12 s of betaq1 holds 2 units, README "Quota, prices and the ledger").
+    const key = await h.createKey(2);
     const auth = { authorization: `Bearer ${key}` };
     // 400: the vendor allows 1 to 10 seconds; the public schema lets betaq1 ask for 12.
     const bad = await h.post('/beta/ent/v2/reference2video', { model: 'betaq1', subjects: [{ id: 'x', images: ['https://img.example/x.png'] }], duration: 12 }, auth);
@@ -217,7 +218,8 @@ describe('video tasks on beta-native (Token auth, four submit kinds, creations q
       assert.ok(!r.text.includes('err_code'), 'the vendor body does not reach the client');
     }
     const ok = await h.post('/v1/videos', { model: 'beta-q3-turbo', prompt: 'x' }, auth);
-    assert.equal(ok.status, 200, 'the refused submissions did not use the quota of 1');
+    assert.equal(ok.status, 200, 'the refused submissions did not use the quota');
+    assert.equal((await h.store.listTokens()).find((t) => t.quota === 2)!.used, 1, 'only the accepted submission is charged');
   });
 
   test('a task the vendor no longer knows ends failed (task_lost) and is refunded', async () => {

@@ -113,7 +113,8 @@ describe('video tasks on mu-dashscope, end to end', () => {
   }
 
   test('vendor refusals of the submission are mapped, and nothing is charged or kept', async () => {
-    const key = await h.createKey(1);
+    // Enough for the dearest refused submission (30 s hold 3 units, README "Quota, prices and the ledger").
+    const key = await h.createKey(3);
     const auth = { authorization: `Bearer ${key}` };
     const cases: [unknown, number, string, RegExp | null][] = [
       // The mapping sends what it was given; the vendor's 400 explains, and its message is passed on.
@@ -137,7 +138,8 @@ describe('video tasks on mu-dashscope, end to end', () => {
       assert.ok(!r.text.includes('request_id'), 'no vendor details leak');
     }
     const ok = await h.post('/v1/videos', { model: 'mu2.6-t2v:1280*720', prompt: 'x' }, auth);
-    assert.equal(ok.status, 200, 'the refused submissions did not use the quota of 1');
+    assert.equal(ok.status, 200, 'the refused submissions did not use the quota');
+    assert.equal((await h.store.listTokens()).find((t) => t.quota === 3)!.used, 1, 'only the accepted submission is charged');
   });
 
   test('query failures do not end a task: it completes once the vendor answers again', async () => {

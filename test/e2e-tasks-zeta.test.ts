@@ -64,12 +64,14 @@ describe('video tasks on zeta-openai (epsilon video line), end to end', () => {
   });
 
   test('a vendor refusal of the submission is mapped, and nothing is charged or kept', async () => {
-    const key = await h.createKey(1);
+    // 99 seconds hold 10 units (README, "Quota, prices and the ledger").
+    const key = await h.createKey(10);
     const r = await h.post('/v1/videos', { model: 'epsilon-video-3', prompt: 'x', seconds: '99' }, { authorization: `Bearer ${key}` });
     assert.equal(r.status, 400, r.text);
     assert.equal(r.json.error.code, 'invalid_request');
     const ok = await h.post('/v1/videos', { model: 'epsilon-video-3', prompt: 'x' }, { authorization: `Bearer ${key}` });
-    assert.equal(ok.status, 200, 'the refused submission did not use the quota of 1');
+    assert.equal(ok.status, 200, 'the refused submission did not use the quota');
+    assert.equal((await h.store.listTokens()).find((t) => t.quota === 10)!.used, 1, 'only the accepted submission is charged');
   });
 
   test('a prompt is required when no image is given', async () => {

@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { NewTask, Store, TaskPatch } from '../src/store/store.js';
+import type { LedgerEntry, NewTask, Store, TaskPatch } from '../src/store/store.js';
 
 /**
  * The contract every store driver passes. A driver's test file calls this with a factory that
  * returns a fresh, empty store.
  */
 export function storeContract(driver: string, open: () => Promise<Store>): void {
+  const req = (ref: string) => ({ ref, model: 'm' });
+
   test(`${driver} store: tokens are found by key hash only`, async () => {
     const store = await open();
     try {
@@ -36,13 +38,13 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
     const store = await open();
     try {
       const t = await store.createToken({ name: 'q', keyHash: 'q', group: 'default', models: null, quota: 10 });
-      const results = await Promise.all(Array.from({ length: 50 }, () => store.debit(t.id, 1)));
+      const results = await Promise.all(Array.from({ length: 50 }, (_, i) => store.debit(t.id, 1, req(`r${i}`))));
       assert.equal(results.filter(Boolean).length, 10);
       assert.equal((await store.findTokenByHash('q'))?.used, 10);
-      await store.refund(t.id, 3);
+      await store.refund(t.id, 3, req('r0'));
       assert.equal((await store.findTokenByHash('q'))?.used, 7);
-      assert.equal(await store.debit(t.id, 4), false, 'a debit larger than what is left is refused whole');
-      assert.equal(await store.debit(t.id, 3), true);
+      assert.equal(await store.debit(t.id, 4, req('big')), false, 'a debit larger than what is left is refused whole');
+      assert.equal(await store.debit(t.id, 3, req('fits')), true);
     } finally {
       await store.close();
     }
@@ -52,7 +54,7 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
     const store = await open();
     try {
       const t = await store.createToken({ name: 'u', keyHash: 'u', group: 'default', models: null, quota: null });
-      for (let i = 0; i < 20; i++) assert.equal(await store.debit(t.id, 1000), true);
+      for (let i = 0; i < 20; i++) assert.equal(await store.debit(t.id, 1000, req(`u${i}`)), true);
     } finally {
       await store.close();
     }
@@ -208,6 +210,141 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
       assert.equal(seen.length, 23);
       assert.ok(!seen.includes('task_03') && !seen.includes('task_04') && seen.includes('task_05'));
       assert.deepEqual(seen, [...seen].sort());
+    } finally {
+      await store.close();
+    }
+  });
+  /** Every ledger row of a token (paged through), after checking Σdebit − Σrefund − Σsettle = used. */
+  async function balanced(store: Store, tokenId: string): Promise<LedgerEntry[]> {
+    const rows: LedgerEntry[] = [];
+    for (let after: number | null = null; ; ) {
+      const page = await store.ledger(tokenId, after, 7);
+      if (page.length === 0) break;
+      rows.push(...page);
+      after = page[page.length - 1]!.id;
+    }
+    const sum = (kind: string) => rows.filter((r) => r.kind === kind).reduce((n, r) => n + r.amount, 0);
+    const used = (await store.getToken(tokenId))!.used;
+    assert.equal(sum('debit') - sum('refund') - sum('settle'), used, `the ledger balances: ${JSON.stringify(rows)}`);
+    assert.deepEqual(await store.ledgerBalance(tokenId), { used, debit: sum('debit'), refund: sum('refund'), settle: sum('settle') });
+    for (const r of rows) assert.ok(r.amount > 0 && Number.isInteger(r.amount), 'a row moves a whole, positive amount');
+    return rows;
+  }
+
+  test(`${driver} store: every movement of used writes its ledger row, and the ledger pages by id`, async () => {
+    const store = await open();
+    try {
+      const t = await store.createToken({ name: 'l', keyHash: 'l', group: 'default', models: null, quota: 10 });
+      const other = await store.createToken({ name: 'o', keyHash: 'o', group: 'default', models: null, quota: null });
+      const heard: LedgerEntry[] = [];
+      const stop = store.onLedger((e) => heard.push(e));
+      assert.equal(await store.debit(t.id, 4, { ref: 'req-1', model: 'img' }), true);
+      assert.equal(await store.debit(t.id, 7, { ref: 'req-2', model: 'img' }), false);
+      await store.refund(t.id, 4, { ref: 'req-1', model: 'img' });
+      await store.createTask(newTask(t.id, 'task_l', 3));
+      await store.debit(other.id, 5, { ref: 'req-o', model: 'img' });
+      const rows = await balanced(store, t.id);
+      assert.deepEqual(
+        rows.map((r) => [r.kind, r.ref, r.model, r.amount]),
+        [['debit', 'req-1', 'img', 4], ['refund', 'req-1', 'img', 4], ['debit', 'task_l', 'm', 3]],
+        'a refused debit writes nothing; a task debit names the task',
+      );
+      assert.ok(rows.every((r) => r.tokenId === t.id && r.at > 0));
+      assert.ok(rows[0]!.id < rows[1]!.id && rows[1]!.id < rows[2]!.id);
+      assert.deepEqual((await store.ledger(t.id, rows[0]!.id, 1)).map((r) => r.id), [rows[1]!.id], 'after and limit');
+      assert.deepEqual(await store.ledger(t.id, rows[2]!.id, 10), []);
+      assert.deepEqual((await balanced(store, other.id)).map((r) => r.ref), ['req-o']);
+      assert.deepEqual(heard.map((e) => [e.kind, e.amount]), [['debit', 4], ['refund', 4], ['debit', 3], ['debit', 5]], 'listeners hear every committed row');
+      stop();
+      await store.debit(other.id, 1, { ref: 'req-p', model: 'img' });
+      assert.equal(heard.length, 4, 'a stopped listener hears nothing more');
+      assert.equal((await store.getToken(t.id))?.used, 3);
+      assert.equal(await store.getToken('nope'), null);
+      assert.equal(await store.ledgerBalance('nope'), null);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test(`${driver} store: settlement charges the final price once and gives back the rest, never more than the hold`, async () => {
+    const store = await open();
+    try {
+      const t = await store.createToken({ name: 's', keyHash: 's', group: 'default', models: null, quota: 100 });
+      const pricing = { base: 0, perSecond: 0.5, factor: 2 };
+      const made = await store.createTask({ ...newTask(t.id, 'task_s', 10), pricing });
+      assert.deepEqual(made?.pricing, pricing);
+      assert.equal(made?.charged, null);
+      assert.deepEqual((await store.getTask('task_s'))?.pricing, pricing, 'the pricing terms round-trip');
+      const done = { status: 'completed' as const, completedAt: 5, settle: 6 };
+      const racing = await Promise.all([store.updateTask('task_s', 1, done), store.updateTask('task_s', 1, { ...done, settle: 2 })]);
+      assert.equal(racing.filter(Boolean).length, 1, 'one completion wins');
+      const settled = (await store.getTask('task_s'))!;
+      const charged = racing[0] ? 6 : 2;
+      assert.equal(settled.charged, charged);
+      assert.equal((await store.getToken(t.id))?.used, charged);
+      // A second settlement (a stale writer) and one beyond the hold change nothing.
+      await store.updateTask('task_s', settled.version, { settle: 0 });
+      assert.equal((await store.getToken(t.id))?.used, charged);
+
+      await store.createTask(newTask(t.id, 'task_over', 4));
+      const over = await store.updateTask('task_over', 1, { status: 'completed', settle: 9 });
+      assert.equal(over?.charged, 4, 'a final charge above the hold is the hold');
+      await store.createTask(newTask(t.id, 'task_neg', 4));
+      assert.equal((await store.updateTask('task_neg', 1, { status: 'completed', settle: -3 }))?.charged, 0, 'never below 0');
+      await store.createTask(newTask(t.id, 'task_frac', 4));
+      assert.equal((await store.updateTask('task_frac', 1, { status: 'completed', settle: 2.2 }))?.charged, 3, 'a fraction is rounded up');
+
+      const rows = await balanced(store, t.id);
+      assert.deepEqual(
+        rows.filter((r) => r.kind === 'settle').map((r) => [r.ref, r.amount]),
+        [['task_s', 10 - charged], ['task_neg', 4], ['task_frac', 1]],
+        'one settle row per task that got something back; none when nothing went back',
+      );
+    } finally {
+      await store.close();
+    }
+  });
+
+  test(`${driver} store: refund and settlement race: exactly one of them moves the units`, async () => {
+    const store = await open();
+    try {
+      const t = await store.createToken({ name: 'x', keyHash: 'x', group: 'default', models: null, quota: null });
+      await store.createTask(newTask(t.id, 'task_x', 6));
+      const fail: TaskPatch = { status: 'failed', refund: true };
+      const done: TaskPatch = { status: 'completed', settle: 2 };
+      const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => store.updateTask('task_x', 1, i % 2 ? fail : done)));
+      assert.equal(answers.filter(Boolean).length, 1);
+      const task = (await store.getTask('task_x'))!;
+      const rows = await balanced(store, t.id);
+      assert.equal(rows.filter((r) => r.kind !== 'debit').length, 1, 'one movement back');
+      assert.equal((await store.getToken(t.id))?.used, task.status === 'failed' ? 0 : 2);
+      assert.equal(task.charged, task.status === 'failed' ? 0 : 2);
+      // A refund asked later (a stale retry) of a settled task gives back only what it is still charged, once.
+      if (task.status === 'completed') {
+        const refunded = await store.updateTask('task_x', task.version, { refund: true });
+        assert.equal(refunded?.charged, 0);
+        await store.updateTask('task_x', refunded!.version, { refund: true });
+        assert.equal((await store.getToken(t.id))?.used, 0);
+        await balanced(store, t.id);
+      }
+    } finally {
+      await store.close();
+    }
+  });
+
+  test(`${driver} store: a failed task's refund and an abort write one refund row each`, async () => {
+    const store = await open();
+    try {
+      const t = await store.createToken({ name: 'f', keyHash: 'f', group: 'default', models: null, quota: 10 });
+      await store.createTask(newTask(t.id, 'task_f', 4));
+      await store.createTask(newTask(t.id, 'task_g', 3));
+      const fail = { status: 'failed' as const, refund: true };
+      await Promise.all([store.updateTask('task_f', 1, fail), store.updateTask('task_f', 1, fail), store.abortTask('task_g', 1), store.abortTask('task_g', 1)]);
+      const again = (await store.getTask('task_f'))!;
+      await store.updateTask('task_f', again.version, fail);
+      const rows = await balanced(store, t.id);
+      assert.deepEqual(rows.filter((r) => r.kind === 'refund').map((r) => [r.ref, r.amount]).sort(), [['task_f', 4], ['task_g', 3]]);
+      assert.equal((await store.getToken(t.id))?.used, 0);
     } finally {
       await store.close();
     }

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import Database from 'libsql';
 import { openSqliteStore } from '../src/store/sqlite.js';
 import { storeContract } from './store-contract.js';
 
@@ -17,11 +18,37 @@ test('sqlite store: a file store keeps tokens across reopen', async () => {
   const path = join(dir, 'reopen.db');
   const a = openSqliteStore(path);
   const t = await a.createToken({ name: 'x', keyHash: 'hx', group: 'default', models: null, quota: 3 });
-  await a.debit(t.id, 2);
+  await a.debit(t.id, 2, { ref: 'r', model: 'm' });
   await a.close();
   const b = openSqliteStore(path);
   try {
     assert.equal((await b.findTokenByHash('hx'))?.used, 2);
+  } finally {
+    await b.close();
+  }
+});
+
+test('sqlite store: a store from before the ledger opens with one debit row per token for what it had used', async () => {
+  const path = join(dir, 'before-ledger.db');
+  const a = openSqliteStore(path);
+  const t = await a.createToken({ name: 'old', keyHash: 'old', group: 'default', models: null, quota: 10 });
+  const idle = await a.createToken({ name: 'idle', keyHash: 'idle', group: 'default', models: null, quota: 10 });
+  await a.debit(t.id, 3, { ref: 'r', model: 'm' });
+  await a.createTask({ id: 'task_old', tokenId: t.id, kind: 'video', route: 'r', model: 'm', upstreamModel: 'm', channel: 'c', price: 2, createdAt: 1, deadlineAt: 2 });
+  await a.updateTask('task_old', 1, { status: 'completed' });
+  await a.close();
+  // Back to schema version 2: no ledger, no settlement columns, the units already used.
+  const db = new Database(path);
+  db.exec(`DROP TABLE ledger; ALTER TABLE tasks DROP COLUMN pricing; ALTER TABLE tasks DROP COLUMN charged; DELETE FROM schema_version WHERE version = 3;`);
+  db.close();
+  const b = openSqliteStore(path);
+  try {
+    assert.equal((await b.getToken(t.id))?.used, 5);
+    assert.deepEqual((await b.ledger(t.id, null, 10)).map((r) => [r.kind, r.ref, r.amount]), [['debit', 'opening-balance', 5]]);
+    assert.deepEqual(await b.ledger(idle.id, null, 10), [], 'nothing used, no row');
+    assert.equal((await b.getTask('task_old'))?.charged, 2, 'a finished task counts as settled at its price');
+    await b.refund(t.id, 1, { ref: 'r', model: 'm' });
+    assert.deepEqual(await b.ledgerBalance(t.id), { used: 4, debit: 5, refund: 1, settle: 0 });
   } finally {
     await b.close();
   }

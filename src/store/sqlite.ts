@@ -2,143 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'libsql';
-import { newTaskRecord, type NewTask, type NewToken, type Store, type TaskPatch, type TaskRecord, type TokenRecord } from './store.js';
+import { newTaskRecord, type LedgerBalance, type LedgerEntry, type LedgerKind, type NewTask, type NewToken, type Store, type TaskPatch, type TaskRecord } from './store.js';
+import { MIGRATIONS, PATCH_COLUMNS, toLedger, toRecord, toTask, type LedgerRow, type TaskRow, type TokenRow } from './sqlite-schema.js';
 
-const MIGRATIONS: readonly string[] = [
-  `CREATE TABLE tokens (
-     id TEXT PRIMARY KEY,
-     name TEXT NOT NULL,
-     key_hash TEXT NOT NULL UNIQUE,
-     grp TEXT NOT NULL,
-     models TEXT,
-     quota INTEGER,
-     used INTEGER NOT NULL DEFAULT 0,
-     disabled INTEGER NOT NULL DEFAULT 0,
-     created_at INTEGER NOT NULL
-   )`,
-  `CREATE TABLE tasks (
-     id TEXT PRIMARY KEY,
-     token_id TEXT NOT NULL,
-     kind TEXT NOT NULL,
-     route TEXT NOT NULL,
-     model TEXT NOT NULL,
-     upstream_model TEXT NOT NULL,
-     channel TEXT NOT NULL,
-     upstream_id TEXT,
-     status TEXT NOT NULL,
-     progress INTEGER NOT NULL DEFAULT 0,
-     vendor_status TEXT,
-     results TEXT NOT NULL DEFAULT '[]',
-     error TEXT,
-     context TEXT,
-     seconds TEXT,
-     size TEXT,
-     price INTEGER NOT NULL,
-     refunded INTEGER NOT NULL DEFAULT 0,
-     created_at INTEGER NOT NULL,
-     updated_at INTEGER NOT NULL,
-     completed_at INTEGER,
-     deadline_at INTEGER NOT NULL,
-     version INTEGER NOT NULL
-   );
-   CREATE INDEX tasks_unfinished ON tasks (id) WHERE status IN ('submitting', 'queued', 'in_progress');`,
-];
-
-interface TokenRow {
-  id: string;
-  name: string;
-  key_hash: string;
-  grp: string;
-  models: string | null;
-  quota: number | null;
-  used: number;
-  disabled: number;
-  created_at: number;
+/** A settlement's final charge: a whole number of units from 0 to the price held (anything else keeps the hold). */
+function finalCharge(settle: number, price: number): number {
+  return Number.isFinite(settle) ? Math.min(price, Math.max(0, Math.ceil(settle))) : price;
 }
-
-function toRecord(r: TokenRow): TokenRecord {
-  return {
-    id: r.id,
-    name: r.name,
-    keyHash: r.key_hash,
-    group: r.grp,
-    models: r.models === null ? null : (JSON.parse(r.models) as string[]),
-    quota: r.quota,
-    used: r.used,
-    disabled: r.disabled !== 0,
-    createdAt: r.created_at,
-  };
-}
-
-interface TaskRow {
-  id: string;
-  token_id: string;
-  kind: string;
-  route: string;
-  model: string;
-  upstream_model: string;
-  channel: string;
-  upstream_id: string | null;
-  status: TaskRecord['status'];
-  progress: number;
-  vendor_status: string | null;
-  results: string;
-  error: string | null;
-  context: string | null;
-  seconds: string | null;
-  size: string | null;
-  price: number;
-  refunded: number;
-  created_at: number;
-  updated_at: number;
-  completed_at: number | null;
-  deadline_at: number;
-  version: number;
-}
-
-function toTask(r: TaskRow): TaskRecord {
-  return {
-    id: r.id,
-    tokenId: r.token_id,
-    kind: r.kind,
-    route: r.route,
-    model: r.model,
-    upstreamModel: r.upstream_model,
-    channel: r.channel,
-    upstreamId: r.upstream_id,
-    status: r.status,
-    progress: r.progress,
-    vendorStatus: r.vendor_status,
-    results: JSON.parse(r.results) as TaskRecord['results'],
-    error: r.error === null ? null : (JSON.parse(r.error) as TaskRecord['error']),
-    context: r.context === null ? null : (JSON.parse(r.context) as unknown),
-    seconds: r.seconds,
-    size: r.size,
-    price: r.price,
-    refunded: r.refunded !== 0,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-    completedAt: r.completed_at,
-    deadlineAt: r.deadline_at,
-    version: r.version,
-  };
-}
-
-/** Column of each patchable field, and how its value is stored. */
-const PATCH_COLUMNS: Record<Exclude<keyof TaskPatch, 'refund'>, [string, (v: unknown) => unknown]> = {
-  upstreamId: ['upstream_id', (v) => v],
-  status: ['status', (v) => v],
-  progress: ['progress', (v) => v],
-  vendorStatus: ['vendor_status', (v) => v],
-  results: ['results', (v) => JSON.stringify(v)],
-  error: ['error', (v) => (v === null ? null : JSON.stringify(v))],
-  context: ['context', (v) => (v === null || v === undefined ? null : JSON.stringify(v))],
-  seconds: ['seconds', (v) => v],
-  size: ['size', (v) => v],
-  updatedAt: ['updated_at', (v) => v],
-  completedAt: ['completed_at', (v) => v],
-  deadlineAt: ['deadline_at', (v) => v],
-};
 
 /** The embedded store: SQLite through libsql, in a file or (`:memory:`) in memory for tests. */
 export function openSqliteStore(path: string): Store {
@@ -168,15 +38,19 @@ export function openSqliteStore(path: string): Store {
   );
   const byHash = db.prepare('SELECT * FROM tokens WHERE key_hash = ?');
   const byId = db.prepare('SELECT * FROM tokens WHERE id = ?');
+  const ledgerPage = db.prepare('SELECT * FROM ledger WHERE token_id = ? AND id > ? ORDER BY id LIMIT ?');
+  const ledgerSums = db.prepare('SELECT kind, SUM(amount) AS total FROM ledger WHERE token_id = ? GROUP BY kind');
   const all = db.prepare('SELECT * FROM tokens ORDER BY created_at');
   const delNamed = db.prepare('DELETE FROM tokens WHERE name = ?');
   const debit = db.prepare('UPDATE tokens SET used = used + ? WHERE id = ? AND (quota IS NULL OR used + ? <= quota)');
-  const refund = db.prepare('UPDATE tokens SET used = MAX(0, used - ?) WHERE id = ?');
+  // No clamp at 0: a refund beyond what was debited would be a bug, and the ledger must show it.
+  const giveBackUnits = db.prepare('UPDATE tokens SET used = used - ? WHERE id = ?');
+  const insertLedger = db.prepare('INSERT INTO ledger (token_id, kind, ref, model, amount, at) VALUES (?, ?, ?, ?, ?, ?)');
 
   // Prepared once: exec() would parse BEGIN and COMMIT again on every flush.
   const insertTask = db.prepare(
-    `INSERT INTO tasks (id, token_id, kind, route, model, upstream_model, channel, status, price, created_at, updated_at, deadline_at, version)
-     VALUES (?, ?, ?, ?, ?, ?, ?, 'submitting', ?, ?, ?, ?, 1)`,
+    `INSERT INTO tasks (id, token_id, kind, route, model, upstream_model, channel, status, price, pricing, created_at, updated_at, deadline_at, version)
+     VALUES (?, ?, ?, ?, ?, ?, ?, 'submitting', ?, ?, ?, ?, ?, 1)`,
   );
   const taskById = db.prepare('SELECT * FROM tasks WHERE id = ?');
   const deleteTask = db.prepare('DELETE FROM tasks WHERE id = ? AND version = ?');
@@ -190,7 +64,7 @@ export function openSqliteStore(path: string): Store {
     let stmt = updates.get(sig);
     if (!stmt) {
       const sets = keys.map((k) => `${PATCH_COLUMNS[k as keyof typeof PATCH_COLUMNS][0]} = ?`);
-      stmt = db.prepare(`UPDATE tasks SET ${[...sets, 'refunded = ?', 'version = version + 1'].join(', ')} WHERE id = ? AND version = ?`);
+      stmt = db.prepare(`UPDATE tasks SET ${[...sets, 'refunded = ?', 'charged = ?', 'version = version + 1'].join(', ')} WHERE id = ? AND version = ?`);
       updates.set(sig, stmt);
     }
     return stmt;
@@ -205,9 +79,13 @@ export function openSqliteStore(path: string): Store {
   // resolves only after the commit, but a burst pays for one commit instead of one per request.
   type Write = { run: () => unknown; resolve: (out: unknown) => void; reject: (e: unknown) => void };
   let queue: Write[] = [];
+  // Ledger rows of the transaction being written; listeners hear of them only once it committed.
+  let written: LedgerEntry[] = [];
+  const listeners = new Set<(entry: LedgerEntry) => void>();
   const flush = () => {
     const batch = queue;
     queue = [];
+    written = [];
     const results: unknown[] = [];
     try {
       begin.run();
@@ -222,6 +100,17 @@ export function openSqliteStore(path: string): Store {
       for (const w of batch) w.reject(err);
       return;
     }
+    const rows = written;
+    written = [];
+    for (const row of rows) {
+      for (const l of listeners) {
+        try {
+          l(row);
+        } catch {
+          // A listener (metrics) must never fail the writes it hears about.
+        }
+      }
+    }
     batch.forEach((w, i) => w.resolve(results[i]!));
   };
   const write = <T>(run: () => T) =>
@@ -229,6 +118,21 @@ export function openSqliteStore(path: string): Store {
       if (queue.length === 0) setImmediate(flush);
       queue.push({ run, resolve: resolve as (out: unknown) => void, reject });
     });
+
+  // Every change of tokens.used goes through these two, inside a write, with its ledger row.
+  const record = (tokenId: string, kind: LedgerKind, ref: string, model: string, amount: number) => {
+    const at = Date.now();
+    const id = Number(insertLedger.run(tokenId, kind, ref, model, amount, at).lastInsertRowid);
+    written.push({ id, tokenId, kind, ref, model, amount, at });
+  };
+  const spend = (tokenId: string, amount: number, ref: string, model: string): boolean => {
+    if (debit.run(amount, tokenId, amount).changes !== 1) return false;
+    if (amount > 0) record(tokenId, 'debit', ref, model, amount);
+    return true;
+  };
+  const giveBack = (tokenId: string, kind: 'refund' | 'settle', amount: number, ref: string, model: string) => {
+    if (amount > 0 && giveBackUnits.run(amount, tokenId).changes === 1) record(tokenId, kind, ref, model, amount);
+  };
 
   return {
     async createToken(t: NewToken) {
@@ -243,19 +147,24 @@ export function openSqliteStore(path: string): Store {
     async listTokens() {
       return (all.all() as TokenRow[]).map(toRecord);
     },
+    async getToken(id) {
+      const row = byId.get(id) as TokenRow | undefined;
+      return row ? toRecord(row) : null;
+    },
     async deleteTokensNamed(name) {
       return delNamed.run(name).changes;
     },
-    debit(tokenId, amount) {
-      return write(() => debit.run(amount, tokenId, amount).changes === 1);
+    debit(tokenId, amount, entry) {
+      return write(() => spend(tokenId, amount, entry.ref, entry.model));
     },
-    async refund(tokenId, amount) {
-      await write(() => refund.run(amount, tokenId).changes === 1);
+    async refund(tokenId, amount, entry) {
+      await write(() => giveBack(tokenId, 'refund', amount, entry.ref, entry.model));
     },
     createTask(t: NewTask) {
       return write(() => {
-        if (debit.run(t.price, t.tokenId, t.price).changes !== 1) return null;
-        insertTask.run(t.id, t.tokenId, t.kind, t.route, t.model, t.upstreamModel, t.channel, t.price, t.createdAt, t.createdAt, t.deadlineAt);
+        if (!spend(t.tokenId, t.price, t.id, t.model)) return null;
+        const pricing = t.pricing ? JSON.stringify(t.pricing) : null;
+        insertTask.run(t.id, t.tokenId, t.kind, t.route, t.model, t.upstreamModel, t.channel, t.price, pricing, t.createdAt, t.createdAt, t.deadlineAt);
         return newTaskRecord(t);
       });
     },
@@ -275,12 +184,18 @@ export function openSqliteStore(path: string): Store {
       return write(() => {
         const row = taskById.get(id) as TaskRow | undefined;
         if (!row || row.version !== version) return null;
-        const keys = Object.keys(patch).filter((k) => k !== 'refund' && patch[k as keyof TaskPatch] !== undefined);
+        const keys = Object.keys(patch).filter((k) => k !== 'refund' && k !== 'settle' && patch[k as keyof TaskPatch] !== undefined);
         const values = keys.map((k) => PATCH_COLUMNS[k as keyof typeof PATCH_COLUMNS][1](patch[k as keyof TaskPatch]));
-        // The refund rides on the same compare-and-set, and only a task not yet refunded pays out.
+        // Refund and settlement ride on the same compare-and-set: only a task not yet refunded pays
+        // out, once, and only one neither settled nor refunded settles. What goes back is never more
+        // than what the task still holds.
         const refundNow = patch.refund === true && row.refunded === 0;
-        if (updateFor(keys).run([...values, row.refunded === 1 || refundNow ? 1 : 0, id, version]).changes !== 1) return null;
-        if (refundNow) refund.run(row.price, row.token_id);
+        const settleNow = !refundNow && patch.settle !== undefined && row.charged === null && row.refunded === 0;
+        const held = row.charged ?? row.price;
+        const charged = refundNow ? 0 : settleNow ? finalCharge(patch.settle!, row.price) : row.charged;
+        if (updateFor(keys).run([...values, row.refunded === 1 || refundNow ? 1 : 0, charged, id, version]).changes !== 1) return null;
+        if (refundNow) giveBack(row.token_id, 'refund', held, id, row.model);
+        if (settleNow) giveBack(row.token_id, 'settle', row.price - charged!, id, row.model);
         return toTask(taskById.get(id) as TaskRow);
       });
     },
@@ -289,12 +204,28 @@ export function openSqliteStore(path: string): Store {
         const row = taskById.get(id) as TaskRow | undefined;
         if (!row || row.version !== version) return false;
         deleteTask.run(id, version);
-        if (row.refunded === 0) refund.run(row.price, row.token_id);
+        if (row.refunded === 0) giveBack(row.token_id, 'refund', row.charged ?? row.price, id, row.model);
         return true;
       });
     },
     async listUnfinishedTasks(after, limit) {
       return (unfinished.all(after ?? '', limit) as TaskRow[]).map(toTask);
+    },
+    async ledger(tokenId, after, limit) {
+      const rows = ledgerPage.all(tokenId, after ?? 0, limit) as LedgerRow[];
+      return rows.map(toLedger);
+    },
+    async ledgerBalance(tokenId) {
+      // Two reads in one synchronous step: no write of this store can land between them.
+      const token = byId.get(tokenId) as TokenRow | undefined;
+      if (!token) return null;
+      const balance: Record<LedgerKind, number> & { used: number } = { used: token.used, debit: 0, refund: 0, settle: 0 };
+      for (const r of ledgerSums.all(tokenId) as { kind: LedgerKind; total: number }[]) if (r.kind in balance) balance[r.kind] = r.total;
+      return balance as LedgerBalance;
+    },
+    onLedger(listener) {
+      listeners.add(listener);
+      return () => void listeners.delete(listener);
     },
     async close() {
       if (queue.length > 0) flush();

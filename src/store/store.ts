@@ -80,9 +80,16 @@ export interface TaskRecord {
   /** Public request facts shown by the query routes. */
   readonly seconds: string | null;
   readonly size: string | null;
-  /** Units debited when it was accepted. */
+  /** Units held (debited) when it was accepted. */
   readonly price: number;
-  /** True once the price went back to the token; it goes back at most once. */
+  /** How the final charge follows the seconds the vendor reports (per-second prices); null: the hold is the charge. */
+  readonly pricing: PerSecondPricing | null;
+  /**
+   * Units finally charged, set once: at completion (settlement: at most `price`, the rest went back)
+   * or 0 by a refund. Null while the task is unfinished.
+   */
+  readonly charged: number | null;
+  /** True once the charge went back to the token; it goes back at most once. */
   readonly refunded: boolean;
   /** Unix milliseconds. */
   readonly createdAt: number;
@@ -94,11 +101,22 @@ export interface TaskRecord {
   readonly version: number;
 }
 
+/**
+ * The terms of a per-second price, kept on the task so its settlement needs neither the request
+ * nor the configuration of the day: final charge = ceil(base + perSecond × seconds × factor).
+ */
+export interface PerSecondPricing {
+  readonly base: number;
+  readonly perSecond: number;
+  /** The resolution factor chosen when the task was accepted. */
+  readonly factor: number;
+}
+
 /** What a new task needs; it starts `submitting`, version 1 (`newTaskRecord` fills in the rest). */
 export type NewTask = Pick<
   TaskRecord,
   'id' | 'tokenId' | 'kind' | 'route' | 'model' | 'upstreamModel' | 'channel' | 'price' | 'createdAt' | 'deadlineAt'
->;
+> & { readonly pricing?: PerSecondPricing | null };
 
 /** The record a new task starts as, as every driver stores it. */
 export function newTaskRecord(t: NewTask): TaskRecord {
@@ -113,6 +131,8 @@ export function newTaskRecord(t: NewTask): TaskRecord {
     context: null,
     seconds: null,
     size: null,
+    pricing: t.pricing ?? null,
+    charged: null,
     refunded: false,
     updatedAt: t.createdAt,
     completedAt: null,
@@ -120,11 +140,17 @@ export function newTaskRecord(t: NewTask): TaskRecord {
   };
 }
 
-/** Fields an update may change. `refund: true` gives the price back in the same transaction, once. */
+/**
+ * Fields an update may change. `refund: true` gives back what the task is still charged, in the
+ * same transaction, once. `settle: N` makes N (at most the price) the final charge and gives back
+ * the rest, once, and only to a task neither settled nor refunded.
+ */
 export type TaskPatch = Partial<
   Pick<
     TaskRecord,
     | 'upstreamId'
+    | 'channel'
+    | 'upstreamModel'
     | 'status'
     | 'progress'
     | 'vendorStatus'
@@ -137,7 +163,38 @@ export type TaskPatch = Partial<
     | 'completedAt'
     | 'deadlineAt'
   >
-> & { readonly refund?: boolean };
+> & { readonly refund?: boolean; readonly settle?: number };
+
+/** A movement of a token's `used`: `debit` adds, `refund` and `settle` (what settlement gives back) take away. */
+export type LedgerKind = 'debit' | 'refund' | 'settle';
+
+/** One row of the usage ledger (README, "Quota, prices and the ledger"). */
+export interface LedgerEntry {
+  /** Increasing; pages of the ledger are read after an id. */
+  readonly id: number;
+  readonly tokenId: string;
+  readonly kind: LedgerKind;
+  /** The task id, or the request id of a synchronous request. */
+  readonly ref: string;
+  /** Public model name. */
+  readonly model: string;
+  /** Units moved, > 0. */
+  readonly amount: number;
+  /** Unix milliseconds. */
+  readonly at: number;
+}
+
+/** What a debit or a refund of a synchronous request is for. */
+export interface LedgerRef {
+  readonly ref: string;
+  readonly model: string;
+}
+
+/**
+ * A token's `used` and the units its whole ledger moved per kind, read together (one consistent
+ * view): `debit − refund − settle = used`, always.
+ */
+export type LedgerBalance = Readonly<Record<LedgerKind, number> & { used: number }>;
 
 /** Persistent state of the gateway. Every method is safe under concurrent callers. */
 export interface Store {
@@ -146,13 +203,22 @@ export interface Store {
   listTokens(): Promise<TokenRecord[]>;
   /** Removes the tokens of that name; returns how many went. */
   deleteTokensNamed(name: string): Promise<number>;
-  /** Atomically spends `amount` units if the quota allows it; false when it does not. */
-  debit(tokenId: string, amount: number): Promise<boolean>;
-  /** Gives back units of a debit whose request failed. */
-  refund(tokenId: string, amount: number): Promise<void>;
+  /** The token of that id; null when there is none. */
+  getToken(id: string): Promise<TokenRecord | null>;
+  /**
+   * Atomically spends `amount` units if the quota allows it, with its ledger row; false, with
+   * nothing written, when it does not.
+   */
+  debit(tokenId: string, amount: number, entry: LedgerRef): Promise<boolean>;
+  /**
+   * Gives back `amount` units of a debit whose request failed, with its ledger row. Callers give
+   * back a debit at most once (src/quota/account.ts); tasks are refunded through updateTask.
+   */
+  refund(tokenId: string, amount: number, entry: LedgerRef): Promise<void>;
   /**
    * Debits the task's price from its token and inserts the task (`submitting`, version 1) in one
-   * transaction, and returns it; null, with nothing written, when the quota is short.
+   * transaction, with the debit's ledger row, and returns it; null, with nothing written, when the
+   * quota is short.
    */
   createTask(task: NewTask): Promise<TaskRecord | null>;
   getTask(id: string): Promise<TaskRecord | null>;
@@ -165,6 +231,15 @@ export interface Store {
   updateTask(id: string, version: number, patch: TaskPatch): Promise<TaskRecord | null>;
   /** Removes a task the vendor never accepted and refunds its price, atomically (compare-and-set). */
   abortTask(id: string, version: number): Promise<boolean>;
+  /** Ledger rows of a token with ids after `after` (null: from the start), oldest first, at most `limit`. */
+  ledger(tokenId: string, after: number | null, limit: number): Promise<LedgerEntry[]>;
+  /** The token's `used` and its ledger's sums, read together; null for an unknown token. */
+  ledgerBalance(tokenId: string): Promise<LedgerBalance | null>;
+  /**
+   * Calls `listener` with every ledger row once its transaction committed (quota metrics); returns
+   * the function that stops it.
+   */
+  onLedger(listener: (entry: LedgerEntry) => void): () => void;
   /** Unfinished tasks (`submitting`, `queued`, `in_progress`) with ids after `after`, in id order. */
   listUnfinishedTasks(after: string | null, limit: number): Promise<TaskRecord[]>;
   close(): Promise<void>;

@@ -65,6 +65,8 @@ const base: TaskRecord = {
   seconds: null,
   size: null,
   price: 1,
+  pricing: null,
+  charged: null,
   refunded: false,
   createdAt: 0,
   updatedAt: 0,

@@ -1,0 +1,36 @@
+import { GatewayError } from '../errors/gateway-error.js';
+import type { AdminAnswer, AdminContext } from './admin-routes.js';
+
+/** Rows one page gives when `limit` is not set, and the most it may ask for. */
+const DEFAULT_LIMIT = 100;
+const MAX_LIMIT = 1000;
+
+/**
+ * `GET /admin/tokens/{token_id}/ledger?after=&limit=`: the token's quota and use, the ledger's sums
+ * (read together with `used`, so `balanced` is exact), and one page of rows oldest first. The next
+ * page starts after `next_after`; null when this page is the last.
+ */
+export async function ledgerReport({ params, query, deps }: AdminContext): Promise<AdminAnswer> {
+  const id = params.token_id!;
+  const after = whole(query.get('after'), 'after', 0, Number.MAX_SAFE_INTEGER);
+  const limit = whole(query.get('limit'), 'limit', 1, MAX_LIMIT) ?? DEFAULT_LIMIT;
+  const [token, balance, rows] = await Promise.all([deps.store.getToken(id), deps.store.ledgerBalance(id), deps.store.ledger(id, after, limit)]);
+  if (!token || !balance) throw new GatewayError('not_found', `no token with id ${id.slice(0, 100)}`);
+  return {
+    json: {
+      token: { id: token.id, name: token.name, group: token.group, quota: token.quota, used: balance.used },
+      totals: { debit: balance.debit, refund: balance.refund, settle: balance.settle },
+      balanced: balance.debit - balance.refund - balance.settle === balance.used,
+      entries: rows.map((r) => ({ id: r.id, kind: r.kind, ref: r.ref, model: r.model, amount: r.amount, at: r.at })),
+      next_after: rows.length === limit ? rows[rows.length - 1]!.id : null,
+    },
+  };
+}
+
+/** A whole-number query parameter within bounds; null when it is absent. */
+function whole(raw: string | null, name: string, min: number, max: number): number | null {
+  if (raw === null || raw === '') return null;
+  const n = /^[0-9]{1,16}$/.test(raw) ? Number(raw) : NaN;
+  if (!(n >= min && n <= max)) throw new GatewayError('invalid_request', `${name} must be a whole number from ${min} to ${max}`, { param: name });
+  return n;
+}
