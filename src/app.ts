@@ -1,8 +1,10 @@
 import { delimiter } from 'node:path';
 import type { Logger } from 'pino';
-import { loadConfigOrThrow, type ChannelOverride } from './config/load.js';
+import { LiveConfig } from './config/live-config.js';
+import type { ChannelOverride } from './config/load.js';
 import type { Snapshot } from './config/snapshot.js';
 import { createGateway, type Gateway } from './gateway.js';
+import { Metrics } from './metrics/metrics.js';
 import type { Simulator } from './sim/http.js';
 import { SIMULATORS } from './sim/registry.js';
 import { openSqliteStore } from './store/sqlite.js';
@@ -18,6 +20,12 @@ export interface AppSettings {
   readonly host: string;
   /** The base URL clients reach the gateway at, for download links; null: taken from each request's Host. */
   readonly publicUrl: string | null;
+  /** GATEWAY_ADMIN_KEY: opens /admin/* and /metrics; null keeps them closed. */
+  readonly adminKey: string | null;
+  /** GATEWAY_WATCH: reload when a config file changes (default on; `0` turns it off). */
+  readonly watch: boolean;
+  /** GATEWAY_RELOAD_DEBOUNCE_MS: quiet time after the last file change before a watched reload. */
+  readonly reloadDebounceMs: number;
 }
 
 /** Reads process settings from the environment, with the documented defaults. */
@@ -29,12 +37,24 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env, defaults: 
     port: env.PORT !== undefined ? Number(env.PORT) : (defaults.port ?? 8080),
     host: env.HOST ?? defaults.host ?? '0.0.0.0',
     publicUrl: env.GATEWAY_PUBLIC_URL ?? defaults.publicUrl ?? null,
+    adminKey: env.GATEWAY_ADMIN_KEY || (defaults.adminKey ?? null),
+    watch: env.GATEWAY_WATCH !== undefined ? !/^(0|false|no|off)$/i.test(env.GATEWAY_WATCH.trim()) : (defaults.watch ?? true),
+    reloadDebounceMs: debounce(env.GATEWAY_RELOAD_DEBOUNCE_MS, defaults.reloadDebounceMs ?? 200),
   };
 }
 
-/** A running gateway process: the gateway, its store and any simulators started for it. */
+/** A debounce in ms from the environment: a whole number from 0 to 60000, else the default. */
+function debounce(raw: string | undefined, fallback: number): number {
+  const n = raw === undefined || raw.trim() === '' ? NaN : Number(raw);
+  return Number.isInteger(n) && n >= 0 && n <= 60_000 ? n : fallback;
+}
+
+/** A running gateway process: the gateway, its configuration, its store and any simulators started for it. */
 export interface App {
   readonly gateway: Gateway;
+  /** The configuration: reloads, status, swaps. */
+  readonly config: LiveConfig;
+  /** The snapshot serving now. */
   readonly snapshot: Snapshot;
   readonly store: Store;
   readonly simulators: readonly Simulator[];
@@ -56,26 +76,50 @@ export async function startApp(settings: AppSettings, log: Logger, opts: { simul
       byProfile.set(profile, sim);
       simulators.push(sim);
     }
+    // Reloads run the override again: say which channel a simulator serves once, not per reload.
+    const told = new Set<string>();
     override = (channel, missing) => {
       if (missing.length === 0) return null;
       const sim = byProfile.get(channel.profile);
       if (!sim) return null;
-      log.info({ channel: channel.name, profile: channel.profile, simulator: sim.url }, 'channel has no credentials; served by a simulator');
+      if (!told.has(channel.name)) log.info({ channel: channel.name, profile: channel.profile, simulator: sim.url }, 'channel has no credentials; served by a simulator');
+      told.add(channel.name);
       return { base_url: sim.url, secrets: { ...sim.secrets } };
     };
   }
   try {
-    const snapshot = loadConfigOrThrow(settings.configDir, { overrideChannel: override, allowMissingEnv: opts.simulate, extraDirs: settings.extraConfigDirs });
+    const metrics = new Metrics();
+    const config = LiveConfig.open({
+      dir: settings.configDir,
+      load: { overrideChannel: override, allowMissingEnv: opts.simulate, extraDirs: settings.extraConfigDirs },
+      log,
+      metrics,
+      debounceMs: settings.reloadDebounceMs,
+    });
     const store = opts.store ?? openSqliteStore(settings.dbPath);
-    const gateway = createGateway({ snapshot: () => snapshot, store, log, publicUrl: settings.publicUrl ?? undefined });
+    const gateway = createGateway({
+      snapshot: () => config.current(),
+      store,
+      log,
+      publicUrl: settings.publicUrl ?? undefined,
+      adminKey: settings.adminKey ?? undefined,
+      config,
+      metrics,
+    });
+    connectReloads(config, gateway, log);
     const port = await gateway.listen(settings.port, settings.host);
+    if (settings.watch) config.watch();
     return {
       gateway,
-      snapshot,
+      config,
+      get snapshot() {
+        return config.current();
+      },
       store,
       simulators,
       port,
       async close() {
+        config.close();
         await gateway.close();
         await store.close();
         await Promise.all(simulators.map((s) => s.close()));
@@ -85,4 +129,20 @@ export async function startApp(settings: AppSettings, log: Logger, opts: { simul
     await Promise.all(simulators.map((s) => s.close()));
     throw err;
   }
+}
+
+/**
+ * What follows every swap: channel state and connection pools of channels the new snapshot no
+ * longer has are let go, except the pools tasks pinned to an older definition still need.
+ */
+export function connectReloads(config: LiveConfig, gateway: Gateway, log: Logger): void {
+  config.onSwap((next) => {
+    gateway.routing.prune(next);
+    gateway.pools.prune(next, gateway.poller.pinnedChannels()).then(
+      (closed) => {
+        if (closed > 0) log.info({ pools: closed }, 'closed connection pools no channel uses any more');
+      },
+      (err: unknown) => log.warn({ err: (err as Error).message }, 'closing unused connection pools failed'),
+    );
+  });
 }

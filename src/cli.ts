@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { settingsFromEnv, startApp, type App } from './app.js';
@@ -22,7 +23,10 @@ const USAGE = `usage: gateway <command>
   explain <model> [--group G]   show the routes and channels that would serve a model
   golden [--update] [filter]    run the golden cases of test/golden
   catalogue [--write]           print the family catalogue from the config (--write: into README.md)
-settings (environment): PORT (8080), HOST, GATEWAY_CONFIG_DIR (.), GATEWAY_CONFIG_EXTRA, GATEWAY_DB (data/gateway.db), LOG_LEVEL (info)`;
+settings (environment): PORT (8080), HOST, GATEWAY_CONFIG_DIR (.), GATEWAY_CONFIG_EXTRA, GATEWAY_DB (data/gateway.db), LOG_LEVEL (info),
+  GATEWAY_ADMIN_KEY (unset: /admin and /metrics closed; demo makes one), GATEWAY_WATCH (1; 0: no reload on file changes),
+  GATEWAY_RELOAD_DEBOUNCE_MS (200)
+signals: SIGHUP reloads the configuration; SIGINT and SIGTERM stop`;
 
 /** Flags that take no value, so `--update filter` keeps `filter` positional. */
 const BOOLEAN_FLAGS = new Set(['update']);
@@ -59,11 +63,15 @@ function stopOnSignals(app: App): void {
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+  // The reload logs its own outcome; a bad file keeps the running configuration.
+  process.on('SIGHUP', () => void app.config.reload('SIGHUP'));
 }
 
 async function serve(simulate: boolean): Promise<void> {
   const log = createLogger();
-  const settings = settingsFromEnv(process.env, simulate ? { host: '127.0.0.1' } : {});
+  const fromEnv = settingsFromEnv(process.env, simulate ? { host: '127.0.0.1' } : {});
+  // The demo opens the admin routes with a fresh key unless one is given; `start` keeps them closed without one.
+  const settings = simulate && fromEnv.adminKey === null ? { ...fromEnv, adminKey: `gwadmin-${randomBytes(24).toString('base64url')}` } : fromEnv;
   let app: App;
   try {
     app = await startApp(settings, log, { simulate });
@@ -74,7 +82,7 @@ async function serve(simulate: boolean): Promise<void> {
   stopOnSignals(app);
   const base = `http://${settings.host === '0.0.0.0' ? '127.0.0.1' : settings.host}:${app.port}`;
   if (!simulate) {
-    log.info({ url: base }, 'gateway listening');
+    log.info({ url: base, admin: settings.adminKey !== null, watching: app.config.status().watching }, 'gateway listening');
     return;
   }
   const key = process.env.GATEWAY_DEMO_KEY || generateKey();
@@ -94,6 +102,7 @@ async function serve(simulate: boolean): Promise<void> {
       `Generation Gateway demo listening on ${base}`,
       `Simulated vendors: ${app.simulators.map((s) => `${s.profile} at ${s.url}`).join(', ') || 'none'}`,
       `API key: ${key}`,
+      `Admin key: ${settings.adminKey}`,
       '',
       ...(examples.length > 0 ? ['Try:', ...examples] : []),
       ...(app.snapshot.routes.some((r) => r.kind === 'task-submit')
@@ -104,6 +113,11 @@ async function serve(simulate: boolean): Promise<void> {
             `  curl -s ${base}/v1/videos/<id>/content -H "Authorization: Bearer ${key}" -o video.mp4`,
           ]
         : []),
+      '',
+      'Operators: channel state, the configuration, and a reload after editing channels.yaml (saving reloads too):',
+      `  curl -s ${base}/admin/channels -H "Authorization: Bearer ${settings.adminKey}"`,
+      `  curl -s ${base}/admin/config -H "Authorization: Bearer ${settings.adminKey}"`,
+      `  curl -s -X POST ${base}/admin/reload -H "Authorization: Bearer ${settings.adminKey}"`,
       '',
     ].join('\n') + '\n',
   );

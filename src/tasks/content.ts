@@ -112,7 +112,8 @@ export async function runTaskContent(ctx: RequestContext, req: IncomingMessage, 
     throw new GatewayError('task_not_ready', `task ${task.id} is ${task.status}; its result can be downloaded once it is completed`);
   }
   const { result, index } = pickResult(ctx, task);
-  const channel = ctx.snapshot.channelsByName.get(task.channel);
+  // An unfinished task's pinned definition, else the channel of that name when the request started.
+  const channel = deps.poller.channelFor(task, ctx.snapshot);
   if (!channel) throw new GatewayError('upstream_unavailable', 'the channel that ran this task is no longer configured');
 
   const abort = new AbortController();

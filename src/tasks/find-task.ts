@@ -31,7 +31,7 @@ export async function findOwnTask(ctx: RequestContext, deps: TaskDeps, id: strin
 /** Whether an unfinished record is older than its channel's `stale_ms` (since this process last asked the vendor). */
 export function isStale(ctx: RequestContext, deps: TaskDeps, task: TaskRecord): boolean {
   if (TERMINAL_STATUSES.has(task.status)) return false;
-  const channel = ctx.snapshot.channelsByName.get(task.channel);
+  const channel = deps.poller.channelFor(task, ctx.snapshot);
   if (!channel) return false;
   if (deps.refreshAlways) return true;
   const last = deps.poller.lookedAt(task.id) ?? task.updatedAt;

@@ -46,6 +46,12 @@ export class Poller {
   readonly #due = new DueQueue();
   /** Task id → channel name, for every task followed. */
   readonly #channelOf = new Map<string, string>();
+  /**
+   * Task id → the channel definition it was accepted under, for tasks tracked by this process: a
+   * reload that changes the channel's base URL or credentials must not strand tasks the vendor
+   * knows under the old ones. Dropped with the task.
+   */
+  readonly #pinned = new Map<string, CompiledChannel>();
   /** Task id → time of the last look, for staleness. */
   readonly #lookedAt = new Map<string, number>();
   readonly #inflight = new Map<string, Promise<TaskRecord | null>>();
@@ -86,12 +92,30 @@ export class Poller {
     return n;
   }
 
-  /** Starts following a task that was just accepted; its first look is one interval away. */
-  track(task: TaskRecord): void {
+  /**
+   * Starts following a task that was just accepted; its first look is one interval away. With
+   * `channel` (the definition that accepted it) the task is followed with that definition for as
+   * long as this process runs, whatever later reloads make of the channel.
+   */
+  track(task: TaskRecord, channel?: CompiledChannel): void {
     if (this.#stopped || TERMINAL_STATUSES.has(task.status)) return;
+    if (channel) this.#pinned.set(task.id, channel);
     this.#lookedAt.set(task.id, this.#now());
     this.#follow(task.id, task.channel, this.#nextLook(task.id, task.channel));
     this.#arm();
+  }
+
+  /**
+   * The channel definition a task is followed with: the one pinned when it was accepted, else the
+   * channel of that name in `snapshot` (default: the current one); undefined when there is none.
+   */
+  channelFor(task: TaskRecord, snapshot: Snapshot = this.#deps.snapshot()): CompiledChannel | undefined {
+    return this.#pinned.get(task.id) ?? snapshot.channelsByName.get(task.channel);
+  }
+
+  /** The distinct definitions unfinished tasks are pinned to (a reload keeps their connection pools). */
+  pinnedChannels(): Set<CompiledChannel> {
+    return new Set(this.#pinned.values());
   }
 
   /** Time of the last look at a task by this process, or null. */
@@ -106,7 +130,7 @@ export class Poller {
   refresh(task: TaskRecord): Promise<TaskRecord | null> {
     const running = this.#inflight.get(task.id);
     if (running) return running;
-    const channel = this.#channel(task.channel);
+    const channel = this.channelFor(task);
     if (!channel) return Promise.resolve(null);
     const state = this.#state(channel.name);
     if (state.pausedUntil > this.#now() || state.active >= channel.polling.concurrency) return Promise.resolve(null);
@@ -119,17 +143,23 @@ export class Poller {
    */
   async refreshMany(tasks: readonly TaskRecord[]): Promise<Map<string, TaskRecord | null>> {
     const out = new Map<string, TaskRecord | null>();
-    const byChannel = new Map<string, TaskRecord[]>();
-    for (const t of tasks) byChannel.set(t.channel, [...(byChannel.get(t.channel) ?? []), t]);
+    // One batch speaks for one definition: tasks pinned to an older one of the same name go apart.
+    const byChannel = new Map<CompiledChannel | string, TaskRecord[]>();
+    for (const t of tasks) {
+      const key = this.channelFor(t) ?? t.channel;
+      const list = byChannel.get(key);
+      if (list) list.push(t);
+      else byChannel.set(key, [t]);
+    }
     await Promise.all(
-      [...byChannel].map(async ([name, list]) => {
-        const channel = this.#channel(name);
+      [...byChannel].map(async ([key, list]) => {
+        const channel = typeof key === 'string' ? undefined : key;
         const batch = channel?.profile.tasks?.batchQuery;
         if (!channel || !batch) {
           await Promise.all(list.map(async (t) => out.set(t.id, await this.refresh(t))));
           return;
         }
-        const state = this.#state(name);
+        const state = this.#state(channel.name);
         const joined = list.filter((t) => this.#inflight.has(t.id));
         const fresh = list.filter((t) => !this.#inflight.has(t.id));
         await Promise.all(joined.map(async (t) => out.set(t.id, await this.#inflight.get(t.id)!)));
@@ -182,6 +212,7 @@ export class Poller {
 
   #forget(id: string): void {
     this.#channelOf.delete(id);
+    this.#pinned.delete(id);
     this.#lookedAt.delete(id);
     this.#due.delete(id);
   }
@@ -218,30 +249,44 @@ export class Poller {
     this.#arm();
   }
 
-  /** Starts looks for a channel's ready tasks while it has free slots. */
+  /**
+   * Starts looks for a channel's ready tasks while it has free slots. Slots and backoff belong to
+   * the channel's name; each look uses the definition its task follows (pinned or current).
+   */
   #launch(name: string): void {
     const state = this.#state(name);
-    const channel = this.#channel(name);
-    if (!channel?.profile.tasks) {
-      // The channel left the config (or lost its task protocol): wait, bounded by each task's deadline.
-      if (!this.#warned.has(name)) this.#deps.log.warn({ channel: name }, 'tasks wait for a channel that is not configured');
-      this.#warned.add(name);
-      for (const id of state.ready.splice(0)) this.#lookAtOne(id, null).catch(() => undefined);
-      return;
-    }
     // Tasks that waited for a slot while the vendor said 429 wait for the pause too.
     if (state.pausedUntil > this.#now()) {
       for (const id of state.ready.splice(0)) this.#due.set(id, state.pausedUntil + Math.floor(this.#random() * 1000));
       this.#arm();
       return;
     }
-    const batch = channel.profile.tasks.batchQuery;
-    while (state.ready.length > 0 && state.active < channel.polling.concurrency) {
+    const current = this.#channel(name);
+    while (state.ready.length > 0) {
+      const id = state.ready[0]!;
+      const channel = this.#pinned.get(id) ?? current;
+      if (!channel?.profile.tasks) {
+        // The channel left the config (or lost its task protocol): wait, bounded by each task's deadline.
+        if (!this.#warned.has(name)) this.#deps.log.warn({ channel: name }, 'tasks wait for a channel that is not configured');
+        this.#warned.add(name);
+        state.ready.shift();
+        this.#lookAtOne(id, null).catch(() => undefined);
+        continue;
+      }
+      if (state.active >= channel.polling.concurrency) break;
+      const batch = channel.profile.tasks.batchQuery;
       if (batch) {
-        const ids = state.ready.splice(0, batch.maxIds).filter((id) => !this.#inflight.has(id));
-        if (ids.length > 0) this.#lookAtBatch(channel, ids).catch(() => undefined);
+        // A batch takes the ready tasks that follow this same definition, oldest first.
+        const ids: string[] = [];
+        state.ready = state.ready.filter((x) => {
+          if (ids.length >= batch.maxIds || (this.#pinned.get(x) ?? current) !== channel) return true;
+          ids.push(x);
+          return false;
+        });
+        const fresh = ids.filter((x) => !this.#inflight.has(x));
+        if (fresh.length > 0) this.#lookAtBatch(channel, fresh).catch(() => undefined);
       } else {
-        const id = state.ready.shift()!;
+        state.ready.shift();
         if (!this.#inflight.has(id)) this.#lookAtOne(id, null).catch(() => undefined);
       }
     }
@@ -261,7 +306,7 @@ export class Poller {
    * fall due together and go out in full batches instead of one task per call.
    */
   #nextLook(id: string, channelName: string): number {
-    const channel = this.#channel(channelName);
+    const channel = this.#pinned.get(id) ?? this.#channel(channelName);
     const interval = channel?.polling.intervalMs ?? DEFAULT_POLLING.intervalMs;
     const now = this.#now();
     let at = Math.max(now + interval / 10, (this.#lookedAt.get(id) ?? now) + this.#jitter(interval));
@@ -313,7 +358,7 @@ export class Poller {
         this.#forget(id);
         return done;
       }
-      const channel = this.#channel(task.channel);
+      const channel = this.channelFor(task);
       if (task.status === 'submitting' || !channel?.profile.tasks) {
         this.#again(task, task.status === 'submitting' ? task.createdAt + SUBMIT_ORPHAN_MS : undefined);
         return task;

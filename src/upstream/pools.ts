@@ -1,33 +1,78 @@
 import { Pool } from 'undici';
-import type { CompiledChannel } from '../config/snapshot.js';
+import type { CompiledChannel, Snapshot } from '../config/snapshot.js';
+
+/** What the map holds for one pool: the pool, its origin, and who sends there from another origin. */
+interface Entry {
+  readonly pool: Pool;
+  readonly origin: string;
+  /** Names of channels that used this pool for a host other than their own (a result CDN). */
+  readonly foreignUsers: Set<string>;
+}
+
+/** The pool key: the same origin with other connect settings is another pool. */
+const keyOf = (channel: CompiledChannel, origin: string) => `${origin}|${channel.timeouts.connectMs}|${channel.maxConnections}`;
 
 /**
  * One undici Pool per upstream origin (and connect settings), shared by every channel that points
  * there, so keep-alive connections are reused across requests and channels.
  */
 export class Pools {
-  readonly #pools = new Map<string, Pool>();
+  readonly #pools = new Map<string, Entry>();
 
   /** The pool for a channel's origin, or for another origin the channel sends to (a result host), created on first use. */
   get(channel: CompiledChannel, origin = channel.origin): Pool {
-    const key = `${origin}|${channel.timeouts.connectMs}|${channel.maxConnections}`;
-    let pool = this.#pools.get(key);
-    if (!pool) {
-      pool = new Pool(origin, {
+    const key = keyOf(channel, origin);
+    let entry = this.#pools.get(key);
+    if (!entry) {
+      const pool = new Pool(origin, {
         connections: channel.maxConnections,
         connect: { timeout: channel.timeouts.connectMs },
         keepAliveTimeout: 30_000,
         pipelining: 1,
       });
-      this.#pools.set(key, pool);
+      entry = { pool, origin, foreignUsers: new Set() };
+      this.#pools.set(key, entry);
     }
-    return pool;
+    // Only downloads from a vendor's CDN take this branch; the request path's own-origin calls stay one lookup.
+    if (origin !== channel.origin) entry.foreignUsers.add(channel.name);
+    return entry.pool;
+  }
+
+  /** Origins with an open pool, for tests and reports. */
+  origins(): string[] {
+    return [...new Set([...this.#pools.values()].map((e) => e.origin))];
+  }
+
+  /**
+   * After a reload: closes the pools no channel needs any more. A pool stays when a channel of
+   * `snapshot` or of `keep` (definitions pinned by unfinished tasks) sends to its origin with its
+   * settings, or when it serves another origin (a result CDN) for a channel of that name still
+   * configured. The others leave the map at once, so a new request gets a fresh pool, and close
+   * after their running requests finish. Resolves with how many were closed, once they are.
+   */
+  async prune(snapshot: Snapshot, keep: Iterable<CompiledChannel> = []): Promise<number> {
+    const needed = new Set<string>();
+    const names = new Set<string>();
+    for (const list of [snapshot.channels, keep]) {
+      for (const c of list) {
+        needed.add(keyOf(c, c.origin));
+        names.add(c.name);
+      }
+    }
+    const closing: Pool[] = [];
+    for (const [key, entry] of this.#pools) {
+      if (needed.has(key) || [...entry.foreignUsers].some((n) => names.has(n))) continue;
+      this.#pools.delete(key);
+      closing.push(entry.pool);
+    }
+    await Promise.all(closing.map((p) => p.close().catch(() => undefined)));
+    return closing.length;
   }
 
   /** Closes every pool after its requests finish. */
   async close(): Promise<void> {
     const pools = [...this.#pools.values()];
     this.#pools.clear();
-    await Promise.all(pools.map((p) => p.close().catch(() => undefined)));
+    await Promise.all(pools.map((e) => e.pool.close().catch(() => undefined)));
   }
 }
