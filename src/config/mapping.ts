@@ -75,9 +75,10 @@ export function compileMapping(source: string, where: string): Mapping {
 
 /** Compiles the expression at `path` of a config file; a syntax error becomes an issue there and null. */
 export function compileMappingAt(src: YamlSource, expr: string, path: (string | number)[], issues: ConfigIssue[]): Mapping | null {
-  const pos = src.locate(path);
+  // issue() knows which fragment a merged path came from; locate() alone would name the main file.
+  const at = src.issue(path, '');
   try {
-    return compileMapping(expr, `${src.file}:${pos.line}`);
+    return compileMapping(expr, `${at.file}:${at.line}`);
   } catch (err) {
     const e = err as { message?: string; position?: number };
     issues.push(src.issue(path, `JSONata syntax error${e.position !== undefined ? ` at character ${e.position}` : ''}: ${e.message ?? String(err)}`));
