@@ -72,7 +72,7 @@ export const catalogue = {
   too_many_requests: {
     status: 429,
     shape: 'B',
-    when: 'The upstream of the chosen channel is saturated or rate limited; retry later (`Retry-After` is set when known).',
+    when: 'Every channel that could serve the request is at its `max_concurrency` or answered 429, or the group is at its `max_concurrency`; retry after `Retry-After` (as the vendor sent it, else `routing.retry_after_s`).',
   },
   internal_error: {
     status: 500,
@@ -87,7 +87,7 @@ export const catalogue = {
   upstream_unavailable: {
     status: 503,
     shape: 'A',
-    when: 'The upstream says the model is temporarily overloaded or unavailable.',
+    when: 'The upstream says the model is temporarily overloaded or unavailable, or every channel for the model is taken out by its circuit breaker (`Retry-After`: when a probe may go).',
   },
   upstream_timeout: {
     status: 504,
