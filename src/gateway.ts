@@ -114,7 +114,10 @@ export function createGateway(opts: GatewayOptions): Gateway {
   async function handle(req: IncomingMessage, res: ServerResponse, requestId: string, seen: { route: string }): Promise<void> {
     const snapshot = opts.snapshot();
     const { pathname, search } = splitUrl(req.url ?? '/');
-    if (isAdminPath(pathname)) return handleAdmin(req, res, pathname, search, snapshot, admin, requestId);
+    if (isAdminPath(pathname)) {
+      seen.route = 'admin';
+      return handleAdmin(req, res, pathname, search, snapshot, admin, requestId);
+    }
     const { route, params } = matchRoute(snapshot, req.method ?? 'GET', pathname, search);
     seen.route = route.id;
     const token = await auth.authenticate(route.keySources, req.headers, search);

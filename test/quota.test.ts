@@ -21,7 +21,7 @@ import { SIMULATORS } from '../src/sim/registry.js';
 import { openSqliteStore } from '../src/store/sqlite.js';
 import type { LedgerEntry, Store } from '../src/store/store.js';
 import { generateKey, hashKey } from '../src/tokens/keys.js';
-import { postJson, type JsonAnswer } from './helpers/harness.js';
+import { postJson, type JsonAnswer, readAnswer } from './helpers/harness.js';
 import { startTaskHarness } from './helpers/task-harness.js';
 
 const ADMIN_KEY = 'quota-test-admin-key';
@@ -90,16 +90,6 @@ async function startRig(): Promise<Rig> {
   await gateway.listen(0);
   const url = gateway.url();
   let n = 0;
-  const read = async (res: Response): Promise<JsonAnswer> => {
-    const text = await res.text();
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    return { status: res.status, headers: res.headers, text, json };
-  };
   return {
     url,
     store,
@@ -112,7 +102,7 @@ async function startRig(): Promise<Rig> {
       return { id: t.id, key };
     },
     post: (path, body, key) => postJson(url, path, body, { authorization: `Bearer ${key}` }),
-    get: async (path, key) => read(await fetch(url + path, { headers: { authorization: `Bearer ${key}` } })),
+    get: async (path, key) => readAnswer(await fetch(url + path, { headers: { authorization: `Bearer ${key}` } })),
     async close() {
       await gateway.close();
       await store.close();

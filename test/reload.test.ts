@@ -22,7 +22,7 @@ import { openSqliteStore } from '../src/store/sqlite.js';
 import type { Store } from '../src/store/store.js';
 import { generateKey, hashKey } from '../src/tokens/keys.js';
 import { channelEnv } from './helpers/channel-env.js';
-import { postJson, type JsonAnswer } from './helpers/harness.js';
+import { postJson, type JsonAnswer, readAnswer } from './helpers/harness.js';
 import { startCli } from './helpers/process.js';
 
 const FIXTURE = join(PROJECT_ROOT, 'test/fixtures/reload');
@@ -113,16 +113,6 @@ async function startRig(dir: string, opts: { load?: LoadOptions; adminKey?: stri
   const key = generateKey();
   await store.createToken({ name: 'reload-test', keyHash: hashKey(key), group: 'default', models: null, quota: null });
   const url = gateway.url();
-  const read = async (res: Response): Promise<JsonAnswer> => {
-    const text = await res.text();
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    return { status: res.status, headers: res.headers, text, json };
-  };
   return {
     url,
     key,
@@ -131,8 +121,8 @@ async function startRig(dir: string, opts: { load?: LoadOptions; adminKey?: stri
     store,
     metrics,
     post: (path, body) => postJson(url, path, body, { authorization: `Bearer ${key}` }),
-    get: async (path) => read(await fetch(url + path, { headers: { authorization: `Bearer ${key}` } })),
-    admin: async (method, path, k = adminKey) => read(await fetch(url + path, { method, headers: k === null ? {} : { authorization: `Bearer ${k}` } })),
+    get: async (path) => readAnswer(await fetch(url + path, { headers: { authorization: `Bearer ${key}` } })),
+    admin: async (method, path, k = adminKey) => readAnswer(await fetch(url + path, { method, headers: k === null ? {} : { authorization: `Bearer ${k}` } })),
   };
 }
 

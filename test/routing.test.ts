@@ -21,7 +21,7 @@ import { startZetaOpenaiSimulator } from '../src/sim/zeta-openai.js';
 import { openSqliteStore } from '../src/store/sqlite.js';
 import type { Store } from '../src/store/store.js';
 import { generateKey, hashKey } from '../src/tokens/keys.js';
-import { postJson, type JsonAnswer } from './helpers/harness.js';
+import { postJson, readAnswer, type JsonAnswer } from './helpers/harness.js';
 
 const ADMIN = 'admin-key-for-tests';
 const IMAGE = 'alpha-3-pro-image-preview';
@@ -80,15 +80,7 @@ ${channels}`,
     gateway,
     post: (path, body) => postJson(url, path, body, { authorization: `Bearer ${key}` }),
     async admin(path) {
-      const res = await fetch(url + path, { headers: { authorization: `Bearer ${ADMIN}` } });
-      const text = await res.text();
-      let json: unknown;
-      try {
-        json = JSON.parse(text);
-      } catch {
-        json = undefined;
-      }
-      return { status: res.status, headers: res.headers, text, json };
+      return readAnswer(await fetch(url + path, { headers: { authorization: `Bearer ${ADMIN}` } }));
     },
     async close() {
       await gateway.close();

@@ -25,6 +25,7 @@ import { boundedNumber, parseBenchArgs } from '../args.js';
 import { logTail, startChild, stopChild, waitForLine, type Child } from '../overhead/children.js';
 import { percentile, runLoad, type LoadResult, type LoadTarget } from '../overhead/load.js';
 import { memory } from '../overhead/proc.js';
+import { f, table } from '../tasks/figures.js';
 import { benchWorkspace, machineLine } from '../workspace.js';
 import { benchFragment, scratchConfig } from './configs.js';
 
@@ -87,19 +88,12 @@ function settings(argv: string[]): Settings {
   };
 }
 
-const f = (n: number, digits = 1): string => (Number.isFinite(n) ? n.toFixed(digits) : '-');
 const median = (xs: readonly number[]): number => {
   const v = [...xs].sort((a, b) => a - b);
   if (v.length === 0) return NaN;
   const mid = v.length >> 1;
   return v.length % 2 ? v[mid]! : (v[mid - 1]! + v[mid]!) / 2;
 };
-
-/** Column-aligned text table. */
-function table(head: readonly string[], rows: readonly (readonly string[])[]): string {
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  return [head, ...rows].map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ')).join('\n');
-}
 
 /** One POST /admin/reload: the gateway's build time and the call's wall time, or the failure. */
 async function reloadOnce(url: string): Promise<{ ok: boolean; buildMs: number; wallMs: number; text: string }> {

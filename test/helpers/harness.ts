@@ -124,6 +124,11 @@ export async function postJson(base: string, path: string, body: unknown, header
     headers: { 'content-type': 'application/json', ...headers },
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
+  return readAnswer(res);
+}
+
+/** Reads a fetch answer whole, parsing the body as JSON when it is JSON. */
+export async function readAnswer(res: Response): Promise<JsonAnswer> {
   const text = await res.text();
   let json: unknown;
   try {
