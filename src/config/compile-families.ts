@@ -1,6 +1,6 @@
-import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ConfigIssue } from './issues.js';
 import { compileMappingAt } from './mapping.js';
+import type { SchemaCompiler } from './schema-compiler.js';
 import { modelSet, routeServesModel } from './compile-routes.js';
 import type { CompiledFamily, CompiledRoute, ModeSupport } from './snapshot.js';
 import type { YamlSource } from './yaml-source.js';
@@ -20,7 +20,7 @@ export interface RawFamily {
  * Compiles the families of routes.yaml: which models form a family, which generation modes it
  * supports, and its limits as JSON Schemas checked after the route's own schema.
  */
-export function compileFamilies(src: YamlSource, routes: readonly CompiledRoute[], ajv: Ajv2020, issues: ConfigIssue[]): CompiledFamily[] {
+export function compileFamilies(src: YamlSource, routes: readonly CompiledRoute[], schemas: SchemaCompiler, issues: ConfigIssue[]): CompiledFamily[] {
   const raw = (src.value as { families?: RawFamily[] }).families ?? [];
   const owner = new Map<string, string>();
   const names = new Set<string>();
@@ -38,7 +38,7 @@ export function compileFamilies(src: YamlSource, routes: readonly CompiledRoute[
     });
     const compile = (schema: Record<string, unknown>, path: (string | number)[]) => {
       try {
-        return ajv.compile(schema);
+        return schemas.compile(schema);
       } catch (err) {
         issues.push(src.issue(path, `the limits of family "${f.name}" do not compile: ${(err as Error).message}`));
         return null;

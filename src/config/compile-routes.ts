@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { Ajv2020 } from 'ajv/dist/2020.js';
 import { compilePathTemplate, type PathMatcher } from '../http/path-template.js';
 import { describeError } from '../schema/describe-error.js';
 import { jsonErrorPosition } from '../schema/json-syntax.js';
 import type { ConfigIssue } from './issues.js';
 import { compileMappingAt } from './mapping.js';
+import type { SchemaCompiler } from './schema-compiler.js';
 import type { CompiledBody, CompiledRoute, CompiledRouteTask, KeySource, RouteKind, TaskIdSource } from './snapshot.js';
 import { parseSize } from './sizes.js';
 import type { YamlSource } from './yaml-source.js';
@@ -52,7 +52,7 @@ function pointerOf(p: string): string[] {
 }
 
 /** Compiles routes.yaml (already schema-valid) into routes; problems are pushed onto `issues`. */
-export function compileRoutes(src: YamlSource, configDir: string, ajv: Ajv2020, issues: ConfigIssue[]): CompiledRoute[] {
+export function compileRoutes(src: YamlSource, configDir: string, schemas: SchemaCompiler, issues: ConfigIssue[]): CompiledRoute[] {
   const raw = (src.value as { routes: RawRoute[] }).routes;
   const seenIds = new Map<string, number>();
   const seenPaths = new Map<string, number>();
@@ -121,7 +121,7 @@ export function compileRoutes(src: YamlSource, configDir: string, ajv: Ajv2020, 
         }
         if (schema !== undefined) {
           try {
-            validate = ajv.compile(schema as object);
+            validate = schemas.compile(schema as object);
             validators.set(schemaFile, validate);
           } catch (err) {
             issues.push(src.issue(at('body', 'schema'), `schema file ${r.body.schema} does not compile: ${(err as Error).message}`));

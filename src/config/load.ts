@@ -14,6 +14,7 @@ import { indexChannels } from './restrict.js';
 import type { Snapshot } from './snapshot.js';
 import type { YamlSource } from './yaml-source.js';
 import { readConfigSources } from './config-files.js';
+import { cachedSchemaCompiler } from './schema-compiler.js';
 
 /** Replaces where a channel points and what it signs with (demo simulators, golden recorders). */
 export type ChannelOverride = (
@@ -71,9 +72,10 @@ export function loadConfig(dir: string, options: LoadOptions = {}): { snapshot: 
   if (!sources) return { snapshot: null, issues };
   const { routes: routesSrc, channels: channelsSrc } = sources;
 
-  const publicAjv = createAjv({ allErrors: false });
-  const routes = compileRoutes(routesSrc, dir, publicAjv, issues);
-  const families = compileFamilies(routesSrc, routes, createAjv({ allErrors: false, verbose: true }), issues);
+  // Validators and mappings whose text an earlier load compiled are reused (compile-cache.ts), so a
+  // reload that changes one line recompiles only what that line is part of.
+  const routes = compileRoutes(routesSrc, dir, cachedSchemaCompiler({ allErrors: false }), issues);
+  const families = compileFamilies(routesSrc, routes, cachedSchemaCompiler({ allErrors: false, verbose: true }), issues);
 
   const rawChannels = (channelsSrc.value as { channels: RawChannel[] }).channels;
   const channels = rawChannels.map((c, i) => {

@@ -1,6 +1,7 @@
 import jsonata from 'jsonata';
+import { COMPILE_CACHE_LIMITS, CompileCache } from './compile-cache.js';
 import type { ConfigIssue } from './issues.js';
-import { BAIL, compileFast } from './mapping-fast.js';
+import { BAIL, compileFast, type FastMapping } from './mapping-fast.js';
 import type { YamlSource } from './yaml-source.js';
 
 /** Limits every mapping runs under, so a bad expression fails fast instead of hanging a request. */
@@ -38,8 +39,26 @@ export class MappingError extends Error {
   }
 }
 
-/** Compiles a JSONata expression; throws with the JSONata message when its syntax is wrong. */
-export function compileMapping(source: string, where: string): Mapping {
+/** What compiling an expression's text gives, independent of where the text was written. */
+interface CompiledExpression {
+  readonly expr: jsonata.Expression;
+  readonly fast: FastMapping | null;
+}
+
+/**
+ * Compiled expressions by source text, shared by every load of the process, so a reload recompiles
+ * only the expressions it changed. Sharing one jsonata Expression between snapshots is safe (read
+ * in jsonata 2.2.2's jsonata.js): evaluate() binds `$`, the bindings, the depth and the guardrails
+ * in a new frame per call and never writes to the AST; the only state kept between calls is the
+ * `$now()`/`$millis()` timestamp, which concurrent requests on one snapshot already share, and the
+ * shared frame changes only through assign()/registerFunction(), which the gateway never calls.
+ * The fast path keeps no state between calls.
+ */
+export const expressionCache = new CompileCache<CompiledExpression>(COMPILE_CACHE_LIMITS.expressions);
+
+function compileExpression(source: string): CompiledExpression {
+  const hit = expressionCache.get(source);
+  if (hit) return hit;
   const expr = jsonata(source, {
     timeout: MAPPING_LIMITS.timeoutMs,
     stack: MAPPING_LIMITS.stack,
@@ -47,7 +66,14 @@ export function compileMapping(source: string, where: string): Mapping {
   });
   // jsonata is async per AST node (~90 µs a response mapping); the fast path gives the same value
   // synchronously or BAIL, and then jsonata runs as before, with its limits and its errors.
-  const fast = compileFast(expr.ast(), MAPPING_LIMITS);
+  const compiled: CompiledExpression = Object.freeze({ expr, fast: compileFast(expr.ast(), MAPPING_LIMITS) });
+  expressionCache.set(source, compiled);
+  return compiled;
+}
+
+/** Compiles a JSONata expression (or reuses an earlier compile of the same text); throws with the JSONata message when its syntax is wrong. */
+export function compileMapping(source: string, where: string): Mapping {
+  const { expr, fast } = compileExpression(source);
   const stats = { fast: 0, jsonata: 0 };
   return {
     source,
