@@ -99,15 +99,22 @@ export async function withFallback<T>(
   let openUntil = Infinity;
   let failedOtherwise = 0;
   let vendorRetryAfter: number | undefined;
+  let backoffDue = false;
   try {
     for (const choice of candidates) {
       if (attempts >= policy.maxAttempts) break;
       if (attempts > 0) {
         const left = policy.deadlineMs - (performance.now() - started);
         if (left <= 0) break;
-        const base = Math.min(policy.backoffMaxMs, policy.backoffMs * 2 ** (attempts - 1));
-        const wait = Math.min(left, Math.round(base * (0.5 + 0.5 * (deps.random ?? Math.random)())));
-        if (wait > 0) await delay(wait);
+        // One wait per failed call, before the next call (a channel passed over costs none).
+        if (backoffDue) {
+          backoffDue = false;
+          const base = Math.min(policy.backoffMaxMs, policy.backoffMs * 2 ** (attempts - 1));
+          const wait = Math.round(base * (0.5 + 0.5 * (deps.random ?? Math.random)()));
+          // A call that could only start after the deadline is not waited for.
+          if (wait >= left) break;
+          if (wait > 0) await delay(wait);
+        }
       }
       const slot = deps.routing.enter(choice.channel);
       if ('reason' in slot) {
@@ -134,6 +141,7 @@ export async function withFallback<T>(
         if (err instanceof GatewayError) err.details.channel ??= choice.channel.name;
         if (accepted || !mayRetry(outcome, creates(choice))) throw err;
         last = err;
+        backoffDue = true;
         if (outcome === 'rate_limited') {
           const ra = (err as GatewayError).details.retryAfter;
           if (ra !== undefined) vendorRetryAfter = Math.min(vendorRetryAfter ?? Infinity, ra);

@@ -2,7 +2,11 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { loadConfigOrThrow } from '../../src/config/load.js';
 import { PROJECT_ROOT } from '../../src/config/paths.js';
-import { outcomeOf, mayRetry, type Outcome } from '../../src/routing/attempts.js';
+import { outcomeOf, mayRetry, withFallback, type Outcome } from '../../src/routing/attempts.js';
+import { RoutingState } from '../../src/routing/routing-state.js';
+import { Metrics } from '../../src/metrics/metrics.js';
+import { silentLogger } from '../../src/log.js';
+import type { RequestContext } from '../../src/pipeline/context.js';
 import { rankChannels } from '../../src/routing/rank-channels.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import { restrictChannels } from '../../src/config/restrict.js';
@@ -76,4 +80,55 @@ describe('the retry rule', () => {
       assert.equal(mayRetry(outcome, true), createRetries);
     });
   }
+});
+
+describe('withFallback', () => {
+  const snapshotWith = (retry: Partial<Snapshot['retry']>) => {
+    const s = withAlphaCopies([
+      { name: 'a', priority: 2, weight: 1 },
+      { name: 'b', priority: 1, weight: 1 },
+      { name: 'c', priority: 0, weight: 1 },
+    ]);
+    return { ...s, retry: { ...s.retry, backoffMs: 0, ...retry } } as Snapshot;
+  };
+  const run = async (snapshot: Snapshot, fail: (name: string) => Error | null) => {
+    const metrics = new Metrics();
+    const routing = new RoutingState(metrics, () => snapshot);
+    const route = snapshot.routes.find((r) => r.path.includes(':generateContent'))!;
+    const ctx = { snapshot, token: token(), log: silentLogger(), requestId: 'r' } as unknown as RequestContext;
+    const tried: string[] = [];
+    const candidates = rankChannels(snapshot, route, 'alpha-3-pro-image-preview', token(), () => 0);
+    const out = await withFallback(ctx, candidates, { routing, metrics }, () => false, async (c) => {
+      tried.push(c.channel.name);
+      const e = fail(c.channel.name);
+      if (e) throw e;
+      return c.channel.name;
+    }).catch((e: GatewayError) => e);
+    return { tried, out };
+  };
+  const refused = () => new GatewayError('bad_response', 'x', { upstream: { phase: 'answered', status: 500 } });
+
+  it('goes down the ranking until a channel serves', async () => {
+    const { tried, out } = await run(snapshotWith({}), (n) => (n === 'c' ? null : refused()));
+    assert.deepEqual(tried, ['a', 'b', 'c']);
+    assert.equal(out, 'c');
+  });
+
+  it('stops at max_attempts with the last error', async () => {
+    const { tried, out } = await run(snapshotWith({ maxAttempts: 2 }), () => refused());
+    assert.deepEqual(tried, ['a', 'b']);
+    assert.equal((out as GatewayError).code, 'bad_response');
+  });
+
+  it('starts no call after deadline_ms: a backoff longer than the deadline ends the request', async () => {
+    const { tried, out } = await run(snapshotWith({ backoffMs: 60_000, backoffMaxMs: 60_000, deadlineMs: 100 }), () => refused());
+    assert.deepEqual(tried, ['a']);
+    assert.equal((out as GatewayError).code, 'bad_response');
+  });
+
+  it('a failure of ours (no upstream phase) is not retried', async () => {
+    const { tried, out } = await run(snapshotWith({}), () => new Error('mapping bug'));
+    assert.deepEqual(tried, ['a']);
+    assert.equal((out as Error).message, 'mapping bug');
+  });
 });
