@@ -12,7 +12,8 @@
  * step may be a variable, with `[]` on the last step only; `{ "literal key": expr }`; `[ ... ]`;
  * `? :` (and the `??`, `?:` jsonata rewrites into it); `and or = != < <= > >= + - * / % &`; unary
  * minus; `$string $exists $not $boolean $number $encodeUrlComponent` with one argument.
- * A path step over an array (jsonata maps and flattens) bails at run time.
+ * Name steps over arrays map and flatten as jsonata's evaluateStep and lookup do (see overArray); a
+ * variable that holds an array bails at run time, as jsonata's sequence flags are not visible here.
  */
 
 /** What a fast mapping returns when the input needs more than the subset: evaluate with jsonata. */
@@ -57,11 +58,23 @@ function isJsonataFunction(v: object): boolean {
   return o._jsonata_function === true || o._jsonata_lambda === true;
 }
 
+/**
+ * jsonata treats an array carrying its flags as its own sequence (unwrapping, not flattening): such
+ * arrays are never JSON input, but could be an earlier evaluation's output handed back in.
+ */
+function plainArray(a: unknown[]): void {
+  const t = a as unknown as { sequence?: unknown; cons?: unknown; outerWrapper?: unknown };
+  if (t.sequence !== undefined || t.cons !== undefined || t.outerWrapper !== undefined) stop();
+}
+
 /** Own property of a non-array value, like jsonata's lookup (inherited keys such as `constructor` are not seen). */
 function lookup(obj: unknown, key: string): unknown {
   if (obj === null || typeof obj !== 'object') return undefined;
-  if (isJsonataFunction(obj)) stop();
-  return Object.prototype.hasOwnProperty.call(obj, key) ? (obj as Record<string, unknown>)[key] : undefined;
+  if (Array.isArray(obj) || isJsonataFunction(obj)) stop(); // arrays go through lookupItems
+  if (!Object.prototype.hasOwnProperty.call(obj, key)) return undefined;
+  const v = (obj as Record<string, unknown>)[key];
+  if (Array.isArray(v)) plainArray(v);
+  return v;
 }
 
 /** jsonata's $boolean, for an argument that is not undefined. */
@@ -175,19 +188,110 @@ function path(n: Node, sc: Scope, st: State, depth: number): Fn {
     else unsupported('path step');
   });
   const first = steps[0]!;
-  const head: Fn = first.type === 'variable' ? variable(first, sc) : (root) => lookup(root, first.value as string);
-  const names = steps.slice(1).map((s) => s.value as string);
+  // the input sequence of the first name step: the variable's value, or the context (the input)
+  const start: Fn = first.type === 'variable' ? variable(first, sc) : (root) => root;
+  const names = (first.type === 'variable' ? steps.slice(1) : steps).map((s) => s.value as string);
   if (depth + steps.length > MAX_DEPTH) unsupported('depth');
+  const lastName = names.length - 1;
+  const budget = Math.min(PATH_BUDGET, st.maxSequence);
   return (root, vars) => {
-    let v = head(root, vars);
-    for (const name of names) {
+    let v = start(root, vars);
+    if (v === undefined) return undefined;
+    // a variable may hold one of jsonata's sequences, whose flags (keepSingleton, cons) decide how it flattens
+    if (Array.isArray(v)) stop();
+    // one item at a time until an array turns up: the common case, without building sequences
+    for (let i = 0; i <= lastName; i++) {
+      v = lookup(v, names[i]!);
       if (v === undefined) return undefined;
-      if (Array.isArray(v)) stop(); // jsonata maps the rest of the path over the items
-      v = lookup(v, name);
+      // an array on the last step is returned as is (the same array, never unwrapped)
+      if (Array.isArray(v)) return i === lastName ? v : overArray(v, names, i + 1, keep, budget);
     }
-    // an array on the last step is returned as is (the same array, never unwrapped); `[]` wraps the rest
-    return v === undefined || Array.isArray(v) || !keep ? v : [v];
+    return keep ? [v] : v;
   };
+}
+
+/** Items one path may touch over arrays; more is left to jsonata. Kept within its sequence limit (D2015), and far below its timeout. */
+const PATH_BUDGET = 4096;
+/** Arrays nested deeper in the data than this are left to jsonata, whose lookup recurses per level. */
+const MAX_NESTING = 32;
+
+/** What is left of a path evaluation's PATH_BUDGET. */
+interface Walk {
+  left: number;
+}
+
+/** Appends one sequence item; an undefined item (a hole, never JSON) is jsonata-specific enough to leave to it. */
+function put(w: Walk, out: unknown[], x: unknown): void {
+  if (x === undefined || --w.left < 0) stop();
+  if (Array.isArray(x)) plainArray(x);
+  out.push(x);
+}
+
+/** The items of an array appended one level deep, as jsonata flattens a step's results. */
+function spread(w: Walk, out: unknown[], a: readonly unknown[]): void {
+  for (let i = 0; i < a.length; i++) put(w, out, a[i]);
+}
+
+/** jsonata's lookup over an array: each item's value (nested arrays searched alike), array values spread one level. */
+function lookupItems(w: Walk, out: unknown[], a: unknown[], key: string, nesting: number): void {
+  plainArray(a);
+  if (nesting > MAX_NESTING) stop();
+  for (let i = 0; i < a.length; i++) {
+    const item = a[i];
+    if (item === undefined || --w.left < 0) stop();
+    if (Array.isArray(item)) {
+      lookupItems(w, out, item, key, nesting + 1); // its sequence, spread into this one: the same items in order
+      continue;
+    }
+    const v = lookup(item, key);
+    if (v === undefined) continue;
+    if (Array.isArray(v)) spread(w, out, v);
+    else put(w, out, v);
+  }
+}
+
+/**
+ * The rest of a path once a step before the last gave the data array `a`: jsonata 2.2's evaluatePath
+ * and evaluateStep, for name steps from `names[from]` on. Each step looks its name up in every item of
+ * the sequence (an array item gives a sequence: empty is nothing, one item is unwrapped unless the step
+ * keeps arrays), then flattens the results one level, except that the last step's only result, when
+ * it is a data array rather than a sequence, is the answer as is. An empty sequence ends the path
+ * (undefined); a final sequence of one is unwrapped unless the path ends in `[]`.
+ */
+function overArray(a: unknown[], names: readonly string[], from: number, keep: boolean, budget: number): unknown {
+  const w: Walk = { left: budget };
+  let seq: unknown[] = [];
+  spread(w, seq, a);
+  for (let i = from; i < names.length; i++) {
+    if (seq.length === 0) return undefined;
+    const key = names[i]!;
+    const last = i === names.length - 1;
+    const results: unknown[] = [];
+    for (const x of seq) {
+      let res: unknown;
+      if (Array.isArray(x)) {
+        const found: unknown[] = [];
+        lookupItems(w, found, x, key, 0);
+        if (found.length === 0) continue;
+        res = found.length === 1 && !(last && keep) ? found[0] : found;
+      } else {
+        res = lookup(x, key);
+        if (res === undefined) continue;
+      }
+      put(w, results, res);
+    }
+    // jsonata returns a data array here and flattens a sequence; a sequence built here (`found`) would
+    // flatten into the same items, and then stay as it is (two or more, or one kept by `[]`)
+    if (last && results.length === 1 && Array.isArray(results[0])) return results[0];
+    const next: unknown[] = [];
+    for (const r of results) {
+      if (Array.isArray(r)) spread(w, next, r);
+      else put(w, next, r);
+    }
+    seq = next;
+  }
+  if (seq.length === 0) return undefined;
+  return seq.length === 1 && !keep ? seq[0] : seq;
 }
 
 function binary(n: Node, sc: Scope, st: State, depth: number): Fn {
