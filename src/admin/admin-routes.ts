@@ -5,6 +5,7 @@ import type { Snapshot } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { compilePathTemplate, type PathMatcher } from '../http/path-template.js';
 import type { Metrics } from '../metrics/metrics.js';
+import { matchPath, methodNotAllowed } from '../pipeline/match-route.js';
 import type { RoutingState } from '../routing/routing-state.js';
 import type { Store } from '../store/store.js';
 import { channelsReport } from './channels-admin.js';
@@ -81,12 +82,7 @@ export async function handleAdmin(
   const allowed: string[] = [];
   let found: { route: AdminRoute; params: Record<string, string> } | null = null;
   for (const r of ADMIN_ROUTES) {
-    let params: Record<string, string> | null;
-    try {
-      params = r.matcher.match(pathname);
-    } catch {
-      throw new GatewayError('invalid_request', 'the URL path has an invalid percent-encoding');
-    }
+    const params = matchPath(r.matcher, pathname);
     if (!params) continue;
     if (r.method !== req.method) allowed.push(r.method);
     else found = { route: r, params };
@@ -94,9 +90,7 @@ export async function handleAdmin(
   // The key is checked before anything else is said, so a stranger cannot map the admin routes.
   checkAdminKey(req, deps.adminKey);
   if (!found) {
-    if (allowed.length > 0) {
-      throw new GatewayError('method_not_allowed', `${req.method} is not allowed on this path; use ${allowed.join(', ')}`, { headers: { allow: allowed.join(', ') } });
-    }
+    if (allowed.length > 0) throw methodNotAllowed(req.method ?? 'GET', allowed);
     throw new GatewayError('not_found', `no admin route for ${req.method} ${pathname.slice(0, 200)}`);
   }
   // Admin routes take no body; one sent is drained so the connection stays usable.

@@ -1,5 +1,6 @@
 import type { CompiledRoute, Snapshot } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
+import type { PathMatcher } from '../http/path-template.js';
 
 /**
  * Finds the route for a method, raw path and query: 404 when no path matches, 405 when only the
@@ -14,12 +15,7 @@ export function matchRoute(
   const allowed: string[] = [];
   const wrongQuery: CompiledRoute[] = [];
   for (const route of snapshot.routes) {
-    let params: Record<string, string> | null;
-    try {
-      params = route.matcher.match(pathname);
-    } catch {
-      throw new GatewayError('invalid_request', 'the URL path has an invalid percent-encoding');
-    }
+    const params = matchPath(route.matcher, pathname);
     if (!params) continue;
     if (route.method !== method) {
       allowed.push(route.method);
@@ -29,12 +25,24 @@ export function matchRoute(
     wrongQuery.push(route);
   }
   if (wrongQuery.length > 0) throw queryMismatch(wrongQuery, search);
-  if (allowed.length > 0) {
-    throw new GatewayError('method_not_allowed', `${method} is not allowed on this path; use ${allowed.join(', ')}`, {
-      headers: { allow: allowed.join(', ') },
-    });
-  }
+  if (allowed.length > 0) throw methodNotAllowed(method, allowed);
   throw new GatewayError('not_found', `no route for ${method} ${pathname.length > 200 ? pathname.slice(0, 200) + '…' : pathname}`);
+}
+
+/** A path's parameters under a template, or null; a bad percent-escape is the client's invalid_request. */
+export function matchPath(matcher: PathMatcher, pathname: string): Record<string, string> | null {
+  try {
+    return matcher.match(pathname);
+  } catch {
+    throw new GatewayError('invalid_request', 'the URL path has an invalid percent-encoding');
+  }
+}
+
+/** 405 for a path that exists with other methods, which its `Allow` header lists. */
+export function methodNotAllowed(method: string, allowed: readonly string[]): GatewayError {
+  return new GatewayError('method_not_allowed', `${method} is not allowed on this path; use ${allowed.join(', ')}`, {
+    headers: { allow: allowed.join(', ') },
+  });
 }
 
 function queryMatches(route: CompiledRoute, search: URLSearchParams | null): boolean {
