@@ -63,6 +63,12 @@ export function parseMultipart(raw: Buffer, contentType: string, maxFiles: numbe
     });
     bb.on('file', (name, stream, info) => {
       const chunks: Buffer[] = [];
+      // A body that ends inside a file part errors this stream as well as busboy itself; without a
+      // listener that second 'error' is an uncaught exception and takes the whole process down.
+      stream.on('error', (err: Error) => {
+        failed = true;
+        fail(`the multipart body is malformed: ${err.message}`, name.slice(0, 80));
+      });
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', () => {
         const type = /^[a-z]+\/[A-Za-z0-9.+-]+$/.test(info.mimeType) ? info.mimeType : 'application/octet-stream';
@@ -72,6 +78,10 @@ export function parseMultipart(raw: Buffer, contentType: string, maxFiles: numbe
     bb.on('filesLimit', () => {
       failed = true;
       fail(`a multipart body may carry at most ${maxFiles} files`);
+    });
+    bb.on('partsLimit', () => {
+      failed = true;
+      fail(`a multipart body may carry at most ${maxFiles + MAX_FIELDS} parts`);
     });
     bb.on('fieldsLimit', () => {
       failed = true;
