@@ -26,6 +26,8 @@ export interface AppSettings {
   readonly watch: boolean;
   /** GATEWAY_RELOAD_DEBOUNCE_MS: quiet time after the last file change before a watched reload. */
   readonly reloadDebounceMs: number;
+  /** GATEWAY_BODY_BUDGET_MB in bytes: request body bytes held at once; null: a share of the heap limit. NaN when malformed (refused at start). */
+  readonly bodyBudgetBytes: number | null;
 }
 
 /** Reads process settings from the environment, with the documented defaults. */
@@ -40,6 +42,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env, defaults: 
     adminKey: env.GATEWAY_ADMIN_KEY || (defaults.adminKey ?? null),
     watch: env.GATEWAY_WATCH !== undefined ? !/^(0|false|no|off)$/i.test(env.GATEWAY_WATCH.trim()) : (defaults.watch ?? true),
     reloadDebounceMs: debounce(env.GATEWAY_RELOAD_DEBOUNCE_MS, defaults.reloadDebounceMs ?? 200),
+    bodyBudgetBytes: env.GATEWAY_BODY_BUDGET_MB ? Math.floor(Number(env.GATEWAY_BODY_BUDGET_MB) * 1024 * 1024) : (defaults.bodyBudgetBytes ?? null),
   };
 }
 
@@ -67,6 +70,8 @@ export interface App {
  * at an in-process simulator of its profile (demo mode); without it, unset variables fail the load.
  */
 export async function startApp(settings: AppSettings, log: Logger, opts: { simulate: boolean; store?: Store }): Promise<App> {
+  const budget = settings.bodyBudgetBytes;
+  if (budget !== null && !(Number.isSafeInteger(budget) && budget > 0)) throw new Error('GATEWAY_BODY_BUDGET_MB must be a number of megabytes greater than 0');
   const simulators: Simulator[] = [];
   let override: ChannelOverride | undefined;
   if (opts.simulate) {
@@ -105,6 +110,7 @@ export async function startApp(settings: AppSettings, log: Logger, opts: { simul
       adminKey: settings.adminKey ?? undefined,
       config,
       metrics,
+      bodyBudgetBytes: budget ?? undefined,
     });
     connectReloads(config, gateway, log);
     const port = await gateway.listen(settings.port, settings.host);

@@ -3,6 +3,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Snapshot } from './config/snapshot.js';
+import { BodyBudget, defaultBodyBudget } from './http/body-budget.js';
+import { drainUnread } from './http/drain-unread.js';
 import { sendClientError, sendConnectRefused, sendError } from './http/error-boundary.js';
 import { GatewayError } from './errors/gateway-error.js';
 import { Authenticator } from './pipeline/authenticate.js';
@@ -55,6 +57,8 @@ export interface GatewayOptions {
   readonly config?: ConfigControl;
   /** The process's metrics, shared with whoever else reports (the config reloader); default: a fresh set. */
   readonly metrics?: Metrics;
+  /** GATEWAY_BODY_BUDGET_MB: bytes of request bodies held at once; default: a share of the heap limit. */
+  readonly bodyBudgetBytes?: number;
 }
 
 /** A running gateway: its HTTP server and how to stop it. */
@@ -67,6 +71,8 @@ export interface Gateway {
   /** Live channel state: calls in flight and circuit breakers. */
   readonly routing: RoutingState;
   readonly metrics: Metrics;
+  /** Request body bytes held at once, and their bound. */
+  readonly bodies: BodyBudget;
   /** Resumes unfinished tasks, then starts listening; resolves with the bound port (0 picks a free one). */
   listen(port: number, host?: string): Promise<number>;
   /** Base URL once listening, e.g. http://127.0.0.1:41234 */
@@ -88,6 +94,27 @@ function publicQuery(search: URLSearchParams | null): Record<string, string> {
   return out;
 }
 
+/** What the request handler learnt on the way, for the metrics and the error answer. */
+interface Seen {
+  /** Route id, never the raw path: a path is the client's to choose, a label set is not. */
+  route: string;
+  /** `100 Continue` was sent. */
+  continued: boolean;
+}
+
+/** A client that waits for `100 Continue` before it sends its body. */
+function expectsContinue(req: IncomingMessage): boolean {
+  // The test Node itself uses to send such a request to 'checkContinue'.
+  return /(?:^|\W)100-continue(?:$|\W)/i.test(String(req.headers.expect ?? ''));
+}
+
+/** Tells a waiting client to send its body (once). */
+function sendContinue(req: IncomingMessage, res: ServerResponse, seen: { continued: boolean }): void {
+  if (seen.continued || !expectsContinue(req)) return;
+  seen.continued = true;
+  res.writeContinue();
+}
+
 /** Builds the gateway: one request handler running the pipeline stages in order. */
 export function createGateway(opts: GatewayOptions): Gateway {
   const pools = new Pools();
@@ -98,6 +125,11 @@ export function createGateway(opts: GatewayOptions): Gateway {
   const metrics = opts.metrics ?? new Metrics();
   const stopQuotaMetrics = countQuotaUnits(opts.store, metrics);
   const routing = new RoutingState(metrics, opts.snapshot, () => clock().getTime());
+  const bodies = new BodyBudget(opts.bodyBudgetBytes ?? defaultBodyBudget());
+  metrics.gauge('gateway_request_body_bytes', 'Request body bytes held now (reserved before reading), and the bound', ['of'], () => [
+    [{ of: 'held' }, bodies.held],
+    [{ of: 'limit' }, bodies.limit],
+  ]);
   const admin = { adminKey: opts.adminKey ?? null, metrics, store: opts.store, routing, config: opts.config ?? null };
   const poller = new Poller({ store: opts.store, pools, snapshot: opts.snapshot, log: opts.log, clock, random: opts.random });
   if (!poll) poller.stop();
@@ -111,17 +143,25 @@ export function createGateway(opts: GatewayOptions): Gateway {
     return `${proto}://${host}`;
   }
 
-  async function handle(req: IncomingMessage, res: ServerResponse, requestId: string, seen: { route: string }): Promise<void> {
+  async function handle(req: IncomingMessage, res: ServerResponse, requestId: string, seen: Seen): Promise<void> {
     const snapshot = opts.snapshot();
     const { pathname, search } = splitUrl(req.url ?? '/');
     if (isAdminPath(pathname)) {
       seen.route = 'admin';
+      sendContinue(req, res, seen);
       return handleAdmin(req, res, pathname, search, snapshot, admin, requestId);
     }
     const { route, params } = matchRoute(snapshot, req.method ?? 'GET', pathname, search);
     seen.route = route.id;
     const token = await auth.authenticate(route.keySources, req.headers, search);
-    const body = route.body ? await readJsonBody(req, route.body) : undefined;
+    let body: unknown;
+    if (route.body) {
+      // Room for the body is taken before a byte of it is read (and before a client waiting on
+      // `Expect: 100-continue` is told to send it), so a burst of large bodies is refused at the door.
+      const admission = bodies.admit(req, res, route.body.maxBytes);
+      sendContinue(req, res, seen);
+      body = await readJsonBody(req, route.body, admission);
+    }
     if (route.body) validateBody(route.body.validate, body);
     const ctx: RequestContext = {
       requestId,
@@ -153,21 +193,31 @@ export function createGateway(opts: GatewayOptions): Gateway {
     res.end(text);
   }
 
-  const server = createServer({ maxHeaderSize: 16 * 1024 }, (req, res) => {
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     const requestId = randomUUID();
     const started = performance.now();
-    // Labelled by route id, never by raw path: a path is the client's to choose, a label set is not.
-    const seen = { route: 'none' };
+    const seen: Seen = { route: 'none', continued: false };
+    res.once('finish', () => drainUnread(req));
     handle(req, res, requestId, seen)
-      .catch((err: unknown) => sendError(res, err, opts.log, requestId))
+      .catch((err: unknown) => {
+        // Refused before it was told to send its body: the client will not send it, and the
+        // connection must not wait for it.
+        if (expectsContinue(req) && !seen.continued) res.setHeader('connection', 'close');
+        sendError(res, err, opts.log, requestId);
+      })
       .finally(() => {
         metrics.requests.inc({ route: seen.route, status: String(res.statusCode) });
         opts.log.debug({ req_id: requestId, method: req.method, status: res.statusCode, ms: Math.round(performance.now() - started) }, 'request');
       });
-  });
+  };
+  const server = createServer({ maxHeaderSize: 16 * 1024 }, onRequest);
+  // Ours to answer: `100 Continue` goes out only once the body is admitted (see handle), so a
+  // refused client never sends it. Node would otherwise say Continue to everyone at once.
+  server.on('checkContinue', onRequest);
   server.on('clientError', sendClientError);
   server.on('connect', (_req: IncomingMessage, socket) => sendConnectRefused(socket));
-  // Node answers `Expect: 100-continue` itself; any other expectation gets our shape, not a bare 417.
+  // `Expect: 100-continue` is answered by the handler (checkContinue above); any other expectation
+  // gets our shape, not a bare 417.
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
     const err = new GatewayError('invalid_request', `the Expect header ${JSON.stringify(String(req.headers.expect).slice(0, 100))} is not supported`, {
       headers: { connection: 'close' },
@@ -185,6 +235,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
     pools,
     routing,
     metrics,
+    bodies,
     async listen(p, host = '127.0.0.1') {
       if (poll) {
         const resumed = await poller.resume();

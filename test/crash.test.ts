@@ -6,18 +6,16 @@
  * with the vendor's bytes, or failed as the prompt asked, with failed ones refunded.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { parse } from 'yaml';
 import { PROJECT_ROOT } from '../src/config/paths.js';
 import type { Simulator } from '../src/sim/http.js';
-import { startSimulator } from '../src/sim/registry.js';
 import { openSqliteStore } from '../src/store/sqlite.js';
 import type { TaskRecord } from '../src/store/store.js';
-import { channelEnv } from './helpers/channel-env.js';
-import { runCli, startCli, type Running } from './helpers/process.js';
+import { simulatorsFor, startGatewayProcess } from './helpers/gateway-process.js';
+import { runCli, type Running } from './helpers/process.js';
 
 const FINISH_MS = 1500;
 const TASKS = 30;
@@ -32,36 +30,6 @@ interface Sent {
   readonly failWith: string | null;
 }
 
-/** One variable name when the value is exactly `${NAME}` (or `${NAME:-default}`). */
-function envName(value: unknown): string | null {
-  return typeof value === 'string' ? (/^\$\{([A-Z][A-Z0-9_]*)(?::-[^}]*)?\}$/.exec(value)?.[1] ?? null) : null;
-}
-
-/**
- * The environment that points every channel of the repository's channels.yaml at the simulator
- * of its profile: `base_url: ${X}` gets the simulator's URL, `secrets: {name: ${Y}}` its secret of
- * that name. Variables of channels without a simulator get the dummies of channelEnv().
- */
-async function simulatorsFor(sims: Map<string, Simulator>): Promise<Record<string, string>> {
-  const config = parse(readFileSync(join(PROJECT_ROOT, 'channels.yaml'), 'utf8')) as { channels: { name: string; profile: string; base_url: unknown; secrets?: Record<string, unknown> }[] };
-  const env: Record<string, string> = {};
-  for (const c of config.channels) {
-    let sim = sims.get(c.profile);
-    if (!sim) {
-      const started = await startSimulator(c.profile, { finishMs: FINISH_MS });
-      if (!started) continue;
-      sims.set(c.profile, (sim = started));
-    }
-    const base = envName(c.base_url);
-    if (base) env[base] = sim.url;
-    for (const [name, value] of Object.entries(c.secrets ?? {})) {
-      const v = envName(value);
-      if (v && sim.secrets[name] !== undefined) env[v] = sim.secrets[name]!;
-    }
-  }
-  return channelEnv(env);
-}
-
 describe('a gateway process killed with tasks in flight', () => {
   const dir = mkdtempSync(join(tmpdir(), 'gw-crash-'));
   const db = join(dir, 'gateway.db');
@@ -71,7 +39,7 @@ describe('a gateway process killed with tasks in flight', () => {
 
   before(async () => {
     env = {
-      ...(await simulatorsFor(sims)),
+      ...(await simulatorsFor(sims, { finishMs: FINISH_MS })),
       GATEWAY_DB: db,
       GATEWAY_CONFIG_DIR: PROJECT_ROOT,
       GATEWAY_DEMO_KEY: 'gw-not-used-by-start',
@@ -88,10 +56,9 @@ describe('a gateway process killed with tasks in flight', () => {
   });
 
   async function startGateway(): Promise<{ proc: Running; base: string }> {
-    const proc = startCli(['start'], env);
-    running.push(proc);
-    const [, base] = await proc.waitFor(/"url":"(http:\/\/127\.0\.0\.1:\d+)"[^\n]*"msg":"gateway listening"/, 20_000);
-    return { proc, base: base! };
+    const started = await startGatewayProcess(env);
+    running.push(started.proc);
+    return started;
   }
 
   /** Reads task records straight from the store file (WAL lets a second process read it). */

@@ -538,7 +538,6 @@ describe('generateContent under hostile input (property)', () => {
     assert.equal(written, 0);
     const e = expectError(answer, 'payload_too_large', 'declared length');
     assert.match(e.message, /20971520|20 ?MB|20 ?MiB/i, e.message);
-    assert.equal(answer.headers.connection, 'close');
     // Writing the whole body anyway: the answer is the same 413.
     const streamed = await sendStreaming(HOST, port, ROUTE, { ...json(), 'content-length': String(size) }, size, 256 * 1024, 20_000);
     expectError(streamed.answer, 'payload_too_large', 'declared length, body sent');

@@ -57,7 +57,7 @@ export const catalogue = {
   payload_too_large: {
     status: 413,
     shape: 'A',
-    when: "The body is larger than the route's `body.max_bytes`.",
+    when: "The body is larger than the route's `body.max_bytes`, or than the whole memory budget for bodies (`GATEWAY_BODY_BUDGET_MB`), so that it could never be read.",
   },
   unsupported_media_type: {
     status: 415,
@@ -88,6 +88,11 @@ export const catalogue = {
     status: 503,
     shape: 'A',
     when: 'The upstream says the model is temporarily overloaded or unavailable, or every channel for the model is taken out by its circuit breaker (`Retry-After`: when a probe may go).',
+  },
+  server_busy: {
+    status: 503,
+    shape: 'A',
+    when: 'The gateway holds as many request bodies as its memory budget allows (`GATEWAY_BODY_BUDGET_MB`); the body was not read and nothing was charged or sent; retry after `Retry-After`.',
   },
   upstream_timeout: {
     status: 504,

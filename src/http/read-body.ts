@@ -1,16 +1,15 @@
 import type { IncomingMessage } from 'node:http';
 import { GatewayError } from '../errors/gateway-error.js';
+import type { Admission } from './body-budget.js';
 
 /**
  * Reads a request body into one Buffer, refusing it as soon as it passes `maxBytes`: up front from
- * Content-Length when declared, otherwise while streaming. On refusal the caller answers with
- * `Connection: close` (set on the error), so the unread rest is never received.
+ * Content-Length when declared, otherwise while streaming. On refusal the unread rest is dropped
+ * after the answer, within bounds (src/http/drain-unread.ts), never kept. The bytes read
+ * are held within `admission` (the process's body budget); a chunked body that outgrows it is refused.
  */
-export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
-  const tooLarge = () =>
-    new GatewayError('payload_too_large', `the request body is larger than the ${maxBytes} bytes this route accepts`, {
-      headers: { connection: 'close' },
-    });
+export function readBody(req: IncomingMessage, maxBytes: number, admission?: Admission): Promise<Buffer> {
+  const tooLarge = () => new GatewayError('payload_too_large', `the request body is larger than the ${maxBytes} bytes this route accepts`);
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > maxBytes) return Promise.reject(tooLarge());
 
@@ -33,6 +32,12 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer
       if (size > maxBytes) {
         req.pause();
         finish(tooLarge());
+        return;
+      }
+      const refused = admission?.cover(size);
+      if (refused) {
+        req.pause();
+        finish(refused);
         return;
       }
       chunks.push(chunk);

@@ -1,15 +1,16 @@
 import type { IncomingMessage } from 'node:http';
 import type { CompiledBody } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
+import type { Admission } from '../http/body-budget.js';
 import { readBody } from '../http/read-body.js';
 import { parseMultipart } from '../http/read-multipart.js';
 import { jsonErrorPosition } from '../schema/json-syntax.js';
 
 /**
  * Reads, size-checks and parses a JSON body (or a multipart one where the route accepts it),
- * refusing wrong media types and excessive nesting.
+ * refusing wrong media types and excessive nesting; the bytes read are held within `admission`.
  */
-export async function readJsonBody(req: IncomingMessage, rules: CompiledBody): Promise<unknown> {
+export async function readJsonBody(req: IncomingMessage, rules: CompiledBody, admission?: Admission): Promise<unknown> {
   const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   if (!rules.contentTypes.includes(type)) {
     throw new GatewayError(
@@ -21,7 +22,7 @@ export async function readJsonBody(req: IncomingMessage, rules: CompiledBody): P
   if (encoding !== 'identity') {
     throw new GatewayError('unsupported_media_type', `Content-Encoding ${encoding.slice(0, 50)} is not accepted; send the body uncompressed`);
   }
-  const raw = await readBody(req, rules.maxBytes);
+  const raw = await readBody(req, rules.maxBytes, admission);
   if (type === 'multipart/form-data') {
     const form = await parseMultipart(raw, req.headers['content-type']!, rules.maxFiles);
     // A field holding JSON (metadata) nests like a JSON body does, under the same limit.
