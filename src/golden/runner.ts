@@ -126,6 +126,8 @@ export async function runGolden(configDir: string, casesDir: string, opts: { upd
       await gateway.listen(0);
       try {
         const doc = parseDocument(readFileSync(file, 'utf8'));
+        // A case that is not valid YAML (a key given twice, say) must fail, not run on half of it.
+        if (doc.errors.length > 0) throw new Error(doc.errors.map((e) => e.message).join('\n'));
         const gcase = doc.toJS() as GoldenCase;
         const steps = gcase.steps ?? [gcase];
         const diffs: string[] = [];
