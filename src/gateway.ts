@@ -36,6 +36,8 @@ export interface GatewayOptions {
   readonly log: Logger;
   /** Golden runs: synchronous routes over asynchronous vendors look again at once (0) instead of the operation's interval. */
   readonly awaitIntervalMs?: number;
+  /** Golden runs: overrides every channel's `polling.lost_after_ms` (0: one "no such task" answer shows the verdict). */
+  readonly lostAfterMs?: number;
   /** Clock for `now` in mappings; golden runs fix it. */
   readonly clock?: () => Date;
   /** Random source for weighted channel choice; golden runs fix it. */
@@ -131,9 +133,9 @@ export function createGateway(opts: GatewayOptions): Gateway {
     [{ of: 'limit' }, bodies.limit],
   ]);
   const admin = { adminKey: opts.adminKey ?? null, metrics, store: opts.store, routing, config: opts.config ?? null };
-  const poller = new Poller({ store: opts.store, pools, snapshot: opts.snapshot, log: opts.log, clock, random: opts.random });
+  const poller = new Poller({ store: opts.store, pools, snapshot: opts.snapshot, log: opts.log, clock, random: opts.random, lostAfterMs: opts.lostAfterMs });
   if (!poll) poller.stop();
-  const deps: TaskDeps = { store: opts.store, pools, random: opts.random, poller, newId: opts.newTaskId ?? newTaskId, refreshAlways: !poll, awaitIntervalMs: opts.awaitIntervalMs, clock, routing, metrics };
+  const deps: TaskDeps = { store: opts.store, pools, random: opts.random, poller, newId: opts.newTaskId ?? newTaskId, refreshAlways: !poll, awaitIntervalMs: opts.awaitIntervalMs, lostAfterMs: opts.lostAfterMs, clock, routing, metrics };
 
   /** Where this client reached us: the configured public URL, else the Host it sent. */
   function publicBase(req: IncomingMessage): string {

@@ -81,3 +81,63 @@ describe('video tasks on zeta-openai (epsilon video line), end to end', () => {
     assert.equal(r.json.error.param, 'prompt');
   });
 });
+
+describe('zeta-openai: a status query that answers 404 once never loses a task', () => {
+  let h: TaskHarness;
+  before(async () => {
+    // Its own simulators: the fault queue below must reach this test's task and no other.
+    h = await startTaskHarness({ finishMs: 600 });
+  });
+  after(() => h.close());
+
+  /** Refund rows of the ledger for one task of a token. */
+  async function refundsOf(tokenQuota: number, taskId: string): Promise<number> {
+    const token = (await h.store.listTokens()).find((t) => t.quota === tokenQuota)!;
+    return (await h.store.ledger(token.id, null, 1000)).filter((e) => e.kind === 'refund' && e.ref === taskId).length;
+  }
+
+  test('a proxy\'s 404 page, then a vendor 404 of another code: retried, the task completes, downloads and stays charged', async () => {
+    const key = await h.createKey(5);
+    const auth = { authorization: `Bearer ${key}` };
+    const sim = h.sims['zeta-openai']!;
+    const sub = await h.post('/v1/videos', { model: 'epsilon-video-3', prompt: 'a paper boat' }, auth);
+    assert.equal(sub.status, 200, sub.text);
+    const id = sub.json.id as string;
+    // The next two vendor calls are this task's status queries (nothing else talks to this
+    // simulator now): an nginx 404 page, then the vendor's own 404 body without video_not_found.
+    sim.faults.push('proxy:404', '404');
+    const end = await h.waitFor(id, (t) => t.status === 'completed' || t.status === 'failed', { key });
+    assert.equal(end.status, 'completed', `ended ${end.status}: ${JSON.stringify(end.error)}`);
+    assert.equal(sim.faults.length, 0, 'both 404s were answered to the task\'s queries');
+    const rec = (await h.record(id))!;
+    const file = await h.get(`/v1/videos/${id}/content`, auth);
+    assert.equal(file.status, 200);
+    assert.ok(file.bytes.equals(sim.result!(rec.upstreamId!)!), 'the vendor\'s video');
+    const token = (await h.store.listTokens()).find((t) => t.quota === 5)!;
+    assert.equal(token.used, 1, 'charged for the video');
+    assert.equal(rec.refunded, false);
+    assert.equal(await refundsOf(5, id), 0, 'never refunded');
+  });
+
+  test('the vendor\'s own video_not_found fails the task as task_lost only after lost_after_ms (300 ms here), refunded once', async () => {
+    h.sims['zeta-openai']!.faults.splice(0); // whatever a failed test before left queued
+    const key = await h.createKey(7);
+    const sub = await h.post('/v1/videos', { model: 'epsilon-video-3', prompt: 'forgotten [sim:never]' }, { authorization: `Bearer ${key}` });
+    assert.equal(sub.status, 200, sub.text);
+    const id = sub.json.id as string;
+    // A vendor id the vendor never issued: from now on every query answers 404 video_not_found.
+    let moved = null;
+    for (let i = 0; i < 20 && !moved; i++) {
+      const rec = (await h.record(id))!;
+      moved = await h.store.updateTask(id, rec.version, { upstreamId: 'video_nosuchvideo' });
+    }
+    assert.ok(moved, 'the vendor id was rewritten');
+    const since = Date.now();
+    const end = await h.waitFor(id, (t) => t.status === 'failed', { key });
+    assert.equal(end.error.code, 'task_lost');
+    const rec = (await h.record(id))!;
+    assert.ok(rec.completedAt! - since >= 300, `failed ${rec.completedAt! - since} ms after the first possible lost answer`);
+    assert.equal((await h.store.listTokens()).find((t) => t.quota === 7)!.used, 0, 'refunded');
+    assert.equal(await refundsOf(7, id), 1);
+  });
+});

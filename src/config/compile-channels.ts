@@ -46,7 +46,7 @@ export interface RawChannel {
     cooldown_ms?: number;
   };
   settings?: Record<string, unknown>;
-  polling?: { interval_ms?: number; concurrency?: number; deadline_ms?: number; stale_ms?: number };
+  polling?: { interval_ms?: number; concurrency?: number; deadline_ms?: number; stale_ms?: number; lost_after_ms?: number };
 }
 interface RawChannels {
   groups: Record<string, { max_concurrency?: number }>;
@@ -58,7 +58,7 @@ interface RawChannels {
 const DEFAULT_TIMEOUTS = { connectMs: 10_000, headersMs: 120_000, bodyMs: 120_000 };
 const DEFAULT_RESPONSE_BYTES = 64 * 1024 * 1024;
 /** Polling of a channel that says nothing (README, channels.yaml `polling`); also the poller's fallback. */
-export const DEFAULT_POLLING = { intervalMs: 5_000, concurrency: 16, deadlineMs: 2 * 3600_000, staleMs: 2_000 };
+export const DEFAULT_POLLING = { intervalMs: 5_000, concurrency: 16, deadlineMs: 2 * 3600_000, staleMs: 2_000, lostAfterMs: 10 * 60_000 };
 const DEFAULT_BATCH_IDS = 50;
 const DEFAULT_BREAKER = { consecutiveFailures: 5, windowMs: 60_000, minRequests: 20, cooldownMs: 30_000 };
 const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 3, backoffMs: 100, backoffMaxMs: 2_000, deadlineMs: 60_000, retryAfterS: 1 };
@@ -214,6 +214,7 @@ export function compileChannels(
           concurrency: c.polling?.concurrency ?? DEFAULT_POLLING.concurrency,
           deadlineMs: c.polling?.deadline_ms ?? DEFAULT_POLLING.deadlineMs,
           staleMs: c.polling?.stale_ms ?? DEFAULT_POLLING.staleMs,
+          lostAfterMs: c.polling?.lost_after_ms ?? DEFAULT_POLLING.lostAfterMs,
         }),
       }),
     );

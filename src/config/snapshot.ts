@@ -172,6 +172,11 @@ export interface Polling {
   readonly deadlineMs: number;
   /** A query route refreshes a record older than this from the vendor before answering. */
   readonly staleMs: number;
+  /**
+   * How long the vendor's own "no such task" answer (a `lost` update) must keep coming, with no
+   * other news between, before the task is failed as `task_lost`.
+   */
+  readonly lostAfterMs: number;
 }
 
 /** Upstream timeouts of a channel, in milliseconds. */

@@ -122,6 +122,8 @@ export async function runGolden(configDir: string, casesDir: string, opts: { upd
         publicUrl: GOLDEN_PUBLIC_URL,
         // Synchronous routes over asynchronous vendors look again at once: the vendor here is scripted.
         awaitIntervalMs: 0,
+        // One "no such task" answer shows the profile's verdict (in service it must repeat for a while).
+        lostAfterMs: 0,
       });
       await gateway.listen(0);
       try {

@@ -8,11 +8,25 @@ import { queryTask } from '../tasks/vendor-query.js';
 import type { Pools } from '../upstream/pools.js';
 import type { RequestContext } from './context.js';
 
+/** How an await runs besides its operation; every field has a default. */
+export interface AwaitOptions {
+  /** Overrides the operation's interval (golden runs: 0). */
+  readonly intervalMs?: number;
+  /** Overrides the channel's `polling.lost_after_ms` (golden runs: 0). */
+  readonly lostAfterMs?: number;
+  /** The process clock; vendor calls are signed with its time (golden runs fix it). */
+  readonly clock?: () => Date;
+  /** Told once the vendor has accepted the task: from then on a failure must not be sent elsewhere. */
+  readonly accepted?: () => void;
+}
+
 /**
  * A synchronous route over an asynchronous vendor (operation `await`): the submit answer is a task
  * update; the vendor is asked again every `interval_ms` through the profile's task query until the
  * task ends or `timeout_ms` passes, and the finished task is mapped to the public body. Nothing is
  * stored: the client waits on the connection, and a client that goes away stops the looking.
+ * The vendor's "no such task" (a `lost` update) is no news, as in the poller, until it has kept
+ * coming for the channel's `polling.lost_after_ms` (longer than most awaits: then the timeout ends it).
  */
 export async function awaitTask(
   ctx: RequestContext,
@@ -21,17 +35,14 @@ export async function awaitTask(
   submitted: unknown,
   pools: Pools,
   input: { readonly request: unknown; readonly model: string; readonly public_model: string },
-  /** Overrides the operation's interval (golden runs: 0). */
-  intervalOverrideMs?: number,
-  /** The process clock; vendor calls are signed with its time (golden runs fix it). */
-  clock: () => Date = () => new Date(),
-  /** Told once the vendor has accepted the task: from then on a failure must not be sent elsewhere. */
-  accepted: () => void = () => undefined,
+  opts: AwaitOptions = {},
 ): Promise<unknown> {
-  const intervalMs = intervalOverrideMs ?? op.await.intervalMs;
+  const intervalMs = opts.intervalMs ?? op.await.intervalMs;
+  const lostAfterMs = opts.lostAfterMs ?? channel.polling.lostAfterMs;
+  const clock = opts.clock ?? (() => new Date());
   const first = readTaskUpdate(submitted, 'image');
   if (!first?.id) throw refusalIn2xx(first) ?? new GatewayError('bad_response', 'the upstream accepted the request but its answer carries no task id', { upstream: { phase: 'unknown' } });
-  accepted();
+  opts.accepted?.();
   const protocol = channel.profile.tasks;
   if (!protocol) throw new GatewayError('internal_error', `profile ${channel.profile.name} awaits a task but has no tasks: block`);
   let task: TaskRecord = {
@@ -51,6 +62,7 @@ export async function awaitTask(
     context: first.context ?? null,
   };
   let update: TaskUpdate = first;
+  let lostSince: number | null = null;
   const until = Date.now() + op.await.timeoutMs;
   // Bounded in looks too, so a shortened interval (golden runs) cannot spin for the whole timeout.
   let looks = Math.ceil(op.await.timeoutMs / op.await.intervalMs);
@@ -63,6 +75,14 @@ export async function awaitTask(
       if (Date.now() + intervalMs > until || looks <= 0) throw outcome.error;
       continue;
     }
+    if (outcome.value.lost) {
+      const now = clock().getTime();
+      lostSince ??= now;
+      if (now - lostSince < lostAfterMs) continue;
+      const message = outcome.value.error?.message ?? 'the vendor no longer knows this task';
+      throw new GatewayError('bad_response', message);
+    }
+    lostSince = null;
     update = outcome.value;
     if (update.context !== undefined) task = { ...task, context: update.context };
   }

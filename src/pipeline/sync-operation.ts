@@ -24,6 +24,8 @@ export interface SyncDeps {
   readonly random?: () => number;
   /** Overrides every awaiting operation's interval (golden runs look again at once). */
   readonly awaitIntervalMs?: number;
+  /** Overrides every channel's `polling.lost_after_ms` for awaiting operations (golden runs: 0). */
+  readonly lostAfterMs?: number;
   /** The process clock (golden runs fix it), for signing the later calls of an awaiting operation. */
   readonly clock?: () => Date;
   /** Channel saturation and circuit breakers. */
@@ -84,7 +86,12 @@ export async function runSyncOperation(ctx: RequestContext, body: unknown, deps:
       const mapped = await mapSuccess(op, res, mctx);
       if (!op.await) return mapped;
       const input = { request: body, model: choice.upstreamModel, public_model: model };
-      return awaitTask(ctx, choice.channel, { ...op, await: op.await }, mapped, deps.pools, input, deps.awaitIntervalMs, deps.clock, () => attempt.accepted());
+      return awaitTask(ctx, choice.channel, { ...op, await: op.await }, mapped, deps.pools, input, {
+        intervalMs: deps.awaitIntervalMs,
+        lostAfterMs: deps.lostAfterMs,
+        clock: deps.clock,
+        accepted: () => attempt.accepted(),
+      });
     });
     hold.settle();
     return answer;

@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import { json } from './http.js';
 
@@ -7,6 +7,8 @@ import { json } from './http.js';
  * `x-sim-fault` header, the `sim_fault` query parameter, a `[sim:fault=…]` marker in the prompt,
  * or the simulator's queue (`sim.faults.push(…)`). Forms:
  *   `429`, `500`, `503`, … any status: the vendor's own error body for that status
+ *   `proxy:STATUS`     that status from something in front of the vendor (a proxy, a load
+ *                      balancer): an HTML page that is nobody's JSON, e.g. `proxy:404`
  *   `slow-headers:MS`  wait MS before answering normally
  *   `slow-body:MS`     send headers and half the body, wait MS, send the rest
  *   `reset`            destroy the connection without an answer
@@ -15,6 +17,7 @@ import { json } from './http.js';
  */
 export type Fault =
   | { kind: 'status'; status: number }
+  | { kind: 'proxy'; status: number }
   | { kind: 'slow-headers'; ms: number }
   | { kind: 'slow-body'; ms: number }
   | { kind: 'reset' }
@@ -26,6 +29,8 @@ export function parseFault(text: string | null | undefined): Fault | null {
   if (!text) return null;
   const t = text.trim();
   if (/^[1-5][0-9][0-9]$/.test(t)) return { kind: 'status', status: Number(t) };
+  const p = /^proxy:([1-5][0-9][0-9])$/.exec(t);
+  if (p) return { kind: 'proxy', status: Number(p[1]) };
   const m = /^(slow-headers|slow-body):([0-9]{1,6})$/.exec(t);
   if (m) return { kind: m[1] as 'slow-headers' | 'slow-body', ms: Number(m[2]) };
   if (t === 'reset' || t === 'malformed-json' || t === 'hang') return { kind: t };
@@ -56,6 +61,13 @@ export async function applyFault(
     case 'status':
       json(res, fault.status, vendorError(fault.status), fault.status === 429 ? { 'retry-after': '2' } : {});
       return true;
+    case 'proxy': {
+      const title = `${fault.status} ${STATUS_CODES[fault.status] ?? 'Error'}`;
+      const page = `<html>\r\n<head><title>${title}</title></head>\r\n<body>\r\n<center><h1>${title}</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n`;
+      res.writeHead(fault.status, { 'content-type': 'text/html', 'content-length': Buffer.byteLength(page) });
+      res.end(page);
+      return true;
+    }
     case 'slow-headers':
       await delay(fault.ms);
       return false;

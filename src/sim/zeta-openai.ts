@@ -20,7 +20,7 @@ import { TaskBook, type SimTask } from './task-book.js';
  *                                   models also 1920x1080|1080x1920); `input_reference` text is an http(s)
  *                                   URL or a base64 data URI (image/png|jpeg|webp, video/mp4), a file part
  *                                   has one of those content types. Answer 200: the video object.
- *   GET  /v1/videos/{id}            200 video object; 404 unknown id.
+ *   GET  /v1/videos/{id}            200 video object; 404 unknown id (code `video_not_found`).
  *   GET  /v1/videos/{id}/content    200 the MP4 (Range → 206/416), `?variant=video` only (other variants
  *                                   400). Needs the key. 404 (code `video_not_ready`) until completed; a
  *                                   failed video stays 404. No faults here.
@@ -69,7 +69,8 @@ import { TaskBook, type SimTask } from './task-book.js';
  * Errors: `{"error":{"message","type","param","code"}}`. 400 `invalid_request_error` (code
  * `missing_required_parameter` | `invalid_type` | `invalid_value` | `invalid_json` | null, `param` the
  * field); 401 (missing or wrong key) `invalid_request_error` / `invalid_api_key`; 404
- * `invalid_request_error` / null (`video_not_ready` on content); 429 `requests` / `rate_limit_exceeded`
+ * `invalid_request_error` / null (`video_not_found` for an unknown video id on every /v1/videos/{id}
+ * route, the vendor's own word that it does not know the video; `video_not_ready` on content); 429 `requests` / `rate_limit_exceeded`
  * (with `retry-after`); any 5xx `server_error` / `server_error`; other statuses `invalid_request_error` / null.
  * Faults (faults.ts) apply after auth and validation, on every route but downloads.
  * Stats: requests, submits (video creates and remixes), queries, downloads (content and files), images
@@ -171,7 +172,7 @@ export async function startZetaOpenaiSimulator(opts: ZetaSimOptions = {}): Promi
     }
     const video = /^\/v1\/videos\/([A-Za-z0-9_-]+)(\/content|\/remix)?$/.exec(path);
     const task = video ? tasks.get(video[1]!) : undefined;
-    if (video && !task) return json(res, 404, zetaError(404, `Video '${video[1]}' not found.`, 'video_id'));
+    if (video && !task) return json(res, 404, zetaError(404, `Video '${video[1]}' not found.`, 'video_id', 'video_not_found'));
     try {
       if (req.method === 'POST' && path === '/v1/videos') {
         const { fields, files } = await readBody(req, raw);

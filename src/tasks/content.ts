@@ -88,6 +88,7 @@ async function refreshResults(ctx: RequestContext, deps: TaskDeps, channel: Comp
   const update: TaskUpdate = {
     id: task.upstreamId,
     status: 'completed',
+    lost: false,
     vendorStatus: task.vendorStatus,
     progress: 100,
     results: task.results,

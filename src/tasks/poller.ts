@@ -5,8 +5,21 @@ import type { Store, TaskRecord } from '../store/store.js';
 import { TERMINAL_STATUSES } from '../store/store.js';
 import type { Pools } from '../upstream/pools.js';
 import { DueQueue } from './due-queue.js';
+import { NoNews } from './no-news.js';
 import { applyUpdate, type TaskUpdate } from './task-update.js';
 import { queryBatch, queryTask } from './vendor-query.js';
+
+/** The one timer the poller keeps; tests give a fake one that runs on their fake clock. */
+export interface PollerTimers {
+  set(fn: () => void, ms: number): unknown;
+  clear(handle: unknown): void;
+}
+
+/** Node's timers, unref'd: a poller alone never keeps the process alive. */
+const NODE_TIMERS: PollerTimers = {
+  set: (fn, ms) => setTimeout(fn, ms).unref(),
+  clear: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
 
 /** What the poller is built from. */
 export interface PollerDeps {
@@ -16,6 +29,10 @@ export interface PollerDeps {
   readonly log: Logger;
   readonly clock: () => Date;
   readonly random?: () => number;
+  /** Default: Node's. */
+  readonly timers?: PollerTimers;
+  /** Overrides every channel's `polling.lost_after_ms` (golden runs: 0, so one answer shows the verdict). */
+  readonly lostAfterMs?: number;
 }
 
 /** Backoff of a channel in trouble: doubling from 1 s to 60 s, jittered, or the vendor's Retry-After. */
@@ -23,6 +40,12 @@ const BACKOFF_BASE_MS = 1_000;
 const BACKOFF_MAX_MS = 60_000;
 /** A `submitting` record older than this belongs to a gateway that stopped mid-submission. */
 const SUBMIT_ORPHAN_MS = 10 * 60_000;
+/**
+ * A task whose looks keep giving no news (an answer no mapping recognises: a proxy's 404, a body
+ * that cannot be read) waits twice as long after each, from one interval up to this (or the
+ * interval, if longer), so a proxy answering 404 for hours is not asked every interval.
+ */
+const TASK_BACKOFF_MAX_MS = 5 * 60_000;
 /** Resumed tasks are spread over this much of their first interval, so a restart is not a stampede. */
 const RESUME_SPREAD = 1;
 const RESUME_PAGE = 1000;
@@ -55,9 +78,11 @@ export class Poller {
   /** Task id → time of the last look, for staleness. */
   readonly #lookedAt = new Map<string, number>();
   readonly #inflight = new Map<string, Promise<TaskRecord | null>>();
+  /** Per task: how long the vendor has said it does not know it, and failed looks in a row. */
+  readonly #noNews = new NoNews();
   readonly #channels = new Map<string, ChannelState>();
   readonly #warned = new Set<string>();
-  #timer: NodeJS.Timeout | null = null;
+  #timer: unknown = null;
   #timerAt = Infinity;
   #stopped = false;
   /** Upstream calls made by the poller and refreshes, for the benchmark and metrics. */
@@ -175,8 +200,17 @@ export class Poller {
   /** Stops polling; looks under way finish on their own. */
   stop(): void {
     this.#stopped = true;
-    if (this.#timer) clearTimeout(this.#timer);
+    if (this.#timer !== null) this.#timers.clear(this.#timer);
     this.#timer = null;
+  }
+
+  /** Resolves once no look is under way (tests step a fake clock between looks). */
+  async idle(): Promise<void> {
+    while (this.#inflight.size > 0) await Promise.allSettled([...this.#inflight.values()]);
+  }
+
+  get #timers(): PollerTimers {
+    return this.#deps.timers ?? NODE_TIMERS;
   }
 
   #now(): number {
@@ -214,6 +248,7 @@ export class Poller {
     this.#channelOf.delete(id);
     this.#pinned.delete(id);
     this.#lookedAt.delete(id);
+    this.#noNews.forget(id);
     this.#due.delete(id);
   }
 
@@ -222,10 +257,9 @@ export class Poller {
     if (this.#stopped) return;
     const next = this.#due.peekTime();
     if (next === null || next >= this.#timerAt) return;
-    if (this.#timer) clearTimeout(this.#timer);
+    if (this.#timer !== null) this.#timers.clear(this.#timer);
     this.#timerAt = next;
-    this.#timer = setTimeout(() => this.#tick(), Math.max(0, Math.min(next - this.#now(), 2 ** 31 - 1)));
-    this.#timer.unref();
+    this.#timer = this.#timers.set(() => this.#tick(), Math.max(0, Math.min(next - this.#now(), 2 ** 31 - 1)));
   }
 
   #tick(): void {
@@ -292,24 +326,32 @@ export class Poller {
     }
   }
 
-  /** Reschedules a task that is still unfinished one interval from now (or after a backoff). */
+  /**
+   * Reschedules a task that is still unfinished one interval from now (or after a backoff), never
+   * later than its deadline, so a task that backs off still expires on time (a record still
+   * `submitting` keeps its own orphan time: its submission may be under way).
+   */
   #again(task: TaskRecord, at?: number): void {
     if (this.#stopped) return;
-    this.#follow(task.id, task.channel, at ?? this.#nextLook(task.id, task.channel));
+    let due = at ?? this.#nextLook(task.id, task.channel);
+    if (task.status !== 'submitting') due = Math.min(due, Math.max(task.deadlineAt, this.#now()));
+    this.#follow(task.id, task.channel, due);
     this.#arm();
   }
 
   /**
    * When to look at a task again: one jittered interval after the last look *started*, so time
-   * spent waiting for a slot or for the vendor does not stretch every later period. On a channel
-   * with a batch query the time is rounded up to a fifth of the interval, so the channel's tasks
-   * fall due together and go out in full batches instead of one task per call.
+   * spent waiting for a slot or for the vendor does not stretch every later period; `factor`
+   * intervals (capped at TASK_BACKOFF_MAX_MS) for a task backing off. On a channel with a batch
+   * query the time is rounded up to a fifth of the interval, so the channel's tasks fall due
+   * together and go out in full batches instead of one task per call.
    */
-  #nextLook(id: string, channelName: string): number {
+  #nextLook(id: string, channelName: string, factor = 1): number {
     const channel = this.#pinned.get(id) ?? this.#channel(channelName);
     const interval = channel?.polling.intervalMs ?? DEFAULT_POLLING.intervalMs;
+    const wait = factor === 1 ? interval : Math.min(interval * factor, Math.max(interval, TASK_BACKOFF_MAX_MS));
     const now = this.#now();
-    let at = Math.max(now + interval / 10, (this.#lookedAt.get(id) ?? now) + this.#jitter(interval));
+    let at = Math.max(now + interval / 10, (this.#lookedAt.get(id) ?? now) + this.#jitter(wait));
     if (channel?.profile.tasks?.batchQuery) {
       const step = Math.max(100, Math.floor(interval / 5));
       at = Math.ceil(at / step) * step;
@@ -326,6 +368,7 @@ export class Poller {
     const update: TaskUpdate = {
       id: null,
       status: 'failed',
+      lost: false,
       vendorStatus: null,
       progress: null,
       results: null,
@@ -371,7 +414,7 @@ export class Poller {
         return task;
       }
       this.#recovered(channel);
-      return this.#settle(task, outcome.value);
+      return this.#settle(task, outcome.value, channel);
     });
     this.#inflight.set(id, p);
     p.finally(() => this.#inflight.delete(id)).catch(() => undefined);
@@ -427,7 +470,7 @@ export class Poller {
               resolve(t.id, t);
               return;
             }
-            resolve(t.id, await this.#settle(t, u));
+            resolve(t.id, await this.#settle(t, u, channel));
           }),
         );
       });
@@ -438,16 +481,43 @@ export class Poller {
   }
 
   /** Writes what a look found and decides whether to look again. */
-  async #settle(task: TaskRecord, update: TaskUpdate): Promise<TaskRecord> {
+  async #settle(task: TaskRecord, update: TaskUpdate, channel: CompiledChannel): Promise<TaskRecord> {
     const now = this.#now();
-    const next = await applyUpdate(this.#deps.store, task, update, now);
+    let verdict: TaskUpdate | null = update;
+    if (update.lost) verdict = this.#lostVerdict(task, update, channel, now);
+    else this.#noNews.news(task.id);
+    if (!verdict) {
+      this.#again(task);
+      return task;
+    }
+    const next = await applyUpdate(this.#deps.store, task, verdict, now);
     if (next !== task) this.stats.updates++;
     if (TERMINAL_STATUSES.has(next.status)) this.#forget(next.id);
     else this.#again(next);
     return next;
   }
 
-  /** A failed look: the vendor's trouble pauses the whole channel; any other failure just waits an interval. */
+  /**
+   * The vendor says it does not know the task. Once is not enough to give up on it (a replica
+   * that has not seen it yet, a vendor's hiccup): the task is failed as task_lost, and refunded,
+   * only when such answers have kept coming, with no other news between, for the channel's
+   * `polling.lost_after_ms` (NoNews keeps the run). Until then the answer is no news (null).
+   */
+  #lostVerdict(task: TaskRecord, update: TaskUpdate, channel: CompiledChannel, now: number): TaskUpdate | null {
+    const window = this.#deps.lostAfterMs ?? channel.polling.lostAfterMs;
+    const run = this.#noNews.lost(task.id, now, window);
+    if (!run.verdict) {
+      this.#deps.log.info({ channel: channel.name, task: task.id, lost_for_ms: run.forMs, lost_after_ms: window }, 'the vendor does not know a task; asking again');
+      return null;
+    }
+    return { ...update, lost: false, status: 'failed', error: { code: 'task_lost', message: update.error?.message ?? 'the vendor no longer knows this task' } };
+  }
+
+  /**
+   * A failed look. The vendor's trouble (429, 408, 5xx, no connection) pauses the whole channel.
+   * Anything else (an answer no mapping recognises) is no news about these tasks alone: each
+   * waits one interval after the first such look, then twice as long after each further one.
+   */
   #trouble(channel: CompiledChannel, outcome: { error: Error; retryAfterMs: number | null; vendorTrouble: boolean }, tasks: TaskRecord[]): void {
     const state = this.#state(channel.name);
     let at: number | undefined;
@@ -459,7 +529,13 @@ export class Poller {
       at = state.pausedUntil;
     }
     this.#deps.log.warn({ channel: channel.name, tasks: tasks.length, err: outcome.error.message, backoff_ms: at ? at - this.#now() : 0 }, 'task query failed');
-    for (const t of tasks) this.#again(t, at);
+    for (const t of tasks) {
+      if (at !== undefined) {
+        this.#again(t, at);
+        continue;
+      }
+      this.#again(t, this.#nextLook(t.id, t.channel, this.#noNews.missed(t.id)));
+    }
   }
 
   #recovered(channel: CompiledChannel): void {

@@ -61,7 +61,8 @@ export async function runTaskSubmit(ctx: RequestContext, body: unknown, deps: Ta
       }
       attempt.accepted();
       // Acceptance: submitting → the vendor's first state (queued unless it says more), with its id and channel, in one write.
-      const patch = patchFor(pending, { ...update, status: update.status ?? 'queued' }, now)!;
+      // (A vendor that just accepted the task cannot have lost it: a `lost` word here is no status.)
+      const patch = patchFor(pending, { ...update, lost: false, status: update.status ?? 'queued' }, now)!;
       const record = await deps.store.updateTask(id, pending.version, {
         ...patch,
         upstreamId: update.id,

@@ -16,6 +16,8 @@ export interface TaskDeps {
   readonly refreshAlways?: boolean;
   /** Golden runs: synchronous routes over asynchronous vendors look again at once. */
   readonly awaitIntervalMs?: number;
+  /** Golden runs: overrides `polling.lost_after_ms` for synchronous routes over asynchronous vendors (0). */
+  readonly lostAfterMs?: number;
   /** The process clock (golden runs fix it). */
   readonly clock?: () => Date;
   /** Channel saturation and circuit breakers. */

@@ -13,6 +13,12 @@ export interface TaskUpdate {
   /** The vendor's task id (submit answers and batch entries). */
   readonly id: string | null;
   readonly status: Exclude<TaskStatus, 'submitting'> | null;
+  /**
+   * The mapping said `status: "lost"`: the vendor's own word that it does not know the task. It is
+   * evidence, not a state (status is then null): only the poller turns it into a failure, once it
+   * has kept coming for the channel's `polling.lost_after_ms` (README, "The poller").
+   */
+  readonly lost: boolean;
   readonly vendorStatus: string | null;
   readonly progress: number | null;
   readonly results: readonly TaskResult[] | null;
@@ -51,6 +57,7 @@ export function readTaskUpdate(out: unknown, defaultType: string): TaskUpdate | 
   if (out === null || typeof out !== 'object' || Array.isArray(out)) return null;
   const o = out as Record<string, unknown>;
   const word = str(o.status, 100);
+  const lost = word === 'lost';
   const status = word !== null && PUBLIC.has(word) ? (word as TaskUpdate['status']) : null;
   const progress = typeof o.progress === 'number' && Number.isFinite(o.progress) ? Math.max(0, Math.min(100, Math.round(o.progress))) : null;
   let error: TaskError | null = null;
@@ -64,7 +71,9 @@ export function readTaskUpdate(out: unknown, defaultType: string): TaskUpdate | 
   return {
     id: str(o.id, 500),
     status,
-    vendorStatus: str(o.vendor_status, 100) ?? (status === null ? word : null),
+    lost,
+    // "lost" is the profile's verdict word, not the vendor's.
+    vendorStatus: str(o.vendor_status, 100) ?? (status === null && !lost ? word : null),
     progress,
     results: results(o.results, defaultType),
     error,
@@ -76,13 +85,14 @@ export function readTaskUpdate(out: unknown, defaultType: string): TaskUpdate | 
 
 /**
  * The store patch that moves a record as the update says, or null when nothing changes. Terminal
- * records never change; a failure refunds (once: the store pays only on the first refund); a
+ * records never change, nor does anything on a `lost` update; a failure refunds (once: the store pays only on the first refund); a
  * completion settles: the final charge follows the seconds the vendor reports, never more than the
  * hold (once, on the same compare-and-set); progress never goes backwards, nor does in_progress go
  * back to queued.
  */
 export function patchFor(task: TaskRecord, u: TaskUpdate, now: number): TaskPatch | null {
-  if (TERMINAL_STATUSES.has(task.status)) return null;
+  // A lost verdict is evidence for the poller's window, never a change by itself.
+  if (TERMINAL_STATUSES.has(task.status) || u.lost) return null;
   const patch: { -readonly [K in keyof TaskPatch]: TaskPatch[K] } = {};
   if (u.vendorStatus !== null && u.vendorStatus !== task.vendorStatus) patch.vendorStatus = u.vendorStatus;
   if (u.context !== undefined && JSON.stringify(u.context) !== JSON.stringify(task.context)) patch.context = u.context;

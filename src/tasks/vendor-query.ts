@@ -63,9 +63,17 @@ async function call(
 /**
  * A non-2xx answer to a query: 429, 408 and 5xx are the vendor's trouble, to retry with backoff.
  * Anything else goes through the operation's error mapping, which may declare the task failed
- * (`status: failed`); otherwise it is retried too, bounded by the deadline.
+ * (`status: failed`) or, where `lostCounts`, recognise the vendor's own "no such task" answer
+ * (`status: lost`, which only the poller's window turns into a failure); any other answer is no
+ * verdict at all (a proxy's 404, say) and is retried too, bounded by the deadline.
  */
-async function failureOf(op: CompiledOperation, res: UpstreamResponse, input: Record<string, unknown>, kind: string): Promise<QueryOutcome<TaskUpdate>> {
+async function failureOf(
+  op: CompiledOperation,
+  res: UpstreamResponse,
+  input: Record<string, unknown>,
+  kind: string,
+  lostCounts: boolean,
+): Promise<QueryOutcome<TaskUpdate>> {
   const retry = retryAfterMs(res);
   const transient = new GatewayError(res.status === 429 ? 'too_many_requests' : 'bad_response', `the vendor answered a task query with HTTP ${res.status}`, {
     cause: { status: res.status, body: res.body.subarray(0, 1024).toString('utf8') },
@@ -80,7 +88,7 @@ async function failureOf(op: CompiledOperation, res: UpstreamResponse, input: Re
   }
   try {
     const update = readTaskUpdate(await op.error.evaluate({ status: res.status, headers: res.headers, body, ...input }), kind);
-    if (update?.status === 'failed') return { ok: true, value: update };
+    if (update?.status === 'failed' || (lostCounts && update?.lost)) return { ok: true, value: update };
   } catch {
     // a failing error mapping is the same as no verdict
   }
@@ -114,7 +122,8 @@ export async function resolveResults(
   if (!sent.ok) return sent;
   const { res } = sent;
   if (res.status < 200 || res.status >= 300) {
-    const failed = await failureOf(op, res, { ...input, now: now.toISOString() }, task.kind);
+    // "Lost" speaks of a task, not of the file a finished task names: only a failure counts here.
+    const failed = await failureOf(op, res, { ...input, now: now.toISOString() }, task.kind, false);
     return failed.ok ? { ok: true, value: { ...update, ...failed.value, id: update.id } } : failed;
   }
   try {
@@ -149,7 +158,7 @@ async function lookAt(op: CompiledOperation, channel: CompiledChannel, pools: Po
   const sent = await call(op, channel, pools, input, now);
   if (!sent.ok) return sent;
   const { res } = sent;
-  if (res.status < 200 || res.status >= 300) return failureOf(op, res, { ...input, now: now.toISOString() }, task.kind);
+  if (res.status < 200 || res.status >= 300) return failureOf(op, res, { ...input, now: now.toISOString() }, task.kind, true);
   try {
     const update = readTaskUpdate(await mapSuccess(op, res, { ...input, now: now.toISOString() }), task.kind);
     if (update) return { ok: true, value: update };

@@ -30,6 +30,8 @@ export interface TaskHarnessOptions {
   readonly staleMs?: number;
   /** Task deadline of every channel; default 60 s. */
   readonly deadlineMs?: number;
+  /** How long the vendor's "no such task" must keep coming before a task is lost; default 300 ms. */
+  readonly lostAfterMs?: number;
   /** Quota of the first token; default unlimited. */
   readonly quota?: number | null;
   /** A store to use instead of a fresh in-memory one (crash tests pass a file store). */
@@ -69,7 +71,13 @@ export async function startTaskHarness(opts: TaskHarnessOptions = {}): Promise<T
   const store = opts.store ?? openSqliteStore(':memory:');
   let gateway: Gateway | undefined;
   try {
-    const polling = { interval_ms: opts.pollMs ?? 100, stale_ms: opts.staleMs ?? 50, deadline_ms: opts.deadlineMs ?? 60_000, concurrency: 16 };
+    const polling = {
+      interval_ms: opts.pollMs ?? 100,
+      stale_ms: opts.staleMs ?? 50,
+      deadline_ms: opts.deadlineMs ?? 60_000,
+      lost_after_ms: opts.lostAfterMs ?? 300,
+      concurrency: 16,
+    };
     const snapshot = loadConfigOrThrow(PROJECT_ROOT, {
       allowMissingEnv: true,
       overrideChannel: (c) => {

@@ -168,7 +168,11 @@ describe('zeta-openai simulator (fake clock)', () => {
     assert.equal(remix.body.remixed_from_video_id, src.body.id);
     assert.equal(remix.body.seconds, '8');
     assert.equal((await c.post('/v1/videos/video_nope/remix', { prompt: 'x' })).status, 404);
-    assert.equal((await c.get('/v1/videos/video_nope')).status, 404);
+    const unknown = await c.get('/v1/videos/video_nope');
+    assert.equal(unknown.status, 404);
+    // The vendor's own word that it does not know the video, which the profile recognises.
+    assert.equal(unknown.body.error.code, 'video_not_found');
+    assert.equal(unknown.body.error.param, 'video_id');
   });
 
   test('validation errors in the vendor shape', async () => {

@@ -85,6 +85,18 @@ test('task updates: an unknown status keeps the task pending and records the ven
   assert.equal(p.progress, 10);
 });
 
+test('task updates: "lost" is the vendor\'s "no such task", a verdict for the poller, never a status or a change by itself', () => {
+  const u = readTaskUpdate({ status: 'lost', vendor_status: 'not_found', progress: 30, error: { message: 'gone' } }, 'video')!;
+  assert.equal(u.lost, true);
+  assert.equal(u.status, null);
+  assert.equal(u.vendorStatus, 'not_found', 'the vendor\'s word when the mapping gives one');
+  assert.equal(u.error?.message, 'gone');
+  assert.equal(patchFor(base, u, 5), null, 'not even the progress or the vendor word is written');
+  const bare = readTaskUpdate({ status: 'lost' }, 'video')!;
+  assert.equal(bare.vendorStatus, null, '"lost" is the profile\'s word, not the vendor\'s');
+  assert.equal(readTaskUpdate({ status: 'failed' }, 'video')!.lost, false);
+});
+
 test('task updates: failure refunds and completes; completion keeps only fetchable results or data', () => {
   const failed = patchFor(base, readTaskUpdate({ status: 'failed', error: { code: 'nsfw', message: 'refused' } }, 'video')!, 9)!;
   assert.deepEqual([failed.status, failed.refund, failed.completedAt, failed.error], ['failed', true, 9, { code: 'nsfw', message: 'refused' }]);
