@@ -81,6 +81,15 @@ describe('video tasks on lambda-native (JWT auth, per-kind query), end to end', 
     assert.ok(file.bytes.equals(h.sims['lambda-native']!.result!(rec.upstreamId!)!));
   });
 
+  test('a 12 MB image data URI is stripped to raw base64 too, not a mapping time-out (500)', async () => {
+    // jsonata's own $substring on the 16 MB string ran out of the mapping time limit (found by npm run fuzz).
+    const big = Buffer.concat([Buffer.from(PNG_B64, 'base64'), Buffer.alloc(12 * 1024 * 1024)]).toString('base64');
+    const sub = await h.post('/v1/videos', { model: 'lambda-3.0', prompt: 'a big first frame', image: `data:image/png;base64,${big}` });
+    assert.equal(sub.status, 200, sub.text.slice(0, 300));
+    const { sim } = await vendorTask(sub.json.id);
+    assert.equal((sim.body as Record<string, unknown>).image, big);
+  });
+
   test('a task the vendor fails ends failed with its reason, and the price is refunded', async () => {
     const key = await h.createKey(5);
     const sub = await h.post('/v1/video/generations', { model: 'lambda-3.0', prompt: 'doomed [sim:fail=content_policy]' }, { authorization: `Bearer ${key}` });

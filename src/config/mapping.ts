@@ -1,5 +1,6 @@
 import jsonata from 'jsonata';
 import { COMPILE_CACHE_LIMITS, CompileCache } from './compile-cache.js';
+import { registerFastFunctions } from './jsonata-functions.js';
 import type { ConfigIssue } from './issues.js';
 import { BAIL, compileFast, type FastMapping } from './mapping-fast.js';
 import type { YamlSource } from './yaml-source.js';
@@ -51,7 +52,8 @@ interface CompiledExpression {
  * in jsonata 2.2.2's jsonata.js): evaluate() binds `$`, the bindings, the depth and the guardrails
  * in a new frame per call and never writes to the AST; the only state kept between calls is the
  * `$now()`/`$millis()` timestamp, which concurrent requests on one snapshot already share, and the
- * shared frame changes only through assign()/registerFunction(), which the gateway never calls.
+ * shared frame changes only through assign()/registerFunction(), which the gateway calls only here,
+ * once, before the expression is shared (jsonata-functions.ts).
  * The fast path keeps no state between calls.
  */
 export const expressionCache = new CompileCache<CompiledExpression>(COMPILE_CACHE_LIMITS.expressions);
@@ -64,6 +66,7 @@ function compileExpression(source: string): CompiledExpression {
     stack: MAPPING_LIMITS.stack,
     sequence: MAPPING_LIMITS.sequence,
   });
+  registerFastFunctions(expr);
   // jsonata is async per AST node (~90 µs a response mapping); the fast path gives the same value
   // synchronously or BAIL, and then jsonata runs as before, with its limits and its errors.
   const compiled: CompiledExpression = Object.freeze({ expr, fast: compileFast(expr.ast(), MAPPING_LIMITS) });
