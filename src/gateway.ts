@@ -27,6 +27,7 @@ import type { ConfigControl } from './config/config-control.js';
 import { Metrics } from './metrics/metrics.js';
 import { RoutingState } from './routing/routing-state.js';
 import { countQuotaUnits } from './quota/quota-metrics.js';
+import { startHoldSweeper, sweepExpiredHolds } from './quota/hold-sweep.js';
 
 /** What a gateway is built from. */
 export interface GatewayOptions {
@@ -47,8 +48,9 @@ export interface GatewayOptions {
   /** Task ids; golden runs make them deterministic. */
   readonly newTaskId?: () => string;
   /**
-   * False: no background polling and no resume at start; every task query asks the vendor
-   * (golden runs, where each vendor call must be one the case recorded). Default true.
+   * False: no background work (no polling, no resume of tasks and no sweep of expired holds at
+   * start); every task query asks the vendor (golden runs, where each vendor call must be one the
+   * case recorded). Default true.
    */
   readonly poll?: boolean;
   /** The gateway's public base URL for download links (GATEWAY_PUBLIC_URL); default: from the request's Host. */
@@ -133,6 +135,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
     [{ of: 'limit' }, bodies.limit],
   ]);
   const admin = { adminKey: opts.adminKey ?? null, metrics, store: opts.store, routing, config: opts.config ?? null };
+  let stopSweeper: () => void = () => undefined;
   const poller = new Poller({ store: opts.store, pools, snapshot: opts.snapshot, log: opts.log, clock, random: opts.random, lostAfterMs: opts.lostAfterMs });
   if (!poll) poller.stop();
   const deps: TaskDeps = { store: opts.store, pools, random: opts.random, poller, newId: opts.newTaskId ?? newTaskId, refreshAlways: !poll, awaitIntervalMs: opts.awaitIntervalMs, lostAfterMs: opts.lostAfterMs, clock, routing, metrics };
@@ -242,6 +245,10 @@ export function createGateway(opts: GatewayOptions): Gateway {
       if (poll) {
         const resumed = await poller.resume();
         if (resumed > 0) opts.log.info({ tasks: resumed }, 'resumed unfinished tasks');
+        // Holds of requests a crash cut off go back before the first new request can be refused for them.
+        const given = await sweepExpiredHolds(opts.store, opts.log, clock().getTime());
+        if (given > 0) opts.log.info({ holds: given }, 'gave back expired holds');
+        stopSweeper = startHoldSweeper(opts.store, opts.log, clock);
       }
       return new Promise((resolve, reject) => {
         server.once('error', reject);
@@ -255,6 +262,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
     url: () => `http://127.0.0.1:${port}`,
     async close() {
       poller.stop();
+      stopSweeper();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();

@@ -349,4 +349,70 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
       await store.close();
     }
   });
+
+  test(`${driver} store: a hold is a debit recorded until it is settled (the debit stands) or refunded (it goes back), once`, async () => {
+    const store = await open();
+    try {
+      const t = await store.createToken({ name: 'h', keyHash: 'h', group: 'default', models: null, quota: 10 });
+      const hold = (ref: string) => ({ ref, model: 'img', expiresAt: 1_000 });
+      assert.equal(await store.hold(t.id, 4, hold('s')), true);
+      assert.equal(await store.hold(t.id, 3, hold('r')), true);
+      assert.equal(await store.hold(t.id, 4, hold('short')), false, 'a hold the quota cannot pay is refused');
+      assert.equal(await store.hold(t.id, 0, hold('free')), true, 'a free request holds nothing');
+      assert.equal((await store.getToken(t.id))?.used, 7);
+      assert.deepEqual(await Promise.all([store.releaseHold('s', false), store.releaseHold('s', true), store.releaseHold('s', false)]), [true, false, false]);
+      assert.deepEqual(await Promise.all([store.releaseHold('r', true), store.releaseHold('r', true), store.releaseHold('r', false)]), [true, false, false]);
+      assert.equal(await store.releaseHold('short', true), false, 'a refused hold was never recorded');
+      assert.equal(await store.releaseHold('free', true), false);
+      assert.equal((await store.getToken(t.id))?.used, 4, 'the settled hold stays charged, the refunded one went back');
+      assert.deepEqual(await store.expireHolds(Number.MAX_SAFE_INTEGER, 10), [], 'nothing is left to expire');
+      const rows = await balanced(store, t.id);
+      assert.deepEqual(rows.map((r) => [r.kind, r.ref, r.amount]), [['debit', 's', 4], ['debit', 'r', 3], ['refund', 'r', 3]]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test(`${driver} store: expired holds are given back exactly once, oldest first, and only once expired`, async () => {
+    const store = await open();
+    try {
+      const t = await store.createToken({ name: 'e', keyHash: 'e', group: 'default', models: null, quota: null });
+      for (let i = 0; i < 30; i++) await store.hold(t.id, 1 + (i % 3), { ref: `h${i}`, model: 'img', expiresAt: 1_000 + i * 10 });
+      assert.deepEqual(await store.expireHolds(999, 100), [], 'none has expired yet');
+      const first = await store.expireHolds(1_000 + 9 * 10, 4);
+      assert.deepEqual(first.map((h) => h.ref), ['h0', 'h1', 'h2', 'h3'], 'oldest first, at most the limit');
+      assert.deepEqual(first[1], { ref: 'h1', tokenId: t.id, model: 'img', amount: 2, expiresAt: 1_010 });
+      // Sweeps racing each other and the requests' own ends: every hold ends once, one way.
+      const racing = await Promise.all([
+        store.expireHolds(Number.MAX_SAFE_INTEGER, 100),
+        store.expireHolds(Number.MAX_SAFE_INTEGER, 100),
+        ...Array.from({ length: 30 }, (_, i) => store.releaseHold(`h${i}`, i % 2 === 0)),
+      ]);
+      const swept = [...first, ...(racing[0] as { ref: string }[]), ...(racing[1] as { ref: string }[])].map((h) => h.ref);
+      const released = Array.from({ length: 30 }, (_, i) => (racing[2 + i] ? `h${i}` : null)).filter((r) => r !== null);
+      assert.equal(new Set(swept).size, swept.length, 'no hold is given back twice');
+      assert.deepEqual([...swept, ...released].sort(), Array.from({ length: 30 }, (_, i) => `h${i}`).sort(), 'every hold ended exactly once');
+      const rows = await balanced(store, t.id);
+      const refunds = rows.filter((r) => r.kind === 'refund').map((r) => r.ref);
+      assert.equal(new Set(refunds).size, refunds.length, 'one refund row a hold at most');
+      const settled = released.filter((r) => Number(r.slice(1)) % 2 === 1);
+      assert.equal((await store.getToken(t.id))?.used, settled.reduce((n, r) => n + 1 + (Number(r.slice(1)) % 3), 0), 'only settled holds stay charged');
+    } finally {
+      await store.close();
+    }
+  });
+
+  test(`${driver} store: charge spends whatever the quota, with a debit row`, async () => {
+    const store = await open();
+    try {
+      const t = await store.createToken({ name: 'c', keyHash: 'c', group: 'default', models: null, quota: 2 });
+      await store.debit(t.id, 2, req('first'));
+      await store.charge(t.id, 3, req('served-late'));
+      await store.charge(t.id, 0, req('nothing'));
+      assert.equal((await store.getToken(t.id))?.used, 5);
+      assert.deepEqual((await balanced(store, t.id)).map((r) => [r.kind, r.ref, r.amount]), [['debit', 'first', 2], ['debit', 'served-late', 3]]);
+    } finally {
+      await store.close();
+    }
+  });
 }

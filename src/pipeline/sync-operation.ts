@@ -8,6 +8,7 @@ import { dispatch } from '../upstream/dispatch.js';
 import type { Pools } from '../upstream/pools.js';
 import { sign } from '../upstream/signers.js';
 import { holdPrice } from '../quota/account.js';
+import { holdLifetimeMs } from '../quota/hold-expiry.js';
 import { quote } from '../quota/price.js';
 import { rankChannels, type ChannelChoice } from '../routing/rank-channels.js';
 import { withFallback } from '../routing/attempts.js';
@@ -76,7 +77,8 @@ export async function runSyncOperation(ctx: RequestContext, body: unknown, deps:
   const opOf = (c: ChannelChoice) => c.channel.profile.operations.get(ctx.route.operation)!;
   // Priced once, before any vendor call, from the model and the body: the channel plays no part.
   const { price } = await quote(ctx.snapshot.prices, model, body, ctx.log);
-  const hold = await holdPrice(deps.store, ctx.token, price, { ref: ctx.requestId, model });
+  const expiresAt = ctx.now.getTime() + holdLifetimeMs(ctx.snapshot.retry, candidates, opOf);
+  const hold = await holdPrice(deps.store, ctx.token, price, { ref: ctx.requestId, model, expiresAt }, ctx.log);
   try {
     // An operation that awaits a vendor task creates that task: it is never sent twice.
     const answer = await withFallback(ctx, candidates, deps, (c) => opOf(c).await !== null, async (choice, attempt) => {
@@ -93,7 +95,8 @@ export async function runSyncOperation(ctx: RequestContext, body: unknown, deps:
         accepted: () => attempt.accepted(),
       });
     });
-    hold.settle();
+    // Before the answer leaves: once the client has it, a crash must not give its price back.
+    await hold.settle();
     return answer;
   } catch (err) {
     await hold.refund();

@@ -1,14 +1,16 @@
+import type { Logger } from 'pino';
 import { GatewayError } from '../errors/gateway-error.js';
-import type { LedgerRef, Store, TokenRecord } from '../store/store.js';
+import type { HoldRef, Store, TokenRecord } from '../store/store.js';
 
 /**
  * The price a synchronous request holds on its token's quota while it runs (README, "Quota, prices
- * and the ledger"). Whichever comes first wins, once: `settle` when the answer is delivered (a
- * synchronous answer reports no seconds, so the hold is the charge and nothing moves), `refund`
- * when the request fails.
+ * and the ledger"), recorded in the store until it ends so that a crash cannot strand it (an
+ * expired hold is given back by the sweep, src/quota/hold-sweep.ts). Whichever comes first wins,
+ * once: `settle` when the answer is delivered (a synchronous answer reports no seconds, so the hold
+ * is the charge and nothing moves), `refund` when the request fails.
  */
 export interface Hold {
-  settle(): void;
+  settle(): Promise<void>;
   refund(): Promise<void>;
 }
 
@@ -19,19 +21,25 @@ export function quotaShort(price: number): GatewayError {
 
 /**
  * Debits the price of a synchronous request before it is sent upstream, atomically in the store
- * with its ledger row, so concurrent requests can never overspend a quota.
+ * with its ledger row and its hold record, so concurrent requests can never overspend a quota.
  */
-export async function holdPrice(store: Store, token: TokenRecord, price: number, entry: LedgerRef): Promise<Hold> {
-  if (!(await store.debit(token.id, price, entry))) throw quotaShort(price);
+export async function holdPrice(store: Store, token: TokenRecord, price: number, entry: HoldRef, log: Logger): Promise<Hold> {
+  if (!(await store.hold(token.id, price, entry))) throw quotaShort(price);
   let done = false;
   return {
-    settle() {
+    async settle() {
+      if (done || price === 0) return;
       done = true;
+      if (await store.releaseHold(entry.ref, false)) return;
+      // The sweep took this hold for a request that could not finish, yet it did: it is charged again, so
+      // the ledger shows the refund and the new debit and still balances.
+      log.warn({ req_id: entry.ref, token: token.id, price }, 'a request outlived its hold; charged again');
+      await store.charge(token.id, price, entry);
     },
     async refund() {
       if (done) return;
       done = true;
-      if (price > 0) await store.refund(token.id, price, entry);
+      if (price > 0) await store.releaseHold(entry.ref, true);
     },
   };
 }

@@ -61,7 +61,25 @@ export const MIGRATIONS: readonly string[] = [
    UPDATE tasks SET charged = CASE WHEN refunded = 1 THEN 0 ELSE price END WHERE status IN ('completed', 'failed');
    INSERT INTO ledger (token_id, kind, ref, model, amount, at)
      SELECT id, 'debit', 'opening-balance', '', used, CAST(strftime('%s', 'now') AS INTEGER) * 1000 FROM tokens WHERE used > 0;`,
+  // Holds of synchronous requests in flight, so the debits of requests a crash cut off go back.
+  `CREATE TABLE holds (
+     ref TEXT PRIMARY KEY,
+     token_id TEXT NOT NULL,
+     model TEXT NOT NULL,
+     amount INTEGER NOT NULL,
+     expires_at INTEGER NOT NULL
+   );
+   CREATE INDEX holds_by_expiry ON holds (expires_at);`,
 ];
+
+/** A `holds` row. */
+export interface HoldRow {
+  ref: string;
+  token_id: string;
+  model: string;
+  amount: number;
+  expires_at: number;
+}
 
 /** A `tokens` row. */
 export interface TokenRow {

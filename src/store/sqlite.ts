@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'libsql';
 import { newTaskRecord, type LedgerBalance, type LedgerEntry, type LedgerKind, type NewTask, type NewToken, type Store, type TaskPatch, type TaskRecord } from './store.js';
-import { MIGRATIONS, PATCH_COLUMNS, toLedger, toRecord, toTask, type LedgerRow, type TaskRow, type TokenRow } from './sqlite-schema.js';
+import { MIGRATIONS, PATCH_COLUMNS, toLedger, toRecord, toTask, type HoldRow, type LedgerRow, type TaskRow, type TokenRow } from './sqlite-schema.js';
 
 /** A settlement's final charge: a whole number of units from 0 to the price held (anything else keeps the hold). */
 function finalCharge(settle: number, price: number): number {
@@ -46,6 +46,11 @@ export function openSqliteStore(path: string): Store {
   // No clamp at 0: a refund beyond what was debited would be a bug, and the ledger must show it.
   const giveBackUnits = db.prepare('UPDATE tokens SET used = used - ? WHERE id = ?');
   const insertLedger = db.prepare('INSERT INTO ledger (token_id, kind, ref, model, amount, at) VALUES (?, ?, ?, ?, ?, ?)');
+  const forceDebit = db.prepare('UPDATE tokens SET used = used + ? WHERE id = ?');
+  const insertHold = db.prepare('INSERT INTO holds (ref, token_id, model, amount, expires_at) VALUES (?, ?, ?, ?, ?)');
+  const holdByRef = db.prepare('SELECT * FROM holds WHERE ref = ?');
+  const deleteHold = db.prepare('DELETE FROM holds WHERE ref = ?');
+  const expiredHolds = db.prepare('SELECT * FROM holds WHERE expires_at <= ? ORDER BY expires_at LIMIT ?');
 
   // Prepared once: exec() would parse BEGIN and COMMIT again on every flush.
   const insertTask = db.prepare(
@@ -159,6 +164,36 @@ export function openSqliteStore(path: string): Store {
     },
     async refund(tokenId, amount, entry) {
       await write(() => giveBack(tokenId, 'refund', amount, entry.ref, entry.model));
+    },
+    hold(tokenId, amount, entry) {
+      return write(() => {
+        if (!spend(tokenId, amount, entry.ref, entry.model)) return false;
+        if (amount > 0) insertHold.run(entry.ref, tokenId, entry.model, amount, entry.expiresAt);
+        return true;
+      });
+    },
+    releaseHold(ref, refund) {
+      return write(() => {
+        const row = holdByRef.get(ref) as HoldRow | undefined;
+        if (!row) return false;
+        deleteHold.run(ref);
+        if (refund) giveBack(row.token_id, 'refund', row.amount, ref, row.model);
+        return true;
+      });
+    },
+    expireHolds(now, limit) {
+      return write(() =>
+        (expiredHolds.all(now, limit) as HoldRow[]).map((row) => {
+          deleteHold.run(row.ref);
+          giveBack(row.token_id, 'refund', row.amount, row.ref, row.model);
+          return { ref: row.ref, tokenId: row.token_id, model: row.model, amount: row.amount, expiresAt: row.expires_at };
+        }),
+      );
+    },
+    charge(tokenId, amount, entry) {
+      return write(() => {
+        if (amount > 0 && forceDebit.run(amount, tokenId).changes === 1) record(tokenId, 'debit', entry.ref, entry.model, amount);
+      });
     },
     createTask(t: NewTask) {
       return write(() => {

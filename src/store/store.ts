@@ -191,6 +191,25 @@ export interface LedgerRef {
 }
 
 /**
+ * A synchronous request's hold (README, "Quota, prices and the ledger"): its debit, recorded until
+ * the request settles (the debit stands) or fails (it goes back). A hold still recorded after
+ * `expiresAt` belongs to a request that can no longer finish (its process died) and is given back.
+ */
+export interface HoldRef extends LedgerRef {
+  /** Unix milliseconds, later than the longest the request can run. */
+  readonly expiresAt: number;
+}
+
+/** A hold given back because it expired. */
+export interface ExpiredHold {
+  readonly ref: string;
+  readonly tokenId: string;
+  readonly model: string;
+  readonly amount: number;
+  readonly expiresAt: number;
+}
+
+/**
  * A token's `used` and the units its whole ledger moved per kind, read together (one consistent
  * view): `debit − refund − settle = used`, always.
  */
@@ -215,6 +234,27 @@ export interface Store {
    * back a debit at most once (src/quota/account.ts); tasks are refunded through updateTask.
    */
   refund(tokenId: string, amount: number, entry: LedgerRef): Promise<void>;
+  /**
+   * A debit (as `debit`) recorded as a hold until `entry.expiresAt`, in the same transaction; false,
+   * with nothing written, when the quota is short. A hold of 0 units records nothing.
+   */
+  hold(tokenId: string, amount: number, entry: HoldRef): Promise<boolean>;
+  /**
+   * Ends the hold of request `ref`: settled (`refund` false: the debit stands) or failed (the units
+   * go back with a `refund` row), in one transaction. True when this call ended it; false when it
+   * was ended before (by the other outcome or by expiry) or never recorded.
+   */
+  releaseHold(ref: string, refund: boolean): Promise<boolean>;
+  /**
+   * Gives back, each exactly once with a `refund` row, at most `limit` holds that expired at or
+   * before `now` (oldest first), and returns them.
+   */
+  expireHolds(now: number, limit: number): Promise<ExpiredHold[]>;
+  /**
+   * Spends `amount` units whatever the quota, with a `debit` row: for a request that was served
+   * after its hold had already been given back by expiry.
+   */
+  charge(tokenId: string, amount: number, entry: LedgerRef): Promise<void>;
   /**
    * Debits the task's price from its token and inserts the task (`submitting`, version 1) in one
    * transaction, with the debit's ledger row, and returns it; null, with nothing written, when the
