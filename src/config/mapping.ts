@@ -34,6 +34,8 @@ export class MappingError extends Error {
     readonly where: string,
     readonly jsonataCode: string | undefined,
     message: string,
+    /** jsonata's own words, without where and code (for a client's error message). */
+    readonly reason: string = message,
   ) {
     super(message);
     this.name = 'MappingError';
@@ -96,7 +98,7 @@ export function compileMapping(source: string, where: string): Mapping {
         return await expr.evaluate(input);
       } catch (err) {
         const e = err as { code?: string; message?: string };
-        throw new MappingError(where, e.code, `mapping at ${where} failed: ${e.code ?? ''} ${e.message ?? String(err)}`.trim());
+        throw new MappingError(where, e.code, `mapping at ${where} failed: ${e.code ?? ''} ${e.message ?? String(err)}`.trim(), e.message ?? String(err));
       }
     },
   };

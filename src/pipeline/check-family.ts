@@ -4,6 +4,7 @@ import { MappingError } from '../config/mapping.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { describeError, dottedPath, usefulErrors } from '../schema/describe-error.js';
 import type { RequestContext } from './context.js';
+import { inputFault } from './map-request.js';
 import { modelOf } from './model-of.js';
 
 /**
@@ -24,7 +25,8 @@ export async function checkFamily(ctx: RequestContext, body: unknown): Promise<s
     try {
       mode = await modeOf.evaluate({ body, params: ctx.params, query: ctx.query, model });
     } catch (err) {
-      throw new GatewayError('internal_error', 'the route could not tell the generation mode of the request', { cause: err instanceof MappingError ? err.message : err });
+      throw inputFault(err, 'the generation mode of the request cannot be told') ??
+        new GatewayError('internal_error', 'the route could not tell the generation mode of the request', { cause: err instanceof MappingError ? err.message : err });
     }
     if (typeof mode === 'string') {
       const support = family.modes.get(mode) ?? 'unsupported';

@@ -31,6 +31,40 @@ export interface RequestMappingInput {
   readonly source?: unknown;
 }
 
+/**
+ * jsonata errors raised by the values an expression was given rather than by the expression: a
+ * function argument or operand of a type it cannot take (T0410-T0412, T1003, T2001-T2010), a value
+ * it cannot cast or use (D1001, D1002, D1009, D2014, D3001, D3010-D3030, D3040, D3060, D3061,
+ * D3070, D3110-D3121, D3137-D3141). Left out on purpose: time-outs (D1012), runaway recursion
+ * (U1001), calls of what is not a function (T1005-T1008, T2006) and transform clauses
+ * (T2011-T2013), which are the expression's own faults.
+ */
+const DATA_ERRORS: ReadonlySet<string> = new Set([
+  'T0410', 'T0411', 'T0412', 'T1003', 'T2001', 'T2002', 'T2003', 'T2004', 'T2007', 'T2008', 'T2009', 'T2010',
+  'D1001', 'D1002', 'D1009', 'D2014', 'D3001', 'D3010', 'D3011', 'D3012', 'D3020', 'D3030', 'D3040', 'D3060', 'D3061', 'D3070',
+  'D3110', 'D3120', 'D3121', 'D3137', 'D3138', 'D3139', 'D3140', 'D3141',
+]);
+
+/**
+ * The answer to a request mapping that failed on a client's body (README, "Errors"). The body
+ * passed the route's schema, so a mapping that fails on the values it was given met a form this
+ * profile cannot translate: that is the client's request to change, `invalid_request` (400) with
+ * jsonata's words, not a fault of ours. Any other failure stays `internal_error` (500). Only for
+ * mappings of the client's request: task query and answer mappings read what the gateway stored.
+ */
+export function clientInputError(err: unknown): unknown {
+  const cause = err instanceof GatewayError && err.code === 'internal_error' ? err.details.cause : err;
+  return inputFault(cause, 'the request cannot be translated for the vendor') ?? err;
+}
+
+/** `invalid_request` (beginning with `what`) when `err` is a mapping that failed on the values of the client's request; else null. */
+export function inputFault(err: unknown, what: string): GatewayError | null {
+  if (!(err instanceof MappingError) || err.jsonataCode === undefined || !DATA_ERRORS.has(err.jsonataCode)) return null;
+  // $error("…") in a mapping is a refusal in the profile's own words.
+  const reason = err.jsonataCode === 'D3137' ? err.reason : `a value of the request has a type or form this model cannot take (${err.reason})`;
+  return new GatewayError('invalid_request', `${what}: ${reason.slice(0, 300)}`, { cause: err });
+}
+
 function stringRecord(value: unknown, what: string, where: string): Record<string, string> {
   if (value === undefined || value === null) return {};
   if (typeof value !== 'object' || Array.isArray(value)) throw new MappingError(where, undefined, `${what} mapping must give an object`);

@@ -13,7 +13,7 @@ import { quote } from '../quota/price.js';
 import { rankChannels, type ChannelChoice } from '../routing/rank-channels.js';
 import { withFallback } from '../routing/attempts.js';
 import type { RequestContext } from './context.js';
-import { mapRequest } from './map-request.js';
+import { clientInputError, mapRequest } from './map-request.js';
 import { awaitTask } from './await-task.js';
 import { mapFailure, mapSuccess, type ResponseContext } from './map-response.js';
 import { modelOf } from './model-of.js';
@@ -61,6 +61,8 @@ export async function callOperation(
     now,
     ...(task ? { task } : {}),
     ...(source ? { source } : {}),
+  }).catch((err: unknown) => {
+    throw clientInputError(err);
   });
   sign(channel.profile.auth, channel, req, ctx.now.getTime());
   const res = await dispatch(pools, channel, req, op.response.maxBytes);
