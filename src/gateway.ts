@@ -130,8 +130,9 @@ export function createGateway(opts: GatewayOptions): Gateway {
   const stopQuotaMetrics = countQuotaUnits(opts.store, metrics);
   const routing = new RoutingState(metrics, opts.snapshot, () => clock().getTime());
   const bodies = new BodyBudget(opts.bodyBudgetBytes ?? defaultBodyBudget());
-  metrics.gauge('gateway_request_body_bytes', 'Request body bytes held now (reserved before reading), and the bound', ['of'], () => [
+  metrics.gauge('gateway_request_body_bytes', 'Request body bytes held now (reserved before reading), the most ever held at once, and the bound', ['of'], () => [
     [{ of: 'held' }, bodies.held],
+    [{ of: 'peak' }, bodies.peak],
     [{ of: 'limit' }, bodies.limit],
   ]);
   const admin = { adminKey: opts.adminKey ?? null, metrics, store: opts.store, routing, config: opts.config ?? null };
@@ -207,7 +208,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
       .catch((err: unknown) => {
         // Refused before it was told to send its body: the client will not send it, and the
         // connection must not wait for it.
-        if (expectsContinue(req) && !seen.continued) res.setHeader('connection', 'close');
+        if (expectsContinue(req) && !seen.continued && !res.headersSent) res.setHeader('connection', 'close');
         sendError(res, err, opts.log, requestId);
       })
       .finally(() => {

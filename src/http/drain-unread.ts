@@ -16,7 +16,7 @@ const DRAIN_MAX_MS = 10_000;
 export function drainUnread(req: IncomingMessage): void {
   if (req.complete || req.destroyed) return;
   let dropped = 0;
-  const cut = () => req.socket.destroy();
+  const cut = () => req.socket?.destroy();
   const timer = setTimeout(cut, DRAIN_MAX_MS);
   timer.unref();
   req.on('data', (chunk: Buffer) => {
