@@ -27,7 +27,7 @@ export function parseMultipart(raw: Buffer, contentType: string, maxFiles: numbe
       const m = NAME.exec(name);
       if (!m) {
         failed = true;
-        fail(`multipart field name ${JSON.stringify(name.slice(0, 80))} is not accepted`, name.slice(0, 80));
+        fail(name === '' ? 'a multipart part has no name (content-disposition: form-data; name="…")' : `multipart field name ${JSON.stringify(name)} is not accepted`, name);
         return;
       }
       const [, key, sub] = m as unknown as [string, string, string | undefined];
@@ -44,11 +44,14 @@ export function parseMultipart(raw: Buffer, contentType: string, maxFiles: numbe
         out[key] = obj;
       }
     };
-    bb.on('field', (name, value: string | undefined) => {
+    // busboy gives `undefined` for a part whose content-disposition has no name: the body's, not ours.
+    const nameOf = (name: string | undefined): string => (typeof name === 'string' ? name.slice(0, 80) : '');
+    bb.on('field', (rawName: string | undefined, value: string | undefined) => {
+      const name = nameOf(rawName);
       // busboy gives no text for a part in a charset it cannot decode.
       if (typeof value !== 'string') {
         failed = true;
-        fail(`multipart field ${JSON.stringify(name.slice(0, 80))} is in a charset that cannot be read; send UTF-8`, name.slice(0, 80));
+        fail(`multipart field ${JSON.stringify(name)} is in a charset that cannot be read; send UTF-8`, name);
         return;
       }
       let v: unknown = value;
@@ -61,13 +64,14 @@ export function parseMultipart(raw: Buffer, contentType: string, maxFiles: numbe
       }
       put(name, v);
     });
-    bb.on('file', (name, stream, info) => {
+    bb.on('file', (rawName: string | undefined, stream, info) => {
+      const name = nameOf(rawName);
       const chunks: Buffer[] = [];
       // A body that ends inside a file part errors this stream as well as busboy itself; without a
       // listener that second 'error' is an uncaught exception and takes the whole process down.
       stream.on('error', (err: Error) => {
         failed = true;
-        fail(`the multipart body is malformed: ${err.message}`, name.slice(0, 80));
+        fail(`the multipart body is malformed: ${err.message}`, name);
       });
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', () => {

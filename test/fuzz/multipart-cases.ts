@@ -47,6 +47,11 @@ export function multipartCases(model: string): MultipartCase[] {
     c('boundary over 70 characters', valid.replaceAll(B, 'Q'.repeat(200)), `multipart/form-data; boundary=${'Q'.repeat(200)}`),
     c('LF line ends only', valid.replaceAll('\r\n', '\n')),
     c('a part without content-disposition', `--${B}\r\ncontent-type: text/plain\r\n\r\nhello${END}`),
+    // Found by the fuzzer: a nameless file part that ends the body crashed the error handler itself.
+    c('a nameless file part, cut off', `--${B}\r\ncontent-disposition: form-data; filename="a.png"\r\ncontent-type: image/png\r\n\r\nPNG`),
+    c('a nameless file part', `--${B}\r\ncontent-disposition: form-data; filename="a.png"\r\n\r\nPNG${END}`),
+    c('a nameless field', `--${B}\r\ncontent-disposition: form-data\r\n\r\nhello${END}`),
+    c('a nameless field in a charset busboy cannot read', `--${B}\r\ncontent-disposition: form-data\r\ncontent-type: text/plain; charset=x-unknown-42\r\n\r\nhi${END}`),
     c('a part header without a colon', `--${B}\r\nthis is not a header\r\n\r\nhello${END}`),
     c('part headers of 100 kB', `--${B}\r\ncontent-disposition: form-data; name="prompt"\r\nx-pad: ${'p'.repeat(100_000)}\r\n\r\nhello${END}`),
     c('a field name of 10 kB', `${fieldPart('n'.repeat(10_000), 'v')}${END}`),
