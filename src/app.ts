@@ -28,6 +28,10 @@ export interface AppSettings {
   readonly reloadDebounceMs: number;
   /** GATEWAY_BODY_BUDGET_MB in bytes: request body bytes held at once; null: a share of the heap limit. NaN when malformed (refused at start). */
   readonly bodyBudgetBytes: number | null;
+  /** GATEWAY_HEADERS_TIMEOUT_MS: a client's headers must arrive within this (NaN when malformed, refused at start). */
+  readonly headersTimeoutMs: number;
+  /** GATEWAY_REQUEST_TIMEOUT_MS: a client's whole request must arrive within this (NaN when malformed, refused at start). */
+  readonly requestTimeoutMs: number;
 }
 
 /** Reads process settings from the environment, with the documented defaults. */
@@ -43,6 +47,8 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env, defaults: 
     watch: env.GATEWAY_WATCH !== undefined ? !/^(0|false|no|off)$/i.test(env.GATEWAY_WATCH.trim()) : (defaults.watch ?? true),
     reloadDebounceMs: debounce(env.GATEWAY_RELOAD_DEBOUNCE_MS, defaults.reloadDebounceMs ?? 200),
     bodyBudgetBytes: env.GATEWAY_BODY_BUDGET_MB ? Math.floor(Number(env.GATEWAY_BODY_BUDGET_MB) * 1024 * 1024) : (defaults.bodyBudgetBytes ?? null),
+    headersTimeoutMs: env.GATEWAY_HEADERS_TIMEOUT_MS ? Number(env.GATEWAY_HEADERS_TIMEOUT_MS) : (defaults.headersTimeoutMs ?? 30_000),
+    requestTimeoutMs: env.GATEWAY_REQUEST_TIMEOUT_MS ? Number(env.GATEWAY_REQUEST_TIMEOUT_MS) : (defaults.requestTimeoutMs ?? 300_000),
   };
 }
 
@@ -72,6 +78,9 @@ export interface App {
 export async function startApp(settings: AppSettings, log: Logger, opts: { simulate: boolean; store?: Store }): Promise<App> {
   const budget = settings.bodyBudgetBytes;
   if (budget !== null && !(Number.isSafeInteger(budget) && budget > 0)) throw new Error('GATEWAY_BODY_BUDGET_MB must be a number of megabytes greater than 0');
+  const { headersTimeoutMs: headers, requestTimeoutMs: whole } = settings;
+  if (!(Number.isInteger(headers) && headers >= 1_000 && headers <= 3_600_000)) throw new Error('GATEWAY_HEADERS_TIMEOUT_MS must be whole milliseconds from 1000 to 3600000');
+  if (!(Number.isInteger(whole) && whole >= headers && whole <= 3_600_000)) throw new Error('GATEWAY_REQUEST_TIMEOUT_MS must be whole milliseconds, at least GATEWAY_HEADERS_TIMEOUT_MS and at most 3600000');
   const simulators: Simulator[] = [];
   let override: ChannelOverride | undefined;
   if (opts.simulate) {
@@ -111,6 +120,8 @@ export async function startApp(settings: AppSettings, log: Logger, opts: { simul
       config,
       metrics,
       bodyBudgetBytes: budget ?? undefined,
+      headersTimeoutMs: headers,
+      requestTimeoutMs: whole,
     });
     connectReloads(config, gateway, log);
     const port = await gateway.listen(settings.port, settings.host);

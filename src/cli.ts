@@ -25,7 +25,8 @@ const USAGE = `usage: gateway <command>
   catalogue [--write]           print the family catalogue from the config (--write: into README.md)
 settings (environment): PORT (8080), HOST, GATEWAY_CONFIG_DIR (.), GATEWAY_CONFIG_EXTRA, GATEWAY_DB (data/gateway.db), LOG_LEVEL (info),
   GATEWAY_ADMIN_KEY (unset: /admin and /metrics closed; demo makes one), GATEWAY_WATCH (1; 0: no reload on file changes),
-  GATEWAY_RELOAD_DEBOUNCE_MS (200)
+  GATEWAY_RELOAD_DEBOUNCE_MS (200), GATEWAY_BODY_BUDGET_MB (heap limit / 12), GATEWAY_HEADERS_TIMEOUT_MS (30000),
+  GATEWAY_REQUEST_TIMEOUT_MS (300000)
 signals: SIGHUP reloads the configuration; SIGINT and SIGTERM stop`;
 
 /** Flags that take no value, so `--update filter` keeps `filter` positional. */

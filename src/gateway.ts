@@ -63,7 +63,14 @@ export interface GatewayOptions {
   readonly metrics?: Metrics;
   /** GATEWAY_BODY_BUDGET_MB: bytes of request bodies held at once; default: a share of the heap limit. */
   readonly bodyBudgetBytes?: number;
+  /** GATEWAY_HEADERS_TIMEOUT_MS: a client's headers must arrive within this; default 30 s. */
+  readonly headersTimeoutMs?: number;
+  /** GATEWAY_REQUEST_TIMEOUT_MS: a client's whole request (headers and body) must arrive within this; default 300 s. */
+  readonly requestTimeoutMs?: number;
 }
+
+/** How often Node looks for clients past their time (its default, 30 s, made a 300 s limit 330 s). */
+const TIMEOUT_CHECK_MS = 1_000;
 
 /** A running gateway: its HTTP server and how to stop it. */
 export interface Gateway {
@@ -216,7 +223,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
         opts.log.debug({ req_id: requestId, method: req.method, status: res.statusCode, ms: Math.round(performance.now() - started) }, 'request');
       });
   };
-  const server = createServer({ maxHeaderSize: 16 * 1024 }, onRequest);
+  const server = createServer({ maxHeaderSize: 16 * 1024, connectionsCheckingInterval: TIMEOUT_CHECK_MS }, onRequest);
   // Ours to answer: `100 Continue` goes out only once the body is admitted (see handle), so a
   // refused client never sends it. Node would otherwise say Continue to everyone at once.
   server.on('checkContinue', onRequest);
@@ -230,9 +237,10 @@ export function createGateway(opts: GatewayOptions): Gateway {
     });
     sendError(res, err, opts.log, randomUUID());
   });
-  // A client that stalls while sending headers or body is cut off instead of holding a socket.
-  server.headersTimeout = 30_000;
-  server.requestTimeout = 300_000;
+  // A client that stalls while sending headers or body gets 408 and is cut off instead of holding a
+  // socket (error-boundary.ts answers it, also when its handler is still waiting for the body).
+  server.headersTimeout = opts.headersTimeoutMs ?? 30_000;
+  server.requestTimeout = opts.requestTimeoutMs ?? 300_000;
   server.keepAliveTimeout = 65_000;
 
   return {

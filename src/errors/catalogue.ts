@@ -47,7 +47,7 @@ export const catalogue = {
   request_timeout: {
     status: 408,
     shape: 'A',
-    when: 'The client did not send its headers within 30 s or its whole request within 300 s.',
+    when: 'The client did not send its headers within 30 s (`GATEWAY_HEADERS_TIMEOUT_MS`) or its whole request, body included, within 300 s (`GATEWAY_REQUEST_TIMEOUT_MS`); the connection is closed after the answer.',
   },
   task_not_ready: {
     status: 409,

@@ -68,6 +68,15 @@ export function sendClientError(err: NodeJS.ErrnoException, socket: Duplex): voi
   // Node keeps the response in flight on the socket here; it is not part of the typed API.
   const pending = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
   if (pending && !pending.req.complete) {
+    // A body that did not arrive in time: its handler is still waiting for it, so the answer goes
+    // out through that request's own response (it has written nothing yet), then the socket closes.
+    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' && !pending.headersSent && socket.writable) {
+      pending.once('finish', () => socket.destroy());
+      const body = JSON.stringify(errorBody(gw));
+      pending.writeHead(catalogue[gw.code].status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });
+      pending.end(body);
+      return;
+    }
     // The error cut the in-flight request itself (the peer closed mid-body): nobody is left to answer.
     socket.destroy();
     return;
