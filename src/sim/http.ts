@@ -13,6 +13,8 @@ export interface Simulator {
   readonly faults: string[];
   /** Requests received so far (`requests`), and per-kind counters a simulator adds (`submits`, `queries`, …). */
   readonly stats: { requests: number; [counter: string]: number };
+  /** The request targets (path and query, exactly as received) of the latest requests, oldest first, at most TARGETS_KEPT. */
+  readonly targets: readonly string[];
   /** Asynchronous simulators: their tasks, so tests can look one up by the vendor's id. */
   readonly tasks?: TaskBook;
   /** Asynchronous simulators: the exact bytes served as result `index` (default 0) of a vendor task; null when there are none. */
@@ -23,9 +25,16 @@ export interface Simulator {
 /** A request handler of a simulator; `body` is the whole request body. */
 export type SimHandler = (req: IncomingMessage, res: ServerResponse, body: Buffer, url: URL) => Promise<void> | void;
 
+/** Request targets a simulator keeps (the latest ones). */
+const TARGETS_KEPT = 10_000;
+
 /** Starts an HTTP server on 127.0.0.1 (port 0 by default) around a simulator's handler. */
-export async function listen(handler: SimHandler, port = 0): Promise<{ url: string; close(): Promise<void> }> {
+export async function listen(handler: SimHandler, port = 0): Promise<{ url: string; targets: readonly string[]; close(): Promise<void> }> {
+  const targets: string[] = [];
   const server = createServer((req, res) => {
+    // What a vendor is asked, as it is asked: tests check no malformed path ever reaches one.
+    targets.push(req.url ?? '');
+    if (targets.length > TARGETS_KEPT) targets.splice(0, targets.length - TARGETS_KEPT);
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -40,6 +49,7 @@ export async function listen(handler: SimHandler, port = 0): Promise<{ url: stri
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    targets,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -179,6 +179,6 @@ export async function startUnifiedPassthroughSimulator(opts: UnifiedSimOptions =
       const task = tasks.get(id);
       return task && index === 0 && tasks.state(task).phase === 'done' ? makeMp4(task.id) : null;
     },
-    close: server.close,
+    targets: server.targets, close: server.close,
   };
 }

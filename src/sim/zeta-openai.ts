@@ -231,6 +231,6 @@ export async function startZetaOpenaiSimulator(opts: ZetaSimOptions = {}): Promi
       const task = tasks.get(id);
       return task && index === 0 && tasks.state(task).phase === 'done' ? makeMp4(task.id) : null;
     },
-    close: server.close,
+    targets: server.targets, close: server.close,
   };
 }
