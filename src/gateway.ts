@@ -14,6 +14,7 @@ import { readJsonBody } from './pipeline/read-json.js';
 import { runSyncOperation } from './pipeline/sync-operation.js';
 import { validateBody } from './pipeline/validate-body.js';
 import { checkFamily } from './pipeline/check-family.js';
+import { ownedResources } from './pipeline/resources.js';
 import type { Store } from './store/store.js';
 import { runTaskContent } from './tasks/content.js';
 import { Poller } from './tasks/poller.js';
@@ -192,9 +193,11 @@ export function createGateway(opts: GatewayOptions): Gateway {
     };
     if (route.kind === 'task-content') return runTaskContent(ctx, req, res, deps);
     const warning = route.kind === 'sync' || route.kind === 'task-submit' ? await checkFamily(ctx, body) : null;
+    // What the request reads or references must be the caller's; it then goes where that is held.
+    const holder = await ownedResources(ctx, body, opts.store);
     const answer =
-      route.kind === 'sync' ? await runSyncOperation(ctx, body, deps)
-      : route.kind === 'task-submit' ? await runTaskSubmit(ctx, body, deps)
+      route.kind === 'sync' ? await runSyncOperation(ctx, body, deps, holder)
+      : route.kind === 'task-submit' ? await runTaskSubmit(ctx, body, deps, holder)
       : await runTaskQuery(ctx, body, deps);
     const text = JSON.stringify(answer);
     res.writeHead(200, {

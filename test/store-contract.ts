@@ -415,4 +415,25 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
       await store.close();
     }
   });
+
+  test(`${driver} store: a resource belongs to the token that created it; its kind and id are nobody else's`, async () => {
+    const store = await open();
+    try {
+      const asset = (id: string, tokenId: string, channel = 'delta-a') => ({ kind: 'asset', id, tokenId, channel, vendorId: id, createdAt: 1_000 });
+      assert.equal(await store.putResource(asset('a1', 'tok-a')), true);
+      assert.equal(await store.putResource(asset('a1', 'tok-a')), true, 'recording it again as the same owner is no change');
+      assert.equal(await store.putResource(asset('a1', 'tok-b')), false, 'another token cannot take it');
+      assert.equal(await store.putResource(asset('a1', 'tok-a', 'delta-b')), false, 'nor can another channel');
+      assert.equal(await store.putResource({ ...asset('a1', 'tok-b'), kind: 'voice' }), true, 'ids are unique within a kind');
+      await Promise.all(Array.from({ length: 20 }, (_, i) => store.putResource(asset(`r${i % 5}`, `tok-${i % 2}`))));
+      const got = await store.getResources('asset', ['a1', 'nope', 'a1', 'r0', 'r1', 'r2', 'r3', 'r4']);
+      assert.deepEqual(got.find((r) => r.id === 'a1'), asset('a1', 'tok-a'));
+      assert.equal(got.length, 6, 'unknown ids are left out, repeated ones given once');
+      for (const r of got.filter((x) => x.id.startsWith('r'))) assert.ok(['tok-0', 'tok-1'].includes(r.tokenId), 'racing creators: one of them owns it');
+      assert.deepEqual((await store.getResources('voice', ['a1'])).map((r) => r.tokenId), ['tok-b']);
+      assert.deepEqual(await store.getResources('asset', []), []);
+    } finally {
+      await store.close();
+    }
+  });
 }

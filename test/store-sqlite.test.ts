@@ -37,9 +37,9 @@ test('sqlite store: a store from before the ledger opens with one debit row per 
   await a.createTask({ id: 'task_old', tokenId: t.id, kind: 'video', route: 'r', model: 'm', upstreamModel: 'm', channel: 'c', price: 2, createdAt: 1, deadlineAt: 2 });
   await a.updateTask('task_old', 1, { status: 'completed' });
   await a.close();
-  // Back to schema version 2: no ledger, no settlement columns, no holds, the units already used.
+  // Back to schema version 2: no ledger, no settlement columns, no holds, no resources, the units already used.
   const db = new Database(path);
-  db.exec(`DROP TABLE holds; DROP TABLE ledger; ALTER TABLE tasks DROP COLUMN pricing; ALTER TABLE tasks DROP COLUMN charged; DELETE FROM schema_version WHERE version >= 3;`);
+  db.exec(`DROP TABLE resources; DROP TABLE holds; DROP TABLE ledger; ALTER TABLE tasks DROP COLUMN pricing; ALTER TABLE tasks DROP COLUMN charged; DELETE FROM schema_version WHERE version >= 3;`);
   db.close();
   const b = openSqliteStore(path);
   try {

@@ -5,13 +5,14 @@ import { describeError } from '../schema/describe-error.js';
 import { jsonErrorPosition } from '../schema/json-syntax.js';
 import type { ConfigIssue } from './issues.js';
 import { compileMappingAt } from './mapping.js';
+import { compileResources, type RawResources } from './compile-resources.js';
 import type { SchemaCompiler } from './schema-compiler.js';
 import type { CompiledBody, CompiledRoute, CompiledRouteTask, KeySource, RouteKind, TaskIdSource } from './snapshot.js';
 import { parseSize } from './sizes.js';
 import type { YamlSource } from './yaml-source.js';
 
 /** The raw shape of a route, as routes.schema.json admits it. */
-interface RawRoute {
+interface RawRoute extends RawResources {
   id: string;
   method: string;
   path: string;
@@ -140,6 +141,13 @@ export function compileRoutes(src: YamlSource, configDir: string, schemas: Schem
     }
 
     const models = modelSet(r.models ?? []);
+    const { resource, references } = compileResources(
+      r,
+      matcher,
+      r.body !== undefined,
+      (rest, msg) => issues.push(src.issue(at(...rest), msg)),
+      (expr, rest) => compileMappingAt(src, expr, at(...rest), issues),
+    );
     const task = r.task ? compileTask(r, matcher, (rest, msg) => issues.push(src.issue(at('task', ...rest), msg)), (expr) => compileMappingAt(src, expr, at('task', 'answer'), issues)) : null;
     const example =
       r.example && matcher ? compileExample(r, matcher, body, models, (rest, msg) => issues.push(src.issue(at('example', ...rest), msg))) : null;
@@ -172,6 +180,8 @@ export function compileRoutes(src: YamlSource, configDir: string, schemas: Schem
         example,
         matchQuery: Object.freeze({ ...(r.match_query ?? {}) }),
         mode: r.mode !== undefined ? compileMappingAt(src, r.mode, at('mode'), issues) : null,
+        resource,
+        references,
       }),
     );
   });

@@ -36,6 +36,27 @@ export interface CompiledRoute {
   readonly matchQuery: Readonly<Record<string, string>>;
   /** The generation mode a request asks for (`mode`, JSONata over body, params, query, model); null: not checked. */
   readonly mode: Mapping | null;
+  /** A resource the route creates or reads (routes.yaml `resource`); null: none. */
+  readonly resource: CompiledRouteResource | null;
+  /** Resources a request body may reference by a prefixed string (routes.yaml `references`). */
+  readonly references: readonly ResourceReference[];
+}
+
+/** A route's resource (README, "Authentication, tokens and quota"): it creates one, or reads one. */
+export interface CompiledRouteResource {
+  readonly kind: string;
+  /** Creating routes: the new resource's id, from the public answer (`answer`). */
+  readonly creates: Mapping | null;
+  /** Reading routes: where the id is. */
+  readonly id: { readonly from: 'path' | 'query' | 'body'; readonly name: string; readonly pointer: readonly string[] } | null;
+  /** A prefix the id may carry (`asset://`), read without it. */
+  readonly prefix: string | null;
+}
+
+/** Strings starting with `prefix` anywhere in a body name a resource of `kind` (the rest is its id). */
+export interface ResourceReference {
+  readonly kind: string;
+  readonly prefix: string;
 }
 
 /** How a family takes a generation mode: served, served with a warning, or refused. */

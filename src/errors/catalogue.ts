@@ -27,7 +27,7 @@ export const catalogue = {
   not_found: {
     status: 404,
     shape: 'A',
-    when: 'No route has this path.',
+    when: "No route has this path, or no resource of this API key (an asset) has this id: another API key's is answered the same.",
   },
   model_not_found: {
     status: 404,

@@ -17,6 +17,7 @@ import { clientInputError, mapRequest } from './map-request.js';
 import { awaitTask } from './await-task.js';
 import { mapFailure, mapSuccess, type ResponseContext } from './map-response.js';
 import { modelOf } from './model-of.js';
+import { onHolder, recordCreated } from './resources.js';
 
 /** What the sync engine needs from the process. */
 export interface SyncDeps {
@@ -70,12 +71,14 @@ export async function callOperation(
 }
 
 /**
- * A synchronous operation: rank the channels, debit, then call them in turn (README, "Retries and
- * fallback") until one answers; map the answer or the error back. A failed request is refunded.
+ * A synchronous operation: rank the channels (only the one that holds the resources the request
+ * names, `holder`, when it names any), debit, then call them in turn (README, "Retries and
+ * fallback") until one answers; map the answer or the error back, and record a resource the call
+ * created. A failed request is refunded.
  */
-export async function runSyncOperation(ctx: RequestContext, body: unknown, deps: SyncDeps): Promise<unknown> {
+export async function runSyncOperation(ctx: RequestContext, body: unknown, deps: SyncDeps, holder: string | null = null): Promise<unknown> {
   const model = modelOf(ctx.route, ctx.params, body);
-  const candidates = rankChannels(ctx.snapshot, ctx.route, model, ctx.token, deps.random);
+  const candidates = onHolder(ctx, rankChannels(ctx.snapshot, ctx.route, model, ctx.token, deps.random), holder);
   const opOf = (c: ChannelChoice) => c.channel.profile.operations.get(ctx.route.operation)!;
   // Priced once, before any vendor call, from the model and the body: the channel plays no part.
   const { price } = await quote(ctx.snapshot.prices, model, body, ctx.log);
@@ -83,7 +86,9 @@ export async function runSyncOperation(ctx: RequestContext, body: unknown, deps:
   const hold = await holdPrice(deps.store, ctx.token, price, { ref: ctx.requestId, model, expiresAt }, ctx.log);
   try {
     // An operation that awaits a vendor task creates that task: it is never sent twice.
+    let served = candidates[0]!.channel.name;
     const answer = await withFallback(ctx, candidates, deps, (c) => opOf(c).await !== null, async (choice, attempt) => {
+      served = choice.channel.name;
       const op = opOf(choice);
       const { res, mctx } = await callOperation(ctx, body, model, choice, op, deps.pools);
       if (res.status < 200 || res.status >= 300) throw await mapFailure(op, res, mctx);
@@ -97,6 +102,7 @@ export async function runSyncOperation(ctx: RequestContext, body: unknown, deps:
         accepted: () => attempt.accepted(),
       });
     });
+    await recordCreated(ctx, answer, served, deps.store);
     // Before the answer leaves: once the client has it, a crash must not give its price back.
     await hold.settle();
     return answer;

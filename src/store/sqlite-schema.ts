@@ -1,4 +1,4 @@
-import type { LedgerEntry, LedgerKind, TaskPatch, TaskRecord, TokenRecord } from './store.js';
+import type { LedgerEntry, LedgerKind, ResourceRecord, TaskPatch, TaskRecord, TokenRecord } from './store.js';
 
 /**
  * The SQLite schema of the embedded store: its migrations (applied in order, each once), the rows
@@ -70,7 +70,32 @@ export const MIGRATIONS: readonly string[] = [
      expires_at INTEGER NOT NULL
    );
    CREATE INDEX holds_by_expiry ON holds (expires_at);`,
+  // Resources clients create besides tasks (assets), with their owner and the channel that holds them.
+  `CREATE TABLE resources (
+     kind TEXT NOT NULL,
+     id TEXT NOT NULL,
+     token_id TEXT NOT NULL,
+     channel TEXT NOT NULL,
+     vendor_id TEXT NOT NULL,
+     created_at INTEGER NOT NULL,
+     PRIMARY KEY (kind, id)
+   );`,
 ];
+
+/** A `resources` row. */
+export interface ResourceRow {
+  kind: string;
+  id: string;
+  token_id: string;
+  channel: string;
+  vendor_id: string;
+  created_at: number;
+}
+
+/** A resource as the store answers it. */
+export function toResource(r: ResourceRow): ResourceRecord {
+  return { kind: r.kind, id: r.id, tokenId: r.token_id, channel: r.channel, vendorId: r.vendor_id, createdAt: r.created_at };
+}
 
 /** A `holds` row. */
 export interface HoldRow {

@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'libsql';
 import { newTaskRecord, type LedgerBalance, type LedgerEntry, type LedgerKind, type NewTask, type NewToken, type Store, type TaskPatch, type TaskRecord } from './store.js';
-import { MIGRATIONS, PATCH_COLUMNS, toLedger, toRecord, toTask, type HoldRow, type LedgerRow, type TaskRow, type TokenRow } from './sqlite-schema.js';
+import { MIGRATIONS, PATCH_COLUMNS, toLedger, toRecord, toResource, toTask, type HoldRow, type LedgerRow, type ResourceRow, type TaskRow, type TokenRow } from './sqlite-schema.js';
 
 /** A settlement's final charge: a whole number of units from 0 to the price held (anything else keeps the hold). */
 function finalCharge(settle: number, price: number): number {
@@ -51,6 +51,8 @@ export function openSqliteStore(path: string): Store {
   const holdByRef = db.prepare('SELECT * FROM holds WHERE ref = ?');
   const deleteHold = db.prepare('DELETE FROM holds WHERE ref = ?');
   const expiredHolds = db.prepare('SELECT * FROM holds WHERE expires_at <= ? ORDER BY expires_at LIMIT ?');
+  const insertResource = db.prepare('INSERT OR IGNORE INTO resources (kind, id, token_id, channel, vendor_id, created_at) VALUES (?, ?, ?, ?, ?, ?)');
+  const resourceById = db.prepare('SELECT * FROM resources WHERE kind = ? AND id = ?');
 
   // Prepared once: exec() would parse BEGIN and COMMIT again on every flush.
   const insertTask = db.prepare(
@@ -242,6 +244,21 @@ export function openSqliteStore(path: string): Store {
         if (row.refunded === 0) giveBack(row.token_id, 'refund', row.charged ?? row.price, id, row.model);
         return true;
       });
+    },
+    putResource(r) {
+      return write(() => {
+        if (insertResource.run(r.kind, r.id, r.tokenId, r.channel, r.vendorId, r.createdAt).changes === 1) return true;
+        const had = resourceById.get(r.kind, r.id) as ResourceRow | undefined;
+        return had !== undefined && had.token_id === r.tokenId && had.channel === r.channel;
+      });
+    },
+    async getResources(kind, ids) {
+      const out = [];
+      for (const id of new Set(ids)) {
+        const row = resourceById.get(kind, id) as ResourceRow | undefined;
+        if (row) out.push(toResource(row));
+      }
+      return out;
     },
     async listUnfinishedTasks(after, limit) {
       return (unfinished.all(after ?? '', limit) as TaskRow[]).map(toTask);

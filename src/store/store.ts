@@ -200,6 +200,23 @@ export interface HoldRef extends LedgerRef {
   readonly expiresAt: number;
 }
 
+/**
+ * A resource a client created besides tasks (an asset; README, "Authentication, tokens and
+ * quota"): whose it is and which channel holds it. Another token's resource is answered as unknown.
+ */
+export interface ResourceRecord {
+  readonly kind: string;
+  /** The id clients use (today the vendor's own id). */
+  readonly id: string;
+  readonly tokenId: string;
+  /** The channel that created it: requests that use it go there. */
+  readonly channel: string;
+  /** The vendor's id for it. */
+  readonly vendorId: string;
+  /** Unix milliseconds. */
+  readonly createdAt: number;
+}
+
 /** A hold given back because it expired. */
 export interface ExpiredHold {
   readonly ref: string;
@@ -271,6 +288,13 @@ export interface Store {
   updateTask(id: string, version: number, patch: TaskPatch): Promise<TaskRecord | null>;
   /** Removes a task the vendor never accepted and refunds its price, atomically (compare-and-set). */
   abortTask(id: string, version: number): Promise<boolean>;
+  /**
+   * Records a resource a client created. True when recorded (or already recorded as this token's,
+   * on this channel); false, with nothing written, when its kind and id already belong to another.
+   */
+  putResource(resource: ResourceRecord): Promise<boolean>;
+  /** The resources of that kind and those ids that exist, in no particular order. */
+  getResources(kind: string, ids: readonly string[]): Promise<ResourceRecord[]>;
   /** Ledger rows of a token with ids after `after` (null: from the start), oldest first, at most `limit`. */
   ledger(tokenId: string, after: number | null, limit: number): Promise<LedgerEntry[]>;
   /** The token's `used` and its ledger's sums, read together; null for an unknown token. */

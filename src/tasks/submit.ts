@@ -7,6 +7,7 @@ import type { CompiledChannel } from '../config/snapshot.js';
 import type { RequestContext } from '../pipeline/context.js';
 import { mapFailure, mapSuccess } from '../pipeline/map-response.js';
 import { modelOf } from '../pipeline/model-of.js';
+import { onHolder } from '../pipeline/resources.js';
 import { callOperation } from '../pipeline/sync-operation.js';
 import { routeServesModel } from '../config/compile-routes.js';
 import type { TaskRecord } from '../store/store.js';
@@ -17,16 +18,17 @@ import { patchFor, readTaskUpdate, refusalIn2xx } from './task-update.js';
 import { vendorView } from './vendor-query.js';
 
 /**
- * A task submission. The record is written (and the price debited) before the vendor is called;
+ * A task submission, on the channel that holds the resources it names (`holder`) when it names any.
+ * The record is written (and the price debited) before the vendor is called;
  * the channels are then tried in turn (README, "Retries and fallback": a creation the vendor may
  * have received is never sent again); the first acceptance moves the record to queued or
  * in_progress on that channel, and only then does the client get the id. When no channel accepts,
  * the record is removed and refunded: the client never saw it.
  */
-export async function runTaskSubmit(ctx: RequestContext, body: unknown, deps: TaskDeps): Promise<unknown> {
+export async function runTaskSubmit(ctx: RequestContext, body: unknown, deps: TaskDeps, holder: string | null = null): Promise<unknown> {
   const source = ctx.route.task!.source ? await sourceTask(ctx, body, deps) : null;
   const model = ctx.route.model || !source ? modelOf(ctx.route, ctx.params, body) : source.model;
-  const candidates = source ? [sourceChannel(ctx, source, model)] : rankChannels(ctx.snapshot, ctx.route, model, ctx.token, deps.random);
+  const candidates = onHolder(ctx, source ? [sourceChannel(ctx, source, model)] : rankChannels(ctx.snapshot, ctx.route, model, ctx.token, deps.random), holder);
   const kind = ctx.route.task!.kinds[0]!;
   const now = ctx.now.getTime();
   const id = deps.newId();
