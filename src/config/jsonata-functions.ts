@@ -60,8 +60,76 @@ export function substring(str: string | undefined, start: number, length?: numbe
   return b === Infinity ? str.slice(begin) : str.slice(begin, offsetOf(str, b, begin, a));
 }
 
-/** Replaces built-ins whose jsonata implementation is too slow for the gateway's inputs (one expression, at compile time). */
+/** The error code of a value that cannot stand in a vendor path (README, "Mapping functions"): the client's fault when the value is the client's. */
+export const UNSAFE_PATH_VALUE = 'G0001';
+
+/** Most characters one path segment may have. */
+const MAX_SEGMENT = 1024;
+
+/** `s` percent-decoded until it no longer changes (a proxy may decode twice); null when an escape is malformed. */
+function decodedFully(s: string): string | null {
+  let v = s;
+  for (let i = 0; i < 4 && v.includes('%'); i++) {
+    try {
+      const next = decodeURIComponent(v);
+      if (next === v) break;
+      v = next;
+    } catch {
+      return null;
+    }
+  }
+  return v;
+}
+
+/**
+ * Why `value` (a segment as it will be written, or the text that will be encoded into one) cannot
+ * be one segment of a vendor path: empty, `.` or `..` (also once decoded: `%2e%2e`), a slash or
+ * backslash (also encoded), a control character (CR, LF, NUL…), a malformed escape, or too long. Null
+ * when it is fine. A vendor, or a proxy before it, that normalises paths would otherwise turn our
+ * signed `/assets/..` into `/` (`/api/v3/`), with our credentials.
+ */
+export function unsafeSegment(value: string): string | null {
+  if (value === '') return 'is empty';
+  if (value.length > MAX_SEGMENT) return `is longer than ${MAX_SEGMENT} characters`;
+  const decoded = decodedFully(value);
+  if (decoded === null) return 'holds a malformed percent-escape';
+  if (decoded === '.' || decoded === '..') return 'is a dot-segment (. or ..)';
+  if (/[/\\]/.test(decoded)) return 'holds a slash';
+  if (/[\u0000-\u001f\u007f]/.test(decoded)) return 'holds a control character';
+  return null;
+}
+
+/**
+ * What is wrong with a vendor path (relative, `/…`, its query left out): the first segment after
+ * the leading slash that `unsafeSegment` refuses; null when every one is fine (or the path is `/`).
+ */
+export function pathProblem(path: string): string | null {
+  const q = path.indexOf('?');
+  const bare = q === -1 ? path : path.slice(0, q);
+  // The root itself ("/") is a path; an empty segment anywhere else is a missing value.
+  if (bare === '/') return null;
+  for (const seg of bare.split('/').slice(1)) {
+    const why = unsafeSegment(seg);
+    if (why !== null) return `a segment ${why}`;
+  }
+  return null;
+}
+
+/**
+ * `$segment(value)`: the one encoder of values placed into a vendor path. A string or number is
+ * percent-encoded as one segment; anything `unsafeSegment` refuses, or a value that is not a
+ * string or number, fails the mapping with UNSAFE_PATH_VALUE (a 400 when the value is the client's).
+ */
+export function segment(value: unknown): string {
+  const text = typeof value === 'string' ? value : typeof value === 'number' && Number.isFinite(value) ? String(value) : null;
+  const why = text === null ? 'is missing or not a string' : unsafeSegment(text);
+  if (why !== null) throw Object.assign(new Error(`a value for the vendor's path ${why}`), { code: UNSAFE_PATH_VALUE });
+  return encodeURIComponent(text!);
+}
+
+/** Registers the gateway's own functions and replaces built-ins too slow for its inputs (one expression, at compile time). */
 export function registerFastFunctions(expr: jsonata.Expression): void {
   // The same signature as jsonata's own: a missing string takes the context value.
   expr.registerFunction('substring', substring, '<s-nn?:s>');
+  expr.registerFunction('segment', segment, '<x-:s>');
 }

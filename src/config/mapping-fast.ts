@@ -11,10 +11,12 @@
  * literals; `$`, `$$`; `$v` bound by `:=` directly inside a block; paths of name steps whose first
  * step may be a variable, with `[]` on the last step only; `{ "literal key": expr }`; `[ ... ]`;
  * `? :` (and the `??`, `?:` jsonata rewrites into it); `and or = != < <= > >= + - * / % &`; unary
- * minus; `$string $exists $not $boolean $number $encodeUrlComponent` with one argument.
+ * minus; `$string $exists $not $boolean $number $encodeUrlComponent $segment` with one argument.
  * Name steps over arrays map and flatten as jsonata's evaluateStep and lookup do (see overArray); a
  * variable that holds an array bails at run time, as jsonata's sequence flags are not visible here.
  */
+
+import { segment, unsafeSegment } from './jsonata-functions.js';
 
 /** What a fast mapping returns when the input needs more than the subset: evaluate with jsonata. */
 export const BAIL: unique symbol = Symbol('mapping-fast.bail');
@@ -134,6 +136,8 @@ const BUILTINS: ReadonlyMap<string, (v: unknown) => unknown> = new Map<string, (
   ['boolean', (v) => (v === undefined ? undefined : truthy(v))],
   ['not', (v) => (v === undefined ? undefined : !truthy(v))],
   ['encodeUrlComponent', (v) => (v === undefined ? undefined : typeof v === 'string' ? encodeURIComponent(v) : stop())],
+  // The gateway's path encoder: a value it refuses goes to jsonata, which raises the refusal itself.
+  ['segment', (v) => ((typeof v === 'string' && unsafeSegment(v) === null) || (typeof v === 'number' && Number.isFinite(v)) ? segment(v) : stop())],
   [
     'number',
     (v) => {

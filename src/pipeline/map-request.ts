@@ -1,3 +1,4 @@
+import { pathProblem, UNSAFE_PATH_VALUE } from '../config/jsonata-functions.js';
 import { MappingError } from '../config/mapping.js';
 import type { CompiledChannel, CompiledOperation } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
@@ -32,7 +33,8 @@ export interface RequestMappingInput {
 }
 
 /**
- * jsonata errors raised by the values an expression was given rather than by the expression: a
+ * jsonata errors raised by the values an expression was given rather than by the expression (and
+ * the gateway's own UNSAFE_PATH_VALUE, a value `$segment` or the path check refuses): a
  * function argument or operand of a type it cannot take (T0410-T0412, T1003, T2001-T2010), a value
  * it cannot cast or use (D1001, D1002, D1009, D2014, D3001, D3010-D3030, D3040, D3060, D3061,
  * D3070, D3110-D3121, D3137-D3141). Left out on purpose: time-outs (D1012), runaway recursion
@@ -40,6 +42,7 @@ export interface RequestMappingInput {
  * (T2011-T2013), which are the expression's own faults.
  */
 const DATA_ERRORS: ReadonlySet<string> = new Set([
+  UNSAFE_PATH_VALUE,
   'T0410', 'T0411', 'T0412', 'T1003', 'T2001', 'T2002', 'T2003', 'T2004', 'T2007', 'T2008', 'T2009', 'T2010',
   'D1001', 'D1002', 'D1009', 'D2014', 'D3001', 'D3010', 'D3011', 'D3012', 'D3020', 'D3030', 'D3040', 'D3060', 'D3061', 'D3070',
   'D3110', 'D3120', 'D3121', 'D3137', 'D3138', 'D3139', 'D3140', 'D3141',
@@ -60,9 +63,21 @@ export function clientInputError(err: unknown): unknown {
 /** `invalid_request` (beginning with `what`) when `err` is a mapping that failed on the values of the client's request; else null. */
 export function inputFault(err: unknown, what: string): GatewayError | null {
   if (!(err instanceof MappingError) || err.jsonataCode === undefined || !DATA_ERRORS.has(err.jsonataCode)) return null;
-  // $error("…") in a mapping is a refusal in the profile's own words.
-  const reason = err.jsonataCode === 'D3137' ? err.reason : `a value of the request has a type or form this model cannot take (${err.reason})`;
+  // $error("…") in a mapping is a refusal in the profile's own words; a path value says what is wrong with it.
+  const ownWords = err.jsonataCode === 'D3137' || err.jsonataCode === UNSAFE_PATH_VALUE;
+  const reason = ownWords ? err.reason : `a value of the request has a type or form this model cannot take (${err.reason})`;
   return new GatewayError('invalid_request', `${what}: ${reason.slice(0, 300)}`, { cause: err });
+}
+
+/**
+ * A vendor path a mapping built must be well formed whatever values went into it (README, "Mapping
+ * functions"): every segment after the leading slash passes `unsafeSegment` (no empty segment, no
+ * `.` or `..` even once decoded, no slash inside one, no control character). Values should come
+ * from `$segment`, which refuses the same; this catches a mapping that joined a value in without it.
+ */
+function checkPath(path: string, where: string): void {
+  const why = pathProblem(path);
+  if (why !== null) throw new MappingError(where, UNSAFE_PATH_VALUE, `mapping at ${where} built the vendor path ${JSON.stringify(path.slice(0, 200))}: ${why}`, `a value for the vendor's path makes ${why}`);
 }
 
 function stringRecord(value: unknown, what: string, where: string): Record<string, string> {
@@ -93,6 +108,7 @@ export async function mapRequest(
     if (typeof path !== 'string' || !(path.startsWith('/') || /^https?:\/\//i.test(path))) {
       throw new MappingError(m.path.where, undefined, 'path mapping must give a string starting with / (or an absolute http(s) URL)');
     }
+    if (!/^https?:\/\//i.test(path)) checkPath(path, m.path.where);
     const query = m.query ? stringRecord(await m.query.evaluate(input), 'query', m.query.where) : {};
     const headers = m.headers ? stringRecord(await m.headers.evaluate(input), 'headers', m.headers.where) : {};
     const body = m.body ? await m.body.evaluate(input) : undefined;

@@ -4,6 +4,7 @@ import type { Dispatcher } from 'undici';
 import type { CompiledChannel } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { RequestContext } from '../pipeline/context.js';
+import { pathProblem } from '../config/jsonata-functions.js';
 import { mapRequest } from '../pipeline/map-request.js';
 import type { TaskRecord, TaskResult } from '../store/store.js';
 import { discard, send } from '../upstream/dispatch.js';
@@ -51,10 +52,17 @@ async function requestFor(ctx: RequestContext, channel: CompiledChannel, task: T
         channel: { name: channel.name, settings: channel.settings },
         now: ctx.now.toISOString(),
       })
-    : { method: 'GET', path: result.url.startsWith('/') ? channel.basePath + result.url : result.url, query: {}, headers: {}, body: null };
+    : { method: 'GET', path: result.url.startsWith('/') ? channel.basePath + vendorPath(result.url) : result.url, query: {}, headers: {}, body: null };
   const sameOrigin = !/^https?:\/\//i.test(req.path) || new URL(req.path).origin === channel.origin;
   if (sameOrigin) sign(channel.profile.auth, channel, req, ctx.now.getTime());
   return { req, signed: sameOrigin };
+}
+
+/** A result path the vendor named, refused when it is not well formed: it is sent with the channel's credentials. */
+function vendorPath(path: string): string {
+  const why = pathProblem(path);
+  if (why !== null) throw new GatewayError('bad_response', `the vendor named a result path that is not well formed (${why})`);
+  return path;
 }
 
 /** Sends the request for one result, following redirects here (credentials stay on the channel's origin). */

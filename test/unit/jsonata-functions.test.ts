@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import jsonata from 'jsonata';
-import { substring } from '../../src/config/jsonata-functions.js';
+import { pathProblem, segment, substring, UNSAFE_PATH_VALUE } from '../../src/config/jsonata-functions.js';
 import { compileMapping } from '../../src/config/mapping.js';
 
 const text = fc.oneof(
@@ -38,4 +38,25 @@ test('registered in every mapping: the context form, an undefined string, and a 
   const m = compileMapping('$type(s) = "string" and $substring(s, 0, 5) = "data:" ? $substringAfter(s, ",") : s', 't');
   assert.equal(((await m.evaluate({ s: big })) as string).length, 20 * 1024 * 1024);
   assert.equal(await compileMapping('$substring(s, -3)', 't').evaluate({ s: big }), 'AAA');
+});
+
+test('$segment encodes a path value, and refuses empty values, dot-segments (also encoded), slashes, control characters and overlong ones', async () => {
+  assert.equal(segment('asset-01'), 'asset-01');
+  assert.equal(segment('a b:c?d#e'), 'a%20b%3Ac%3Fd%23e');
+  assert.equal(segment(42), '42');
+  assert.equal(segment('abc.def'), 'abc.def', 'a dot inside a segment is fine');
+  for (const bad of ['', '.', '..', '%2e%2e', '%2E%2e', '%252e%252e', '%25252e%25252e', 'a/b', 'a%2Fb', 'a%252Fb', 'a\\b', 'a%5Cb', '\r\n', 'a\u0000', '%0d%0a', '%zz', 'x'.repeat(1025)]) {
+    assert.throws(() => segment(bad), (err: { code?: string }) => err.code === UNSAFE_PATH_VALUE, JSON.stringify(bad.slice(0, 20)));
+  }
+  for (const bad of [undefined, null, true, {}, [], NaN]) assert.throws(() => segment(bad), (err: { code?: string }) => err.code === UNSAFE_PATH_VALUE, String(bad));
+  // As every mapping has it: a refusal is a mapping error with the code, on both the fast path and jsonata.
+  for (const expr of ['"/assets/" & $segment(id)', '($x := id; "/assets/" & $substring($segment($x), 0))']) {
+    await assert.rejects(compileMapping(expr, 't').evaluate({ id: '..' }), (err: { jsonataCode?: string }) => err.jsonataCode === UNSAFE_PATH_VALUE, expr);
+    assert.equal(await compileMapping(expr, 't').evaluate({ id: 'a b' }), '/assets/a%20b');
+  }
+});
+
+test('a vendor path is well formed when every segment after the leading slash is: the root is, empty and dot segments are not', () => {
+  for (const ok of ['/', '/v1/videos/abc', '/v1beta/models/m:generateContent', '/api/v3/assets/asset-1?x=..']) assert.equal(pathProblem(ok), null, ok);
+  for (const bad of ['//', '/a//b', '/a/', '/a/../b', '/a/./b', '/a/%2e%2E/b', '/a/x%2Fy', '/a/%0d%0a', '/a/b\nc']) assert.notEqual(pathProblem(bad), null, bad);
 });

@@ -14,6 +14,7 @@ import { parse as parseYaml, parseDocument } from 'yaml';
 import { compileMapping, MAPPING_LIMITS } from '../../src/config/mapping.js';
 import { BAIL, compileFast } from '../../src/config/mapping-fast.js';
 import { PROJECT_ROOT } from '../../src/config/paths.js';
+import { registerFastFunctions } from '../../src/config/jsonata-functions.js';
 
 type Outcome = 'fast' | 'bail' | 'none';
 type Obj = Record<string, unknown>;
@@ -39,6 +40,8 @@ function compile(source: string) {
   let c = compiled.get(source);
   if (!c) {
     const expr = jsonata(source, { timeout: MAPPING_LIMITS.timeoutMs, stack: MAPPING_LIMITS.stack, sequence: MAPPING_LIMITS.sequence });
+    // The reference is jsonata with the gateway's own functions ($segment), as every mapping runs.
+    registerFastFunctions(expr);
     c = { expr, fast: compileFast(expr.ast(), MAPPING_LIMITS) };
     compiled.set(source, c);
   }
