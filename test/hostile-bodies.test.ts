@@ -238,10 +238,10 @@ describe('real gateway processes under hostile bodies', () => {
       assert.equal(refused?.status, 503, waiting.text.slice(0, 300));
       assert.ok(waiting.closed, 'the connection is closed: the body will never come');
       // …and a chunked body (no declared length) is cut off once it outgrows what is left.
-      const long = 19 * MB;
-      const chunked = await sendStreaming('127.0.0.1', port, ALPHA, { ...headers, 'transfer-encoding': 'chunked' }, long, 64 * 1024, 30_000);
-      expectError(chunked.answer, 'server_busy', 'chunked over the budget');
-      assert.ok(chunked.written < long, `refused before the whole body was sent (${chunked.written} bytes written)`);
+      // The body never ends: an answer can only be a refusal made while it was still arriving (how
+      // much the client wrote before it saw the answer depends on the lingering drain and the load).
+      const chunked = await sendStreaming('127.0.0.1', port, ALPHA, { ...headers, 'transfer-encoding': 'chunked' }, 19 * MB, 64 * 1024, 30_000, false);
+      expectError(chunked.answer, 'server_busy', 'chunked over the budget, refused before its end');
 
       release();
       await Promise.all(all);

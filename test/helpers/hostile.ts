@@ -76,6 +76,8 @@ export function sendStreaming(
   totalBytes: number,
   chunkSize: number,
   timeoutMs: number,
+  /** False: the body never ends, so only a refusal while it is still arriving can draw an answer. */
+  endBody = true,
 ): Promise<{ answer: Answer; written: number }> {
   return new Promise((resolve, reject) => {
     let written = 0;
@@ -117,7 +119,7 @@ export function sendStreaming(
         }
       }
       // With nothing to send the request stays open: only the declared length can draw an answer.
-      if (totalBytes > 0 && !answered && !req.destroyed && written >= totalBytes) req.end();
+      if (endBody && totalBytes > 0 && !answered && !req.destroyed && written >= totalBytes) req.end();
     };
     req.flushHeaders();
     pump();
