@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { channelsForModel } from '../src/config/restrict.js';
+import { channelsForModel } from '../src/config/lookups.js';
 import { startTaskHarness, type TaskHarness } from './helpers/task-harness.js';
 
 const PROFILE = 'unified-passthrough';

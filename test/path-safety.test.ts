@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
-import { pathProblem } from '../src/config/jsonata-functions.js';
+import { pathProblem } from '../src/mapping/jsonata-functions.js';
 import type { CompiledRoute } from '../src/config/snapshot.js';
 import { assertShapeA, Client, expectError } from './helpers/hostile.js';
 import { startTaskHarness, type TaskHarness } from './helpers/task-harness.js';

@@ -1,39 +1,14 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ConfigControl } from '../config/config-control.js';
 import type { Snapshot } from '../config/snapshot.js';
+import type { AdminAnswer, AdminContext, AdminDeps } from './admin-types.js';
 import { GatewayError } from '../errors/gateway-error.js';
-import { compilePathTemplate, type PathMatcher } from '../http/path-template.js';
-import type { Metrics } from '../metrics/metrics.js';
-import { matchPath, methodNotAllowed } from '../pipeline/match-route.js';
-import type { RoutingState } from '../routing/routing-state.js';
-import type { Store } from '../store/store.js';
+import { compilePathTemplate } from '../config/path-template.js';
+import type { PathMatcher } from '../config/snapshot.js';
+import { matchPath, methodNotAllowed } from '../http/match-route.js';
 import { channelsReport } from './channels-admin.js';
 import { configReport, reloadNow } from './config-admin.js';
 import { ledgerReport } from './ledger-admin.js';
-
-/** What the operator routes read and act on. */
-export interface AdminDeps {
-  /** GATEWAY_ADMIN_KEY; null leaves /admin and /metrics closed. */
-  readonly adminKey: string | null;
-  readonly metrics: Metrics;
-  readonly store: Store;
-  readonly routing: RoutingState;
-  /** Null when this gateway's configuration cannot be reloaded (a fixed snapshot, as in golden runs). */
-  readonly config: ConfigControl | null;
-}
-
-/** One admin request, as a handler sees it. */
-export interface AdminContext {
-  /** The snapshot serving when the request started. */
-  readonly snapshot: Snapshot;
-  readonly params: Readonly<Record<string, string>>;
-  readonly query: URLSearchParams;
-  readonly deps: AdminDeps;
-}
-
-/** A handler's answer: JSON, or text (the metrics exposition). */
-export type AdminAnswer = { readonly json: unknown; readonly status?: number } | { readonly text: string; readonly contentType: string };
 
 interface AdminRoute {
   readonly method: 'GET' | 'POST';

@@ -1,4 +1,4 @@
-import type { AdminAnswer, AdminContext } from './admin-routes.js';
+import type { AdminAnswer, AdminContext } from './admin-types.js';
 
 /** `GET /admin/channels`: every channel with its routing settings and live state; never secrets. */
 export async function channelsReport({ snapshot, deps }: AdminContext): Promise<AdminAnswer> {

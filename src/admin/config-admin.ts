@@ -1,7 +1,7 @@
 import type { ConfigControl } from '../config/config-control.js';
 import { formatIssue } from '../config/issues.js';
 import { GatewayError } from '../errors/gateway-error.js';
-import type { AdminAnswer, AdminContext } from './admin-routes.js';
+import type { AdminAnswer, AdminContext } from './admin-types.js';
 
 /** Problems named in a `config_invalid` message; the rest are counted (GET /admin/config lists more). */
 const MAX_LISTED = 20;

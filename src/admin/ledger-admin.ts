@@ -1,5 +1,5 @@
 import { GatewayError } from '../errors/gateway-error.js';
-import type { AdminAnswer, AdminContext } from './admin-routes.js';
+import type { AdminAnswer, AdminContext } from './admin-types.js';
 
 /** Rows one page gives when `limit` is not set, and the most it may ask for. */
 const DEFAULT_LIMIT = 100;

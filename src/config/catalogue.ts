@@ -1,4 +1,4 @@
-import { routeServesModel } from './compile-routes.js';
+import { routeServesModel } from './lookups.js';
 import type { CompiledFamily, CompiledRoute, Snapshot } from './snapshot.js';
 
 /**

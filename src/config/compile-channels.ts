@@ -1,10 +1,12 @@
 import type { ConfigIssue } from './issues.js';
-import { compileMappingAt as mapping, type Mapping } from './mapping.js';
+import { compileMappingAt as mapping } from './compile-mapping.js';
+import type { Mapping } from '../mapping/mapping.js';
 import { Secret } from './secret.js';
 import type { AuthSpec, BreakerPolicy, CompiledChannel, RetryPolicy, CompiledOperation, CompiledProfile, CompiledRoute, CompiledTaskProtocol } from './snapshot.js';
 import { parseSize } from './sizes.js';
 import type { YamlSource } from './yaml-source.js';
-import { routeMayServePrefix, routeServesModel } from './compile-routes.js';
+import { routeMayServePrefix } from './compile-routes.js';
+import { DEFAULT_POLLING, routeServesModel } from './lookups.js';
 
 interface RawOperation {
   request: { method: string; path: string; query?: string; headers?: string; body?: string; encoding?: 'json' | 'multipart' };
@@ -57,8 +59,6 @@ interface RawChannels {
 
 const DEFAULT_TIMEOUTS = { connectMs: 10_000, headersMs: 120_000, bodyMs: 120_000 };
 const DEFAULT_RESPONSE_BYTES = 64 * 1024 * 1024;
-/** Polling of a channel that says nothing (README, channels.yaml `polling`); also the poller's fallback. */
-export const DEFAULT_POLLING = { intervalMs: 5_000, concurrency: 16, deadlineMs: 2 * 3600_000, staleMs: 2_000, lostAfterMs: 10 * 60_000 };
 const DEFAULT_BATCH_IDS = 50;
 const DEFAULT_BREAKER = { consecutiveFailures: 5, windowMs: 60_000, minRequests: 20, cooldownMs: 30_000 };
 const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 3, backoffMs: 100, backoffMaxMs: 2_000, deadlineMs: 60_000, retryAfterS: 1 };

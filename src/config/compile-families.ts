@@ -1,7 +1,8 @@
 import type { ConfigIssue } from './issues.js';
-import { compileMappingAt } from './mapping.js';
+import { compileMappingAt } from './compile-mapping.js';
 import type { SchemaCompiler } from './schema-compiler.js';
-import { modelSet, routeServesModel } from './compile-routes.js';
+import { modelSet } from './compile-routes.js';
+import { routeServesModel } from './lookups.js';
 import type { CompiledFamily, CompiledRoute, ModeSupport } from './snapshot.js';
 import type { YamlSource } from './yaml-source.js';
 
@@ -69,18 +70,3 @@ export function compileFamilies(src: YamlSource, routes: readonly CompiledRoute[
   return out;
 }
 
-/** The family of a public model: the one naming it exactly, else the one with the longest matching prefix. */
-export function familyOf(families: readonly CompiledFamily[], model: string): CompiledFamily | null {
-  let best: CompiledFamily | null = null;
-  let bestLen = -1;
-  for (const f of families) {
-    if (f.models.exact.has(model)) return f;
-    for (const p of f.models.prefixes) {
-      if (model.startsWith(p) && p.length > bestLen) {
-        best = f;
-        bestLen = p.length;
-      }
-    }
-  }
-  return best;
-}

@@ -1,6 +1,7 @@
-import { routeMayServePrefix, routeServesModel } from './compile-routes.js';
+import { routeMayServePrefix } from './compile-routes.js';
+import { routeServesModel } from './lookups.js';
 import type { ConfigIssue } from './issues.js';
-import { compileMappingAt } from './mapping.js';
+import { compileMappingAt } from './compile-mapping.js';
 import type { CompiledPrice, CompiledPrices, CompiledRoute } from './snapshot.js';
 import type { YamlSource } from './yaml-source.js';
 

@@ -1,5 +1,5 @@
-import type { Mapping } from './mapping.js';
-import type { PathMatcher } from '../http/path-template.js';
+import type { Mapping } from '../mapping/mapping.js';
+import type { PathMatcher } from './snapshot.js';
 import type { CompiledRouteResource, ResourceReference, RouteKind } from './snapshot.js';
 
 /** A route's `resource` and `references` blocks as written in routes.yaml (already schema-valid). */

@@ -1,13 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { compilePathTemplate, type PathMatcher } from '../http/path-template.js';
+import { compilePathTemplate } from './path-template.js';
+import { routeServesModel } from './lookups.js';
 import { describeError } from '../schema/describe-error.js';
 import { jsonErrorPosition } from '../schema/json-syntax.js';
 import type { ConfigIssue } from './issues.js';
-import { compileMappingAt } from './mapping.js';
+import { compileMappingAt } from './compile-mapping.js';
 import { compileResources, type RawResources } from './compile-resources.js';
 import type { SchemaCompiler } from './schema-compiler.js';
-import type { CompiledBody, CompiledRoute, CompiledRouteTask, KeySource, RouteKind, TaskIdSource } from './snapshot.js';
+import type { CompiledBody, CompiledRoute, CompiledRouteTask, KeySource, PathMatcher, RouteKind, TaskIdSource } from './snapshot.js';
 import { parseSize } from './sizes.js';
 import type { YamlSource } from './yaml-source.js';
 
@@ -18,7 +19,7 @@ interface RawRoute extends RawResources {
   path: string;
   kind: RouteKind;
   operation?: string;
-  auth?: KeySource[];
+  auth?: ('bearer' | { header: string } | { query: string })[];
   model?: { path?: string; body?: string; value?: string };
   models?: string[];
   body?: { schema: string; max_bytes?: number | string; max_depth?: number; content_types?: string[]; max_files?: number };
@@ -172,7 +173,7 @@ export function compileRoutes(src: YamlSource, configDir: string, schemas: Schem
         matcher: matcher ?? { template: r.path, params: [], match: () => null },
         kind: r.kind,
         operation: r.operation ?? '',
-        keySources: Object.freeze<KeySource[]>(r.auth ?? ['bearer']),
+        keySources: keySourcesOf(r.auth),
         model: model && Object.freeze(model),
         models,
         body: body && Object.freeze(body),
@@ -262,12 +263,17 @@ export function modelSet(listed: readonly string[]): CompiledRoute['models'] {
   });
 }
 
-/** Whether a route serves a public model name (exactly or by prefix pattern). */
-export function routeServesModel(route: Pick<CompiledRoute, 'models'>, model: string): boolean {
-  return route.models.exact.has(model) || route.models.prefixes.some((p) => model.startsWith(p));
-}
 
 /** Whether a route serves some model a channel's prefix pattern could match (the two sets overlap). */
 export function routeMayServePrefix(route: Pick<CompiledRoute, 'models'>, prefix: string): boolean {
   return route.models.prefixes.some((p) => p.startsWith(prefix) || prefix.startsWith(p)) || [...route.models.exact].some((m) => m.startsWith(prefix));
+}
+
+/** A route's `auth` list, compiled: header names in lower case, as Node gives them. */
+function keySourcesOf(auth: RawRoute['auth']): readonly KeySource[] {
+  return Object.freeze(
+    (auth ?? ['bearer']).map((a): KeySource =>
+      Object.freeze(a === 'bearer' ? { from: 'bearer' as const } : 'header' in a ? { from: 'header' as const, name: a.header.toLowerCase() } : { from: 'query' as const, name: a.query }),
+    ),
+  );
 }

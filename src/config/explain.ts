@@ -1,5 +1,5 @@
-import { routeServesModel } from './compile-routes.js';
-import { channelsForModel, upstreamModelOf } from './restrict.js';
+import { routeServesModel } from './lookups.js';
+import { channelsForModel, upstreamModelOf } from './lookups.js';
 import type { Snapshot } from './snapshot.js';
 
 /**

@@ -10,7 +10,7 @@ import { compileRoutes } from './compile-routes.js';
 import { interpolateEnv } from './env.js';
 import { ConfigLoadError, type ConfigIssue } from './issues.js';
 import { PROJECT_ROOT } from './paths.js';
-import { indexChannels } from './restrict.js';
+import { indexChannels } from './lookups.js';
 import type { Snapshot } from './snapshot.js';
 import type { YamlSource } from './yaml-source.js';
 import { readConfigSources } from './config-files.js';
@@ -99,6 +99,7 @@ export function loadConfig(dir: string, options: LoadOptions = {}): { snapshot: 
   const snapshot: Snapshot = Object.freeze({
     loadedAt: new Date(),
     routes: Object.freeze(routes),
+    keyQueryParams: Object.freeze([...new Set(routes.flatMap((r) => r.keySources.flatMap((k) => (k.from === 'query' ? [k.name] : []))))]),
     families: Object.freeze(families),
     profiles: compiled.profiles,
     groups: compiled.groups,

@@ -1,7 +1,7 @@
 import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ValidateFunction } from 'ajv';
 import { createAjv } from '../schema/ajv.js';
-import { COMPILE_CACHE_LIMITS, CompileCache } from './compile-cache.js';
+import { COMPILE_CACHE_LIMITS, CompileCache } from '../mapping/compile-cache.js';
 
 /** The ajv options a validator depends on besides its schema (createAjv fixes the rest). */
 export interface SchemaOptions {

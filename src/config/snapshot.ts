@@ -3,12 +3,19 @@
  * path only reads it. Every stage of the pipeline imports its types from here.
  */
 import type { ValidateFunction } from 'ajv';
-import type { Mapping } from './mapping.js';
+import type { Mapping } from '../mapping/mapping.js';
 import type { Secret } from './secret.js';
-import type { PathMatcher } from '../http/path-template.js';
 
-/** Where a route reads the client's API key. */
-export type KeySource = 'bearer' | 'x-goog-api-key' | 'query-key';
+/** A compiled path template of routes.yaml (config/path-template.ts compiles it). */
+export interface PathMatcher {
+  readonly template: string;
+  readonly params: readonly string[];
+  /** Decoded parameters when the path matches; null otherwise; throws URIError on bad escapes. */
+  match(pathname: string): Record<string, string> | null;
+}
+
+/** Where a route reads the client's API key (routes.yaml `auth`): `Authorization: Bearer`, a header's whole value, or a query parameter. */
+export type KeySource = { readonly from: 'bearer' } | { readonly from: 'header'; readonly name: string } | { readonly from: 'query'; readonly name: string };
 
 /** One public route of routes.yaml, compiled. */
 export interface CompiledRoute {
@@ -282,6 +289,11 @@ export interface CompiledPrices {
 export interface Snapshot {
   readonly loadedAt: Date;
   readonly routes: readonly CompiledRoute[];
+  /**
+   * Query parameters any route reads a client's key from: left out of every route's query, so a key
+   * sent that way never reaches a mapping, a log or a vendor, whichever route it was sent to.
+   */
+  readonly keyQueryParams: readonly string[];
   readonly families: readonly CompiledFamily[];
   readonly profiles: ReadonlyMap<string, CompiledProfile>;
   readonly groups: ReadonlySet<string>;

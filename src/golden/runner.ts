@@ -7,7 +7,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { parseDocument } from 'yaml';
 import { loadConfigOrThrow } from '../config/load.js';
-import { restrictChannels } from '../config/restrict.js';
+import { restrictChannels } from '../config/lookups.js';
 import { createGateway } from '../gateway.js';
 import { silentLogger } from '../log.js';
 import { openSqliteStore } from '../store/sqlite.js';

@@ -6,23 +6,23 @@ import type { Store, TokenRecord } from '../store/store.js';
 import { hashKey } from '../tokens/keys.js';
 
 const MAX_KEY_LENGTH = 512;
-const FORMS: Record<KeySource, string> = {
-  bearer: 'Authorization: Bearer <key>',
-  'x-goog-api-key': 'x-goog-api-key: <key>',
-  'query-key': '?key=<key>',
-};
 
-/** Reads the client's key from the places a route allows, in the order it lists them. */
+/** How a client is told to send its key, for the error that says none came. */
+function form(source: KeySource): string {
+  return source.from === 'bearer' ? 'Authorization: Bearer <key>' : source.from === 'header' ? `${source.name}: <key>` : `?${source.name}=<key>`;
+}
+
+/** Reads the client's key from the places a route allows (routes.yaml `auth`), in the order it lists them. */
 export function extractKey(sources: readonly KeySource[], headers: IncomingHttpHeaders, query: URLSearchParams | null): string | null {
   for (const source of sources) {
-    if (source === 'bearer') {
+    if (source.from === 'bearer') {
       const h = headers.authorization;
       if (h && /^bearer\s+/i.test(h)) return h.replace(/^bearer\s+/i, '').trim();
-    } else if (source === 'x-goog-api-key') {
-      const h = headers['x-goog-api-key'];
+    } else if (source.from === 'header') {
+      const h = headers[source.name];
       if (typeof h === 'string' && h !== '') return h.trim();
     } else {
-      const k = query?.get('key');
+      const k = query?.get(source.name);
       if (k) return k;
     }
   }
@@ -47,7 +47,7 @@ export class Authenticator {
   async authenticate(sources: readonly KeySource[], headers: IncomingHttpHeaders, query: URLSearchParams | null): Promise<TokenRecord> {
     const key = extractKey(sources, headers, query);
     if (!key) {
-      throw new GatewayError('invalid_api_key', `no API key was sent; send it as ${sources.map((s) => FORMS[s]).join(' or ')}`);
+      throw new GatewayError('invalid_api_key', `no API key was sent; send it as ${sources.map(form).join(' or ')}`);
     }
     if (key.length > MAX_KEY_LENGTH) throw new GatewayError('invalid_api_key', 'the API key is not valid');
     const hash = hashKey(key);

@@ -1,6 +1,6 @@
 import type { ValidateFunction } from 'ajv';
-import { familyOf } from '../config/compile-families.js';
-import { MappingError } from '../config/mapping.js';
+import { familyOf } from '../config/lookups.js';
+import { MappingError } from '../mapping/mapping.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { describeError, dottedPath, usefulErrors } from '../schema/describe-error.js';
 import type { RequestContext } from './context.js';

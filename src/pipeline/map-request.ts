@@ -1,5 +1,5 @@
-import { pathProblem, UNSAFE_PATH_VALUE } from '../config/jsonata-functions.js';
-import { MappingError } from '../config/mapping.js';
+import { pathProblem, UNSAFE_PATH_VALUE } from '../mapping/jsonata-functions.js';
+import { MappingError } from '../mapping/mapping.js';
 import type { CompiledChannel, CompiledOperation } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { encodeMultipart } from '../upstream/multipart-body.js';

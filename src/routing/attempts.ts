@@ -1,10 +1,12 @@
 import { setTimeout as delay } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import type { Snapshot } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Metrics } from '../metrics/metrics.js';
-import type { RequestContext } from '../pipeline/context.js';
 import type { Health } from './breaker.js';
 import type { ChannelChoice } from './rank-channels.js';
 import type { RoutingState } from './routing-state.js';
+import type { TokenRecord } from '../store/store.js';
 
 /**
  * How one vendor call ended (README, "Retries and fallback"):
@@ -67,6 +69,14 @@ export interface Attempt {
 
 const tooMany = (message: string, retryAfter: number) => new GatewayError('too_many_requests', message, { retryAfter });
 
+/** What fallback reads of the request: its snapshot, its token's group, and where to log. */
+export interface FallbackRequest {
+  readonly requestId: string;
+  readonly snapshot: Snapshot;
+  readonly token: Pick<TokenRecord, 'group'>;
+  readonly log: Logger;
+}
+
 /**
  * Runs `call` on the ranked channels until one succeeds: a channel whose breaker is open or that
  * is at its `max_concurrency` is passed over without a call; a failed call moves on to the next
@@ -77,7 +87,7 @@ const tooMany = (message: string, retryAfter: number) => new GatewayError('too_m
  * breaker open → 503 with Retry-After; otherwise the last call's error.
  */
 export async function withFallback<T>(
-  ctx: RequestContext,
+  ctx: FallbackRequest,
   candidates: readonly ChannelChoice[],
   deps: AttemptDeps,
   /** Whether a call on this channel creates something at the vendor (a task). */

@@ -1,5 +1,4 @@
-import { routeServesModel } from '../config/compile-routes.js';
-import { channelsForModel, upstreamModelOf } from '../config/restrict.js';
+import { channelsForModel, routeServesModel, upstreamModelOf } from '../config/lookups.js';
 import type { CompiledChannel, CompiledRoute, Snapshot } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { TokenRecord } from '../store/store.js';

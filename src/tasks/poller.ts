@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { DEFAULT_POLLING } from '../config/compile-channels.js';
+import { DEFAULT_POLLING } from '../config/lookups.js';
 import type { CompiledChannel, Snapshot } from '../config/snapshot.js';
 import type { Store, TaskRecord } from '../store/store.js';
 import { TERMINAL_STATUSES } from '../store/store.js';

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config/load.js';
 import { PROJECT_ROOT } from '../../src/config/paths.js';
-import { matchRoute } from '../../src/pipeline/match-route.js';
+import { matchRoute } from '../../src/http/match-route.js';
 import type { Simulator } from '../../src/sim/http.js';
 import { simulatorsFor, startGatewayProcess } from '../helpers/gateway-process.js';
 import { runCli, type Running } from '../helpers/process.js';

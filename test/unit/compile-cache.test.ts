@@ -9,10 +9,10 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { CompileCache, COMPILE_CACHE_LIMITS } from '../../src/config/compile-cache.js';
+import { CompileCache, COMPILE_CACHE_LIMITS } from '../../src/mapping/compile-cache.js';
 import { formatIssue } from '../../src/config/issues.js';
 import { loadConfig } from '../../src/config/load.js';
-import { compileMapping, expressionCache, MappingError } from '../../src/config/mapping.js';
+import { compileMapping, expressionCache, MappingError } from '../../src/mapping/mapping.js';
 import { PROJECT_ROOT } from '../../src/config/paths.js';
 import { cachedSchemaCompiler, schemaCache } from '../../src/config/schema-compiler.js';
 import type { Snapshot } from '../../src/config/snapshot.js';

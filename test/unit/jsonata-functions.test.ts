@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import jsonata from 'jsonata';
-import { pathProblem, segment, substring, UNSAFE_PATH_VALUE } from '../../src/config/jsonata-functions.js';
-import { compileMapping } from '../../src/config/mapping.js';
+import { pathProblem, segment, substring, UNSAFE_PATH_VALUE } from '../../src/mapping/jsonata-functions.js';
+import { compileMapping } from '../../src/mapping/mapping.js';
 
 const text = fc.oneof(
   fc.string({ maxLength: 12 }),

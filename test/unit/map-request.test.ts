@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { compileMapping } from '../../src/config/mapping.js';
+import { compileMapping } from '../../src/mapping/mapping.js';
 import type { CompiledChannel } from '../../src/config/snapshot.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import { clientInputError, mapRequest } from '../../src/pipeline/map-request.js';

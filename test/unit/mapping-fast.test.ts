@@ -11,10 +11,10 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import jsonata from 'jsonata';
 import { parse as parseYaml, parseDocument } from 'yaml';
-import { compileMapping, MAPPING_LIMITS } from '../../src/config/mapping.js';
-import { BAIL, compileFast } from '../../src/config/mapping-fast.js';
+import { compileMapping, MAPPING_LIMITS } from '../../src/mapping/mapping.js';
+import { BAIL, compileFast } from '../../src/mapping/mapping-fast.js';
 import { PROJECT_ROOT } from '../../src/config/paths.js';
-import { registerFastFunctions } from '../../src/config/jsonata-functions.js';
+import { registerFastFunctions } from '../../src/mapping/jsonata-functions.js';
 
 type Outcome = 'fast' | 'bail' | 'none';
 type Obj = Record<string, unknown>;

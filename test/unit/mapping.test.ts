@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { compileMapping, MappingError } from '../../src/config/mapping.js';
-import { exceedsDepth } from '../../src/pipeline/read-json.js';
+import { compileMapping, MappingError } from '../../src/mapping/mapping.js';
+import { exceedsDepth } from '../../src/http/read-json.js';
 
 test('a runaway mapping is stopped by the time or stack limit, not left to hang', async () => {
   const loop = compileMapping('($f := function($n){ $f($n + 1) }; $f(0))', 'test:1');

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { compilePathTemplate } from '../../src/http/path-template.js';
+import { compilePathTemplate } from '../../src/config/path-template.js';
 
 test('a parameter followed by a literal suffix in one segment', () => {
   const m = compilePathTemplate('/v1beta/models/{model}:generateContent');

@@ -9,7 +9,7 @@ import { silentLogger } from '../../src/log.js';
 import type { RequestContext } from '../../src/pipeline/context.js';
 import { rankChannels } from '../../src/routing/rank-channels.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
-import { restrictChannels } from '../../src/config/restrict.js';
+import { restrictChannels } from '../../src/config/lookups.js';
 import type { CompiledChannel, Snapshot } from '../../src/config/snapshot.js';
 import type { TokenRecord } from '../../src/store/store.js';
 

@@ -1,7 +1,7 @@
 import { GatewayError } from '../errors/gateway-error.js';
 import type { RequestContext } from '../pipeline/context.js';
 import type { TaskRecord } from '../store/store.js';
-import { publicTask } from './public-task.js';
+import { publicTask } from '../tasks/public-task.js';
 
 /** The public answer of a task route: the route's answer mapping over the public task(s), and the request body as `request`. */
 export async function answerFor(ctx: RequestContext, task: TaskRecord | readonly TaskRecord[], request?: unknown): Promise<unknown> {

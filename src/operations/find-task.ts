@@ -2,8 +2,8 @@ import { GatewayError } from '../errors/gateway-error.js';
 import type { RequestContext } from '../pipeline/context.js';
 import type { TaskRecord } from '../store/store.js';
 import { TERMINAL_STATUSES } from '../store/store.js';
-import { isTaskId } from './task-id.js';
-import type { TaskDeps } from './task-deps.js';
+import { isTaskId } from '../tasks/task-id.js';
+import type { TaskDeps } from './deps.js';
 
 /** Whether the calling token may see a task on this route: its own, of a family the route serves, accepted. */
 export function visible(ctx: RequestContext, task: TaskRecord | null): task is TaskRecord {

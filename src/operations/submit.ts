@@ -8,14 +8,14 @@ import type { RequestContext } from '../pipeline/context.js';
 import { mapFailure, mapSuccess } from '../pipeline/map-response.js';
 import { modelOf } from '../pipeline/model-of.js';
 import { onHolder } from '../pipeline/resources.js';
-import { callOperation } from '../pipeline/sync-operation.js';
-import { routeServesModel } from '../config/compile-routes.js';
+import { callOperation } from './sync.js';
+import { routeServesModel } from '../config/lookups.js';
 import type { TaskRecord } from '../store/store.js';
 import { answerFor } from './answer.js';
 import { findOwnTask } from './find-task.js';
-import type { TaskDeps } from './task-deps.js';
-import { patchFor, readTaskUpdate, refusalIn2xx } from './task-update.js';
-import { vendorView } from './vendor-query.js';
+import type { TaskDeps } from './deps.js';
+import { patchFor, readTaskUpdate, refusalIn2xx } from '../tasks/task-update.js';
+import { vendorView } from '../tasks/vendor-query.js';
 
 /**
  * A task submission, on the channel that holds the resources it names (`holder`) when it names any.

@@ -6,7 +6,7 @@ import { newTaskRecord, type TaskRecord } from '../store/store.js';
 import { readTaskUpdate, refusalIn2xx, type TaskUpdate } from '../tasks/task-update.js';
 import { queryTask } from '../tasks/vendor-query.js';
 import type { Pools } from '../upstream/pools.js';
-import type { RequestContext } from './context.js';
+import type { RequestContext } from '../pipeline/context.js';
 
 /** How an await runs besides its operation; every field has a default. */
 export interface AwaitOptions {

@@ -1,9 +1,9 @@
 import type { IncomingMessage } from 'node:http';
 import type { CompiledBody } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
-import type { Admission } from '../http/body-budget.js';
-import { readBody } from '../http/read-body.js';
-import { parseMultipart } from '../http/read-multipart.js';
+import type { Admission } from './body-budget.js';
+import { readBody } from './read-body.js';
+import { parseMultipart } from './read-multipart.js';
 import { jsonErrorPosition } from '../schema/json-syntax.js';
 
 /**

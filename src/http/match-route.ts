@@ -1,6 +1,6 @@
 import type { CompiledRoute, Snapshot } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
-import type { PathMatcher } from '../http/path-template.js';
+import type { PathMatcher } from '../config/snapshot.js';
 
 /**
  * Finds the route for a method, raw path and query: 404 when no path matches, 405 when only the

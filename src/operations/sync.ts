@@ -12,28 +12,13 @@ import { holdLifetimeMs } from '../quota/hold-expiry.js';
 import { quote } from '../quota/price.js';
 import { rankChannels, type ChannelChoice } from '../routing/rank-channels.js';
 import { withFallback } from '../routing/attempts.js';
-import type { RequestContext } from './context.js';
-import { clientInputError, mapRequest } from './map-request.js';
-import { awaitTask } from './await-task.js';
-import { mapFailure, mapSuccess, type ResponseContext } from './map-response.js';
-import { modelOf } from './model-of.js';
-import { onHolder, recordCreated } from './resources.js';
-
-/** What the sync engine needs from the process. */
-export interface SyncDeps {
-  readonly store: Store;
-  readonly pools: Pools;
-  readonly random?: () => number;
-  /** Overrides every awaiting operation's interval (golden runs look again at once). */
-  readonly awaitIntervalMs?: number;
-  /** Overrides every channel's `polling.lost_after_ms` for awaiting operations (golden runs: 0). */
-  readonly lostAfterMs?: number;
-  /** The process clock (golden runs fix it), for signing the later calls of an awaiting operation. */
-  readonly clock?: () => Date;
-  /** Channel saturation and circuit breakers. */
-  readonly routing: RoutingState;
-  readonly metrics: Metrics;
-}
+import type { RequestContext } from '../pipeline/context.js';
+import { clientInputError, mapRequest } from '../pipeline/map-request.js';
+import { awaitTask } from './awaited.js';
+import { mapFailure, mapSuccess, type ResponseContext } from '../pipeline/map-response.js';
+import { modelOf } from '../pipeline/model-of.js';
+import { onHolder, recordCreated } from '../pipeline/resources.js';
+import type { SyncDeps } from './deps.js';
 
 /**
  * One call of a profile operation: maps the public request, signs it, sends it, and returns the

@@ -3,8 +3,8 @@ import type { RequestContext } from '../pipeline/context.js';
 import type { TaskRecord } from '../store/store.js';
 import { answerFor } from './answer.js';
 import { findOwnTask, isStale, refreshIfStale, taskIdOf, visible } from './find-task.js';
-import { isTaskId } from './task-id.js';
-import type { TaskDeps } from './task-deps.js';
+import { isTaskId } from '../tasks/task-id.js';
+import type { TaskDeps } from './deps.js';
 
 /**
  * A task query: one id from the path or query string, or from the body (a string there is one id,

@@ -4,16 +4,16 @@ import type { Dispatcher } from 'undici';
 import type { CompiledChannel } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { RequestContext } from '../pipeline/context.js';
-import { pathProblem } from '../config/jsonata-functions.js';
+import { pathProblem } from '../mapping/jsonata-functions.js';
 import { mapRequest } from '../pipeline/map-request.js';
 import type { TaskRecord, TaskResult } from '../store/store.js';
 import { discard, send } from '../upstream/dispatch.js';
 import { sign } from '../upstream/signers.js';
 import type { UpstreamRequest } from '../upstream/upstream-request.js';
 import { findOwnTask, taskIdOf } from './find-task.js';
-import type { TaskDeps } from './task-deps.js';
-import type { TaskUpdate } from './task-update.js';
-import { resolveResults, vendorView } from './vendor-query.js';
+import type { TaskDeps } from './deps.js';
+import type { TaskUpdate } from '../tasks/task-update.js';
+import { resolveResults, vendorView } from '../tasks/vendor-query.js';
 
 /** Vendor headers a download passes on; everything else (cookies, vendor ids, URLs) stays behind. */
 const PASSED = ['content-type', 'content-length', 'content-range', 'accept-ranges', 'etag', 'last-modified'] as const;

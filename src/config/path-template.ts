@@ -1,15 +1,10 @@
+import type { PathMatcher } from './snapshot.js';
+
 /**
  * Path templates of routes.yaml: `{name}` captures a run of characters other than `/`, so both
  * `/v1/videos/{task_id}` and `/v1beta/models/{model}:generateContent` (a parameter followed by a
  * literal suffix inside one segment) are expressible. Compiled once to a regular expression.
  */
-export interface PathMatcher {
-  readonly template: string;
-  readonly params: readonly string[];
-  /** Decoded parameters when the path matches; null otherwise; throws URIError on bad escapes. */
-  match(pathname: string): Record<string, string> | null;
-}
-
 const PARAM = /\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
 /** Compiles a template; throws an Error naming the problem when the template is invalid. */

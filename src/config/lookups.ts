@@ -1,4 +1,33 @@
-import type { CompiledChannel, Snapshot } from './snapshot.js';
+/**
+ * The read side of the snapshot: the lookups the running engine makes in it. The compilers build
+ * the snapshot; everything outside config/ reads it through these and the types of snapshot.ts.
+ */
+import type { CompiledChannel, CompiledFamily, CompiledRoute, Snapshot } from './snapshot.js';
+
+/** Polling of a channel that says nothing (README, channels.yaml `polling`); also the poller's fallback. */
+export const DEFAULT_POLLING = { intervalMs: 5_000, concurrency: 16, deadlineMs: 2 * 3600_000, staleMs: 2_000, lostAfterMs: 10 * 60_000 };
+
+/** Whether a route serves a public model name (exactly or by prefix pattern). */
+export function routeServesModel(route: Pick<CompiledRoute, 'models'>, model: string): boolean {
+  return route.models.exact.has(model) || route.models.prefixes.some((p) => model.startsWith(p));
+}
+
+/** The family of a public model: the one naming it exactly, else the one with the longest matching prefix. */
+export function familyOf(families: readonly CompiledFamily[], model: string): CompiledFamily | null {
+  let best: CompiledFamily | null = null;
+  let bestLen = -1;
+  for (const f of families) {
+    if (f.models.exact.has(model)) return f;
+    for (const p of f.models.prefixes) {
+      if (model.startsWith(p) && p.length > bestLen) {
+        best = f;
+        bestLen = p.length;
+      }
+    }
+  }
+  return best;
+}
+
 
 /** The snapshot's channel lookup tables: by exact model name, by model prefix, and by name. */
 export function indexChannels(channels: readonly CompiledChannel[]): Pick<Snapshot, 'channelsByModel' | 'channelsByPrefix' | 'channelsByName'> {

@@ -1,9 +1,7 @@
 import jsonata from 'jsonata';
 import { COMPILE_CACHE_LIMITS, CompileCache } from './compile-cache.js';
 import { registerFastFunctions } from './jsonata-functions.js';
-import type { ConfigIssue } from './issues.js';
 import { BAIL, compileFast, type FastMapping } from './mapping-fast.js';
-import type { YamlSource } from './yaml-source.js';
 
 /** Limits every mapping runs under, so a bad expression fails fast instead of hanging a request. */
 export const MAPPING_LIMITS = {
@@ -102,17 +100,4 @@ export function compileMapping(source: string, where: string): Mapping {
       }
     },
   };
-}
-
-/** Compiles the expression at `path` of a config file; a syntax error becomes an issue there and null. */
-export function compileMappingAt(src: YamlSource, expr: string, path: (string | number)[], issues: ConfigIssue[]): Mapping | null {
-  // issue() knows which fragment a merged path came from; locate() alone would name the main file.
-  const at = src.issue(path, '');
-  try {
-    return compileMapping(expr, `${at.file}:${at.line}`);
-  } catch (err) {
-    const e = err as { message?: string; position?: number };
-    issues.push(src.issue(path, `JSONata syntax error${e.position !== undefined ? ` at character ${e.position}` : ''}: ${e.message ?? String(err)}`));
-    return null;
-  }
 }

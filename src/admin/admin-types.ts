@@ -1,0 +1,29 @@
+/** The types the admin routes and their handlers share (a module of its own: no handler imports the router). */
+import type { ConfigControl } from '../config/config-control.js';
+import type { Snapshot } from '../config/snapshot.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { RoutingState } from '../routing/routing-state.js';
+import type { Store } from '../store/store.js';
+
+/** What the operator routes read and act on. */
+export interface AdminDeps {
+  /** GATEWAY_ADMIN_KEY; null leaves /admin and /metrics closed. */
+  readonly adminKey: string | null;
+  readonly metrics: Metrics;
+  readonly store: Store;
+  readonly routing: RoutingState;
+  /** Null when this gateway's configuration cannot be reloaded (a fixed snapshot, as in golden runs). */
+  readonly config: ConfigControl | null;
+}
+
+/** One admin request, as a handler sees it. */
+export interface AdminContext {
+  /** The snapshot serving when the request started. */
+  readonly snapshot: Snapshot;
+  readonly params: Readonly<Record<string, string>>;
+  readonly query: URLSearchParams;
+  readonly deps: AdminDeps;
+}
+
+/** A handler's answer: JSON, or text (the metrics exposition). */
+export type AdminAnswer = { readonly json: unknown; readonly status?: number } | { readonly text: string; readonly contentType: string };

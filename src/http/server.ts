@@ -1,0 +1,172 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import type { Snapshot } from '../config/snapshot.js';
+import { GatewayError } from '../errors/gateway-error.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { Authenticator } from '../pipeline/authenticate.js';
+import type { RequestContext } from '../pipeline/context.js';
+import type { BodyBudget } from './body-budget.js';
+import { drainUnread } from './drain-unread.js';
+import { sendClientError, sendConnectRefused, sendError } from './error-boundary.js';
+import { matchRoute } from './match-route.js';
+import { readJsonBody } from './read-json.js';
+
+/** What the server hands a request to once it is matched, authenticated and read. */
+export interface ServerHandlers {
+  /** The operator routes: `owns` says which paths are theirs (they never reach routes.yaml matching). */
+  readonly admin: {
+    owns(pathname: string): boolean;
+    handle(req: IncomingMessage, res: ServerResponse, pathname: string, search: URLSearchParams | null, snapshot: Snapshot, requestId: string): Promise<void>;
+  };
+  /** A public route's operation (operations/serve.ts): it writes the answer. */
+  serve(ctx: RequestContext, body: unknown, req: IncomingMessage, res: ServerResponse): Promise<void>;
+}
+
+/** What the server is built from. */
+export interface ServerOptions {
+  /** The current snapshot; read once when each request starts. */
+  readonly snapshot: () => Snapshot;
+  readonly log: Logger;
+  readonly metrics: Metrics;
+  readonly auth: Authenticator;
+  readonly bodies: BodyBudget;
+  readonly clock: () => Date;
+  /** The gateway's public base URL for download links; default: from the request's Host. */
+  readonly publicUrl?: string;
+  /** A client's headers must arrive within this; default 30 s. */
+  readonly headersTimeoutMs?: number;
+  /** A client's whole request (headers and body) must arrive within this; default 300 s. */
+  readonly requestTimeoutMs?: number;
+  readonly handlers: ServerHandlers;
+}
+
+/** How often Node looks for clients past their time (its default, 30 s, made a 300 s limit 330 s). */
+const TIMEOUT_CHECK_MS = 1_000;
+
+function splitUrl(raw: string): { pathname: string; search: URLSearchParams | null } {
+  const q = raw.indexOf('?');
+  if (q === -1) return { pathname: raw, search: null };
+  return { pathname: raw.slice(0, q), search: new URLSearchParams(raw.slice(q + 1)) };
+}
+
+/** The public URL's query for mappings: without the parameters that may carry the client's key. */
+function publicQuery(search: URLSearchParams | null, keyParams: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!search) return out;
+  // The key must never reach a mapping, a log or a vendor.
+  for (const [k, v] of search) if (!keyParams.includes(k)) out[k] = v;
+  return out;
+}
+
+/** What the request handler learnt on the way, for the metrics and the error answer. */
+interface Seen {
+  /** Route id, never the raw path: a path is the client's to choose, a label set is not. */
+  route: string;
+  /** `100 Continue` was sent. */
+  continued: boolean;
+}
+
+/** A client that waits for `100 Continue` before it sends its body. */
+function expectsContinue(req: IncomingMessage): boolean {
+  // The test Node itself uses to send such a request to 'checkContinue'.
+  return /(?:^|\W)100-continue(?:$|\W)/i.test(String(req.headers.expect ?? ''));
+}
+
+/** Tells a waiting client to send its body (once). */
+function sendContinue(req: IncomingMessage, res: ServerResponse, seen: { continued: boolean }): void {
+  if (seen.continued || !expectsContinue(req)) return;
+  seen.continued = true;
+  res.writeContinue();
+}
+
+/**
+ * The HTTP server: splits the URL, hands operator paths to the admin routes, matches the public
+ * route, authenticates, reads the body within the memory budget, and hands the request to its
+ * operation; every failure on the way becomes an answer in one place (error-boundary.ts).
+ */
+export function createHttpServer(opts: ServerOptions): Server {
+  const { log, metrics, bodies } = opts;
+
+  /** Where this client reached us: the configured public URL, else the Host it sent. */
+  function publicBase(req: IncomingMessage): string {
+    if (opts.publicUrl) return opts.publicUrl.replace(/\/+$/, '');
+    const host = typeof req.headers.host === 'string' && /^[A-Za-z0-9.:[\]-]{1,300}$/.test(req.headers.host) ? req.headers.host : `127.0.0.1:${req.socket.localPort ?? 0}`;
+    const proto = req.headers['x-forwarded-proto'] === 'https' ? 'https' : 'http';
+    return `${proto}://${host}`;
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse, requestId: string, seen: Seen): Promise<void> {
+    const snapshot = opts.snapshot();
+    const { pathname, search } = splitUrl(req.url ?? '/');
+    if (opts.handlers.admin.owns(pathname)) {
+      seen.route = 'admin';
+      sendContinue(req, res, seen);
+      return opts.handlers.admin.handle(req, res, pathname, search, snapshot, requestId);
+    }
+    const { route, params } = matchRoute(snapshot, req.method ?? 'GET', pathname, search);
+    seen.route = route.id;
+    const token = await opts.auth.authenticate(route.keySources, req.headers, search);
+    let body: unknown;
+    if (route.body) {
+      // Room for the body is taken before a byte of it is read (and before a client waiting on
+      // `Expect: 100-continue` is told to send it), so a burst of large bodies is refused at the door.
+      const admission = bodies.admit(req, res, route.body.maxBytes);
+      sendContinue(req, res, seen);
+      body = await readJsonBody(req, route.body, admission);
+    }
+    const ctx: RequestContext = {
+      requestId,
+      snapshot,
+      route,
+      params,
+      query: publicQuery(search, snapshot.keyQueryParams),
+      token,
+      log,
+      now: opts.clock(),
+      // Only task answers carry download links: sync requests never pay for building it.
+      get publicBase() {
+        return publicBase(req);
+      },
+    };
+    return opts.handlers.serve(ctx, body, req, res);
+  }
+
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
+    const requestId = randomUUID();
+    const started = performance.now();
+    const seen: Seen = { route: 'none', continued: false };
+    res.once('finish', () => drainUnread(req));
+    handle(req, res, requestId, seen)
+      .catch((err: unknown) => {
+        // Refused before it was told to send its body: the client will not send it, and the
+        // connection must not wait for it.
+        if (expectsContinue(req) && !seen.continued && !res.headersSent) res.setHeader('connection', 'close');
+        sendError(res, err, log, requestId);
+      })
+      .finally(() => {
+        metrics.requests.inc({ route: seen.route, status: String(res.statusCode) });
+        log.debug({ req_id: requestId, method: req.method, status: res.statusCode, ms: Math.round(performance.now() - started) }, 'request');
+      });
+  };
+  const server = createServer({ maxHeaderSize: 16 * 1024, connectionsCheckingInterval: TIMEOUT_CHECK_MS }, onRequest);
+  // Ours to answer: `100 Continue` goes out only once the body is admitted (see handle), so a
+  // refused client never sends it. Node would otherwise say Continue to everyone at once.
+  server.on('checkContinue', onRequest);
+  server.on('clientError', sendClientError);
+  server.on('connect', (_req: IncomingMessage, socket) => sendConnectRefused(socket));
+  // `Expect: 100-continue` is answered by the handler (checkContinue above); any other expectation
+  // gets our shape, not a bare 417.
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    const err = new GatewayError('invalid_request', `the Expect header ${JSON.stringify(String(req.headers.expect).slice(0, 100))} is not supported`, {
+      headers: { connection: 'close' },
+    });
+    sendError(res, err, log, randomUUID());
+  });
+  // A client that stalls while sending headers or body gets 408 and is cut off instead of holding a
+  // socket (error-boundary.ts answers it, also when its handler is still waiting for the body).
+  server.headersTimeout = opts.headersTimeoutMs ?? 30_000;
+  server.requestTimeout = opts.requestTimeoutMs ?? 300_000;
+  server.keepAliveTimeout = 65_000;
+  return server;
+}

@@ -1,0 +1,30 @@
+import type { Metrics } from '../metrics/metrics.js';
+import type { RoutingState } from '../routing/routing-state.js';
+import type { Store } from '../store/store.js';
+import type { Pools } from '../upstream/pools.js';
+import type { Poller } from '../tasks/poller.js';
+
+/** What a synchronous operation needs from the process. */
+export interface SyncDeps {
+  readonly store: Store;
+  readonly pools: Pools;
+  readonly random?: () => number;
+  /** Overrides every awaiting operation's interval (golden runs look again at once). */
+  readonly awaitIntervalMs?: number;
+  /** Overrides every channel's `polling.lost_after_ms` for awaiting operations (golden runs: 0). */
+  readonly lostAfterMs?: number;
+  /** The process clock (golden runs fix it), for signing the later calls of an awaiting operation. */
+  readonly clock?: () => Date;
+  /** Channel saturation and circuit breakers. */
+  readonly routing: RoutingState;
+  readonly metrics: Metrics;
+}
+
+/** What the task operations need besides: the poller, task ids, and how fresh a query must be. */
+export interface TaskDeps extends SyncDeps {
+  readonly poller: Poller;
+  /** Makes our task ids; golden runs make them deterministic. */
+  readonly newId: () => string;
+  /** Golden runs: every query of an unfinished task asks the vendor, whatever `stale_ms` says. */
+  readonly refreshAlways?: boolean;
+}

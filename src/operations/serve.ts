@@ -1,0 +1,36 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { checkFamily } from '../pipeline/check-family.js';
+import type { RequestContext } from '../pipeline/context.js';
+import { ownedResources } from '../pipeline/resources.js';
+import { validateBody } from '../pipeline/validate-body.js';
+import type { TaskDeps } from './deps.js';
+import { runTaskContent } from './download.js';
+import { runTaskQuery } from './query.js';
+import { runTaskSubmit } from './submit.js';
+import { runSyncOperation } from './sync.js';
+
+/**
+ * One public request, matched, authenticated and read by the server: the stages in their order
+ * (validate the body, check the family, check what it names is the caller's), then the route's
+ * operation; a JSON answer is written here, a download streams its own.
+ */
+export async function serveRequest(ctx: RequestContext, body: unknown, req: IncomingMessage, res: ServerResponse, deps: TaskDeps): Promise<void> {
+  const { route } = ctx;
+  if (route.body) validateBody(route.body.validate, body);
+  if (route.kind === 'task-content') return runTaskContent(ctx, req, res, deps);
+  const warning = route.kind === 'sync' || route.kind === 'task-submit' ? await checkFamily(ctx, body) : null;
+  // What the request reads or references must be the caller's; it then goes where that is held.
+  const holder = await ownedResources(ctx, body, deps.store);
+  const answer =
+    route.kind === 'sync' ? await runSyncOperation(ctx, body, deps, holder)
+    : route.kind === 'task-submit' ? await runTaskSubmit(ctx, body, deps, holder)
+    : await runTaskQuery(ctx, body, deps);
+  const text = JSON.stringify(answer);
+  res.writeHead(200, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+    'x-request-id': ctx.requestId,
+    ...(warning ? { warning } : {}),
+  });
+  res.end(text);
+}
