@@ -12,7 +12,7 @@ interface RawOperation {
   request: { method: string; path: string; query?: string; headers?: string; body?: string; encoding?: 'json' | 'multipart' };
   response: { body: string; max_bytes?: number | string };
   error?: string;
-  await?: { answer: string; interval_ms?: number; timeout_ms?: number };
+  await?: { answer: string; interval_ms?: number; timeout_ms?: number; result_type?: string };
 }
 interface RawProfile {
   auth:
@@ -63,7 +63,7 @@ const DEFAULT_BATCH_IDS = 50;
 const DEFAULT_BREAKER = { consecutiveFailures: 5, windowMs: 60_000, minRequests: 20, cooldownMs: 30_000 };
 const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 3, backoffMs: 100, backoffMaxMs: 2_000, deadlineMs: 60_000, retryAfterS: 1 };
 /** A synchronous route over an asynchronous vendor: how often to look, and for how long. */
-const DEFAULT_AWAIT = { intervalMs: 1_000, timeoutMs: 120_000 };
+const DEFAULT_AWAIT = { intervalMs: 1_000, timeoutMs: 120_000, resultType: 'image' };
 const PLACEHOLDER = /\{([a-z][a-z0-9_]*)\}/g;
 
 /** Compiles profiles, groups and channels; problems are pushed onto `issues`. */
@@ -254,7 +254,7 @@ function compileOperation(src: YamlSource, op: RawOperation, at: (string | numbe
     response: { body: m(op.response.body, 'response', 'body')!, maxBytes: op.response.max_bytes === undefined ? DEFAULT_RESPONSE_BYTES : parseSize(op.response.max_bytes) },
     error: m(op.error, 'error'),
     await: op.await
-      ? { answer: m(op.await.answer, 'await', 'answer')!, intervalMs: op.await.interval_ms ?? DEFAULT_AWAIT.intervalMs, timeoutMs: op.await.timeout_ms ?? DEFAULT_AWAIT.timeoutMs }
+      ? { answer: m(op.await.answer, 'await', 'answer')!, intervalMs: op.await.interval_ms ?? DEFAULT_AWAIT.intervalMs, timeoutMs: op.await.timeout_ms ?? DEFAULT_AWAIT.timeoutMs, resultType: op.await.result_type ?? DEFAULT_AWAIT.resultType }
       : null,
   };
   return issues.length > before ? null : compiled;

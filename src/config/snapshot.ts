@@ -166,7 +166,8 @@ export interface CompiledOperation {
    * engine follows it with the profile's task query until it ends, then `answer` maps the finished
    * task to the public body. Null for ordinary operations.
    */
-  readonly await: { readonly answer: Mapping; readonly intervalMs: number; readonly timeoutMs: number } | null;
+  /** `resultType`: the type of a result the vendor leaves untyped. */
+  readonly await: { readonly answer: Mapping; readonly intervalMs: number; readonly timeoutMs: number; readonly resultType: string } | null;
 }
 
 /** How a profile follows its tasks (channels.yaml `profiles.*.tasks`). */

@@ -2,9 +2,8 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { CompiledChannel, CompiledOperation } from '../config/snapshot.js';
 import { isErrorCode } from '../errors/catalogue.js';
 import { GatewayError } from '../errors/gateway-error.js';
-import { newTaskRecord, type TaskRecord } from '../store/store.js';
 import { readTaskUpdate, refusalIn2xx, type TaskUpdate } from '../tasks/task-update.js';
-import { queryTask } from '../tasks/vendor-query.js';
+import { queryTask, type VendorTask } from '../tasks/vendor-query.js';
 import type { Pools } from '../upstream/pools.js';
 import type { RequestContext } from '../pipeline/context.js';
 
@@ -40,26 +39,20 @@ export async function awaitTask(
   const intervalMs = opts.intervalMs ?? op.await.intervalMs;
   const lostAfterMs = opts.lostAfterMs ?? channel.polling.lostAfterMs;
   const clock = opts.clock ?? (() => new Date());
-  const first = readTaskUpdate(submitted, 'image');
+  const first = readTaskUpdate(submitted, op.await.resultType);
   if (!first?.id) throw refusalIn2xx(first) ?? new GatewayError('bad_response', 'the upstream accepted the request but its answer carries no task id', { upstream: { phase: 'unknown' } });
   opts.accepted?.();
   const protocol = channel.profile.tasks;
   if (!protocol) throw new GatewayError('internal_error', `profile ${channel.profile.name} awaits a task but has no tasks: block`);
-  let task: TaskRecord = {
-    ...newTaskRecord({
-      id: `sync-${ctx.requestId}`,
-      tokenId: ctx.token.id,
-      kind: 'image',
-      route: ctx.route.id,
-      model: input.public_model,
-      upstreamModel: input.model,
-      channel: channel.name,
-      price: 0,
-      createdAt: ctx.now.getTime(),
-      deadlineAt: ctx.now.getTime() + op.await.timeoutMs,
-    }),
+  // The task as the query mappings see it: never stored, the client waits on the connection.
+  let task: VendorTask = {
+    id: `sync-${ctx.requestId}`,
     upstreamId: first.id,
     context: first.context ?? null,
+    upstreamModel: input.model,
+    model: input.public_model,
+    createdAt: ctx.now.getTime(),
+    kind: op.await.resultType,
   };
   let update: TaskUpdate = first;
   let lostSince: number | null = null;

@@ -5,10 +5,9 @@ import type { CompiledChannel } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { RequestContext } from '../pipeline/context.js';
 import { pathProblem } from '../mapping/jsonata-functions.js';
-import { mapRequest } from '../pipeline/map-request.js';
+import { signFor, upstreamRequest } from '../pipeline/call-upstream.js';
 import type { TaskRecord, TaskResult } from '../store/store.js';
 import { discard, send } from '../upstream/dispatch.js';
-import { sign } from '../upstream/signers.js';
 import type { UpstreamRequest } from '../upstream/upstream-request.js';
 import { findOwnTask, taskIdOf } from './find-task.js';
 import type { TaskDeps } from './deps.js';
@@ -44,18 +43,9 @@ function pickResult(ctx: RequestContext, task: TaskRecord): { result: TaskResult
  */
 async function requestFor(ctx: RequestContext, channel: CompiledChannel, task: TaskRecord, result: TaskResult & { url: string }, index: number): Promise<{ req: UpstreamRequest; signed: boolean }> {
   const content = channel.profile.tasks?.content;
-  const req: UpstreamRequest = content
-    ? await mapRequest(content, channel, {
-        task: vendorView(task),
-        result,
-        index,
-        channel: { name: channel.name, settings: channel.settings },
-        now: ctx.now.toISOString(),
-      })
-    : { method: 'GET', path: result.url.startsWith('/') ? channel.basePath + vendorPath(result.url) : result.url, query: {}, headers: {}, body: null };
-  const sameOrigin = !/^https?:\/\//i.test(req.path) || new URL(req.path).origin === channel.origin;
-  if (sameOrigin) sign(channel.profile.auth, channel, req, ctx.now.getTime());
-  return { req, signed: sameOrigin };
+  if (content) return upstreamRequest(content, channel, { task: vendorView(task), result, index }, ctx.now);
+  const req: UpstreamRequest = { method: 'GET', path: result.url.startsWith('/') ? channel.basePath + vendorPath(result.url) : result.url, query: {}, headers: {}, body: null };
+  return { req, signed: signFor(channel, req, ctx.now) };
 }
 
 /** A result path the vendor named, refused when it is not well formed: it is sent with the channel's credentials. */

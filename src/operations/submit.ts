@@ -5,7 +5,7 @@ import { rankChannels, type ChannelChoice } from '../routing/rank-channels.js';
 import { withFallback } from '../routing/attempts.js';
 import type { CompiledChannel } from '../config/snapshot.js';
 import type { RequestContext } from '../pipeline/context.js';
-import { mapFailure, mapSuccess } from '../pipeline/map-response.js';
+import { mapAnswer } from '../pipeline/call-upstream.js';
 import { modelOf } from '../pipeline/model-of.js';
 import { onHolder } from '../pipeline/resources.js';
 import { callOperation } from './sync.js';
@@ -56,8 +56,7 @@ export async function runTaskSubmit(ctx: RequestContext, body: unknown, deps: Ta
       const { channel, upstreamModel } = choice;
       const op = channel.profile.operations.get(ctx.route.operation)!;
       const { res, mctx } = await callOperation(ctx, body, model, choice, op, deps.pools, { id }, source ? sourceView(source) : undefined);
-      if (res.status < 200 || res.status >= 300) throw await mapFailure(op, res, mctx);
-      const update = readTaskUpdate(await mapSuccess(op, res, mctx), kind);
+      const update = readTaskUpdate(await mapAnswer(op, res, mctx), kind);
       if (!update?.id) {
         throw refusalIn2xx(update) ?? new GatewayError('bad_response', 'the upstream accepted the task but its answer carries no task id', { cause: { mapping: op.response.body.where }, upstream: { phase: 'unknown' } });
       }

@@ -4,24 +4,23 @@ import type { RoutingState } from '../routing/routing-state.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { UpstreamResponse } from '../upstream/upstream-request.js';
 import type { Store } from '../store/store.js';
-import { dispatch } from '../upstream/dispatch.js';
 import type { Pools } from '../upstream/pools.js';
-import { sign } from '../upstream/signers.js';
 import { holdPrice } from '../quota/account.js';
 import { holdLifetimeMs } from '../quota/hold-expiry.js';
 import { quote } from '../quota/price.js';
 import { rankChannels, type ChannelChoice } from '../routing/rank-channels.js';
 import { withFallback } from '../routing/attempts.js';
 import type { RequestContext } from '../pipeline/context.js';
-import { clientInputError, mapRequest } from '../pipeline/map-request.js';
+import { clientInputError } from '../pipeline/map-request.js';
 import { awaitTask } from './awaited.js';
-import { mapFailure, mapSuccess, type ResponseContext } from '../pipeline/map-response.js';
+import type { ResponseContext } from '../pipeline/map-response.js';
+import { callUpstream, mapAnswer } from '../pipeline/call-upstream.js';
 import { modelOf } from '../pipeline/model-of.js';
 import { onHolder, recordCreated } from '../pipeline/resources.js';
 import type { SyncDeps } from './deps.js';
 
 /**
- * One call of a profile operation: maps the public request, signs it, sends it, and returns the
+ * One call of a profile operation for a public request (callUpstream: map, sign, dispatch): the
  * vendor's answer with the context its response and error mappings see. `task` is the id a task
  * submission gives the vendor.
  */
@@ -36,22 +35,9 @@ export async function callOperation(
   /** A remix: the earlier task it works on. */
   source?: unknown,
 ): Promise<{ res: UpstreamResponse; mctx: ResponseContext }> {
+  const input = { body, params: ctx.params, query: ctx.query, model: upstreamModel, public_model: model, ...(task ? { task } : {}), ...(source ? { source } : {}) };
+  const res = await callUpstream(op, channel, input, ctx.now, pools, clientInputError);
   const now = ctx.now.toISOString();
-  const req = await mapRequest(op.request, channel, {
-    body,
-    params: ctx.params,
-    query: ctx.query,
-    model: upstreamModel,
-    public_model: model,
-    channel: { name: channel.name, settings: channel.settings },
-    now,
-    ...(task ? { task } : {}),
-    ...(source ? { source } : {}),
-  }).catch((err: unknown) => {
-    throw clientInputError(err);
-  });
-  sign(channel.profile.auth, channel, req, ctx.now.getTime());
-  const res = await dispatch(pools, channel, req, op.response.maxBytes);
   return { res, mctx: { model: upstreamModel, public_model: model, now, ...(task || op.await ? { request: body } : {}), ...(source ? { source } : {}) } };
 }
 
@@ -76,8 +62,7 @@ export async function runSyncOperation(ctx: RequestContext, body: unknown, deps:
       served = choice.channel.name;
       const op = opOf(choice);
       const { res, mctx } = await callOperation(ctx, body, model, choice, op, deps.pools);
-      if (res.status < 200 || res.status >= 300) throw await mapFailure(op, res, mctx);
-      const mapped = await mapSuccess(op, res, mctx);
+      const mapped = await mapAnswer(op, res, mctx);
       if (!op.await) return mapped;
       const input = { request: body, model: choice.upstreamModel, public_model: model };
       return awaitTask(ctx, choice.channel, { ...op, await: op.await }, mapped, deps.pools, input, {

@@ -1,11 +1,9 @@
 import type { CompiledChannel, CompiledOperation, CompiledTaskProtocol } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
-import { mapRequest } from '../pipeline/map-request.js';
+import { callUpstream, type CallInput } from '../pipeline/call-upstream.js';
 import { mapSuccess, retryAfter } from '../pipeline/map-response.js';
 import type { TaskRecord } from '../store/store.js';
-import { dispatch } from '../upstream/dispatch.js';
 import type { Pools } from '../upstream/pools.js';
-import { sign } from '../upstream/signers.js';
 import type { UpstreamResponse } from '../upstream/upstream-request.js';
 import { readTaskUpdate, type TaskUpdate } from './task-update.js';
 
@@ -20,8 +18,11 @@ export type QueryOutcome<T> =
       readonly vendorTrouble: boolean;
     };
 
+/** What a vendor query reads of a task: a stored record, or the task a synchronous call awaits. */
+export type VendorTask = Pick<TaskRecord, 'id' | 'upstreamId' | 'context' | 'upstreamModel' | 'model' | 'createdAt' | 'kind'>;
+
 /** A task as query, batch and content mappings see it (README, "Mapping inputs"). */
-export function vendorView(task: TaskRecord) {
+export function vendorView(task: VendorTask) {
   return {
     id: task.id,
     upstream_id: task.upstreamId,
@@ -37,26 +38,21 @@ function retryAfterMs(res: UpstreamResponse): number | null {
   return s === undefined ? null : s * 1000;
 }
 
+/** One query call (callUpstream), its failures sorted: a request we could not build, or the vendor's trouble. */
 async function call(
   op: CompiledOperation,
   channel: CompiledChannel,
   pools: Pools,
-  input: Record<string, unknown>,
+  input: CallInput,
   now: Date,
 ): Promise<{ ok: true; res: UpstreamResponse } | Extract<QueryOutcome<never>, { ok: false }>> {
-  let req;
   try {
-    req = await mapRequest(op.request, channel, { ...input, channel: { name: channel.name, settings: channel.settings }, now: now.toISOString() });
-    sign(channel.profile.auth, channel, req, now.getTime());
+    return { ok: true, res: await callUpstream(op, channel, input, now, pools) };
   } catch (err) {
+    // dispatch marks every failure of the call itself (`upstream`); anything else failed to build it.
+    const sent = err instanceof GatewayError && err.details.upstream !== undefined;
     const error = err instanceof GatewayError ? err : new GatewayError('internal_error', 'the task query could not be built', { cause: err });
-    return { ok: false, error, retryAfterMs: null, vendorTrouble: false };
-  }
-  try {
-    return { ok: true, res: await dispatch(pools, channel, req, op.response.maxBytes) };
-  } catch (err) {
-    const error = err instanceof GatewayError ? err : new GatewayError('bad_response', 'the task query failed', { cause: err });
-    return { ok: false, error, retryAfterMs: null, vendorTrouble: true };
+    return { ok: false, error, retryAfterMs: null, vendorTrouble: sent };
   }
 }
 
@@ -105,7 +101,7 @@ export async function resolveResults(
   protocol: CompiledTaskProtocol,
   channel: CompiledChannel,
   pools: Pools,
-  task: TaskRecord,
+  task: VendorTask,
   update: TaskUpdate,
   now: Date,
 ): Promise<QueryOutcome<TaskUpdate>> {
@@ -148,12 +144,12 @@ export async function resolveResults(
 }
 
 /** Asks the vendor about one task through the profile's query operation (and its result lookup). */
-export async function queryTask(protocol: CompiledTaskProtocol, channel: CompiledChannel, pools: Pools, task: TaskRecord, now: Date): Promise<QueryOutcome<TaskUpdate>> {
+export async function queryTask(protocol: CompiledTaskProtocol, channel: CompiledChannel, pools: Pools, task: VendorTask, now: Date): Promise<QueryOutcome<TaskUpdate>> {
   const looked = await lookAt(protocol.query, channel, pools, task, now);
   return looked.ok ? resolveResults(protocol, channel, pools, task, looked.value, now) : looked;
 }
 
-async function lookAt(op: CompiledOperation, channel: CompiledChannel, pools: Pools, task: TaskRecord, now: Date): Promise<QueryOutcome<TaskUpdate>> {
+async function lookAt(op: CompiledOperation, channel: CompiledChannel, pools: Pools, task: VendorTask, now: Date): Promise<QueryOutcome<TaskUpdate>> {
   const input = { task: vendorView(task), model: task.upstreamModel, public_model: task.model };
   const sent = await call(op, channel, pools, input, now);
   if (!sent.ok) return sent;

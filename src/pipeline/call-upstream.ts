@@ -1,0 +1,62 @@
+import type { CompiledChannel, CompiledOperation } from '../config/snapshot.js';
+import { dispatch } from '../upstream/dispatch.js';
+import type { Pools } from '../upstream/pools.js';
+import { sign } from '../upstream/signers.js';
+import type { UpstreamRequest, UpstreamResponse } from '../upstream/upstream-request.js';
+import { mapRequest, type RequestMappingInput, type TaskMappingInput } from './map-request.js';
+import { mapFailure, mapSuccess, type ResponseContext } from './map-response.js';
+
+/** A mapping input without what every call adds itself: the channel and the time. */
+export type CallInput = Omit<RequestMappingInput, 'channel' | 'now'> | Omit<TaskMappingInput, 'channel' | 'now'>;
+
+/**
+ * The request a channel's mappings build from `input`, signed for the channel when it goes to the
+ * channel's own origin (`signed`): the first half of every vendor call. The mappings see the
+ * channel and `now`; the signature is made at `now` too.
+ */
+export async function upstreamRequest(
+  mappings: Parameters<typeof mapRequest>[0],
+  channel: CompiledChannel,
+  input: CallInput,
+  now: Date,
+): Promise<{ req: UpstreamRequest; signed: boolean }> {
+  const req = await mapRequest(mappings, channel, { ...input, channel: { name: channel.name, settings: channel.settings }, now: now.toISOString() } as RequestMappingInput | TaskMappingInput);
+  return { req, signed: signFor(channel, req, now) };
+}
+
+/** Signs a request for the channel when it goes to the channel's own origin (credentials never go to another host); says whether it did. */
+export function signFor(channel: CompiledChannel, req: UpstreamRequest, now: Date): boolean {
+  const sameOrigin = !/^https?:\/\//i.test(req.path) || new URL(req.path).origin === channel.origin;
+  if (sameOrigin) sign(channel.profile.auth, channel, req, now.getTime());
+  return sameOrigin;
+}
+
+/**
+ * One vendor call of a profile operation: map, sign, dispatch (README, "Mapping inputs"); the
+ * answer is read whole within the operation's size limit. A request that could not be built is
+ * thrown through `requestError` (the sync and submit paths turn a mapping that failed on the
+ * client's values into `invalid_request`); a transport failure is a GatewayError with
+ * `details.upstream` set. `mapAnswer` maps the answer back.
+ */
+export async function callUpstream(
+  op: CompiledOperation,
+  channel: CompiledChannel,
+  input: CallInput,
+  now: Date,
+  pools: Pools,
+  requestError: (err: unknown) => unknown = (err) => err,
+): Promise<UpstreamResponse> {
+  let req: UpstreamRequest;
+  try {
+    ({ req } = await upstreamRequest(op.request, channel, input, now));
+  } catch (err) {
+    throw requestError(err);
+  }
+  return dispatch(pools, channel, req, op.response.maxBytes);
+}
+
+/** The second half: a 2xx answer through the operation's response mapping, anything else through its error mapping (thrown). */
+export async function mapAnswer(op: CompiledOperation, res: UpstreamResponse, mctx: ResponseContext): Promise<unknown> {
+  if (res.status < 200 || res.status >= 300) throw await mapFailure(op, res, mctx);
+  return mapSuccess(op, res, mctx);
+}
