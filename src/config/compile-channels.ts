@@ -2,7 +2,8 @@ import type { ConfigIssue } from './issues.js';
 import { compileMappingAt as mapping } from './compile-mapping.js';
 import type { Mapping } from '../mapping/mapping.js';
 import { Secret } from './secret.js';
-import type { AuthSpec, BreakerPolicy, CompiledChannel, RetryPolicy, CompiledOperation, CompiledProfile, CompiledRoute, CompiledTaskProtocol } from './snapshot.js';
+import { compileAuth } from '../signers/registry.js';
+import type { BreakerPolicy, CompiledChannel, RetryPolicy, CompiledOperation, CompiledProfile, CompiledRoute, CompiledTaskProtocol } from './snapshot.js';
 import { parseSize } from './sizes.js';
 import type { YamlSource } from './yaml-source.js';
 import { routeMayServePrefix } from './compile-routes.js';
@@ -15,11 +16,8 @@ interface RawOperation {
   await?: { answer: string; interval_ms?: number; timeout_ms?: number; result_type?: string };
 }
 interface RawProfile {
-  auth:
-    | { type: 'header' | 'query'; name: string; value: string }
-    | { type: 'jwt-hs256'; issuer: string; secret: string; ttl_s?: number; header?: string; prefix?: string }
-    | { type: 'hmac-v4'; access_key: string; secret_key: string; region: string; service: string }
-    | { type: 'none' };
+  /** Checked by its scheme's schema (src/signers/). */
+  auth: { type: string };
   operations: Record<string, RawOperation>;
   tasks?: {
     query: RawOperation;
@@ -106,30 +104,8 @@ export function compileChannels(
     if (submitOps.length > 0 && !p.tasks) {
       issues.push(src.issue(['profiles', name], `profile ${name} serves task operation ${submitOps.join(', ')} but has no tasks: block saying how to query its tasks`));
     }
-    const secretsOf = (...templates: string[]) => templates.flatMap((t) => [...t.matchAll(PLACEHOLDER)].map((x) => x[1]!));
-    const auth: AuthSpec =
-      p.auth.type === 'none' ? { type: 'none' }
-      : p.auth.type === 'hmac-v4'
-        ? {
-            type: 'hmac-v4',
-            accessKey: p.auth.access_key,
-            secretKey: p.auth.secret_key,
-            region: p.auth.region,
-            service: p.auth.service,
-            secrets: secretsOf(p.auth.access_key, p.auth.secret_key),
-          }
-      : p.auth.type === 'jwt-hs256'
-        ? {
-            type: 'jwt-hs256',
-            issuer: p.auth.issuer,
-            secret: p.auth.secret,
-            ttlS: p.auth.ttl_s ?? 1800,
-            header: (p.auth.header ?? 'authorization').toLowerCase(),
-            prefix: p.auth.prefix ?? 'Bearer ',
-            secrets: secretsOf(p.auth.issuer, p.auth.secret),
-          }
-        : { ...p.auth, secrets: secretsOf(p.auth.value) };
-    profiles.set(name, Object.freeze({ name, auth: Object.freeze(auth), operations, tasks }));
+    const auth = compileAuth(p.auth);
+    profiles.set(name, Object.freeze({ name, auth, operations, tasks }));
   }
 
   const out: CompiledChannel[] = [];
@@ -158,7 +134,7 @@ export function compileChannels(
 
     const secrets: Record<string, Secret> = {};
     for (const [k, v] of Object.entries(c.secrets ?? {})) secrets[k] = new Secret(v);
-    if (profile && profile.auth.type !== 'none') {
+    if (profile) {
       for (const s of profile.auth.secrets) {
         if (!(s in secrets)) issues.push(src.issue(at('secrets'), `profile ${profile.name} signs with secret "${s}", which this channel does not define`));
       }

@@ -1,3 +1,4 @@
+import { authSchema } from '../signers/registry.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ValidateFunction } from 'ajv';
@@ -38,7 +39,10 @@ function validators() {
   if (!configValidators) {
     const ajv = createAjv({ allErrors: true });
     const read = (f: string) => JSON.parse(readFileSync(join(PROJECT_ROOT, 'schemas/config', f), 'utf8')) as object;
-    configValidators = { routes: ajv.compile(read('routes.schema.json')), channels: ajv.compile(read('channels.schema.json')) };
+    // A profile's auth block is checked by its scheme's own schema (src/signers/), not the file's copy.
+    const channels = read('channels.schema.json') as { $defs: Record<string, unknown> };
+    channels.$defs.auth = authSchema();
+    configValidators = { routes: ajv.compile(read('routes.schema.json')), channels: ajv.compile(channels) };
   }
   return configValidators;
 }

@@ -5,6 +5,7 @@
 import type { ValidateFunction } from 'ajv';
 import type { Mapping } from '../mapping/mapping.js';
 import type { Secret } from './secret.js';
+import type { CompiledAuth } from '../signers/signer.js';
 
 /** A compiled path template of routes.yaml (config/path-template.ts compiles it). */
 export interface PathMatcher {
@@ -124,29 +125,8 @@ export interface CompiledBody {
   readonly validate: ValidateFunction;
 }
 
-/** How a profile signs upstream requests; `{name}` placeholders name channel secrets. */
-export type AuthSpec =
-  | { readonly type: 'header' | 'query'; readonly name: string; readonly value: string; readonly secrets: readonly string[] }
-  | {
-      readonly type: 'jwt-hs256';
-      /** `iss` claim and HMAC key, as `{secret}` templates. */
-      readonly issuer: string;
-      readonly secret: string;
-      readonly ttlS: number;
-      readonly header: string;
-      readonly prefix: string;
-      readonly secrets: readonly string[];
-    }
-  | {
-      readonly type: 'hmac-v4';
-      /** Access key and secret key, as `{secret}` templates; region and service name the signing scope. */
-      readonly accessKey: string;
-      readonly secretKey: string;
-      readonly region: string;
-      readonly service: string;
-      readonly secrets: readonly string[];
-    }
-  | { readonly type: 'none' };
+/** How a profile signs upstream requests: its `auth` block compiled by the scheme's plug-in (src/signers/). */
+export type AuthSpec = CompiledAuth;
 
 /** One operation of a protocol profile: its mappings, compiled. */
 export interface CompiledOperation {

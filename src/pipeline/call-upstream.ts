@@ -1,7 +1,7 @@
 import type { CompiledChannel, CompiledOperation } from '../config/snapshot.js';
 import { dispatch } from '../upstream/dispatch.js';
 import type { Pools } from '../upstream/pools.js';
-import { sign } from '../upstream/signers.js';
+import { signRequest } from '../signers/registry.js';
 import type { UpstreamRequest, UpstreamResponse } from '../upstream/upstream-request.js';
 import { mapRequest, type RequestMappingInput, type TaskMappingInput } from './map-request.js';
 import { mapFailure, mapSuccess, type ResponseContext } from './map-response.js';
@@ -27,7 +27,7 @@ export async function upstreamRequest(
 /** Signs a request for the channel when it goes to the channel's own origin (credentials never go to another host); says whether it did. */
 export function signFor(channel: CompiledChannel, req: UpstreamRequest, now: Date): boolean {
   const sameOrigin = !/^https?:\/\//i.test(req.path) || new URL(req.path).origin === channel.origin;
-  if (sameOrigin) sign(channel.profile.auth, channel, req, now.getTime());
+  if (sameOrigin) signRequest(channel.profile.auth, req, { secret: (name) => channel.secrets[name]?.reveal() ?? '', cacheKey: channel, nowMs: now.getTime() });
   return sameOrigin;
 }
 

@@ -10,7 +10,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Simulator } from '../../src/sim/http.js';
 import { startGammaVolcSimulator } from '../../src/sim/gamma-volc.js';
 import { pngSize } from '../../src/sim/png.js';
-import { signHmacV4 } from '../../src/upstream/hmac-v4.js';
+import { signHmacV4 } from '../../src/signers/hmac-v4.js';
 import type { UpstreamRequest } from '../../src/upstream/upstream-request.js';
 
 const SUBMIT = 'CVSync2AsyncSubmitTask';
@@ -45,7 +45,7 @@ function client(sim: Simulator, clock: () => number = Date.now) {
       body: typeof body === 'string' ? body : JSON.stringify(body),
     };
     const keys = { accessKey: sim.secrets.access_key!, secretKey: o.secretKey ?? sim.secrets.secret_key! };
-    signHmacV4(req, { ...keys, region: 'cn-north-1', service: 'cv', nowMs: o.signAt ?? clock() });
+    signHmacV4(req, { ...keys, region: 'cn-north-1', service: 'cv', dateHeader: 'x-date', hashHeader: 'x-content-sha256', nowMs: o.signAt ?? clock() });
     const url = `${sim.url}${req.path}?${new URLSearchParams(req.query).toString()}${o.extra ?? ''}`;
     const res = await fetch(url, { method: 'POST', headers: req.headers, body: o.tamper ?? req.body });
     return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, any> };

@@ -6,13 +6,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, createHmac } from 'node:crypto';
-import { signHmacV4 } from '../../src/upstream/hmac-v4.js';
+import { signHmacV4 } from '../../src/signers/hmac-v4.js';
 import type { UpstreamRequest } from '../../src/upstream/upstream-request.js';
 import { verifyGammaSignature, type GammaKeys, type ReceivedRequest } from '../../src/sim/gamma-volc-auth.js';
 
 const NOW = Date.UTC(2024, 0, 2, 3, 4, 5);
 const KEYS: GammaKeys = { accessKey: 'AKTEST', secretKey: 'SKTEST', region: 'cn-north-1', service: 'cv' };
-const OPTS = { ...KEYS, nowMs: NOW };
+const OPTS = { ...KEYS, dateHeader: 'x-date', hashHeader: 'x-content-sha256', nowMs: NOW };
 const BODY = '{"req_key":"gamma_t2i_v40","prompt":"a cat"}';
 
 function request(over: Partial<UpstreamRequest> = {}): UpstreamRequest {

@@ -6,7 +6,7 @@ import type { TaskRecord } from '../../src/store/store.js';
 import { DueQueue } from '../../src/tasks/due-queue.js';
 import { isTaskId, newTaskId, sequentialTaskIds } from '../../src/tasks/task-id.js';
 import { patchFor, readTaskUpdate } from '../../src/tasks/task-update.js';
-import { signJwtHs256 } from '../../src/upstream/signers.js';
+import { signJwtHs256 } from '../../src/signers/jwt-hs256.js';
 import { verifyHs256Jwt } from '../../src/sim/lambda-native.js';
 
 test('due queue: pops ids in due order, a rescheduled id only at its new time, deleted ids never', () => {
