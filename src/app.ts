@@ -7,7 +7,7 @@ import { createGateway, type Gateway } from './gateway.js';
 import { Metrics } from './metrics/metrics.js';
 import type { Simulator } from './sim/http.js';
 import { SIMULATORS } from './sim/registry.js';
-import { openSqliteStore } from './store/sqlite.js';
+import { openStore } from './store/open-store.js';
 import type { Store } from './store/store.js';
 
 /** Settings of a gateway process, from the environment (README: "Settings"). */
@@ -110,7 +110,7 @@ export async function startApp(settings: AppSettings, log: Logger, opts: { simul
       metrics,
       debounceMs: settings.reloadDebounceMs,
     });
-    const store = opts.store ?? openSqliteStore(settings.dbPath);
+    const store = opts.store ?? openStore(settings.dbPath);
     const gateway = createGateway({
       snapshot: () => config.current(),
       store,

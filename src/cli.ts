@@ -10,7 +10,7 @@ import { loadConfig } from './config/load.js';
 import { PROJECT_ROOT } from './config/paths.js';
 import { runGolden } from './golden/runner.js';
 import { createLogger } from './log.js';
-import { openSqliteStore } from './store/sqlite.js';
+import { openStore } from './store/open-store.js';
 import { generateKey, hashKey } from './tokens/keys.js';
 
 const USAGE = `usage: gateway <command>
@@ -137,7 +137,7 @@ async function check(dir: string): Promise<void> {
 
 async function tokens(sub: string | undefined, named: Record<string, string | true>): Promise<void> {
   const settings = settingsFromEnv();
-  const store = openSqliteStore(settings.dbPath);
+  const store = openStore(settings.dbPath);
   try {
     if (sub === 'create') {
       const group = typeof named.group === 'string' ? named.group : 'default';

@@ -15,7 +15,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import Database from 'libsql';
 import { PROJECT_ROOT } from '../src/config/paths.js';
 import { listen, type Simulator } from '../src/sim/http.js';
-import { openSqliteStore } from '../src/store/sqlite.js';
+import { openStore } from '../src/store/open-store.js';
 import { simulatorsFor, startGatewayProcess } from './helpers/gateway-process.js';
 import { runCli, type Running } from './helpers/process.js';
 
@@ -82,7 +82,7 @@ describe('a synchronous request cut off by a crash', () => {
 
   /** The token's used and ledger, and the holds still recorded, read from the store file. */
   async function books(tokenId: string) {
-    const store = openSqliteStore(db);
+    const store = openStore(db);
     try {
       const balance = (await store.ledgerBalance(tokenId))!;
       const rows = (await store.ledger(tokenId, null, 100)).map((r) => [r.kind, r.ref, r.amount]);

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { PROJECT_ROOT } from '../src/config/paths.js';
 import type { Simulator } from '../src/sim/http.js';
-import { openSqliteStore } from '../src/store/sqlite.js';
+import { openStore } from '../src/store/open-store.js';
 import type { TaskRecord } from '../src/store/store.js';
 import { simulatorsFor, startGatewayProcess } from './helpers/gateway-process.js';
 import { runCli, type Running } from './helpers/process.js';
@@ -63,7 +63,7 @@ describe('a gateway process killed with tasks in flight', () => {
 
   /** Reads task records straight from the store file (WAL lets a second process read it). */
   async function records(ids: readonly string[]): Promise<Map<string, TaskRecord>> {
-    const store = openSqliteStore(db);
+    const store = openStore(db);
     try {
       return new Map((await store.getTasks(ids)).map((t) => [t.id, t]));
     } finally {

@@ -6,7 +6,7 @@ import { createGateway, type Gateway } from '../src/gateway.js';
 import { silentLogger } from '../src/log.js';
 import type { Simulator } from '../src/sim/http.js';
 import { startThetaNativeSimulator } from '../src/sim/theta-native.js';
-import { openSqliteStore } from '../src/store/sqlite.js';
+import { openStore } from '../src/store/open-store.js';
 import type { Store } from '../src/store/store.js';
 import { generateKey, hashKey } from '../src/tokens/keys.js';
 import { startTaskHarness, type TaskHarness } from './helpers/task-harness.js';
@@ -164,7 +164,7 @@ describe('theta-native download URLs expire after an hour of the vendor\'s clock
   let offset = 0;
   before(async () => {
     sim = await startThetaNativeSimulator({ finishMs: 200, clock: () => Date.now() + offset });
-    store = openSqliteStore(':memory:');
+    store = openStore(':memory:');
     const polling = { interval_ms: 100, stale_ms: 50, deadline_ms: 60_000, concurrency: 16 };
     const snapshot = loadConfigOrThrow(PROJECT_ROOT, {
       allowMissingEnv: true,

@@ -16,7 +16,7 @@ import { loadConfig } from '../src/config/load.js';
 import { PROJECT_ROOT } from '../src/config/paths.js';
 import { createGateway, type Gateway } from '../src/gateway.js';
 import { silentLogger } from '../src/log.js';
-import { openSqliteStore } from '../src/store/sqlite.js';
+import { openStore } from '../src/store/open-store.js';
 import type { Store } from '../src/store/store.js';
 import { generateKey, hashKey } from '../src/tokens/keys.js';
 
@@ -124,7 +124,7 @@ describe('a vendor added as configuration only', () => {
     const { snapshot, issues } = loadConfig(PROJECT_ROOT, { env: {}, allowMissingEnv: true, extraDirs: [dir] });
     assert.ok(snapshot, issues.map((i) => `${i.file}:${i.line} ${i.message}`).join('\n'));
     assert.ok(snapshot.channelsByName.has('kitchen'), 'the extra channel is loaded');
-    store = openSqliteStore(':memory:');
+    store = openStore(':memory:');
     key = generateKey();
     await store.createToken({ name: 'k', keyHash: hashKey(key), group: 'default', models: null, quota: null });
     gateway = createGateway({ snapshot: () => snapshot, store, log: silentLogger() });

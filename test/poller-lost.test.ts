@@ -13,7 +13,7 @@ import { describe, test } from 'node:test';
 import { loadConfigOrThrow } from '../src/config/load.js';
 import type { Snapshot } from '../src/config/snapshot.js';
 import { silentLogger } from '../src/log.js';
-import { openSqliteStore } from '../src/store/sqlite.js';
+import { openStore } from '../src/store/open-store.js';
 import type { Store, TaskRecord } from '../src/store/store.js';
 import { Poller } from '../src/tasks/poller.js';
 import { hashKey } from '../src/tokens/keys.js';
@@ -126,7 +126,7 @@ async function rig(polling: Record<string, number>, script: (n: number) => Answe
   writeConfig(dir, vendor.url, polling);
   const snapshot: Snapshot = loadConfigOrThrow(dir);
   const channel = snapshot.channelsByName.get('fake')!;
-  const store = openSqliteStore(':memory:');
+  const store = openStore(':memory:');
   const tokenKeyHash = hashKey('gw-poller-lost');
   const token = await store.createToken({ name: 'p', keyHash: tokenKeyHash, group: 'default', models: null, quota: 10 });
   await store.createTask({

@@ -12,7 +12,7 @@ import { describe, test } from 'node:test';
 import { loadConfigOrThrow } from '../src/config/load.js';
 import { createGateway, type Gateway } from '../src/gateway.js';
 import { silentLogger } from '../src/log.js';
-import { openSqliteStore } from '../src/store/sqlite.js';
+import { openStore } from '../src/store/open-store.js';
 import type { Store } from '../src/store/store.js';
 import { generateKey, hashKey } from '../src/tokens/keys.js';
 
@@ -150,7 +150,7 @@ interface Rig {
   close(): Promise<void>;
 }
 
-async function rig(polling: Record<string, number>, store: Store = openSqliteStore(':memory:')): Promise<Rig> {
+async function rig(polling: Record<string, number>, store: Store = openStore(':memory:')): Promise<Rig> {
   const vendor = new FakeVendor();
   await vendor.start();
   const dir = mkdtempSync(join(tmpdir(), 'gw-poller-'));
@@ -287,7 +287,7 @@ describe('poller', () => {
 
   test('a new gateway on the same store resumes every unfinished task', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gw-resume-'));
-    const store = openSqliteStore(join(dir, 'g.db'));
+    const store = openStore(join(dir, 'g.db'));
     const r = await rig({ interval_ms: 3_600_000, stale_ms: 3_600_000 }, store);
     try {
       const ids = await Promise.all(Array.from({ length: 5 }, () => r.submit()));

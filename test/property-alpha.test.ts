@@ -18,7 +18,7 @@ import { createGateway, type Gateway } from '../src/gateway.js';
 import { silentLogger } from '../src/log.js';
 import { startAlphaSimulator } from '../src/sim/alpha-native.js';
 import type { Simulator } from '../src/sim/http.js';
-import { openSqliteStore } from '../src/store/sqlite.js';
+import { openStore } from '../src/store/open-store.js';
 import type { Store } from '../src/store/store.js';
 import { generateKey, hashKey } from '../src/tokens/keys.js';
 import {
@@ -283,7 +283,7 @@ describe('generateContent under hostile input (property)', () => {
 
   before(async () => {
     sim = await startAlphaSimulator();
-    store = openSqliteStore(':memory:');
+    store = openStore(':memory:');
     const snapshot = loadConfigOrThrow(PROJECT_ROOT, { env: { ALPHA_BASE_URL: sim.url, ALPHA_API_KEY: sim.secrets.key! }, allowMissingEnv: true });
     gateway = createGateway({ snapshot: () => snapshot, store, log: silentLogger() });
     port = await gateway.listen(0);

@@ -18,7 +18,7 @@ import { createGateway, type Gateway } from '../src/gateway.js';
 import { priceOf, quote } from '../src/quota/price.js';
 import type { Simulator } from '../src/sim/http.js';
 import { SIMULATORS } from '../src/sim/registry.js';
-import { openSqliteStore } from '../src/store/sqlite.js';
+import { openStore } from '../src/store/open-store.js';
 import type { LedgerEntry, Store } from '../src/store/store.js';
 import { generateKey, hashKey } from '../src/tokens/keys.js';
 import { postJson, type JsonAnswer, readAnswer } from './helpers/harness.js';
@@ -66,7 +66,7 @@ interface Rig {
 async function startRig(): Promise<Rig> {
   const sims: Record<string, Simulator> = {};
   for (const [profile, start] of Object.entries(SIMULATORS)) sims[profile] = await start({ finishMs: 300 });
-  const store = openSqliteStore(':memory:');
+  const store = openStore(':memory:');
   const shipped = loadConfigOrThrow(PROJECT_ROOT, {
     allowMissingEnv: true,
     overrideChannel: (c) => {

@@ -5,7 +5,7 @@ import { loadConfigOrThrow } from '../src/config/load.js';
 import { PROJECT_ROOT } from '../src/config/paths.js';
 import { createGateway, type Gateway } from '../src/gateway.js';
 import { silentLogger } from '../src/log.js';
-import { openSqliteStore } from '../src/store/sqlite.js';
+import { openStore } from '../src/store/open-store.js';
 import { hashKey } from '../src/tokens/keys.js';
 
 const KEY = 'gw-raw-http-test-key';
@@ -14,7 +14,7 @@ let gateway: Gateway;
 let port: number;
 before(async () => {
   const snapshot = loadConfigOrThrow(PROJECT_ROOT, { allowMissingEnv: true });
-  const store = openSqliteStore(':memory:');
+  const store = openStore(':memory:');
   await store.createToken({ name: 'raw', keyHash: hashKey(KEY), group: 'default', models: null, quota: null });
   gateway = createGateway({ snapshot: () => snapshot, store, log: silentLogger() });
   port = await gateway.listen(0);

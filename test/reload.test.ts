@@ -18,7 +18,7 @@ import { Metrics } from '../src/metrics/metrics.js';
 import { startAlphaSimulator } from '../src/sim/alpha-native.js';
 import type { Simulator } from '../src/sim/http.js';
 import { startZetaOpenaiSimulator } from '../src/sim/zeta-openai.js';
-import { openSqliteStore } from '../src/store/sqlite.js';
+import { openStore } from '../src/store/open-store.js';
 import type { Store } from '../src/store/store.js';
 import { generateKey, hashKey } from '../src/tokens/keys.js';
 import { channelEnv } from './helpers/channel-env.js';
@@ -93,7 +93,7 @@ interface Rig {
 async function startRig(dir: string, opts: { load?: LoadOptions; adminKey?: string | null; control?: boolean } = {}): Promise<Rig> {
   const metrics = new Metrics();
   const live = LiveConfig.open({ dir, log, metrics, load: opts.load ?? { env: {} } });
-  const store = openSqliteStore(':memory:');
+  const store = openStore(':memory:');
   const adminKey = opts.adminKey === undefined ? ADMIN_KEY : opts.adminKey;
   const gateway = createGateway({
     snapshot: () => live.current(),

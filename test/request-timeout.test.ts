@@ -11,7 +11,7 @@ import { loadConfigOrThrow } from '../src/config/load.js';
 import { PROJECT_ROOT } from '../src/config/paths.js';
 import { createGateway, type Gateway } from '../src/gateway.js';
 import { silentLogger } from '../src/log.js';
-import { openSqliteStore } from '../src/store/sqlite.js';
+import { openStore } from '../src/store/open-store.js';
 import { hashKey } from '../src/tokens/keys.js';
 import { assertShapeA, parseRaw } from './helpers/hostile.js';
 
@@ -23,7 +23,7 @@ let gateway: Gateway;
 let port: number;
 before(async () => {
   const snapshot = loadConfigOrThrow(PROJECT_ROOT, { allowMissingEnv: true });
-  const store = openSqliteStore(':memory:');
+  const store = openStore(':memory:');
   await store.createToken({ name: 't', keyHash: hashKey(KEY), group: 'default', models: null, quota: null });
   gateway = createGateway({ snapshot: () => snapshot, store, log: silentLogger(), requestTimeoutMs: REQUEST_TIMEOUT_MS, headersTimeoutMs: HEADERS_TIMEOUT_MS });
   port = await gateway.listen(0);

@@ -18,7 +18,7 @@ import { silentLogger } from '../src/log.js';
 import { startAlphaSimulator } from '../src/sim/alpha-native.js';
 import type { Simulator } from '../src/sim/http.js';
 import { startZetaOpenaiSimulator } from '../src/sim/zeta-openai.js';
-import { openSqliteStore } from '../src/store/sqlite.js';
+import { openStore } from '../src/store/open-store.js';
 import type { Store } from '../src/store/store.js';
 import { generateKey, hashKey } from '../src/tokens/keys.js';
 import { postJson, readAnswer, type JsonAnswer } from './helpers/harness.js';
@@ -67,7 +67,7 @@ channels:
 ${channels}`,
   );
   const snapshot = loadConfigOrThrow(PROJECT_ROOT, { extraDirs: [dir], allowMissingEnv: true, env: {} });
-  const store = openSqliteStore(':memory:');
+  const store = openStore(':memory:');
   const gateway = createGateway({ snapshot: () => snapshot, store, log: silentLogger(), adminKey: ADMIN });
   await gateway.listen(0);
   const key = generateKey();

@@ -4,23 +4,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import Database from 'libsql';
-import { openSqliteStore } from '../src/store/sqlite.js';
+import { openStore } from '../src/store/open-store.js';
 import { storeContract } from './store-contract.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gw-store-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 let n = 0;
 
-storeContract('sqlite (memory)', async () => openSqliteStore(':memory:'));
-storeContract('sqlite (file)', async () => openSqliteStore(join(dir, `s${n++}.db`)));
+storeContract('sqlite (memory)', async () => openStore(':memory:'));
+storeContract('sqlite (file)', async () => openStore(join(dir, `s${n++}.db`)));
 
 test('sqlite store: a file store keeps tokens across reopen', async () => {
   const path = join(dir, 'reopen.db');
-  const a = openSqliteStore(path);
+  const a = openStore(path);
   const t = await a.createToken({ name: 'x', keyHash: 'hx', group: 'default', models: null, quota: 3 });
   await a.debit(t.id, 2, { ref: 'r', model: 'm' });
   await a.close();
-  const b = openSqliteStore(path);
+  const b = openStore(path);
   try {
     assert.equal((await b.findTokenByHash('hx'))?.used, 2);
   } finally {
@@ -30,7 +30,7 @@ test('sqlite store: a file store keeps tokens across reopen', async () => {
 
 test('sqlite store: a store from before the ledger opens with one debit row per token for what it had used', async () => {
   const path = join(dir, 'before-ledger.db');
-  const a = openSqliteStore(path);
+  const a = openStore(path);
   const t = await a.createToken({ name: 'old', keyHash: 'old', group: 'default', models: null, quota: 10 });
   const idle = await a.createToken({ name: 'idle', keyHash: 'idle', group: 'default', models: null, quota: 10 });
   await a.debit(t.id, 3, { ref: 'r', model: 'm' });
@@ -41,7 +41,7 @@ test('sqlite store: a store from before the ledger opens with one debit row per 
   const db = new Database(path);
   db.exec(`DROP TABLE resources; DROP TABLE holds; DROP TABLE ledger; ALTER TABLE tasks DROP COLUMN pricing; ALTER TABLE tasks DROP COLUMN charged; DELETE FROM schema_version WHERE version >= 3;`);
   db.close();
-  const b = openSqliteStore(path);
+  const b = openStore(path);
   try {
     assert.equal((await b.getToken(t.id))?.used, 5);
     assert.deepEqual((await b.ledger(t.id, null, 10)).map((r) => [r.kind, r.ref, r.amount]), [['debit', 'opening-balance', 5]]);

@@ -13,7 +13,7 @@ import { loadConfigOrThrow } from '../../src/config/load.js';
 import { PROJECT_ROOT } from '../../src/config/paths.js';
 import { createGateway } from '../../src/gateway.js';
 import { createLogger } from '../../src/log.js';
-import { openSqliteStore } from '../../src/store/sqlite.js';
+import { openStore } from '../../src/store/open-store.js';
 import { generateKey, hashKey } from '../../src/tokens/keys.js';
 import { serveParent } from './ipc.js';
 
@@ -32,7 +32,7 @@ const snapshot = loadConfigOrThrow(PROJECT_ROOT, {
     return { base_url: sim.url, secrets: { ...sim.secrets }, ...(Object.keys(polling).length > 0 ? { polling: { ...c.polling, ...polling } } : {}) };
   },
 });
-const store = openSqliteStore(env.BENCH_DB);
+const store = openStore(env.BENCH_DB);
 const key = generateKey();
 await store.createToken({ name: 'bench-tasks', keyHash: hashKey(key), group: 'default', models: null, quota: null });
 const gateway = createGateway({ snapshot: () => snapshot, store, log: createLogger() });

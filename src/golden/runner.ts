@@ -10,7 +10,7 @@ import { loadConfigOrThrow } from '../config/load.js';
 import { restrictChannels } from '../config/lookups.js';
 import { createGateway } from '../gateway.js';
 import { silentLogger } from '../log.js';
-import { openSqliteStore } from '../store/sqlite.js';
+import { openStore } from '../store/open-store.js';
 import { hashKey } from '../tokens/keys.js';
 import { sequentialTaskIds } from '../tasks/task-id.js';
 import type { GoldenCase, GoldenStep, RecordedRequest } from './golden-case.js';
@@ -108,7 +108,7 @@ export async function runGolden(configDir: string, casesDir: string, opts: { upd
       const profile = name.split('/')[0]!;
       const snapshot = restrictChannels(full, (c) => c.profile.name === profile);
       // A store per case: task ids restart at task_golden1… in every case.
-      const store = openSqliteStore(':memory:');
+      const store = openStore(':memory:');
       await store.createToken({ name: 'golden', keyHash: hashKey(GOLDEN_KEY), group: 'default', models: null, quota: null });
       // No background polling: every vendor call is one a step asked for, and each task query asks.
       const gateway = createGateway({

@@ -3,12 +3,8 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'libsql';
 import { newTaskRecord, type LedgerBalance, type LedgerEntry, type LedgerKind, type NewTask, type NewToken, type Store, type TaskPatch, type TaskRecord } from './store.js';
+import { clampSettlement } from './money.js';
 import { MIGRATIONS, PATCH_COLUMNS, toLedger, toRecord, toResource, toTask, type HoldRow, type LedgerRow, type ResourceRow, type TaskRow, type TokenRow } from './sqlite-schema.js';
-
-/** A settlement's final charge: a whole number of units from 0 to the price held (anything else keeps the hold). */
-function finalCharge(settle: number, price: number): number {
-  return Number.isFinite(settle) ? Math.min(price, Math.max(0, Math.ceil(settle))) : price;
-}
 
 /** The embedded store: SQLite through libsql, in a file or (`:memory:`) in memory for tests. */
 export function openSqliteStore(path: string): Store {
@@ -229,7 +225,7 @@ export function openSqliteStore(path: string): Store {
         const refundNow = patch.refund === true && row.refunded === 0;
         const settleNow = !refundNow && patch.settle !== undefined && row.charged === null && row.refunded === 0;
         const held = row.charged ?? row.price;
-        const charged = refundNow ? 0 : settleNow ? finalCharge(patch.settle!, row.price) : row.charged;
+        const charged = refundNow ? 0 : settleNow ? clampSettlement(patch.settle!, row.price) : row.charged;
         if (updateFor(keys).run([...values, row.refunded === 1 || refundNow ? 1 : 0, charged, id, version]).changes !== 1) return null;
         if (refundNow) giveBack(row.token_id, 'refund', held, id, row.model);
         if (settleNow) giveBack(row.token_id, 'settle', row.price - charged!, id, row.model);

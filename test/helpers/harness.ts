@@ -13,7 +13,7 @@ import { createGateway, type Gateway } from '../../src/gateway.js';
 import { silentLogger } from '../../src/log.js';
 import { startAlphaSimulator, type AlphaSimOptions } from '../../src/sim/alpha-native.js';
 import type { Simulator } from '../../src/sim/http.js';
-import { openSqliteStore } from '../../src/store/sqlite.js';
+import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
 import { generateKey, hashKey } from '../../src/tokens/keys.js';
 
@@ -59,7 +59,7 @@ export interface Harness {
 /** Starts a simulator, a gateway over a config directory, and a token; close() stops them all. */
 export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> {
   const sim = await startAlphaSimulator(opts.sim);
-  const store = openSqliteStore(':memory:');
+  const store = openStore(':memory:');
   let gateway: Gateway | undefined;
   try {
     const snapshot = loadConfigOrThrow(opts.configDir ?? PROJECT_ROOT, {

@@ -15,7 +15,7 @@ import { createGateway, type Gateway } from '../../src/gateway.js';
 import { silentLogger } from '../../src/log.js';
 import type { Simulator } from '../../src/sim/http.js';
 import { SIMULATORS } from '../../src/sim/registry.js';
-import { openSqliteStore } from '../../src/store/sqlite.js';
+import { openStore } from '../../src/store/open-store.js';
 import type { Store, TaskRecord } from '../../src/store/store.js';
 import { generateKey, hashKey } from '../../src/tokens/keys.js';
 import { postJson, type JsonAnswer } from './harness.js';
@@ -68,7 +68,7 @@ export interface TaskHarness {
 export async function startTaskHarness(opts: TaskHarnessOptions = {}): Promise<TaskHarness> {
   const sims: Record<string, Simulator> = {};
   for (const [profile, start] of Object.entries(SIMULATORS)) sims[profile] = await start({ finishMs: opts.finishMs ?? 300 });
-  const store = opts.store ?? openSqliteStore(':memory:');
+  const store = opts.store ?? openStore(':memory:');
   let gateway: Gateway | undefined;
   try {
     const polling = {
