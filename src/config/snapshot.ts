@@ -1,5 +1,5 @@
 /**
- * The compiled, frozen configuration. Built once per load by src/config/compile.ts; the request
+ * The compiled, frozen configuration. Built once per load by src/config/load.ts; the request
  * path only reads it. Every stage of the pipeline imports its types from here.
  */
 import type { ValidateFunction } from 'ajv';

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { CompiledRoute, Snapshot } from '../config/snapshot.js';
 import type { TokenRecord } from '../store/store.js';
 
-/** What one public request carries through the stages; built by src/gateway.ts. */
+/** What one public request carries through the stages; built by src/http/server.ts. */
 export interface RequestContext {
   readonly requestId: string;
   /** The snapshot captured when the request started; the request finishes on it. */

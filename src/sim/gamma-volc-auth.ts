@@ -3,7 +3,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 
 /**
  * The gamma-volc simulator's own check of the HMAC-SHA256 request signature (upstream-protocols.md
- * "gamma-volc"). Written apart from the gateway's signer (src/upstream/hmac-v4.ts) on purpose: the
+ * "gamma-volc"). Written apart from the gateway's signer (src/signers/hmac-v4.ts) on purpose: the
  * two meet only on the wire, so a shared mistake cannot hide.
  *
  * Accepted: `Authorization: HMAC-SHA256 Credential=<AK>/<yyyymmdd>/<region>/<service>/request,

@@ -1,5 +1,5 @@
 /**
- * The compile caches shared by every load of a process (src/config/compile-cache.ts, the expression
+ * The compile caches shared by every load of a process (src/mapping/compile-cache.ts, the expression
  * cache of mapping.ts, schema-compiler.ts): a reload reuses what it did not change and recompiles
  * what it did, locations in messages follow the file of the load they came from, ajv's rules on
  * `$id` and `$ref` are unchanged, and the caches stay bounded.

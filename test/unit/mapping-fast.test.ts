@@ -1,5 +1,5 @@
 /**
- * Differential tests of the mapping fast path (src/config/mapping-fast.ts) against jsonata itself:
+ * Differential tests of the mapping fast path (src/mapping/mapping-fast.ts) against jsonata itself:
  * for every input, the fast path must give exactly what jsonata gives, or BAIL. Also pins that the
  * alpha mappings really take the fast path, so the optimisation cannot be lost silently.
  * `FC_SEED=<n>` replays a failing property run.
