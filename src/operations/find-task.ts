@@ -1,5 +1,6 @@
 import { GatewayError } from '../errors/gateway-error.js';
 import type { RequestContext } from '../pipeline/context.js';
+import { requiredString } from '../pipeline/request-value.js';
 import type { TaskRecord } from '../store/store.js';
 import { TERMINAL_STATUSES } from '../store/store.js';
 import { isTaskId } from '../tasks/task-id.js';
@@ -12,10 +13,7 @@ export function visible(ctx: RequestContext, task: TaskRecord | null): task is T
 
 /** The single task id of a query or content route (path or query parameter). */
 export function taskIdOf(ctx: RequestContext): string {
-  const src = ctx.route.task!.id!;
-  const id = src.from === 'path' ? ctx.params[src.name] : src.from === 'query' ? ctx.query[src.name] : undefined;
-  if (id === undefined || id === '') throw new GatewayError('invalid_request', `${src.name} is required`, { param: src.name });
-  return id;
+  return requiredString(ctx, ctx.route.task!.id!, undefined);
 }
 
 /**

@@ -1,5 +1,6 @@
 import { GatewayError } from '../errors/gateway-error.js';
 import type { RequestContext } from '../pipeline/context.js';
+import { valueAt } from '../pipeline/request-value.js';
 import type { TaskRecord } from '../store/store.js';
 import { answerFor } from './answer.js';
 import { findOwnTask, isStale, refreshIfStale, taskIdOf, visible } from './find-task.js';
@@ -16,8 +17,7 @@ export async function runTaskQuery(ctx: RequestContext, body: unknown, deps: Tas
     const task = await findOwnTask(ctx, deps, taskIdOf(ctx));
     return answerFor(ctx, await refreshIfStale(ctx, deps, task));
   }
-  let ids: unknown = body;
-  for (const seg of src.pointer) ids = ids !== null && typeof ids === 'object' ? (ids as Record<string, unknown>)[seg] : undefined;
+  const ids = valueAt(ctx, src, body);
   if (typeof ids === 'string' && ids !== '') {
     const task = await findOwnTask(ctx, deps, ids);
     return answerFor(ctx, await refreshIfStale(ctx, deps, task), body);

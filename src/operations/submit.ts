@@ -7,6 +7,7 @@ import type { CompiledChannel } from '../config/snapshot.js';
 import type { RequestContext } from '../pipeline/context.js';
 import { mapAnswer } from '../pipeline/call-upstream.js';
 import { modelOf } from '../pipeline/model-of.js';
+import { requiredString } from '../pipeline/request-value.js';
 import { onHolder } from '../pipeline/resources.js';
 import { callOperation } from './sync.js';
 import { routeServesModel } from '../config/lookups.js';
@@ -85,12 +86,7 @@ export async function runTaskSubmit(ctx: RequestContext, body: unknown, deps: Ta
 /** The caller's own completed task a remix works on (route `task.source`). */
 async function sourceTask(ctx: RequestContext, body: unknown, deps: TaskDeps): Promise<TaskRecord> {
   const where = ctx.route.task!.source!;
-  let id: unknown;
-  if (where.from === 'body') {
-    id = body;
-    for (const seg of where.pointer) id = id !== null && typeof id === 'object' ? (id as Record<string, unknown>)[seg] : undefined;
-  } else id = where.from === 'path' ? ctx.params[where.name] : ctx.query[where.name];
-  if (typeof id !== 'string' || id === '') throw new GatewayError('invalid_request', `${where.name} is required`, { param: where.name });
+  const id = requiredString(ctx, where, body);
   const task = await findOwnTask(ctx, deps, id);
   if (task.status !== 'completed') throw new GatewayError('task_not_ready', `task ${task.id} is ${task.status}; only a completed task can be the source`, { param: where.name });
   return task;

@@ -4,6 +4,7 @@ import type { ChannelChoice } from '../routing/rank-channels.js';
 import { dottedPath } from '../schema/describe-error.js';
 import type { Store } from '../store/store.js';
 import type { RequestContext } from './context.js';
+import { requiredString } from './request-value.js';
 
 /** A resource a request names: which, and where in the request. */
 interface Named {
@@ -50,12 +51,7 @@ export async function ownedResources(ctx: RequestContext, body: unknown, store: 
 /** The id a reading route names: path, query or body, without its prefix. */
 function readId(ctx: RequestContext, res: CompiledRouteResource, body: unknown): Named {
   const where = res.id!;
-  let value: unknown;
-  if (where.from === 'body') {
-    value = body;
-    for (const seg of where.pointer) value = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[seg] : undefined;
-  } else value = where.from === 'path' ? ctx.params[where.name] : ctx.query[where.name];
-  if (typeof value !== 'string' || value === '') throw new GatewayError('invalid_request', `${where.name} is required`, { param: where.name });
+  const value = requiredString(ctx, where, body);
   const id = res.prefix && value.startsWith(res.prefix) ? value.slice(res.prefix.length) : value;
   return { kind: res.kind, id, param: where.name, written: value };
 }
