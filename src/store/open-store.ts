@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { GatewayError } from '../errors/gateway-error.js';
-import { openSqliteStore } from './sqlite.js';
+import { openSqliteStore } from './sqlite/sqlite-store.js';
 import type { Store } from './store.js';
 
 /**

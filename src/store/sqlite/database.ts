@@ -1,0 +1,36 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'libsql';
+import { MIGRATIONS } from './migrations.js';
+
+/** A libsql connection; the store's pieces prepare their statements on it. */
+export type Db = Database.Database;
+
+/** Opens (creating if needed) the SQLite file at `path`, or a database in memory, and brings its schema up to date. */
+export function openDatabase(path: string): Db {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path);
+  if (path !== ':memory:') {
+    // WAL lets the CLI create tokens while a gateway runs on the same file.
+    db.exec('PRAGMA journal_mode = WAL');
+    db.exec('PRAGMA synchronous = NORMAL');
+    // A checkpoint runs inside the commit that triggers it, on the event loop (1-4 ms with its
+    // fsync). Every 10,000 pages instead of 1,000 makes that stall ten times rarer; the WAL file
+    // stays under ~40 MB.
+    db.exec('PRAGMA wal_autocheckpoint = 10000');
+  }
+  db.exec('PRAGMA busy_timeout = 5000');
+  migrate(db);
+  return db;
+}
+
+function migrate(db: Db): void {
+  db.exec('CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)');
+  const current = (db.prepare('SELECT MAX(version) AS v FROM schema_version').get() as { v: number | null }).v ?? 0;
+  for (let v = current; v < MIGRATIONS.length; v++) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[v]!);
+      db.prepare('INSERT INTO schema_version (version) VALUES (?)').run(v + 1);
+    })();
+  }
+}

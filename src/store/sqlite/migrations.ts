@@ -1,0 +1,79 @@
+/**
+ * The SQLite schema of the embedded store, as steps applied in order, each once; the store records
+ * how many ran in `schema_version` (./database.ts). A change of schema is a new step at the end.
+ */
+export const MIGRATIONS: readonly string[] = [
+  `CREATE TABLE tokens (
+     id TEXT PRIMARY KEY,
+     name TEXT NOT NULL,
+     key_hash TEXT NOT NULL UNIQUE,
+     grp TEXT NOT NULL,
+     models TEXT,
+     quota INTEGER,
+     used INTEGER NOT NULL DEFAULT 0,
+     disabled INTEGER NOT NULL DEFAULT 0,
+     created_at INTEGER NOT NULL
+   )`,
+  `CREATE TABLE tasks (
+     id TEXT PRIMARY KEY,
+     token_id TEXT NOT NULL,
+     kind TEXT NOT NULL,
+     route TEXT NOT NULL,
+     model TEXT NOT NULL,
+     upstream_model TEXT NOT NULL,
+     channel TEXT NOT NULL,
+     upstream_id TEXT,
+     status TEXT NOT NULL,
+     progress INTEGER NOT NULL DEFAULT 0,
+     vendor_status TEXT,
+     results TEXT NOT NULL DEFAULT '[]',
+     error TEXT,
+     context TEXT,
+     seconds TEXT,
+     size TEXT,
+     price INTEGER NOT NULL,
+     refunded INTEGER NOT NULL DEFAULT 0,
+     created_at INTEGER NOT NULL,
+     updated_at INTEGER NOT NULL,
+     completed_at INTEGER,
+     deadline_at INTEGER NOT NULL,
+     version INTEGER NOT NULL
+   );
+   CREATE INDEX tasks_unfinished ON tasks (id) WHERE status IN ('submitting', 'queued', 'in_progress');`,
+  // The usage ledger, and what a task needs for settlement. A store from before the ledger opens
+  // with one debit row per token for what it had used, so its ledger balances from the start.
+  `CREATE TABLE ledger (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     token_id TEXT NOT NULL,
+     kind TEXT NOT NULL,
+     ref TEXT NOT NULL,
+     model TEXT NOT NULL,
+     amount INTEGER NOT NULL,
+     at INTEGER NOT NULL
+   );
+   CREATE INDEX ledger_by_token ON ledger (token_id, id);
+   ALTER TABLE tasks ADD COLUMN pricing TEXT;
+   ALTER TABLE tasks ADD COLUMN charged INTEGER;
+   UPDATE tasks SET charged = CASE WHEN refunded = 1 THEN 0 ELSE price END WHERE status IN ('completed', 'failed');
+   INSERT INTO ledger (token_id, kind, ref, model, amount, at)
+     SELECT id, 'debit', 'opening-balance', '', used, CAST(strftime('%s', 'now') AS INTEGER) * 1000 FROM tokens WHERE used > 0;`,
+  // Holds of synchronous requests in flight, so the debits of requests a crash cut off go back.
+  `CREATE TABLE holds (
+     ref TEXT PRIMARY KEY,
+     token_id TEXT NOT NULL,
+     model TEXT NOT NULL,
+     amount INTEGER NOT NULL,
+     expires_at INTEGER NOT NULL
+   );
+   CREATE INDEX holds_by_expiry ON holds (expires_at);`,
+  // Resources clients create besides tasks (assets), with their owner and the channel that holds them.
+  `CREATE TABLE resources (
+     kind TEXT NOT NULL,
+     id TEXT NOT NULL,
+     token_id TEXT NOT NULL,
+     channel TEXT NOT NULL,
+     vendor_id TEXT NOT NULL,
+     created_at INTEGER NOT NULL,
+     PRIMARY KEY (kind, id)
+   );`,
+];

@@ -1,0 +1,65 @@
+import type { LedgerBalance, LedgerKind, Store } from '../store.js';
+import type { Db } from './database.js';
+import type { GroupCommit } from './group-commit.js';
+import type { LedgerWrites } from './ledger-writes.js';
+import { toLedger, type HoldRow, type LedgerRow, type TokenRow } from './rows.js';
+
+type QuotaMethods = Pick<Store, 'debit' | 'refund' | 'hold' | 'releaseHold' | 'expireHolds' | 'charge' | 'ledger' | 'ledgerBalance'>;
+
+/** Spending a token's quota outside tasks (debits, holds, refunds) and reading its ledger. */
+export function quotaMethods(db: Db, { write }: GroupCommit, money: LedgerWrites): QuotaMethods {
+  const insertHold = db.prepare('INSERT INTO holds (ref, token_id, model, amount, expires_at) VALUES (?, ?, ?, ?, ?)');
+  const holdByRef = db.prepare('SELECT * FROM holds WHERE ref = ?');
+  const deleteHold = db.prepare('DELETE FROM holds WHERE ref = ?');
+  const expiredHolds = db.prepare('SELECT * FROM holds WHERE expires_at <= ? ORDER BY expires_at LIMIT ?');
+  const tokenById = db.prepare('SELECT * FROM tokens WHERE id = ?');
+  const ledgerPage = db.prepare('SELECT * FROM ledger WHERE token_id = ? AND id > ? ORDER BY id LIMIT ?');
+  const ledgerSums = db.prepare('SELECT kind, SUM(amount) AS total FROM ledger WHERE token_id = ? GROUP BY kind');
+  return {
+    debit(tokenId, amount, entry) {
+      return write(() => money.spend(tokenId, amount, entry.ref, entry.model));
+    },
+    async refund(tokenId, amount, entry) {
+      await write(() => money.giveBack(tokenId, 'refund', amount, entry.ref, entry.model));
+    },
+    hold(tokenId, amount, entry) {
+      return write(() => {
+        if (!money.spend(tokenId, amount, entry.ref, entry.model)) return false;
+        if (amount > 0) insertHold.run(entry.ref, tokenId, entry.model, amount, entry.expiresAt);
+        return true;
+      });
+    },
+    releaseHold(ref, refund) {
+      return write(() => {
+        const row = holdByRef.get(ref) as HoldRow | undefined;
+        if (!row) return false;
+        deleteHold.run(ref);
+        if (refund) money.giveBack(row.token_id, 'refund', row.amount, ref, row.model);
+        return true;
+      });
+    },
+    expireHolds(now, limit) {
+      return write(() =>
+        (expiredHolds.all(now, limit) as HoldRow[]).map((row) => {
+          deleteHold.run(row.ref);
+          money.giveBack(row.token_id, 'refund', row.amount, row.ref, row.model);
+          return { ref: row.ref, tokenId: row.token_id, model: row.model, amount: row.amount, expiresAt: row.expires_at };
+        }),
+      );
+    },
+    charge(tokenId, amount, entry) {
+      return write(() => money.force(tokenId, amount, entry.ref, entry.model));
+    },
+    async ledger(tokenId, after, limit) {
+      return (ledgerPage.all(tokenId, after ?? 0, limit) as LedgerRow[]).map(toLedger);
+    },
+    async ledgerBalance(tokenId) {
+      // Two reads in one synchronous step: no write of this store can land between them.
+      const token = tokenById.get(tokenId) as TokenRow | undefined;
+      if (!token) return null;
+      const balance: Record<LedgerKind, number> & { used: number } = { used: token.used, debit: 0, refund: 0, settle: 0 };
+      for (const r of ledgerSums.all(tokenId) as { kind: LedgerKind; total: number }[]) if (r.kind in balance) balance[r.kind] = r.total;
+      return balance as LedgerBalance;
+    },
+  };
+}

@@ -1,0 +1,29 @@
+import type { Store } from '../store.js';
+import { openDatabase } from './database.js';
+import { groupCommit } from './group-commit.js';
+import { ledgerWrites } from './ledger-writes.js';
+import { quotaMethods } from './quota.js';
+import { resourceMethods } from './resources.js';
+import { taskMethods } from './tasks.js';
+import { tokenMethods } from './tokens.js';
+
+/**
+ * The embedded store: SQLite through libsql, in a file or (`:memory:`) in memory for tests. Its
+ * writes go through one group commit, so a burst of requests pays for one transaction.
+ */
+export function openSqliteStore(path: string): Store {
+  const db = openDatabase(path);
+  const commits = groupCommit(db);
+  const money = ledgerWrites(db, commits);
+  return {
+    ...tokenMethods(db),
+    ...quotaMethods(db, commits, money),
+    ...taskMethods(db, commits, money),
+    ...resourceMethods(db, commits),
+    onLedger: commits.onLedger,
+    async close() {
+      commits.flush();
+      db.close();
+    },
+  };
+}
