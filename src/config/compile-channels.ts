@@ -82,17 +82,35 @@ export function compileChannels(
   const groups = new Set(Object.keys(raw.groups));
   const groupConcurrency = new Map<string, number>();
   for (const [name, g] of Object.entries(raw.groups)) if (g?.max_concurrency !== undefined) groupConcurrency.set(name, g.max_concurrency);
-  const r = raw.routing ?? {};
-  const retry: RetryPolicy = Object.freeze({
+  const profiles = compileProfiles(src, raw.profiles, routes, issues);
+  const out: CompiledChannel[] = [];
+  const seen = new Map<string, number>();
+  channels.forEach((c, i) => {
+    if (!c) return;
+    const at = (...rest: (string | number)[]) => ['channels', i, ...rest];
+    const before = issues.length;
+    if (seen.has(c.name)) issues.push(src.issue(at('name'), `channel name "${c.name}" is already used by channels[${seen.get(c.name)}]`));
+    seen.set(c.name, i);
+    const compiled = compileChannel(src, c, at, { raw, profiles, groups, routes }, issues);
+    if (compiled && issues.length === before) out.push(compiled);
+  });
+  return { profiles, groups, groupConcurrency, retry: retryPolicy(raw.routing), channels: out };
+}
+
+/** The fallback loop's settings (`routing:`) with the defaults filled in. */
+function retryPolicy(r: RawChannels['routing'] = {}): RetryPolicy {
+  return Object.freeze({
     maxAttempts: r.max_attempts ?? DEFAULT_RETRY.maxAttempts,
     backoffMs: r.backoff_ms ?? DEFAULT_RETRY.backoffMs,
     backoffMaxMs: r.backoff_max_ms ?? Math.max(DEFAULT_RETRY.backoffMaxMs, r.backoff_ms ?? 0),
     deadlineMs: r.deadline_ms ?? DEFAULT_RETRY.deadlineMs,
     retryAfterS: r.retry_after_s ?? DEFAULT_RETRY.retryAfterS,
   });
-  const profiles = new Map<string, CompiledProfile>();
+}
 
-  for (const [name, p] of Object.entries(raw.profiles)) {
+function compileProfiles(src: YamlSource, raw: Record<string, RawProfile>, routes: readonly CompiledRoute[], issues: ConfigIssue[]): Map<string, CompiledProfile> {
+  const profiles = new Map<string, CompiledProfile>();
+  for (const [name, p] of Object.entries(raw)) {
     const operations = new Map<string, CompiledOperation>();
     for (const [opName, op] of Object.entries(p.operations)) {
       const compiled = compileOperation(src, op, ['profiles', name, 'operations', opName], issues);
@@ -104,98 +122,114 @@ export function compileChannels(
     if (submitOps.length > 0 && !p.tasks) {
       issues.push(src.issue(['profiles', name], `profile ${name} serves task operation ${submitOps.join(', ')} but has no tasks: block saying how to query its tasks`));
     }
-    const auth = compileAuth(p.auth);
-    profiles.set(name, Object.freeze({ name, auth, operations, tasks }));
+    profiles.set(name, Object.freeze({ name, auth: compileAuth(p.auth), operations, tasks }));
   }
+  return profiles;
+}
 
-  const out: CompiledChannel[] = [];
-  const seen = new Map<string, number>();
-  channels.forEach((c, i) => {
-    if (!c) return;
-    const at = (...rest: (string | number)[]) => ['channels', i, ...rest];
-    const before = issues.length;
-    if (seen.has(c.name)) issues.push(src.issue(at('name'), `channel name "${c.name}" is already used by channels[${seen.get(c.name)}]`));
-    seen.set(c.name, i);
-    const profile = profiles.get(c.profile);
-    if (!profile) issues.push(src.issue(at('profile'), `unknown profile "${c.profile}" (known: ${[...profiles.keys()].join(', ')})`));
-    c.groups.forEach((g, j) => {
-      if (!groups.has(g)) issues.push(src.issue(at('groups', j), `unknown group "${g}" (declare it under groups:)`));
-    });
+/** What a channel is checked against. */
+interface ChannelContext {
+  raw: RawChannels;
+  profiles: Map<string, CompiledProfile>;
+  groups: Set<string>;
+  routes: readonly CompiledRoute[];
+}
+type At = (...rest: (string | number)[]) => (string | number)[];
 
-    let url: URL | null = null;
-    try {
-      url = new URL(c.base_url);
-      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('scheme');
-      if (url.search || url.hash || url.username) throw new Error('extra');
-    } catch {
-      url = null;
-      issues.push(src.issue(at('base_url'), `base_url must be an http(s) URL without query, fragment or credentials; got "${c.base_url}"`));
-    }
-
-    const secrets: Record<string, Secret> = {};
-    for (const [k, v] of Object.entries(c.secrets ?? {})) secrets[k] = new Secret(v);
-    if (profile) {
-      for (const s of profile.auth.secrets) {
-        if (!(s in secrets)) issues.push(src.issue(at('secrets'), `profile ${profile.name} signs with secret "${s}", which this channel does not define`));
-      }
-    }
-
-    // Declared operations count even when a mapping failed to compile: that failure is its own error.
-    const declared = profile ? Object.keys(raw.profiles[profile.name]!.operations) : [];
-    const models = new Map<string, string>();
-    const prefixes: string[] = [];
-    c.models.forEach((m, j) => {
-      const name = typeof m === 'string' ? m : m.name;
-      const upstream = typeof m === 'string' ? m : m.upstream;
-      if (models.has(name) || prefixes.includes(name.slice(0, -1))) issues.push(src.issue(at('models', j), `model "${name}" is listed twice`));
-      if (name.endsWith('*')) {
-        if (typeof m !== 'string') issues.push(src.issue(at('models', j, 'upstream'), `a model pattern keeps the client's model name; "${name}" cannot be renamed`));
-        prefixes.push(name.slice(0, -1));
-      } else {
-        models.set(name, upstream);
-      }
-      const served = routes.filter((r) => r.model !== null && (name.endsWith('*') ? routeMayServePrefix(r, name.slice(0, -1)) : routeServesModel(r, name)));
-      if (served.length === 0) {
-        issues.push(src.issue(at('models', j), `model "${name}" is not served by any route of routes.yaml`));
-      } else if (profile && !served.some((r) => declared.includes(r.operation))) {
-        const ops = [...new Set(served.map((r) => r.operation))].join(', ');
-        issues.push(src.issue(at('models', j), `model "${name}" is served by operation ${ops}, which profile ${profile.name} does not define`));
-      }
-    });
-
-    if (issues.length > before || !profile || !url) return;
-    out.push(
-      Object.freeze({
-        name: c.name,
-        profile,
-        origin: url.origin,
-        basePath: url.pathname.replace(/\/+$/, ''),
-        secrets: Object.freeze(secrets),
-        groups: new Set(c.groups),
-        models,
-        modelPrefixes: Object.freeze(prefixes),
-        priority: c.priority ?? 0,
-        weight: c.weight ?? 1,
-        timeouts: Object.freeze({
-          connectMs: c.timeouts?.connect_ms ?? DEFAULT_TIMEOUTS.connectMs,
-          headersMs: c.timeouts?.headers_ms ?? DEFAULT_TIMEOUTS.headersMs,
-          bodyMs: c.timeouts?.body_ms ?? DEFAULT_TIMEOUTS.bodyMs,
-        }),
-        maxConnections: c.max_connections ?? 64,
-        maxConcurrency: c.max_concurrency ?? null,
-        breaker: breakerPolicy(c.breaker),
-        settings: Object.freeze({ ...(c.settings ?? {}) }),
-        polling: Object.freeze({
-          intervalMs: c.polling?.interval_ms ?? DEFAULT_POLLING.intervalMs,
-          concurrency: c.polling?.concurrency ?? DEFAULT_POLLING.concurrency,
-          deadlineMs: c.polling?.deadline_ms ?? DEFAULT_POLLING.deadlineMs,
-          staleMs: c.polling?.stale_ms ?? DEFAULT_POLLING.staleMs,
-          lostAfterMs: c.polling?.lost_after_ms ?? DEFAULT_POLLING.lostAfterMs,
-        }),
-      }),
-    );
+/** One channel; null when it has a problem (pushed onto `issues`). */
+function compileChannel(src: YamlSource, c: RawChannel, at: At, ctx: ChannelContext, issues: ConfigIssue[]): CompiledChannel | null {
+  const before = issues.length;
+  const profile = ctx.profiles.get(c.profile);
+  if (!profile) issues.push(src.issue(at('profile'), `unknown profile "${c.profile}" (known: ${[...ctx.profiles.keys()].join(', ')})`));
+  c.groups.forEach((g, j) => {
+    if (!ctx.groups.has(g)) issues.push(src.issue(at('groups', j), `unknown group "${g}" (declare it under groups:)`));
   });
-  return { profiles, groups, groupConcurrency, retry, channels: out };
+  const url = baseUrl(c.base_url);
+  if (!url) issues.push(src.issue(at('base_url'), `base_url must be an http(s) URL without query, fragment or credentials; got "${c.base_url}"`));
+
+  const secrets: Record<string, Secret> = {};
+  for (const [k, v] of Object.entries(c.secrets ?? {})) secrets[k] = new Secret(v);
+  for (const s of profile?.auth.secrets ?? []) {
+    if (!(s in secrets)) issues.push(src.issue(at('secrets'), `profile ${profile!.name} signs with secret "${s}", which this channel does not define`));
+  }
+  // Declared operations count even when a mapping failed to compile: that failure is its own error.
+  const declared = profile ? Object.keys(ctx.raw.profiles[profile.name]!.operations) : [];
+  const { models, prefixes } = channelModels(src, c, at, profile, declared, ctx.routes, issues);
+
+  if (issues.length > before || !profile || !url) return null;
+  return Object.freeze({
+    name: c.name,
+    profile,
+    origin: url.origin,
+    basePath: url.pathname.replace(/\/+$/, ''),
+    secrets: Object.freeze(secrets),
+    groups: new Set(c.groups),
+    models,
+    modelPrefixes: Object.freeze(prefixes),
+    priority: c.priority ?? 0,
+    weight: c.weight ?? 1,
+    timeouts: Object.freeze({
+      connectMs: c.timeouts?.connect_ms ?? DEFAULT_TIMEOUTS.connectMs,
+      headersMs: c.timeouts?.headers_ms ?? DEFAULT_TIMEOUTS.headersMs,
+      bodyMs: c.timeouts?.body_ms ?? DEFAULT_TIMEOUTS.bodyMs,
+    }),
+    maxConnections: c.max_connections ?? 64,
+    maxConcurrency: c.max_concurrency ?? null,
+    breaker: breakerPolicy(c.breaker),
+    settings: Object.freeze({ ...(c.settings ?? {}) }),
+    polling: Object.freeze({
+      intervalMs: c.polling?.interval_ms ?? DEFAULT_POLLING.intervalMs,
+      concurrency: c.polling?.concurrency ?? DEFAULT_POLLING.concurrency,
+      deadlineMs: c.polling?.deadline_ms ?? DEFAULT_POLLING.deadlineMs,
+      staleMs: c.polling?.stale_ms ?? DEFAULT_POLLING.staleMs,
+      lostAfterMs: c.polling?.lost_after_ms ?? DEFAULT_POLLING.lostAfterMs,
+    }),
+  });
+}
+
+/** An http(s) URL without query, fragment or credentials; null for anything else. */
+function baseUrl(text: string): URL | null {
+  try {
+    const url = new URL(text);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;
+    if (url.search || url.hash || url.username) return null;
+    return url;
+  } catch {
+    return null;
+  }
+}
+
+/** A channel's models (public name → upstream name) and model patterns, each served by a route its profile can answer. */
+function channelModels(
+  src: YamlSource,
+  c: RawChannel,
+  at: At,
+  profile: CompiledProfile | undefined,
+  declared: readonly string[],
+  routes: readonly CompiledRoute[],
+  issues: ConfigIssue[],
+): { models: Map<string, string>; prefixes: string[] } {
+  const models = new Map<string, string>();
+  const prefixes: string[] = [];
+  c.models.forEach((m, j) => {
+    const name = typeof m === 'string' ? m : m.name;
+    const upstream = typeof m === 'string' ? m : m.upstream;
+    if (models.has(name) || prefixes.includes(name.slice(0, -1))) issues.push(src.issue(at('models', j), `model "${name}" is listed twice`));
+    if (name.endsWith('*')) {
+      if (typeof m !== 'string') issues.push(src.issue(at('models', j, 'upstream'), `a model pattern keeps the client's model name; "${name}" cannot be renamed`));
+      prefixes.push(name.slice(0, -1));
+    } else {
+      models.set(name, upstream);
+    }
+    const served = routes.filter((r) => r.model !== null && (name.endsWith('*') ? routeMayServePrefix(r, name.slice(0, -1)) : routeServesModel(r, name)));
+    if (served.length === 0) {
+      issues.push(src.issue(at('models', j), `model "${name}" is not served by any route of routes.yaml`));
+    } else if (profile && !served.some((r) => declared.includes(r.operation))) {
+      const ops = [...new Set(served.map((r) => r.operation))].join(', ');
+      issues.push(src.issue(at('models', j), `model "${name}" is served by operation ${ops}, which profile ${profile.name} does not define`));
+    }
+  });
+  return { models, prefixes };
 }
 
 /** A channel's breaker settings with the defaults filled in. */

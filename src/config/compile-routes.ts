@@ -64,107 +64,42 @@ export function compileRoutes(src: YamlSource, configDir: string, schemas: Schem
 
   raw.forEach((r, i) => {
     const at = (...rest: (string | number)[]) => ['routes', i, ...rest];
-    if (seenIds.has(r.id)) issues.push(src.issue(at('id'), `route id "${r.id}" is already used by routes[${seenIds.get(r.id)}]`));
+    const report = (rest: (string | number)[], msg: string) => void issues.push(src.issue(at(...rest), msg));
+    if (seenIds.has(r.id)) report(['id'], `route id "${r.id}" is already used by routes[${seenIds.get(r.id)}]`);
     seenIds.set(r.id, i);
-    // Parameter names do not change which paths a template matches: /a/{x} and /a/{y} collide.
-    // Routes on one path may differ by the query values they require (match_query).
-    const cond = Object.entries(r.match_query ?? {}).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => `${k}=${v}`).join('&');
-    const key = `${r.method} ${r.path.replace(/\{[^{}]*\}/g, '{}')}${cond ? `?${cond}` : ''}`;
-    if (seenPaths.has(key)) issues.push(src.issue(at('path'), `${r.method} ${r.path}${cond ? ` with ${cond}` : ''} is already declared by routes[${seenPaths.get(key)}]`));
+    const { key, cond } = pathKey(r);
+    if (seenPaths.has(key)) report(['path'], `${r.method} ${r.path}${cond ? ` with ${cond}` : ''} is already declared by routes[${seenPaths.get(key)}]`);
     seenPaths.set(key, i);
 
     let matcher: PathMatcher | undefined;
     try {
       matcher = compilePathTemplate(r.path);
     } catch (err) {
-      issues.push(src.issue(at('path'), (err as Error).message));
+      report(['path'], (err as Error).message);
     }
-    const rules = KIND_RULES[r.kind];
-    for (const key of rules.needs) {
-      if (r[key as keyof RawRoute] === undefined) issues.push(src.issue(at(), `a ${r.kind} route needs ${key}`));
-    }
-    for (const key of rules.refuses) {
-      if (r[key as keyof RawRoute] !== undefined) issues.push(src.issue(at(key), `a ${r.kind} route has no ${key}`));
-    }
-    if (r.task) {
-      for (const key of rules.task) {
-        if (r.task[key as keyof typeof r.task] === undefined) issues.push(src.issue(at('task'), `the task block of a ${r.kind} route needs ${key}`));
-      }
-      for (const key of rules.taskRefuses) {
-        if (r.task[key as keyof typeof r.task] !== undefined) issues.push(src.issue(at('task', key), `the task block of a ${r.kind} route has no ${key}`));
-      }
-    }
-    // A task-submit route reads the model from the request, or else from its source task (a remix).
-    if (r.kind === 'task-submit' && !r.model && !r.task?.source) issues.push(src.issue(at(), 'a task-submit route needs model (or task.source, whose model it then uses)'));
-    if (r.model?.path !== undefined && matcher && !matcher.params.includes(r.model.path)) {
-      issues.push(src.issue(at('model', 'path'), `path parameter {${r.model.path}} does not appear in ${r.path}`));
-    }
-    if (r.model?.body !== undefined && !r.body) {
-      issues.push(src.issue(at('model', 'body'), 'the model is read from the body but the route declares no body'));
-    }
-
-    let body: CompiledRoute['body'] = null;
-    if (r.body) {
-      const schemaFile = resolve(configDir, r.body.schema);
-      let validate = validators.get(schemaFile);
-      if (!validate) {
-        let schema: unknown;
-        let text = '';
-        try {
-          text = readFileSync(schemaFile, 'utf8');
-          schema = JSON.parse(text);
-        } catch (err) {
-          const code = (err as NodeJS.ErrnoException).code;
-          const why =
-            code === 'ENOENT' ? 'does not exist'
-            : err instanceof SyntaxError ? `is not valid JSON${jsonErrorPosition(text, err)}`
-            : `cannot be read: ${(err as Error).message}`;
-          issues.push(src.issue(at('body', 'schema'), `schema file ${r.body.schema} ${why}`));
-        }
-        if (schema !== undefined) {
-          try {
-            validate = schemas.compile(schema as object);
-            validators.set(schemaFile, validate);
-          } catch (err) {
-            issues.push(src.issue(at('body', 'schema'), `schema file ${r.body.schema} does not compile: ${(err as Error).message}`));
-          }
-        }
-      }
-      if (validate) {
-        body = {
-          maxBytes: r.body.max_bytes === undefined ? DEFAULT_BODY_BYTES : parseSize(r.body.max_bytes),
-          maxDepth: r.body.max_depth ?? DEFAULT_DEPTH,
-          contentTypes: r.body.content_types ?? ['application/json'],
-          maxFiles: r.body.max_files ?? DEFAULT_FILES,
-          validate,
-        };
-      }
-    }
+    checkKindRules(r, matcher, report);
+    const validate = r.body ? bodyValidator(r.body.schema, configDir, schemas, validators, (msg) => report(['body', 'schema'], msg)) : undefined;
+    const body: CompiledBody | null =
+      r.body && validate
+        ? Object.freeze({
+            maxBytes: r.body.max_bytes === undefined ? DEFAULT_BODY_BYTES : parseSize(r.body.max_bytes),
+            maxDepth: r.body.max_depth ?? DEFAULT_DEPTH,
+            contentTypes: r.body.content_types ?? ['application/json'],
+            maxFiles: r.body.max_files ?? DEFAULT_FILES,
+            validate,
+          })
+        : null;
 
     const models = modelSet(r.models ?? []);
-    const { resource, references } = compileResources(
-      r,
-      matcher,
-      r.body !== undefined,
-      (rest, msg) => issues.push(src.issue(at(...rest), msg)),
-      (expr, rest) => compileMappingAt(src, expr, at(...rest), issues),
-    );
-    const task = r.task ? compileTask(r, matcher, (rest, msg) => issues.push(src.issue(at('task', ...rest), msg)), (expr) => compileMappingAt(src, expr, at('task', 'answer'), issues)) : null;
-    const example =
-      r.example && matcher ? compileExample(r, matcher, body, models, (rest, msg) => issues.push(src.issue(at('example', ...rest), msg))) : null;
+    const { resource, references } = compileResources(r, matcher, r.body !== undefined, report, (expr, rest) => compileMappingAt(src, expr, at(...rest), issues));
+    const task = r.task ? compileTask(r, matcher, (rest, msg) => report(['task', ...rest], msg), (expr) => compileMappingAt(src, expr, at('task', 'answer'), issues)) : null;
+    const example = r.example && matcher ? compileExample(r, matcher, body, models, (rest, msg) => report(['example', ...rest], msg)) : null;
 
     // Kept even when its body or path failed, so channels are not also blamed for "unserved"
     // models; the load fails on the issue anyway.
     if (r.model?.value !== undefined && !routeServesModel({ models }, r.model.value)) {
-      issues.push(src.issue(at('model', 'value'), `the route's fixed model ${r.model.value} is not one of its models`));
+      report(['model', 'value'], `the route's fixed model ${r.model.value} is not one of its models`);
     }
-    const model = r.model
-      ? r.model.path !== undefined
-        ? { from: 'path' as const, name: r.model.path, pointer: [] }
-        : r.model.value !== undefined
-          ? { from: 'value' as const, name: r.model.value, pointer: [] }
-          : { from: 'body' as const, name: r.model.body!, pointer: pointerOf(r.model.body!) }
-      : null;
     out.push(
       Object.freeze({
         id: r.id,
@@ -174,9 +109,9 @@ export function compileRoutes(src: YamlSource, configDir: string, schemas: Schem
         kind: r.kind,
         operation: r.operation ?? '',
         keySources: keySourcesOf(r.auth),
-        model: model && Object.freeze(model),
+        model: modelSourceOf(r.model),
         models,
-        body: body && Object.freeze(body),
+        body,
         task,
         example,
         matchQuery: Object.freeze({ ...(r.match_query ?? {}) }),
@@ -187,6 +122,84 @@ export function compileRoutes(src: YamlSource, configDir: string, schemas: Schem
     );
   });
   return out;
+}
+
+/**
+ * What two routes may not share: method, path shape and required query values. Parameter names
+ * do not change which paths a template matches (/a/{x} and /a/{y} collide); routes on one path
+ * may differ by the query values they require (match_query).
+ */
+function pathKey(r: RawRoute): { key: string; cond: string } {
+  const cond = Object.entries(r.match_query ?? {}).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => `${k}=${v}`).join('&');
+  return { key: `${r.method} ${r.path.replace(/\{[^{}]*\}/g, '{}')}${cond ? `?${cond}` : ''}`, cond };
+}
+
+/** What each kind of route must and must not declare (KIND_RULES), and where its model comes from. */
+function checkKindRules(r: RawRoute, matcher: PathMatcher | undefined, report: (at: (string | number)[], msg: string) => void): void {
+  const rules = KIND_RULES[r.kind];
+  for (const key of rules.needs) {
+    if (r[key as keyof RawRoute] === undefined) report([], `a ${r.kind} route needs ${key}`);
+  }
+  for (const key of rules.refuses) {
+    if (r[key as keyof RawRoute] !== undefined) report([key], `a ${r.kind} route has no ${key}`);
+  }
+  if (r.task) {
+    for (const key of rules.task) {
+      if (r.task[key as keyof typeof r.task] === undefined) report(['task'], `the task block of a ${r.kind} route needs ${key}`);
+    }
+    for (const key of rules.taskRefuses) {
+      if (r.task[key as keyof typeof r.task] !== undefined) report(['task', key], `the task block of a ${r.kind} route has no ${key}`);
+    }
+  }
+  // A task-submit route reads the model from the request, or else from its source task (a remix).
+  if (r.kind === 'task-submit' && !r.model && !r.task?.source) report([], 'a task-submit route needs model (or task.source, whose model it then uses)');
+  if (r.model?.path !== undefined && matcher && !matcher.params.includes(r.model.path)) {
+    report(['model', 'path'], `path parameter {${r.model.path}} does not appear in ${r.path}`);
+  }
+  if (r.model?.body !== undefined && !r.body) report(['model', 'body'], 'the model is read from the body but the route declares no body');
+}
+
+/** The validator of a body schema file, compiled once per file; undefined when it cannot be read or compiled (reported). */
+function bodyValidator(
+  file: string,
+  configDir: string,
+  schemas: SchemaCompiler,
+  validators: Map<string, CompiledBody['validate']>,
+  report: (msg: string) => void,
+): CompiledBody['validate'] | undefined {
+  const schemaFile = resolve(configDir, file);
+  const known = validators.get(schemaFile);
+  if (known) return known;
+  let schema: unknown;
+  let text = '';
+  try {
+    text = readFileSync(schemaFile, 'utf8');
+    schema = JSON.parse(text);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why =
+      code === 'ENOENT' ? 'does not exist'
+      : err instanceof SyntaxError ? `is not valid JSON${jsonErrorPosition(text, err)}`
+      : `cannot be read: ${(err as Error).message}`;
+    report(`schema file ${file} ${why}`);
+    return undefined;
+  }
+  try {
+    const validate = schemas.compile(schema as object);
+    validators.set(schemaFile, validate);
+    return validate;
+  } catch (err) {
+    report(`schema file ${file} does not compile: ${(err as Error).message}`);
+    return undefined;
+  }
+}
+
+/** Where a route reads its model: a path parameter, a fixed value or a body field. */
+function modelSourceOf(m: RawRoute['model']): CompiledRoute['model'] {
+  if (!m) return null;
+  if (m.path !== undefined) return Object.freeze({ from: 'path' as const, name: m.path, pointer: [] });
+  if (m.value !== undefined) return Object.freeze({ from: 'value' as const, name: m.value, pointer: [] });
+  return Object.freeze({ from: 'body' as const, name: m.body!, pointer: pointerOf(m.body!) });
 }
 
 /**

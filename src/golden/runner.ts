@@ -8,6 +8,7 @@ import { join, relative } from 'node:path';
 import { parseDocument } from 'yaml';
 import { loadConfigOrThrow } from '../config/load.js';
 import { restrictChannels } from '../config/lookups.js';
+import type { Snapshot } from '../config/snapshot.js';
 import { createGateway } from '../gateway.js';
 import { silentLogger } from '../log.js';
 import { openStore } from '../store/open-store.js';
@@ -54,6 +55,84 @@ interface Exchange {
  * With `update`, differing expectations are rewritten in place instead.
  */
 export async function runGolden(configDir: string, casesDir: string, opts: { update?: boolean; filter?: string } = {}): Promise<GoldenResult[]> {
+  const vendor = await startRecordingVendor();
+  const full = loadConfigOrThrow(configDir, {
+    overrideChannel: (channel) => ({
+      base_url: vendor.url,
+      secrets: Object.fromEntries(Object.keys(channel.secrets ?? {}).map((k) => [k, `golden-${k}`])),
+    }),
+  });
+  const results: GoldenResult[] = [];
+  try {
+    for (const file of listCases(casesDir)) {
+      const name = relative(casesDir, file).replace(/\.yaml$/, '');
+      if (opts.filter && !name.includes(opts.filter)) continue;
+      const profile = name.split('/')[0]!;
+      results.push(await runCase(file, name, restrictChannels(full, (c) => c.profile.name === profile), vendor, opts.update ?? false));
+    }
+  } finally {
+    await vendor.close();
+  }
+  return results;
+}
+
+/** One case against a gateway of its own, on a store of its own. */
+async function runCase(file: string, name: string, snapshot: Snapshot, vendor: RecordingVendor, update: boolean): Promise<GoldenResult> {
+  // A store per case: task ids restart at task_golden1… in every case.
+  const store = openStore(':memory:');
+  await store.createToken({ name: 'golden', keyHash: hashKey(GOLDEN_KEY), group: 'default', models: null, quota: null });
+  // No background polling: every vendor call is one a step asked for, and each task query asks.
+  const gateway = createGateway({
+    snapshot: () => snapshot,
+    store,
+    log: silentLogger(),
+    clock: () => GOLDEN_CLOCK,
+    random: () => 0,
+    poll: false,
+    newTaskId: sequentialTaskIds(),
+    publicUrl: GOLDEN_PUBLIC_URL,
+    // Synchronous routes over asynchronous vendors look again at once: the vendor here is scripted.
+    awaitIntervalMs: 0,
+    // One "no such task" answer shows the profile's verdict (in service it must repeat for a while).
+    lostAfterMs: 0,
+  });
+  await gateway.listen(0);
+  try {
+    const doc = parseDocument(readFileSync(file, 'utf8'));
+    // A case that is not valid YAML (a key given twice, say) must fail, not run on half of it.
+    if (doc.errors.length > 0) throw new Error(doc.errors.map((e) => e.message).join('\n'));
+    const gcase = doc.toJS() as GoldenCase;
+    const steps = gcase.steps ?? [gcase];
+    const diffs: string[] = [];
+    let updated = false;
+    for (const [i, step] of steps.entries()) {
+      vendor.play(step);
+      const response = await send(gateway.url(), step);
+      const at = gcase.steps ? ['steps', i] : [];
+      const r = compare(step, { recorded: vendor.recorded(), response }, doc, at, update);
+      if (r.diff) diffs.push(gcase.steps ? `step ${i + 1} (${step.request.method} ${step.request.path}):\n${r.diff}` : r.diff);
+      updated ||= r.updated;
+    }
+    if (updated) writeFileSync(file, doc.toString({ lineWidth: 0 }));
+    return diffs.length === 0 ? { name, file, ok: true, updated } : { name, file, ok: false, diff: diffs.join('\n') };
+  } catch (err) {
+    return { name, file, ok: false, diff: `runner error: ${(err as Error).stack ?? String(err)}` };
+  } finally {
+    await gateway.close();
+    await store.close();
+  }
+}
+
+/** The fake vendor of a golden run: it records what it is sent and answers what the step scripts. */
+interface RecordingVendor {
+  readonly url: string;
+  /** Scripts the answers for `step` and forgets what was recorded before. */
+  play(step: GoldenStep): void;
+  recorded(): RecordedRequest[];
+  close(): Promise<void>;
+}
+
+async function startRecordingVendor(): Promise<RecordingVendor> {
   let current: GoldenStep | null = null;
   let recorded: RecordedRequest[] = [];
   const vendor = createServer((req, res) => {
@@ -91,74 +170,19 @@ export async function runGolden(configDir: string, casesDir: string, opts: { upd
     });
   });
   await new Promise<void>((r) => vendor.listen(0, '127.0.0.1', r));
-  const vendorUrl = `http://127.0.0.1:${(vendor.address() as AddressInfo).port}`;
-
-  const full = loadConfigOrThrow(configDir, {
-    overrideChannel: (channel) => ({
-      base_url: vendorUrl,
-      secrets: Object.fromEntries(Object.keys(channel.secrets ?? {}).map((k) => [k, `golden-${k}`])),
-    }),
-  });
-
-  const results: GoldenResult[] = [];
-  try {
-    for (const file of listCases(casesDir)) {
-      const name = relative(casesDir, file).replace(/\.yaml$/, '');
-      if (opts.filter && !name.includes(opts.filter)) continue;
-      const profile = name.split('/')[0]!;
-      const snapshot = restrictChannels(full, (c) => c.profile.name === profile);
-      // A store per case: task ids restart at task_golden1… in every case.
-      const store = openStore(':memory:');
-      await store.createToken({ name: 'golden', keyHash: hashKey(GOLDEN_KEY), group: 'default', models: null, quota: null });
-      // No background polling: every vendor call is one a step asked for, and each task query asks.
-      const gateway = createGateway({
-        snapshot: () => snapshot,
-        store,
-        log: silentLogger(),
-        clock: () => GOLDEN_CLOCK,
-        random: () => 0,
-        poll: false,
-        newTaskId: sequentialTaskIds(),
-        publicUrl: GOLDEN_PUBLIC_URL,
-        // Synchronous routes over asynchronous vendors look again at once: the vendor here is scripted.
-        awaitIntervalMs: 0,
-        // One "no such task" answer shows the profile's verdict (in service it must repeat for a while).
-        lostAfterMs: 0,
-      });
-      await gateway.listen(0);
-      try {
-        const doc = parseDocument(readFileSync(file, 'utf8'));
-        // A case that is not valid YAML (a key given twice, say) must fail, not run on half of it.
-        if (doc.errors.length > 0) throw new Error(doc.errors.map((e) => e.message).join('\n'));
-        const gcase = doc.toJS() as GoldenCase;
-        const steps = gcase.steps ?? [gcase];
-        const diffs: string[] = [];
-        let updated = false;
-        for (const [i, step] of steps.entries()) {
-          current = step;
-          recorded = [];
-          const response = await send(gateway.url(), step);
-          const at = gcase.steps ? ['steps', i] : [];
-          const r = compare(step, { recorded, response }, doc, at, opts.update ?? false);
-          if (r.diff) diffs.push(gcase.steps ? `step ${i + 1} (${step.request.method} ${step.request.path}):\n${r.diff}` : r.diff);
-          updated ||= r.updated;
-        }
-        if (updated) writeFileSync(file, doc.toString({ lineWidth: 0 }));
-        results.push(diffs.length === 0 ? { name, file, ok: true, updated } : { name, file, ok: false, diff: diffs.join('\n') });
-      } catch (err) {
-        results.push({ name, file, ok: false, diff: `runner error: ${(err as Error).stack ?? String(err)}` });
-      } finally {
-        await gateway.close();
-        await store.close();
-      }
-    }
-  } finally {
-    await new Promise<void>((r) => {
-      vendor.close(() => r());
-      vendor.closeAllConnections();
-    });
-  }
-  return results;
+  return {
+    url: `http://127.0.0.1:${(vendor.address() as AddressInfo).port}`,
+    play(step) {
+      current = step;
+      recorded = [];
+    },
+    recorded: () => recorded,
+    close: () =>
+      new Promise<void>((r) => {
+        vendor.close(() => r());
+        vendor.closeAllConnections();
+      }),
+  };
 }
 
 function send(base: string, gcase: GoldenStep): Promise<Exchange['response']> {

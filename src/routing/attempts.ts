@@ -5,7 +5,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Health } from './breaker.js';
 import type { ChannelChoice } from './rank-channels.js';
-import type { RoutingState } from './routing-state.js';
+import type { RoutingState, Skip } from './routing-state.js';
 import type { TokenRecord } from '../store/store.js';
 
 /**
@@ -102,13 +102,8 @@ export async function withFallback<T>(
     throw tooMany(`the group ${token.group} has ${snapshot.groupConcurrency.get(token.group)} requests in flight, its limit; retry later`, policy.retryAfterS);
   }
   const started = performance.now();
+  const why = new Shortfall();
   let attempts = 0;
-  let last: unknown = null;
-  // Why nothing served: channels passed over (saturated, breaker open) and calls that failed for load.
-  let saturated = 0;
-  let openUntil = Infinity;
-  let failedOtherwise = 0;
-  let vendorRetryAfter: number | undefined;
   let backoffDue = false;
   try {
     for (const choice of candidates) {
@@ -119,8 +114,7 @@ export async function withFallback<T>(
         // One wait per failed call, before the next call (a channel passed over costs none).
         if (backoffDue) {
           backoffDue = false;
-          const base = Math.min(policy.backoffMaxMs, policy.backoffMs * 2 ** (attempts - 1));
-          const wait = Math.round(base * (0.5 + 0.5 * (deps.random ?? Math.random)()));
+          const wait = backoff(policy, attempts, deps.random ?? Math.random);
           // A call that could only start after the deadline is not waited for.
           if (wait >= left) break;
           if (wait > 0) await delay(wait);
@@ -128,8 +122,7 @@ export async function withFallback<T>(
       }
       const slot = deps.routing.enter(choice.channel);
       if ('reason' in slot) {
-        if (slot.reason === 'saturated') saturated++;
-        else openUntil = Math.min(openUntil, slot.retryAt);
+        why.passedOver(slot);
         deps.metrics.shed.inc({ reason: slot.reason === 'saturated' ? 'channel_saturated' : 'breaker_open' });
         continue;
       }
@@ -150,12 +143,8 @@ export async function withFallback<T>(
         deps.metrics.upstreamAttempts.inc({ channel: choice.channel.name, outcome: accepted ? 'accepted' : outcome });
         if (err instanceof GatewayError) err.details.channel ??= choice.channel.name;
         if (accepted || !mayRetry(outcome, creates(choice))) throw err;
-        last = err;
+        why.failed(err, outcome);
         backoffDue = true;
-        if (outcome === 'rate_limited') {
-          const ra = (err as GatewayError).details.retryAfter;
-          if (ra !== undefined) vendorRetryAfter = Math.min(vendorRetryAfter ?? Infinity, ra);
-        } else failedOtherwise++;
         deps.metrics.fallbacks.inc({ reason: outcome });
         ctx.log.info({ req_id: ctx.requestId, channel: choice.channel.name, outcome, code }, 'vendor call failed; the next channel may serve it');
       } finally {
@@ -165,20 +154,54 @@ export async function withFallback<T>(
   } finally {
     leaveGroup();
   }
-  if (attempts === 0 && saturated === 0) {
-    throw new GatewayError('upstream_unavailable', 'every channel for this model is failing and taken out for a cool-down; retry later', {
-      retryAfter: Math.max(1, Math.ceil((openUntil - deps.routing.now()) / 1000)),
-    });
+  throw why.error(attempts, deps.routing.now(), policy.retryAfterS);
+}
+
+/** The jittered exponential wait before call number `attempts + 1`. */
+function backoff(policy: Snapshot['retry'], attempts: number, random: () => number): number {
+  const base = Math.min(policy.backoffMaxMs, policy.backoffMs * 2 ** (attempts - 1));
+  return Math.round(base * (0.5 + 0.5 * random()));
+}
+
+/** Why nothing served: channels passed over (saturated, breaker open) and calls that failed, for load or otherwise. */
+class Shortfall {
+  #saturated = 0;
+  #openUntil = Infinity;
+  #failedOtherwise = 0;
+  #vendorRetryAfter: number | undefined;
+  #last: unknown = null;
+
+  passedOver(skip: Skip): void {
+    if (skip.reason === 'saturated') this.#saturated++;
+    else this.#openUntil = Math.min(this.#openUntil, skip.retryAt);
   }
-  // Every channel that could be asked was saturated or answered 429: the upstream is saturated.
-  if (failedOtherwise === 0) {
-    const retryAfter = vendorRetryAfter ?? policy.retryAfterS;
+
+  failed(err: unknown, outcome: Outcome): void {
+    this.#last = err;
+    if (outcome === 'rate_limited') {
+      const ra = (err as GatewayError).details.retryAfter;
+      if (ra !== undefined) this.#vendorRetryAfter = Math.min(this.#vendorRetryAfter ?? Infinity, ra);
+    } else this.#failedOtherwise++;
+  }
+
+  /**
+   * The client's error: every channel's breaker open → 503 with Retry-After; every channel that
+   * could be asked saturated or rate limited → 429; otherwise the last call's error.
+   */
+  error(attempts: number, now: number, retryAfterS: number): unknown {
+    if (attempts === 0 && this.#saturated === 0) {
+      return new GatewayError('upstream_unavailable', 'every channel for this model is failing and taken out for a cool-down; retry later', {
+        retryAfter: Math.max(1, Math.ceil((this.#openUntil - now) / 1000)),
+      });
+    }
+    if (this.#failedOtherwise > 0) return this.#last;
+    const retryAfter = this.#vendorRetryAfter ?? retryAfterS;
     // The vendor's own words, when the last call was a plain rate limit; ours when channels were full.
+    const last = this.#last;
     if (last instanceof GatewayError && last.code === 'too_many_requests') {
       last.details.retryAfter = retryAfter;
-      throw last;
+      return last;
     }
-    throw tooMany('the upstream channels for this model are saturated; retry later', retryAfter);
+    return tooMany('the upstream channels for this model are saturated; retry later', retryAfter);
   }
-  throw last;
 }
