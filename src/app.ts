@@ -15,7 +15,7 @@ export interface AppSettings {
   readonly configDir: string;
   /** More config directories merged in (GATEWAY_CONFIG_EXTRA, separated by the path delimiter). */
   readonly extraConfigDirs: readonly string[];
-  readonly dbPath: string;
+  readonly storeUrl: string;
   readonly port: number;
   readonly host: string;
   /** The base URL clients reach the gateway at, for download links; null: taken from each request's Host. */
@@ -39,7 +39,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env, defaults: 
   return {
     configDir: env.GATEWAY_CONFIG_DIR ?? defaults.configDir ?? process.cwd(),
     extraConfigDirs: env.GATEWAY_CONFIG_EXTRA ? env.GATEWAY_CONFIG_EXTRA.split(delimiter).filter(Boolean) : (defaults.extraConfigDirs ?? []),
-    dbPath: env.GATEWAY_DB ?? defaults.dbPath ?? 'data/gateway.db',
+    storeUrl: env.GATEWAY_DB ?? defaults.storeUrl ?? 'data/gateway.db',
     port: env.PORT !== undefined ? Number(env.PORT) : (defaults.port ?? 8080),
     host: env.HOST ?? defaults.host ?? '0.0.0.0',
     publicUrl: env.GATEWAY_PUBLIC_URL ?? defaults.publicUrl ?? null,
@@ -110,7 +110,7 @@ export async function startApp(settings: AppSettings, log: Logger, opts: { simul
       metrics,
       debounceMs: settings.reloadDebounceMs,
     });
-    const store = opts.store ?? openStore(settings.dbPath);
+    const store = opts.store ?? (await openStore(settings.storeUrl));
     const gateway = createGateway({
       snapshot: () => config.current(),
       store,

@@ -137,7 +137,7 @@ async function check(dir: string): Promise<void> {
 
 async function tokens(sub: string | undefined, named: Record<string, string | true>): Promise<void> {
   const settings = settingsFromEnv();
-  const store = openStore(settings.dbPath);
+  const store = await openStore(settings.storeUrl);
   try {
     if (sub === 'create') {
       const group = typeof named.group === 'string' ? named.group : 'default';

@@ -82,7 +82,7 @@ describe('a synchronous request cut off by a crash', () => {
 
   /** The token's used and ledger, and the holds still recorded, read from the store file. */
   async function books(tokenId: string) {
-    const store = openStore(db);
+    const store = await openStore(db);
     try {
       const balance = (await store.ledgerBalance(tokenId))!;
       const rows = (await store.ledger(tokenId, null, 100)).map((r) => [r.kind, r.ref, r.amount]);

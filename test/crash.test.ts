@@ -63,7 +63,7 @@ describe('a gateway process killed with tasks in flight', () => {
 
   /** Reads task records straight from the store file (WAL lets a second process read it). */
   async function records(ids: readonly string[]): Promise<Map<string, TaskRecord>> {
-    const store = openStore(db);
+    const store = await openStore(db);
     try {
       return new Map((await store.getTasks(ids)).map((t) => [t.id, t]));
     } finally {

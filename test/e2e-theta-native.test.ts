@@ -164,7 +164,7 @@ describe('theta-native download URLs expire after an hour of the vendor\'s clock
   let offset = 0;
   before(async () => {
     sim = await startThetaNativeSimulator({ finishMs: 200, clock: () => Date.now() + offset });
-    store = openStore(':memory:');
+    store = await openStore(':memory:');
     const polling = { interval_ms: 100, stale_ms: 50, deadline_ms: 60_000, concurrency: 16 };
     const snapshot = loadConfigOrThrow(PROJECT_ROOT, {
       allowMissingEnv: true,

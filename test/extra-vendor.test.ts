@@ -124,7 +124,7 @@ describe('a vendor added as configuration only', () => {
     const { snapshot, issues } = loadConfig(PROJECT_ROOT, { env: {}, allowMissingEnv: true, extraDirs: [dir] });
     assert.ok(snapshot, issues.map((i) => `${i.file}:${i.line} ${i.message}`).join('\n'));
     assert.ok(snapshot.channelsByName.has('kitchen'), 'the extra channel is loaded');
-    store = openStore(':memory:');
+    store = await openStore(':memory:');
     key = generateKey();
     await store.createToken({ name: 'k', keyHash: hashKey(key), group: 'default', models: null, quota: null });
     gateway = createGateway({ snapshot: () => snapshot, store, log: silentLogger() });

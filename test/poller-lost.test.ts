@@ -126,7 +126,7 @@ async function rig(polling: Record<string, number>, script: (n: number) => Answe
   writeConfig(dir, vendor.url, polling);
   const snapshot: Snapshot = loadConfigOrThrow(dir);
   const channel = snapshot.channelsByName.get('fake')!;
-  const store = openStore(':memory:');
+  const store = await openStore(':memory:');
   const tokenKeyHash = hashKey('gw-poller-lost');
   const token = await store.createToken({ name: 'p', keyHash: tokenKeyHash, group: 'default', models: null, quota: 10 });
   await store.createTask({

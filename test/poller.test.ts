@@ -150,7 +150,8 @@ interface Rig {
   close(): Promise<void>;
 }
 
-async function rig(polling: Record<string, number>, store: Store = openStore(':memory:')): Promise<Rig> {
+async function rig(polling: Record<string, number>, storeGiven?: Store): Promise<Rig> {
+  const store = storeGiven ?? (await openStore(':memory:'));
   const vendor = new FakeVendor();
   await vendor.start();
   const dir = mkdtempSync(join(tmpdir(), 'gw-poller-'));
@@ -287,7 +288,7 @@ describe('poller', () => {
 
   test('a new gateway on the same store resumes every unfinished task', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gw-resume-'));
-    const store = openStore(join(dir, 'g.db'));
+    const store = await openStore(join(dir, 'g.db'));
     const r = await rig({ interval_ms: 3_600_000, stale_ms: 3_600_000 }, store);
     try {
       const ids = await Promise.all(Array.from({ length: 5 }, () => r.submit()));

@@ -66,7 +66,7 @@ interface Rig {
 async function startRig(): Promise<Rig> {
   const sims: Record<string, Simulator> = {};
   for (const [profile, start] of Object.entries(SIMULATORS)) sims[profile] = await start({ finishMs: 300 });
-  const store = openStore(':memory:');
+  const store = await openStore(':memory:');
   const shipped = loadConfigOrThrow(PROJECT_ROOT, {
     allowMissingEnv: true,
     overrideChannel: (c) => {

@@ -14,7 +14,7 @@ let gateway: Gateway;
 let port: number;
 before(async () => {
   const snapshot = loadConfigOrThrow(PROJECT_ROOT, { allowMissingEnv: true });
-  const store = openStore(':memory:');
+  const store = await openStore(':memory:');
   await store.createToken({ name: 'raw', keyHash: hashKey(KEY), group: 'default', models: null, quota: null });
   gateway = createGateway({ snapshot: () => snapshot, store, log: silentLogger() });
   port = await gateway.listen(0);

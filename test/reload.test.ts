@@ -93,7 +93,7 @@ interface Rig {
 async function startRig(dir: string, opts: { load?: LoadOptions; adminKey?: string | null; control?: boolean } = {}): Promise<Rig> {
   const metrics = new Metrics();
   const live = LiveConfig.open({ dir, log, metrics, load: opts.load ?? { env: {} } });
-  const store = openStore(':memory:');
+  const store = await openStore(':memory:');
   const adminKey = opts.adminKey === undefined ? ADMIN_KEY : opts.adminKey;
   const gateway = createGateway({
     snapshot: () => live.current(),

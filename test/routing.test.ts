@@ -67,7 +67,7 @@ channels:
 ${channels}`,
   );
   const snapshot = loadConfigOrThrow(PROJECT_ROOT, { extraDirs: [dir], allowMissingEnv: true, env: {} });
-  const store = openStore(':memory:');
+  const store = await openStore(':memory:');
   const gateway = createGateway({ snapshot: () => snapshot, store, log: silentLogger(), adminKey: ADMIN });
   await gateway.listen(0);
   const key = generateKey();

@@ -436,4 +436,45 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
       await store.close();
     }
   });
+
+  test(`${driver} store: a lease gives each unfinished task to one replica at a time`, async () => {
+    const store = await open();
+    try {
+      const t = await store.createToken({ name: 'l', keyHash: 'l', group: 'default', models: null, quota: null });
+      await store.createTask({ ...newTask(t.id, 'task_mine'), lease: { owner: 'a', until: 1_000 } });
+      for (let i = 0; i < 6; i++) await store.createTask(newTask(t.id, `task_free${i}`));
+      const done = (await store.createTask(newTask(t.id, 'task_done')))!;
+      await store.updateTask(done.id, done.version, { status: 'completed' });
+
+      // Two replicas claiming at once take disjoint sets, never a finished task nor one leased to another.
+      const [b, c] = await Promise.all([store.claimTasks('b', 500, 2_000, 4), store.claimTasks('c', 500, 2_000, 4)]);
+      const taken = [...b, ...c].map((x) => x.id);
+      assert.equal(new Set(taken).size, taken.length, 'no task taken twice');
+      assert.deepEqual([...taken].sort(), ['task_free0', 'task_free1', 'task_free2', 'task_free3', 'task_free4', 'task_free5']);
+      assert.deepEqual(b.map((x) => x.id), [...b.map((x) => x.id)].sort(), 'oldest id first');
+      assert.deepEqual(await store.claimTasks('d', 500, 2_000, 10), [], 'nothing free before the leases run out');
+
+      // A claim leaves the task's version alone: the owner's compare-and-set still holds.
+      const one = b[0]!;
+      assert.equal(one.version, 1);
+      assert.ok(await store.updateTask(one.id, 1, { progress: 10 }));
+
+      // Renewal keeps only what the owner still holds.
+      const bIds = b.map((x) => x.id);
+      assert.deepEqual((await store.renewLeases('b', [...bIds, 'task_mine', 'task_done', 'nope'], 3_000)).sort(), [...bIds].sort());
+      // 'a' let its lease run out at 1,000: at 1,500 another replica takes its task; c's run to 2,000.
+      assert.deepEqual((await store.claimTasks('d', 1_500, 4_000, 10)).map((x) => x.id), ['task_mine']);
+      assert.deepEqual(await store.renewLeases('a', ['task_mine'], 5_000), [], 'a lease taken by another is lost');
+
+      // A replica that stops gives its leases back: another takes them at once.
+      await store.releaseLeases('b', bIds);
+      assert.deepEqual((await store.claimTasks('e', 1_600, 4_000, 10)).map((x) => x.id).sort(), [...bIds].sort());
+      await store.releaseLeases('b', ['task_mine']);
+      assert.deepEqual(await store.claimTasks('f', 1_600, 4_000, 10), [], 'releasing what another holds changes nothing');
+      // At 2,500 c's leases (to 2,000) have run out; b's renewed ones (to 3,000) were released and taken by e.
+      assert.deepEqual((await store.claimTasks('g', 2_500, 4_000, 10)).map((x) => x.id).sort(), c.map((x) => x.id).sort());
+    } finally {
+      await store.close();
+    }
+  });
 }

@@ -16,11 +16,11 @@ storeContract('sqlite (file)', async () => openStore(join(dir, `s${n++}.db`)));
 
 test('sqlite store: a file store keeps tokens across reopen', async () => {
   const path = join(dir, 'reopen.db');
-  const a = openStore(path);
+  const a = await openStore(path);
   const t = await a.createToken({ name: 'x', keyHash: 'hx', group: 'default', models: null, quota: 3 });
   await a.debit(t.id, 2, { ref: 'r', model: 'm' });
   await a.close();
-  const b = openStore(path);
+  const b = await openStore(path);
   try {
     assert.equal((await b.findTokenByHash('hx'))?.used, 2);
   } finally {
@@ -30,7 +30,7 @@ test('sqlite store: a file store keeps tokens across reopen', async () => {
 
 test('sqlite store: a store from before the ledger opens with one debit row per token for what it had used', async () => {
   const path = join(dir, 'before-ledger.db');
-  const a = openStore(path);
+  const a = await openStore(path);
   const t = await a.createToken({ name: 'old', keyHash: 'old', group: 'default', models: null, quota: 10 });
   const idle = await a.createToken({ name: 'idle', keyHash: 'idle', group: 'default', models: null, quota: 10 });
   await a.debit(t.id, 3, { ref: 'r', model: 'm' });
@@ -39,9 +39,9 @@ test('sqlite store: a store from before the ledger opens with one debit row per 
   await a.close();
   // Back to schema version 2: no ledger, no settlement columns, no holds, no resources, the units already used.
   const db = new Database(path);
-  db.exec(`DROP TABLE resources; DROP TABLE holds; DROP TABLE ledger; ALTER TABLE tasks DROP COLUMN pricing; ALTER TABLE tasks DROP COLUMN charged; DELETE FROM schema_version WHERE version >= 3;`);
+  db.exec(`DROP TABLE resources; DROP TABLE holds; DROP TABLE ledger; ALTER TABLE tasks DROP COLUMN pricing; ALTER TABLE tasks DROP COLUMN charged; ALTER TABLE tasks DROP COLUMN lease_owner; ALTER TABLE tasks DROP COLUMN lease_until; DELETE FROM schema_version WHERE version >= 3;`);
   db.close();
-  const b = openStore(path);
+  const b = await openStore(path);
   try {
     assert.equal((await b.getToken(t.id))?.used, 5);
     assert.deepEqual((await b.ledger(t.id, null, 10)).map((r) => [r.kind, r.ref, r.amount]), [['debit', 'opening-balance', 5]]);

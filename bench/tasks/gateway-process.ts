@@ -32,7 +32,7 @@ const snapshot = loadConfigOrThrow(PROJECT_ROOT, {
     return { base_url: sim.url, secrets: { ...sim.secrets }, ...(Object.keys(polling).length > 0 ? { polling: { ...c.polling, ...polling } } : {}) };
   },
 });
-const store = openStore(env.BENCH_DB);
+const store = await openStore(env.BENCH_DB);
 const key = generateKey();
 await store.createToken({ name: 'bench-tasks', keyHash: hashKey(key), group: 'default', models: null, quota: null });
 const gateway = createGateway({ snapshot: () => snapshot, store, log: createLogger() });

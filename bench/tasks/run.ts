@@ -128,7 +128,7 @@ interface Planned {
 async function main(): Promise<number> {
   const s = settings(process.argv.slice(2));
   const { tmp, children, cleanup } = benchWorkspace<IpcChild>('gateway-bench-tasks-');
-  const dbPath = join(tmp, 'gateway.db');
+  const storeUrl = join(tmp, 'gateway.db');
 
   try {
     process.stdout.write(machineLine('bench/tasks'));
@@ -139,7 +139,7 @@ async function main(): Promise<number> {
     const sims = (await sim.ready).sims as Record<string, { url: string; secrets: Record<string, string> }>;
     const gwEnv: NodeJS.ProcessEnv = {
       ...process.env,
-      BENCH_DB: dbPath,
+      BENCH_DB: storeUrl,
       BENCH_SIMS: JSON.stringify(sims),
       LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
       ...(s.intervalMs !== undefined ? { BENCH_INTERVAL_MS: String(s.intervalMs) } : {}),
@@ -189,7 +189,7 @@ async function main(): Promise<number> {
     );
 
     // 3. Watch the store: a read-only connection to the gateway's SQLite file, every 500 ms.
-    const reader = new Database(`file:${dbPath}?mode=ro`);
+    const reader = new Database(`file:${storeUrl}?mode=ro`);
     const newlyTerminal = reader.prepare('SELECT id, completed_at FROM tasks WHERE completed_at IS NOT NULL AND completed_at >= ?');
     const seen = new Map<string, number>();
     let watermark = 0;

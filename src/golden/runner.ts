@@ -79,7 +79,7 @@ export async function runGolden(configDir: string, casesDir: string, opts: { upd
 /** One case against a gateway of its own, on a store of its own. */
 async function runCase(file: string, name: string, snapshot: Snapshot, vendor: RecordingVendor, update: boolean): Promise<GoldenResult> {
   // A store per case: task ids restart at task_golden1… in every case.
-  const store = openStore(':memory:');
+  const store = await openStore(':memory:');
   await store.createToken({ name: 'golden', keyHash: hashKey(GOLDEN_KEY), group: 'default', models: null, quota: null });
   // No background polling: every vendor call is one a step asked for, and each task query asks.
   const gateway = createGateway({

@@ -1,19 +1,22 @@
 import { fileURLToPath } from 'node:url';
 import { GatewayError } from '../errors/gateway-error.js';
+import { openPostgresStore } from './postgres/postgres-store.js';
 import { openSqliteStore } from './sqlite/sqlite-store.js';
 import type { Store } from './store.js';
 
 /**
  * Opens the store a URL names; the one way every command, test and benchmark opens one
- * (README, "Settings and commands", GATEWAY_STORE): a file path, a `file:` URL or `:memory:` is
- * the embedded SQLite store. A URL of another scheme is refused with the schemes this build has.
+ * (README, "Settings and commands", GATEWAY_DB): a file path, a `file:` URL or `:memory:` is the
+ * embedded SQLite store; `postgres://` (or `postgresql://`) is PostgreSQL, shared by replicas,
+ * its schema brought up to date before this resolves. Another scheme is refused by name.
  */
-export function openStore(url: string): Store {
+export async function openStore(url: string, opts: { poolSize?: number } = {}): Promise<Store> {
   if (url === ':memory:') return openSqliteStore(url);
   if (/^file:/i.test(url)) return openSqliteStore(fileURLToPath(url));
-  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(url)?.[1];
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(url)?.[1]?.toLowerCase();
+  if (scheme === 'postgres' || scheme === 'postgresql') return openPostgresStore(url, opts.poolSize);
   if (scheme) {
-    throw new GatewayError('internal_error', `the store URL scheme "${scheme}:" is not supported by this build; use a file path, a file: URL or :memory:`);
+    throw new GatewayError('internal_error', `the store URL scheme "${scheme}:" is not supported; use a file path, a file: URL, :memory: or postgres://`);
   }
   return openSqliteStore(url);
 }

@@ -116,12 +116,26 @@ export interface PerSecondPricing {
 export type NewTask = Pick<
   TaskRecord,
   'id' | 'tokenId' | 'kind' | 'route' | 'model' | 'upstreamModel' | 'channel' | 'price' | 'createdAt' | 'deadlineAt'
-> & { readonly pricing?: PerSecondPricing | null };
+> & {
+  readonly pricing?: PerSecondPricing | null;
+  /** The replica that follows the new task, and until when (see `claimTasks`); none: any replica may claim it. */
+  readonly lease?: { readonly owner: string; readonly until: number };
+};
 
 /** The record a new task starts as, as every driver stores it. */
 export function newTaskRecord(t: NewTask): TaskRecord {
+  const { id, tokenId, kind, route, model, upstreamModel, channel, price, createdAt, deadlineAt } = t;
   return {
-    ...t,
+    id,
+    tokenId,
+    kind,
+    route,
+    model,
+    upstreamModel,
+    channel,
+    price,
+    createdAt,
+    deadlineAt,
     upstreamId: null,
     status: 'submitting',
     progress: 0,
@@ -306,5 +320,19 @@ export interface Store {
   onLedger(listener: (entry: LedgerEntry) => void): () => void;
   /** Unfinished tasks (`submitting`, `queued`, `in_progress`) with ids after `after`, in id order. */
   listUnfinishedTasks(after: string | null, limit: number): Promise<TaskRecord[]>;
+  /**
+   * Leases, so each unfinished task is followed by one replica at a time (README, "Running several
+   * replicas"): takes up to `limit` unfinished tasks whose lease is free or ran out (at or before
+   * `now`), oldest id first, leases them to `owner` until `until`, and returns them. Two calls never
+   * take the same task. A lease is not a change of the task: its version stays.
+   */
+  claimTasks(owner: string, now: number, until: number, limit: number): Promise<TaskRecord[]>;
+  /**
+   * Extends `owner`'s leases of those unfinished tasks to `until`; returns the ids it still held (a
+   * lease that ran out and was taken by another is lost).
+   */
+  renewLeases(owner: string, ids: readonly string[], until: number): Promise<string[]>;
+  /** Gives up `owner`'s leases of those tasks (a replica stopping), so another takes them at once. */
+  releaseLeases(owner: string, ids: readonly string[]): Promise<void>;
   close(): Promise<void>;
 }

@@ -59,7 +59,7 @@ export interface Harness {
 /** Starts a simulator, a gateway over a config directory, and a token; close() stops them all. */
 export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> {
   const sim = await startAlphaSimulator(opts.sim);
-  const store = openStore(':memory:');
+  const store = await openStore(':memory:');
   let gateway: Gateway | undefined;
   try {
     const snapshot = loadConfigOrThrow(opts.configDir ?? PROJECT_ROOT, {

@@ -16,7 +16,7 @@ import { openStore } from '../../src/store/open-store.js';
 const log = silentLogger();
 
 test('settle keeps the charge, refund gives it back, and only the first of them counts', async () => {
-  const store = openStore(':memory:');
+  const store = await openStore(':memory:');
   const t = await store.createToken({ name: 't', keyHash: 'k', group: 'default', models: null, quota: 10 });
   const a = await holdPrice(store, t, 3, { ref: 'a', model: 'm', expiresAt: Date.now() + 60_000 }, log);
   const b = await holdPrice(store, t, 2, { ref: 'b', model: 'm', expiresAt: Date.now() + 60_000 }, log);
@@ -30,7 +30,7 @@ test('settle keeps the charge, refund gives it back, and only the first of them 
 });
 
 test('a request served after the sweep gave its hold back is charged again: the ledger shows both and balances', async () => {
-  const store = openStore(':memory:');
+  const store = await openStore(':memory:');
   const t = await store.createToken({ name: 't', keyHash: 'k', group: 'default', models: null, quota: 4 });
   const late = await holdPrice(store, t, 4, { ref: 'late', model: 'm', expiresAt: 1_000 }, log);
   const alive = await holdPrice(store, { ...t, quota: null }, 0, { ref: 'free', model: 'm', expiresAt: 1_000 }, log);
@@ -50,7 +50,7 @@ test('a request served after the sweep gave its hold back is charged again: the 
 });
 
 test('the sweep gives back expired holds in pages until none is left, and no live one', async () => {
-  const store = openStore(':memory:');
+  const store = await openStore(':memory:');
   const t = await store.createToken({ name: 't', keyHash: 'k', group: 'default', models: null, quota: null });
   for (let i = 0; i < 1_200; i++) await store.hold(t.id, 1, { ref: `r${i}`, model: 'm', expiresAt: i < 1_100 ? 5_000 : 9_000 });
   assert.equal(await sweepExpiredHolds(store, log, 5_000), 1_100);

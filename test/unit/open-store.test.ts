@@ -7,18 +7,18 @@ import { test } from 'node:test';
 import { openStore } from '../../src/store/open-store.js';
 import { clampSettlement } from '../../src/store/money.js';
 
-test('openStore: a path and a file: URL open the same embedded store; :memory: is empty; another scheme is refused by name', async () => {
+test('openStore: a path and a file: URL open the same embedded store; :memory: is empty; postgres:// is PostgreSQL; another scheme is refused by name', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'open-store-'));
   try {
     const path = join(dir, 'nested', 'g.db');
-    const a = openStore(path);
+    const a = await openStore(path);
     await a.createToken({ name: 'one', keyHash: 'h1', group: 'default', models: null, quota: null });
     await a.close();
-    const b = openStore(pathToFileURL(path).href);
+    const b = await openStore(pathToFileURL(path).href);
     assert.deepEqual((await b.listTokens()).map((t) => t.name), ['one']);
     await b.close();
-    assert.deepEqual(await openStore(':memory:').listTokens(), []);
-    assert.throws(() => openStore('postgres://127.0.0.1/test'), /"postgres:" is not supported/);
+    assert.deepEqual(await (await openStore(":memory:")).listTokens(), []);
+    await assert.rejects(openStore('mysql://127.0.0.1/test'), /"mysql:" is not supported/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -76,4 +76,7 @@ export const MIGRATIONS: readonly string[] = [
      created_at INTEGER NOT NULL,
      PRIMARY KEY (kind, id)
    );`,
+  // Leases: which replica follows an unfinished task, until when (README, "Running several replicas").
+  `ALTER TABLE tasks ADD COLUMN lease_owner TEXT;
+   ALTER TABLE tasks ADD COLUMN lease_until INTEGER;`,
 ];

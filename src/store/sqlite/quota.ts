@@ -2,7 +2,7 @@ import type { LedgerBalance, LedgerKind, Store } from '../store.js';
 import type { Db } from './database.js';
 import type { GroupCommit } from './group-commit.js';
 import type { LedgerWrites } from './ledger-writes.js';
-import { toLedger, type HoldRow, type LedgerRow, type TokenRow } from './rows.js';
+import { toLedger, type HoldRow, type LedgerRow, type TokenRow } from '../sql-rows.js';
 
 type QuotaMethods = Pick<Store, 'debit' | 'refund' | 'hold' | 'releaseHold' | 'expireHolds' | 'charge' | 'ledger' | 'ledgerBalance'>;
 

@@ -1,7 +1,7 @@
 import type { ResourceRecord, Store } from '../store.js';
 import type { Db } from './database.js';
 import type { GroupCommit } from './group-commit.js';
-import { toResource, type ResourceRow } from './rows.js';
+import { toResource, type ResourceRow } from '../sql-rows.js';
 
 /** Resources a client created (assets), and whose they are. */
 export function resourceMethods(db: Db, { write }: GroupCommit): Pick<Store, 'putResource' | 'getResources'> {

@@ -1,23 +1,31 @@
 import { newTaskRecord, type NewTask, type Store, type TaskPatch, type TaskRecord } from '../store.js';
-import { clampSettlement } from '../money.js';
+import { taskMoney } from '../money.js';
 import type { Db } from './database.js';
 import type { GroupCommit } from './group-commit.js';
 import type { LedgerWrites } from './ledger-writes.js';
-import { PATCH_COLUMNS, toTask, type TaskRow } from './rows.js';
+import { PATCH_COLUMNS, toTask, type TaskRow } from '../sql-rows.js';
 
-type TaskMethods = Pick<Store, 'createTask' | 'getTask' | 'getTasks' | 'updateTask' | 'abortTask' | 'listUnfinishedTasks'>;
+type TaskMethods = Pick<
+  Store,
+  'createTask' | 'getTask' | 'getTasks' | 'updateTask' | 'abortTask' | 'listUnfinishedTasks' | 'claimTasks' | 'renewLeases' | 'releaseLeases'
+>;
+const UNFINISHED = "status IN ('submitting', 'queued', 'in_progress')";
 
 /** Tasks: created with their debit, changed by compare-and-set, settled or refunded once. */
-export function taskMethods(db: Db, { write }: GroupCommit, money: LedgerWrites): TaskMethods {
+export function taskMethods(db: Db, { write }: GroupCommit, ledger: LedgerWrites): TaskMethods {
   const insertTask = db.prepare(
-    `INSERT INTO tasks (id, token_id, kind, route, model, upstream_model, channel, status, price, pricing, created_at, updated_at, deadline_at, version)
-     VALUES (?, ?, ?, ?, ?, ?, ?, 'submitting', ?, ?, ?, ?, ?, 1)`,
+    `INSERT INTO tasks (id, token_id, kind, route, model, upstream_model, channel, status, price, pricing, created_at, updated_at, deadline_at, version, lease_owner, lease_until)
+     VALUES (?, ?, ?, ?, ?, ?, ?, 'submitting', ?, ?, ?, ?, ?, 1, ?, ?)`,
   );
   const taskById = db.prepare('SELECT * FROM tasks WHERE id = ?');
   const deleteTask = db.prepare('DELETE FROM tasks WHERE id = ? AND version = ?');
-  const unfinished = db.prepare(
-    "SELECT * FROM tasks WHERE status IN ('submitting', 'queued', 'in_progress') AND id > ? ORDER BY id LIMIT ?",
+  const unfinished = db.prepare(`SELECT * FROM tasks WHERE ${UNFINISHED} AND id > ? ORDER BY id LIMIT ?`);
+  const claim = db.prepare(
+    `UPDATE tasks SET lease_owner = ?, lease_until = ? WHERE id IN
+       (SELECT id FROM tasks WHERE ${UNFINISHED} AND (lease_owner IS NULL OR lease_until <= ?) ORDER BY id LIMIT ?) RETURNING *`,
   );
+  const renew = db.prepare(`UPDATE tasks SET lease_until = ? WHERE id = ? AND lease_owner = ? AND ${UNFINISHED}`);
+  const release = db.prepare('UPDATE tasks SET lease_owner = NULL, lease_until = NULL WHERE id = ? AND lease_owner = ?');
   // One prepared UPDATE per set of patched fields: a poller writes the same few shapes again and again.
   const updates = new Map<string, ReturnType<Db['prepare']>>();
   const updateFor = (keys: string[]) => {
@@ -35,9 +43,9 @@ export function taskMethods(db: Db, { write }: GroupCommit, money: LedgerWrites)
   return {
     createTask(t: NewTask) {
       return write(() => {
-        if (!money.spend(t.tokenId, t.price, t.id, t.model)) return null;
+        if (!ledger.spend(t.tokenId, t.price, t.id, t.model)) return null;
         const pricing = t.pricing ? JSON.stringify(t.pricing) : null;
-        insertTask.run(t.id, t.tokenId, t.kind, t.route, t.model, t.upstreamModel, t.channel, t.price, pricing, t.createdAt, t.createdAt, t.deadlineAt);
+        insertTask.run(t.id, t.tokenId, t.kind, t.route, t.model, t.upstreamModel, t.channel, t.price, pricing, t.createdAt, t.createdAt, t.deadlineAt, t.lease?.owner ?? null, t.lease?.until ?? null);
         return newTaskRecord(t);
       });
     },
@@ -59,16 +67,9 @@ export function taskMethods(db: Db, { write }: GroupCommit, money: LedgerWrites)
         if (!row || row.version !== version) return null;
         const keys = Object.keys(patch).filter((k) => k !== 'refund' && k !== 'settle' && patch[k as keyof TaskPatch] !== undefined);
         const values = keys.map((k) => PATCH_COLUMNS[k as keyof typeof PATCH_COLUMNS][1](patch[k as keyof TaskPatch]));
-        // Refund and settlement ride on the same compare-and-set: only a task not yet refunded pays
-        // out, once, and only one neither settled nor refunded settles. What goes back is never more
-        // than what the task still holds.
-        const refundNow = patch.refund === true && row.refunded === 0;
-        const settleNow = !refundNow && patch.settle !== undefined && row.charged === null && row.refunded === 0;
-        const held = row.charged ?? row.price;
-        const charged = refundNow ? 0 : settleNow ? clampSettlement(patch.settle!, row.price) : row.charged;
-        if (updateFor(keys).run([...values, row.refunded === 1 || refundNow ? 1 : 0, charged, id, version]).changes !== 1) return null;
-        if (refundNow) money.giveBack(row.token_id, 'refund', held, id, row.model);
-        if (settleNow) money.giveBack(row.token_id, 'settle', row.price - charged!, id, row.model);
+        const money = taskMoney({ price: row.price, charged: row.charged, refunded: row.refunded === 1 }, patch);
+        if (updateFor(keys).run([...values, money.refunded ? 1 : 0, money.charged, id, version]).changes !== 1) return null;
+        if (money.giveBack) ledger.giveBack(row.token_id, money.giveBack.kind, money.giveBack.amount, id, row.model);
         return toTask(read(id)!);
       });
     },
@@ -77,12 +78,23 @@ export function taskMethods(db: Db, { write }: GroupCommit, money: LedgerWrites)
         const row = read(id);
         if (!row || row.version !== version) return false;
         deleteTask.run(id, version);
-        if (row.refunded === 0) money.giveBack(row.token_id, 'refund', row.charged ?? row.price, id, row.model);
+        if (row.refunded === 0) ledger.giveBack(row.token_id, 'refund', row.charged ?? row.price, id, row.model);
         return true;
       });
     },
     async listUnfinishedTasks(after, limit) {
       return (unfinished.all(after ?? '', limit) as TaskRow[]).map(toTask);
+    },
+    claimTasks(owner, now, until, limit) {
+      return write(() => (claim.all(owner, until, now, limit) as TaskRow[]).map(toTask).sort((a, b) => (a.id < b.id ? -1 : 1)));
+    },
+    renewLeases(owner, ids, until) {
+      return write(() => ids.filter((id) => renew.run(until, id, owner).changes === 1));
+    },
+    async releaseLeases(owner, ids) {
+      await write(() => {
+        for (const id of ids) release.run(id, owner);
+      });
     },
   };
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { NewToken, Store } from '../store.js';
 import type { Db } from './database.js';
-import { toRecord, type TokenRow } from './rows.js';
+import { toRecord, type TokenRow } from '../sql-rows.js';
 
 /** Tokens: create, find, list, delete. */
 export function tokenMethods(db: Db): Pick<Store, 'createToken' | 'findTokenByHash' | 'listTokens' | 'getToken' | 'deleteTokensNamed'> {

@@ -1,6 +1,9 @@
-import type { LedgerEntry, LedgerKind, ResourceRecord, TaskPatch, TaskRecord, TokenRecord } from '../store.js';
+import type { LedgerEntry, LedgerKind, ResourceRecord, TaskPatch, TaskRecord, TokenRecord } from './store.js';
 
-/** The rows of the embedded store as SQLite gives them, and how they become the store's records. */
+/**
+ * The rows of the SQL drivers (SQLite and PostgreSQL keep the same columns: flags as 0/1, JSON as
+ * text, times and units as integers), and how they become the store's records.
+ */
 
 /** A `resources` row. */
 export interface ResourceRow {

@@ -1,0 +1,78 @@
+/**
+ * The PostgreSQL schema of the scale-out store, as steps applied in order, each once, under an
+ * advisory lock (./database.ts). Columns are those of the embedded store (../sql-rows.ts); ids
+ * compare byte-wise (`COLLATE "C"`), as SQLite compares them, so pages and task scans agree.
+ */
+export const MIGRATIONS: readonly string[] = [
+  `CREATE TABLE tokens (
+     seq BIGSERIAL,
+     id TEXT COLLATE "C" PRIMARY KEY,
+     name TEXT NOT NULL,
+     key_hash TEXT NOT NULL UNIQUE,
+     grp TEXT NOT NULL,
+     models TEXT,
+     quota BIGINT,
+     used BIGINT NOT NULL DEFAULT 0,
+     disabled SMALLINT NOT NULL DEFAULT 0,
+     created_at BIGINT NOT NULL
+   );
+   CREATE INDEX tokens_by_name ON tokens (name);
+   CREATE TABLE tasks (
+     id TEXT COLLATE "C" PRIMARY KEY,
+     token_id TEXT NOT NULL,
+     kind TEXT NOT NULL,
+     route TEXT NOT NULL,
+     model TEXT NOT NULL,
+     upstream_model TEXT NOT NULL,
+     channel TEXT NOT NULL,
+     upstream_id TEXT,
+     status TEXT NOT NULL,
+     progress INTEGER NOT NULL DEFAULT 0,
+     vendor_status TEXT,
+     results TEXT NOT NULL DEFAULT '[]',
+     error TEXT,
+     context TEXT,
+     seconds TEXT,
+     size TEXT,
+     price BIGINT NOT NULL,
+     pricing TEXT,
+     charged BIGINT,
+     refunded SMALLINT NOT NULL DEFAULT 0,
+     created_at BIGINT NOT NULL,
+     updated_at BIGINT NOT NULL,
+     completed_at BIGINT,
+     deadline_at BIGINT NOT NULL,
+     version INTEGER NOT NULL,
+     lease_owner TEXT,
+     lease_until BIGINT
+   );
+   -- The poller's scans (resume, claims) read only unfinished tasks.
+   CREATE INDEX tasks_unfinished ON tasks (id) WHERE status IN ('submitting', 'queued', 'in_progress');
+   CREATE TABLE ledger (
+     id BIGSERIAL PRIMARY KEY,
+     token_id TEXT NOT NULL,
+     kind TEXT NOT NULL,
+     ref TEXT NOT NULL,
+     model TEXT NOT NULL,
+     amount BIGINT NOT NULL,
+     at BIGINT NOT NULL
+   );
+   CREATE INDEX ledger_by_token ON ledger (token_id, id);
+   CREATE TABLE holds (
+     ref TEXT PRIMARY KEY,
+     token_id TEXT NOT NULL,
+     model TEXT NOT NULL,
+     amount BIGINT NOT NULL,
+     expires_at BIGINT NOT NULL
+   );
+   CREATE INDEX holds_by_expiry ON holds (expires_at);
+   CREATE TABLE resources (
+     kind TEXT NOT NULL,
+     id TEXT NOT NULL,
+     token_id TEXT NOT NULL,
+     channel TEXT NOT NULL,
+     vendor_id TEXT NOT NULL,
+     created_at BIGINT NOT NULL,
+     PRIMARY KEY (kind, id)
+   );`,
+];

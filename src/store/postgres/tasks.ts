@@ -1,0 +1,107 @@
+import { newTaskRecord, type Store, type TaskPatch, type TaskRecord } from '../store.js';
+import { taskMoney } from '../money.js';
+import { PATCH_COLUMNS, toLedger, toTask, type LedgerRow, type TaskRow } from '../sql-rows.js';
+import { transaction, type Pool } from './database.js';
+import { GIVE_BACK, ledgerOf, spendSql, type LedgerListeners } from './ledger-sql.js';
+
+type TaskMethods = Pick<
+  Store,
+  'createTask' | 'getTask' | 'getTasks' | 'updateTask' | 'abortTask' | 'listUnfinishedTasks' | 'claimTasks' | 'renewLeases' | 'releaseLeases'
+>;
+const UNFINISHED = "status IN ('submitting', 'queued', 'in_progress')";
+
+// The debit and the task in one statement: no task without its debit, no debit without its task.
+const CREATE = spendSql(`, t AS (
+    INSERT INTO tasks (id, token_id, kind, route, model, upstream_model, channel, status, price, pricing, created_at, updated_at, deadline_at, version, lease_owner, lease_until)
+    SELECT $3, id, $6, $7, $4, $8, $9, 'submitting', $2::bigint, $10, $11, $11, $12, 1, $13, $14 FROM d
+  )`);
+// Deleting the row is the once-only step; what it still held goes back in the same statement.
+const ABORT = `WITH t AS (DELETE FROM tasks WHERE id = $1 AND version = $2 RETURNING *),
+  g AS (
+    UPDATE tokens k SET used = k.used - COALESCE(t.charged, t.price) FROM t
+    WHERE t.refunded = 0 AND COALESCE(t.charged, t.price) > 0 AND k.id = t.token_id
+    RETURNING k.id, COALESCE(t.charged, t.price) AS amount, t.id AS ref, t.model
+  ),
+  l AS (INSERT INTO ledger (token_id, kind, ref, model, amount, at) SELECT id, 'refund', ref, model, amount, $3 FROM g RETURNING *)
+  SELECT (SELECT count(*) FROM t)::int AS ok, l.* FROM (SELECT 1) AS one LEFT JOIN l ON true`;
+// SKIP LOCKED: replicas claiming at once take different tasks, and none waits for another.
+const CLAIM = `UPDATE tasks SET lease_owner = $1, lease_until = $3 WHERE id IN (
+    SELECT id FROM tasks WHERE ${UNFINISHED} AND (lease_owner IS NULL OR lease_until <= $2) ORDER BY id LIMIT $4 FOR UPDATE SKIP LOCKED
+  ) RETURNING *`;
+
+/** Tasks: created with their debit, changed by compare-and-set, settled or refunded once, leased to one replica. */
+export function taskMethods(pool: Pool, listeners: LedgerListeners): TaskMethods {
+  const patchSql = (keys: string[], money: boolean) => {
+    const sets = keys.map((k, i) => `${PATCH_COLUMNS[k as keyof typeof PATCH_COLUMNS][0]} = $${i + 1}`);
+    if (money) sets.push(`refunded = $${keys.length + 1}`, `charged = $${keys.length + 2}`);
+    const n = keys.length + (money ? 2 : 0);
+    return `UPDATE tasks SET ${[...sets, 'version = version + 1'].join(', ')} WHERE id = $${n + 1} AND version = $${n + 2} RETURNING *`;
+  };
+  return {
+    async createTask(t) {
+      const now = Date.now();
+      const { rows } = await pool.query<LedgerRow & { ok: number }>(CREATE, [
+        t.tokenId, t.price, t.id, t.model, now,
+        t.kind, t.route, t.upstreamModel, t.channel, t.pricing ? JSON.stringify(t.pricing) : null, t.createdAt, t.deadlineAt,
+        t.lease?.owner ?? null, t.lease?.until ?? null,
+      ]);
+      if (rows[0]!.ok !== 1) return null;
+      listeners.tell(ledgerOf(rows[0]!));
+      return newTaskRecord(t);
+    },
+    async getTask(id) {
+      const row = (await pool.query<TaskRow>('SELECT * FROM tasks WHERE id = $1', [id])).rows[0];
+      return row ? toTask(row) : null;
+    },
+    async getTasks(ids) {
+      if (ids.length === 0) return [];
+      return (await pool.query<TaskRow>('SELECT * FROM tasks WHERE id = ANY($1::text[])', [ids])).rows.map(toTask);
+    },
+    async updateTask(id, version, patch) {
+      const keys = Object.keys(patch).filter((k) => k !== 'refund' && k !== 'settle' && patch[k as keyof TaskPatch] !== undefined);
+      const values = keys.map((k) => PATCH_COLUMNS[k as keyof typeof PATCH_COLUMNS][1](patch[k as keyof TaskPatch]));
+      if (patch.refund !== true && patch.settle === undefined) {
+        // No money moves: the compare-and-set is the statement itself.
+        const row = (await pool.query<TaskRow>(patchSql(keys, false), [...values, id, version])).rows[0];
+        return row ? toTask(row) : null;
+      }
+      const { task, written } = await transaction(pool, async (c) => {
+        const row = (await c.query<TaskRow>('SELECT * FROM tasks WHERE id = $1 FOR UPDATE', [id])).rows[0];
+        if (!row || row.version !== version) return { task: null, written: [] };
+        const money = taskMoney({ price: row.price, charged: row.charged, refunded: row.refunded === 1 }, patch);
+        const updated = (await c.query<TaskRow>(patchSql(keys, true), [...values, money.refunded ? 1 : 0, money.charged, id, version])).rows[0]!;
+        const ledger = money.giveBack
+          ? (await c.query<LedgerRow>(GIVE_BACK, [row.token_id, money.giveBack.amount, money.giveBack.kind, id, row.model, Date.now()])).rows
+          : [];
+        return { task: toTask(updated), written: ledger.map(toLedger) };
+      });
+      listeners.tell(written);
+      return task;
+    },
+    async abortTask(id, version) {
+      const row = (await pool.query<LedgerRow & { ok: number }>(ABORT, [id, version, Date.now()])).rows[0]!;
+      listeners.tell(ledgerOf(row));
+      return row.ok === 1;
+    },
+    async listUnfinishedTasks(after, limit) {
+      const { rows } = await pool.query<TaskRow>(`SELECT * FROM tasks WHERE ${UNFINISHED} AND id > $1 ORDER BY id LIMIT $2`, [after ?? '', limit]);
+      return rows.map(toTask);
+    },
+    async claimTasks(owner, now, until, limit) {
+      const { rows } = await pool.query<TaskRow>(CLAIM, [owner, now, until, limit]);
+      return rows.map(toTask).sort((a: TaskRecord, b: TaskRecord) => (a.id < b.id ? -1 : 1));
+    },
+    async renewLeases(owner, ids, until) {
+      if (ids.length === 0) return [];
+      const { rows } = await pool.query<{ id: string }>(
+        `UPDATE tasks SET lease_until = $3 WHERE id = ANY($2::text[]) AND lease_owner = $1 AND ${UNFINISHED} RETURNING id`,
+        [owner, ids, until],
+      );
+      return rows.map((r) => r.id);
+    },
+    async releaseLeases(owner, ids) {
+      if (ids.length === 0) return;
+      await pool.query('UPDATE tasks SET lease_owner = NULL, lease_until = NULL WHERE id = ANY($2::text[]) AND lease_owner = $1', [owner, ids]);
+    },
+  };
+}

@@ -1,0 +1,43 @@
+import { randomUUID } from 'node:crypto';
+import type { ResourceRecord, Store } from '../store.js';
+import { toRecord, toResource, type ResourceRow, type TokenRow } from '../sql-rows.js';
+import type { Pool } from './database.js';
+
+/** Tokens (create, find, list, delete) and the resources clients created. */
+export function tokenMethods(pool: Pool): Pick<Store, 'createToken' | 'findTokenByHash' | 'listTokens' | 'getToken' | 'deleteTokensNamed' | 'putResource' | 'getResources'> {
+  const one = async (sql: string, params: unknown[]) => {
+    const row = (await pool.query<TokenRow>(sql, params)).rows[0];
+    return row ? toRecord(row) : null;
+  };
+  return {
+    async createToken(t) {
+      const { rows } = await pool.query<TokenRow>(
+        'INSERT INTO tokens (id, name, key_hash, grp, models, quota, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *',
+        [randomUUID(), t.name, t.keyHash, t.group, t.models === null ? null : JSON.stringify(t.models), t.quota, Date.now()],
+      );
+      return toRecord(rows[0]!);
+    },
+    findTokenByHash: (keyHash) => one('SELECT * FROM tokens WHERE key_hash = $1', [keyHash]),
+    getToken: (id) => one('SELECT * FROM tokens WHERE id = $1', [id]),
+    async listTokens() {
+      return (await pool.query<TokenRow>('SELECT * FROM tokens ORDER BY created_at, seq')).rows.map(toRecord);
+    },
+    async deleteTokensNamed(name) {
+      return (await pool.query('DELETE FROM tokens WHERE name = $1', [name])).rowCount ?? 0;
+    },
+    async putResource(r) {
+      const inserted = await pool.query(
+        'INSERT INTO resources (kind, id, token_id, channel, vendor_id, created_at) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING',
+        [r.kind, r.id, r.tokenId, r.channel, r.vendorId, r.createdAt],
+      );
+      if (inserted.rowCount === 1) return true;
+      // A second statement, so it sees a row another transaction committed while this one waited.
+      const had = (await pool.query<ResourceRow>('SELECT * FROM resources WHERE kind = $1 AND id = $2', [r.kind, r.id])).rows[0];
+      return had !== undefined && had.token_id === r.tokenId && had.channel === r.channel;
+    },
+    async getResources(kind, ids) {
+      const { rows } = await pool.query<ResourceRow>('SELECT * FROM resources WHERE kind = $1 AND id = ANY($2::text[])', [kind, [...new Set(ids)]]);
+      return rows.map(toResource) as ResourceRecord[];
+    },
+  };
+}
