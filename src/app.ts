@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import { delimiter } from 'node:path';
 import type { Logger } from 'pino';
 import { LiveConfig } from './config/live-config.js';
@@ -7,7 +9,8 @@ import { createGateway, type Gateway } from './gateway.js';
 import { Metrics } from './metrics/metrics.js';
 import type { Simulator } from './sim/http.js';
 import { SIMULATORS } from './sim/registry.js';
-import { openStore } from './store/open-store.js';
+import { isSharedStore, openStore } from './store/open-store.js';
+import { DEFAULT_LEASE_MS } from './tasks/poller.js';
 import type { Store } from './store/store.js';
 
 /** Settings of a gateway process, from the environment (README: "Settings"). */
@@ -32,6 +35,10 @@ export interface AppSettings {
   readonly headersTimeoutMs: number;
   /** GATEWAY_REQUEST_TIMEOUT_MS: a client's whole request must arrive within this (NaN when malformed, refused at start). */
   readonly requestTimeoutMs: number;
+  /** GATEWAY_REPLICA_ID: this replica's name on task leases; null: a random one per process. */
+  readonly replicaId: string | null;
+  /** GATEWAY_TASK_LEASE_MS: how long a task stays with a replica that stopped renewing (NaN when malformed, refused at start). */
+  readonly taskLeaseMs: number;
 }
 
 /** Reads process settings from the environment, with the documented defaults. */
@@ -49,6 +56,8 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env, defaults: 
     bodyBudgetBytes: env.GATEWAY_BODY_BUDGET_MB ? Math.floor(Number(env.GATEWAY_BODY_BUDGET_MB) * 1024 * 1024) : (defaults.bodyBudgetBytes ?? null),
     headersTimeoutMs: env.GATEWAY_HEADERS_TIMEOUT_MS ? Number(env.GATEWAY_HEADERS_TIMEOUT_MS) : (defaults.headersTimeoutMs ?? 30_000),
     requestTimeoutMs: env.GATEWAY_REQUEST_TIMEOUT_MS ? Number(env.GATEWAY_REQUEST_TIMEOUT_MS) : (defaults.requestTimeoutMs ?? 300_000),
+    replicaId: env.GATEWAY_REPLICA_ID || (defaults.replicaId ?? null),
+    taskLeaseMs: env.GATEWAY_TASK_LEASE_MS ? Number(env.GATEWAY_TASK_LEASE_MS) : (defaults.taskLeaseMs ?? DEFAULT_LEASE_MS),
   };
 }
 
@@ -81,6 +90,8 @@ export async function startApp(settings: AppSettings, log: Logger, opts: { simul
   const { headersTimeoutMs: headers, requestTimeoutMs: whole } = settings;
   if (!(Number.isInteger(headers) && headers >= 1_000 && headers <= 3_600_000)) throw new Error('GATEWAY_HEADERS_TIMEOUT_MS must be whole milliseconds from 1000 to 3600000');
   if (!(Number.isInteger(whole) && whole >= headers && whole <= 3_600_000)) throw new Error('GATEWAY_REQUEST_TIMEOUT_MS must be whole milliseconds, at least GATEWAY_HEADERS_TIMEOUT_MS and at most 3600000');
+  const lease = settings.taskLeaseMs;
+  if (!(Number.isInteger(lease) && lease >= 300 && lease <= 600_000)) throw new Error('GATEWAY_TASK_LEASE_MS must be whole milliseconds from 300 to 600000');
   const simulators: Simulator[] = [];
   let override: ChannelOverride | undefined;
   if (opts.simulate) {
@@ -122,6 +133,12 @@ export async function startApp(settings: AppSettings, log: Logger, opts: { simul
       bodyBudgetBytes: budget ?? undefined,
       headersTimeoutMs: headers,
       requestTimeoutMs: whole,
+      lease: {
+        owner: settings.replicaId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
+        ms: lease,
+        // Only the scale-out store is shared: the embedded one belongs to this process.
+        soleReplica: !isSharedStore(settings.storeUrl),
+      },
     });
     connectReloads(config, gateway, log);
     const port = await gateway.listen(settings.port, settings.host);

@@ -14,7 +14,7 @@ import { startHoldSweeper, sweepExpiredHolds } from './quota/hold-sweep.js';
 import { countQuotaUnits } from './quota/quota-metrics.js';
 import { RoutingState } from './routing/routing-state.js';
 import type { Store } from './store/store.js';
-import { Poller } from './tasks/poller.js';
+import { Poller, type LeaseSettings } from './tasks/poller.js';
 import { newTaskId } from './tasks/task-id.js';
 import { Pools } from './upstream/pools.js';
 
@@ -32,6 +32,8 @@ export interface GatewayOptions {
   readonly clock?: () => Date;
   /** Random source for weighted channel choice; golden runs fix it. */
   readonly random?: () => number;
+  /** How this replica shares tasks with others (GATEWAY_REPLICA_ID, GATEWAY_TASK_LEASE_MS); default: the only replica. */
+  readonly lease?: LeaseSettings;
   /** Milliseconds an authenticated key stays cached. */
   readonly authCacheTtlMs?: number;
   /** Task ids; golden runs make them deterministic. */
@@ -95,7 +97,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
   ]);
   const admin = { adminKey: opts.adminKey ?? null, metrics, store: opts.store, routing, config: opts.config ?? null };
   let stopSweeper: () => void = () => undefined;
-  const poller = new Poller({ store: opts.store, pools, snapshot: opts.snapshot, log: opts.log, clock, random: opts.random, lostAfterMs: opts.lostAfterMs });
+  const poller = new Poller({ store: opts.store, pools, snapshot: opts.snapshot, log: opts.log, clock, random: opts.random, lostAfterMs: opts.lostAfterMs, lease: opts.lease });
   if (!poll) poller.stop();
   const deps: TaskDeps = { store: opts.store, pools, random: opts.random, poller, newId: opts.newTaskId ?? newTaskId, refreshAlways: !poll, awaitIntervalMs: opts.awaitIntervalMs, lostAfterMs: opts.lostAfterMs, clock, routing, metrics };
 
@@ -149,6 +151,8 @@ export function createGateway(opts: GatewayOptions): Gateway {
         server.closeIdleConnections();
       });
       await pools.close();
+      // After the drain: tasks submitted meanwhile are this replica's too.
+      if (poll) await poller.releaseLeases().catch((err: unknown) => opts.log.warn({ err }, 'could not give back task leases; other replicas take them when they run out'));
       // After the drain: what requests finishing meanwhile moved is counted too.
       stopQuotaMetrics();
     },

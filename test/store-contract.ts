@@ -360,8 +360,11 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
       assert.equal(await store.hold(t.id, 4, hold('short')), false, 'a hold the quota cannot pay is refused');
       assert.equal(await store.hold(t.id, 0, hold('free')), true, 'a free request holds nothing');
       assert.equal((await store.getToken(t.id))?.used, 7);
-      assert.deepEqual(await Promise.all([store.releaseHold('s', false), store.releaseHold('s', true), store.releaseHold('s', false)]), [true, false, false]);
-      assert.deepEqual(await Promise.all([store.releaseHold('r', true), store.releaseHold('r', true), store.releaseHold('r', false)]), [true, false, false]);
+      assert.equal(await store.releaseHold('s', false), true);
+      assert.deepEqual(await Promise.all([store.releaseHold('s', true), store.releaseHold('s', false)]), [false, false], 'a hold ends once');
+      // Racing releases (on a pooled driver they run on different connections): exactly one ends it.
+      const racing = await Promise.all([store.releaseHold('r', true), store.releaseHold('r', true), store.releaseHold('r', true)]);
+      assert.equal(racing.filter(Boolean).length, 1);
       assert.equal(await store.releaseHold('short', true), false, 'a refused hold was never recorded');
       assert.equal(await store.releaseHold('free', true), false);
       assert.equal((await store.getToken(t.id))?.used, 4, 'the settled hold stays charged, the refunded one went back');
@@ -467,9 +470,9 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
       assert.deepEqual(await store.renewLeases('a', ['task_mine'], 5_000), [], 'a lease taken by another is lost');
 
       // A replica that stops gives its leases back: another takes them at once.
-      await store.releaseLeases('b', bIds);
+      await store.releaseLeases('b');
       assert.deepEqual((await store.claimTasks('e', 1_600, 4_000, 10)).map((x) => x.id).sort(), [...bIds].sort());
-      await store.releaseLeases('b', ['task_mine']);
+      await store.releaseLeases('b');
       assert.deepEqual(await store.claimTasks('f', 1_600, 4_000, 10), [], 'releasing what another holds changes nothing');
       // At 2,500 c's leases (to 2,000) have run out; b's renewed ones (to 3,000) were released and taken by e.
       assert.deepEqual((await store.claimTasks('g', 2_500, 4_000, 10)).map((x) => x.id).sort(), c.map((x) => x.id).sort());

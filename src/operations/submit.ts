@@ -48,8 +48,11 @@ export async function runTaskSubmit(ctx: RequestContext, body: unknown, deps: Ta
     pricing,
     createdAt: now,
     deadlineAt: now + first.channel.polling.deadlineMs,
+    lease: deps.poller.newLease(),
   });
   if (!pending) throw quotaShort(price);
+  // The lease is kept while the vendor is asked, however long that takes; then polling keeps it.
+  const letGo = deps.poller.holdLease(id);
 
   let accepted: { record: TaskRecord | null; channel: CompiledChannel };
   try {
@@ -77,6 +80,8 @@ export async function runTaskSubmit(ctx: RequestContext, body: unknown, deps: Ta
   } catch (err) {
     await deps.store.abortTask(id, pending.version);
     throw err;
+  } finally {
+    letGo();
   }
   if (!accepted.record) throw new GatewayError('internal_error', 'the task record changed while it was being submitted');
   deps.poller.track(accepted.record, accepted.channel);

@@ -10,11 +10,16 @@ import type { Store } from './store.js';
  * embedded SQLite store; `postgres://` (or `postgresql://`) is PostgreSQL, shared by replicas,
  * its schema brought up to date before this resolves. Another scheme is refused by name.
  */
+/** Whether the store a URL names can be shared by several replicas (PostgreSQL), not one process's own (SQLite). */
+export function isSharedStore(url: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(url);
+}
+
 export async function openStore(url: string, opts: { poolSize?: number } = {}): Promise<Store> {
   if (url === ':memory:') return openSqliteStore(url);
   if (/^file:/i.test(url)) return openSqliteStore(fileURLToPath(url));
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(url)?.[1]?.toLowerCase();
-  if (scheme === 'postgres' || scheme === 'postgresql') return openPostgresStore(url, opts.poolSize);
+  if (isSharedStore(url)) return openPostgresStore(url, opts.poolSize);
   if (scheme) {
     throw new GatewayError('internal_error', `the store URL scheme "${scheme}:" is not supported; use a file path, a file: URL, :memory: or postgres://`);
   }

@@ -332,7 +332,7 @@ export interface Store {
    * lease that ran out and was taken by another is lost).
    */
   renewLeases(owner: string, ids: readonly string[], until: number): Promise<string[]>;
-  /** Gives up `owner`'s leases of those tasks (a replica stopping), so another takes them at once. */
-  releaseLeases(owner: string, ids: readonly string[]): Promise<void>;
+  /** Gives up every lease `owner` holds (a replica stopping), so other replicas take its tasks at once. */
+  releaseLeases(owner: string): Promise<void>;
   close(): Promise<void>;
 }

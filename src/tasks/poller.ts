@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { DEFAULT_POLLING } from '../config/lookups.js';
 import type { CompiledChannel, Snapshot } from '../config/snapshot.js';
@@ -33,7 +34,29 @@ export interface PollerDeps {
   readonly timers?: PollerTimers;
   /** Overrides every channel's `polling.lost_after_ms` (golden runs: 0, so one answer shows the verdict). */
   readonly lostAfterMs?: number;
+  /** How this replica shares the tasks with others; default: a fresh owner, 30 s leases, the only replica. */
+  readonly lease?: LeaseSettings;
 }
+
+/**
+ * Leases (README, "Running several replicas"): each unfinished task is followed by the replica
+ * that holds its lease in the store; holders renew every third of `ms`, and a replica that dies
+ * lets its leases run out, so the others claim its tasks within `ms`.
+ */
+export interface LeaseSettings {
+  /** This replica's name in the store (GATEWAY_REPLICA_ID; default: random per process). */
+  readonly owner: string;
+  /** GATEWAY_TASK_LEASE_MS (default 30 s). */
+  readonly ms: number;
+  /**
+   * No other replica shares the store (the embedded store): at start this one takes every
+   * unfinished task at once, whoever held it, instead of waiting for the leases of the process
+   * it replaces to run out.
+   */
+  readonly soleReplica: boolean;
+}
+
+export const DEFAULT_LEASE_MS = 30_000;
 
 /** Backoff of a channel in trouble: doubling from 1 s to 60 s, jittered, or the vendor's Retry-After. */
 const BACKOFF_BASE_MS = 1_000;
@@ -49,6 +72,8 @@ const TASK_BACKOFF_MAX_MS = 5 * 60_000;
 /** Resumed tasks are spread over this much of their first interval, so a restart is not a stampede. */
 const RESUME_SPREAD = 1;
 const RESUME_PAGE = 1000;
+/** Tasks a replica claims per lease round from others that died: the rest is left to the other replicas' rounds. */
+const CLAIM_PAGE = 500;
 
 interface ChannelState {
   active: number;
@@ -85,11 +110,16 @@ export class Poller {
   #timer: unknown = null;
   #timerAt = Infinity;
   #stopped = false;
+  readonly #lease: LeaseSettings;
+  #leaseTimer: NodeJS.Timeout | null = null;
+  /** Tasks whose submission is under way: not followed yet, their leases renewed. */
+  readonly #held = new Set<string>();
   /** Upstream calls made by the poller and refreshes, for the benchmark and metrics. */
   readonly stats = { queries: 0, batchQueries: 0, updates: 0 };
 
   constructor(deps: PollerDeps) {
     this.#deps = deps;
+    this.#lease = deps.lease ?? { owner: randomUUID(), ms: DEFAULT_LEASE_MS, soleReplica: true };
   }
 
   /** How many tasks are followed. */
@@ -97,24 +127,65 @@ export class Poller {
     return this.#channelOf.size;
   }
 
-  /** Resumes every unfinished task of the store (after a restart). */
+  /**
+   * Claims the unfinished tasks no live replica follows (at start, the sole replica claims them
+   * all), then keeps its leases: every third of the lease time it renews what it follows, lets go
+   * of what another replica took, and claims what a dead one left. Resolves with how many tasks
+   * the first round took.
+   */
   async resume(): Promise<number> {
-    let after: string | null = null;
-    let n = 0;
-    const now = this.#now();
-    for (;;) {
-      const page: TaskRecord[] = await this.#deps.store.listUnfinishedTasks(after, RESUME_PAGE);
-      if (page.length === 0) break;
-      for (const t of page) {
-        const interval = this.#channel(t.channel)?.polling.intervalMs ?? DEFAULT_POLLING.intervalMs;
-        const due = t.status === 'submitting' ? Math.max(now, t.createdAt + SUBMIT_ORPHAN_MS) : now + Math.floor(this.#random() * interval * RESUME_SPREAD);
-        this.#follow(t.id, t.channel, due);
-        n++;
-      }
-      after = page[page.length - 1]!.id;
-    }
-    this.#arm();
+    const n = await this.#claim(this.#lease.soleReplica ? Number.MAX_SAFE_INTEGER : this.#now(), Infinity);
+    this.#leaseTimer = setInterval(() => void this.#leaseRound().catch((err: unknown) => this.#deps.log.warn({ err }, 'lease round failed; trying again')), this.#lease.ms / 3);
+    this.#leaseTimer.unref();
     return n;
+  }
+
+  /** The lease a task this replica creates starts with (it follows what it submits). */
+  newLease(): { owner: string; until: number } {
+    return { owner: this.#lease.owner, until: this.#now() + this.#lease.ms };
+  }
+
+  /** Keeps renewing the lease of a task not followed yet (its submission under way) until the returned function is called. */
+  holdLease(id: string): () => void {
+    this.#held.add(id);
+    return () => void this.#held.delete(id);
+  }
+
+  /** Gives back every lease this replica holds (it is stopping), so the others take its tasks at once. */
+  releaseLeases(): Promise<void> {
+    return this.#deps.store.releaseLeases(this.#lease.owner);
+  }
+
+  /** Claims free tasks (leases run out at or before `now`) in pages, at most `max`; follows each, spread over its first interval. */
+  async #claim(now: number, max: number): Promise<number> {
+    let n = 0;
+    while (n < max && !this.#stopped) {
+      const page = await this.#deps.store.claimTasks(this.#lease.owner, now, this.#now() + this.#lease.ms, Math.min(RESUME_PAGE, max - n));
+      const at = this.#now();
+      for (const t of page) {
+        if (this.#channelOf.has(t.id)) continue;
+        const interval = this.#channel(t.channel)?.polling.intervalMs ?? DEFAULT_POLLING.intervalMs;
+        const due = t.status === 'submitting' ? Math.max(at, t.createdAt + SUBMIT_ORPHAN_MS) : at + Math.floor(this.#random() * interval * RESUME_SPREAD);
+        this.#follow(t.id, t.channel, due);
+      }
+      n += page.length;
+      this.#arm();
+      if (page.length < RESUME_PAGE) break;
+    }
+    return n;
+  }
+
+  async #leaseRound(): Promise<void> {
+    if (this.#stopped) return;
+    const ids = [...new Set([...this.#channelOf.keys(), ...this.#held])];
+    const until = this.#now() + this.#lease.ms;
+    for (let i = 0; i < ids.length; i += RESUME_PAGE) {
+      const chunk = ids.slice(i, i + RESUME_PAGE);
+      const held = new Set(await this.#deps.store.renewLeases(this.#lease.owner, chunk, until));
+      // Finished meanwhile, or followed by another replica since this one's lease ran out.
+      for (const id of chunk) if (!held.has(id) && !this.#inflight.has(id) && !this.#held.has(id)) this.#forget(id);
+    }
+    await this.#claim(this.#now(), CLAIM_PAGE);
   }
 
   /**
@@ -200,6 +271,8 @@ export class Poller {
   /** Stops polling; looks under way finish on their own. */
   stop(): void {
     this.#stopped = true;
+    if (this.#leaseTimer !== null) clearInterval(this.#leaseTimer);
+    this.#leaseTimer = null;
     if (this.#timer !== null) this.#timers.clear(this.#timer);
     this.#timer = null;
   }

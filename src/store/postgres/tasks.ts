@@ -99,9 +99,8 @@ export function taskMethods(pool: Pool, listeners: LedgerListeners): TaskMethods
       );
       return rows.map((r) => r.id);
     },
-    async releaseLeases(owner, ids) {
-      if (ids.length === 0) return;
-      await pool.query('UPDATE tasks SET lease_owner = NULL, lease_until = NULL WHERE id = ANY($2::text[]) AND lease_owner = $1', [owner, ids]);
+    async releaseLeases(owner) {
+      await pool.query(`UPDATE tasks SET lease_owner = NULL, lease_until = NULL WHERE ${UNFINISHED} AND lease_owner = $1`, [owner]);
     },
   };
 }

@@ -25,7 +25,7 @@ export function taskMethods(db: Db, { write }: GroupCommit, ledger: LedgerWrites
        (SELECT id FROM tasks WHERE ${UNFINISHED} AND (lease_owner IS NULL OR lease_until <= ?) ORDER BY id LIMIT ?) RETURNING *`,
   );
   const renew = db.prepare(`UPDATE tasks SET lease_until = ? WHERE id = ? AND lease_owner = ? AND ${UNFINISHED}`);
-  const release = db.prepare('UPDATE tasks SET lease_owner = NULL, lease_until = NULL WHERE id = ? AND lease_owner = ?');
+  const release = db.prepare(`UPDATE tasks SET lease_owner = NULL, lease_until = NULL WHERE ${UNFINISHED} AND lease_owner = ?`);
   // One prepared UPDATE per set of patched fields: a poller writes the same few shapes again and again.
   const updates = new Map<string, ReturnType<Db['prepare']>>();
   const updateFor = (keys: string[]) => {
@@ -91,10 +91,8 @@ export function taskMethods(db: Db, { write }: GroupCommit, ledger: LedgerWrites
     renewLeases(owner, ids, until) {
       return write(() => ids.filter((id) => renew.run(until, id, owner).changes === 1));
     },
-    async releaseLeases(owner, ids) {
-      await write(() => {
-        for (const id of ids) release.run(id, owner);
-      });
+    async releaseLeases(owner) {
+      await write(() => release.run(owner));
     },
   };
 }
