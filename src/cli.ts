@@ -10,12 +10,17 @@ import { loadConfig } from './config/load.js';
 import { PROJECT_ROOT } from './config/paths.js';
 import { runGolden } from './golden/runner.js';
 import { createLogger } from './log.js';
+import type { Simulator } from './sim/http.js';
+import { SIMULATORS } from './sim/registry.js';
+import { simulatorEnv } from './sim/sim-env.js';
 import { openStore } from './store/open-store.js';
 import { generateKey, hashKey } from './tokens/keys.js';
 
 const USAGE = `usage: gateway <command>
   start                         serve with the config of $GATEWAY_CONFIG_DIR (default: .)
   demo                          serve with simulated vendors behind every channel lacking credentials
+  sims [--finish-ms N]          run every simulated vendor in this process until stopped; print the channel
+                                variables (NAME=value) that point the configured channels at them
   check [dir]                   validate routes.yaml and channels.yaml; exit 1 on errors
   tokens create --group G [--quota N] [--models a,b] [--name NAME]
                                 create an API key (printed once; only its hash is stored)
@@ -124,6 +129,32 @@ async function serve(simulate: boolean): Promise<void> {
   );
 }
 
+/**
+ * Every simulator in one process, shared by several gateways (replicas, staging, a benchmark):
+ * stdout gets the channel variables, one `NAME=value` per line, then stderr says it is ready.
+ */
+async function sims(named: Record<string, string | true>): Promise<void> {
+  let finishMs: number | undefined;
+  if (named['finish-ms'] !== undefined) {
+    finishMs = Number(named['finish-ms']);
+    if (!Number.isSafeInteger(finishMs) || finishMs < 0 || finishMs > 3_600_000) fail('--finish-ms takes whole milliseconds from 0 to 3600000');
+  }
+  const started = new Map<string, Simulator>();
+  for (const [profile, start] of Object.entries(SIMULATORS)) started.set(profile, await start({ finishMs }));
+  const settings = settingsFromEnv();
+  const env = simulatorEnv([settings.configDir, ...settings.extraConfigDirs], started);
+  process.stdout.write(Object.keys(env).sort().map((name) => `${name}=${env[name]}\n`).join(''));
+  process.stderr.write(`gateway sims: ${[...started.values()].map((s) => `${s.profile} at ${s.url}`).join(', ')}; ready (SIGINT or SIGTERM stops them)\n`);
+  const stop = () => {
+    Promise.all([...started.values()].map((s) => s.close())).then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
 async function check(dir: string): Promise<void> {
   const { snapshot, issues } = loadConfig(resolve(dir), { allowMissingEnv: true, extraDirs: settingsFromEnv().extraConfigDirs });
   for (const i of issues) process.stdout.write(formatIssue(i) + '\n');
@@ -207,6 +238,8 @@ async function main(argv: string[]): Promise<void> {
       return serve(false);
     case 'demo':
       return serve(true);
+    case 'sims':
+      return sims(named);
     case 'check':
       return check(positional[0] ?? process.env.GATEWAY_CONFIG_DIR ?? '.');
     case 'tokens':

@@ -3,7 +3,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { channelEnvNames } from '../src/config/env.js';
+import { PROJECT_ROOT } from '../src/config/paths.js';
 import { pngSize } from '../src/sim/png.js';
+import { startGatewayProcess } from './helpers/gateway-process.js';
 import { runCli, startCli } from './helpers/process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gw-cli-'));
@@ -109,5 +112,36 @@ test('demo: a port in use is reported in words, not as a stack', async () => {
     assert.match(r.stderr, new RegExp(`port ${port} on 127\\.0\\.0\\.1 is already in use; choose another with PORT=`));
   } finally {
     blocker.close();
+  }
+});
+
+test('sims: one process serves every simulated vendor and prints the variables that point the channels at it', async () => {
+  const sims = startCli(['sims', '--finish-ms', '100'], { GATEWAY_CONFIG_DIR: PROJECT_ROOT });
+  try {
+    await sims.waitFor(/ready \(SIGINT or SIGTERM stops them\)/);
+    const env = Object.fromEntries(
+      sims.output().split('\n').filter((l) => /^[A-Z][A-Z0-9_]*=/.test(l)).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+    );
+    // Every channel of the shipped config has a simulated vendor, so every variable it names is printed.
+    assert.deepEqual(Object.keys(env).sort(), [...channelEnvNames(PROJECT_ROOT)].sort());
+    for (const [name, value] of Object.entries(env)) if (name.endsWith('_BASE_URL')) assert.match(value, /^http:\/\/127\.0\.0\.1:\d+$/, name);
+
+    // A real gateway started with only those variables serves through them.
+    const db = join(dir, 'sims.db');
+    const created = runCli(['tokens', 'create', '--group', 'default'], { GATEWAY_DB: db, GATEWAY_CONFIG_DIR: PROJECT_ROOT });
+    assert.equal(created.status, 0, created.stderr);
+    const { proc, base } = await startGatewayProcess({ ...env, GATEWAY_DB: db, GATEWAY_CONFIG_DIR: PROJECT_ROOT, GATEWAY_WATCH: '0', HOST: '127.0.0.1', PORT: '0' });
+    try {
+      const res = await fetch(`${base}/v1beta/models/alpha-3-pro-image-preview:generateContent`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${created.stdout.trim()}`, 'content-type': 'application/json' },
+        body: JSON.stringify(generate),
+      });
+      assert.equal(res.status, 200, await res.clone().text());
+    } finally {
+      await proc.stop();
+    }
+  } finally {
+    assert.equal(await sims.stop('SIGTERM'), 0);
   }
 });
