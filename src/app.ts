@@ -6,6 +6,8 @@ import { LiveConfig } from './config/live-config.js';
 import type { ChannelOverride } from './config/load.js';
 import type { Snapshot } from './config/snapshot.js';
 import { createGateway, type Gateway } from './gateway.js';
+import { RedisLive } from './live/redis-live.js';
+import { perProcess, type SharedLive } from './live/shared-live.js';
 import { Metrics } from './metrics/metrics.js';
 import type { Simulator } from './sim/http.js';
 import { SIMULATORS } from './sim/registry.js';
@@ -39,6 +41,12 @@ export interface AppSettings {
   readonly replicaId: string | null;
   /** GATEWAY_TASK_LEASE_MS: how long a task stays with a replica that stopped renewing (NaN when malformed, refused at start). */
   readonly taskLeaseMs: number;
+  /** GATEWAY_REDIS: where replicas share live state (redis://…); null: nothing shared, every limit per process. */
+  readonly redisUrl: string | null;
+  /** GATEWAY_REDIS_PREFIX: the start of every key and channel this gateway uses in Redis. */
+  readonly redisPrefix: string;
+  /** GATEWAY_AUTH_CACHE_MS: how long a key's lookup is trusted; null: 5000 on the embedded store, 1000 on a shared one (NaN when malformed). */
+  readonly authCacheMs: number | null;
 }
 
 /** Reads process settings from the environment, with the documented defaults. */
@@ -58,6 +66,9 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env, defaults: 
     requestTimeoutMs: env.GATEWAY_REQUEST_TIMEOUT_MS ? Number(env.GATEWAY_REQUEST_TIMEOUT_MS) : (defaults.requestTimeoutMs ?? 300_000),
     replicaId: env.GATEWAY_REPLICA_ID || (defaults.replicaId ?? null),
     taskLeaseMs: env.GATEWAY_TASK_LEASE_MS ? Number(env.GATEWAY_TASK_LEASE_MS) : (defaults.taskLeaseMs ?? DEFAULT_LEASE_MS),
+    redisUrl: env.GATEWAY_REDIS || (defaults.redisUrl ?? null),
+    redisPrefix: env.GATEWAY_REDIS_PREFIX || (defaults.redisPrefix ?? 'gateway:'),
+    authCacheMs: env.GATEWAY_AUTH_CACHE_MS ? Number(env.GATEWAY_AUTH_CACHE_MS) : (defaults.authCacheMs ?? null),
   };
 }
 
@@ -92,7 +103,13 @@ export async function startApp(settings: AppSettings, log: Logger, opts: { simul
   if (!(Number.isInteger(whole) && whole >= headers && whole <= 3_600_000)) throw new Error('GATEWAY_REQUEST_TIMEOUT_MS must be whole milliseconds, at least GATEWAY_HEADERS_TIMEOUT_MS and at most 3600000');
   const lease = settings.taskLeaseMs;
   if (!(Number.isInteger(lease) && lease >= 300 && lease <= 600_000)) throw new Error('GATEWAY_TASK_LEASE_MS must be whole milliseconds from 300 to 600000');
+  const authCache = settings.authCacheMs;
+  if (authCache !== null && !(Number.isInteger(authCache) && authCache >= 0 && authCache <= 600_000)) throw new Error('GATEWAY_AUTH_CACHE_MS must be whole milliseconds from 0 to 600000');
+  if (settings.redisUrl !== null && !/^rediss?:\/\//.test(settings.redisUrl)) throw new Error('GATEWAY_REDIS must be a redis:// or rediss:// URL');
+  const replica = settings.replicaId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+  const sharedStore = isSharedStore(settings.storeUrl);
   const simulators: Simulator[] = [];
+  let shared: SharedLive = perProcess;
   let override: ChannelOverride | undefined;
   if (opts.simulate) {
     const byProfile = new Map<string, Simulator>();
@@ -122,6 +139,7 @@ export async function startApp(settings: AppSettings, log: Logger, opts: { simul
       debounceMs: settings.reloadDebounceMs,
     });
     const store = opts.store ?? (await openStore(settings.storeUrl));
+    shared = settings.redisUrl === null ? perProcess : await RedisLive.open({ url: settings.redisUrl, prefix: settings.redisPrefix, replica, log, metrics });
     const gateway = createGateway({
       snapshot: () => config.current(),
       store,
@@ -134,11 +152,14 @@ export async function startApp(settings: AppSettings, log: Logger, opts: { simul
       headersTimeoutMs: headers,
       requestTimeoutMs: whole,
       lease: {
-        owner: settings.replicaId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
+        owner: replica,
         ms: lease,
         // Only the scale-out store is shared: the embedded one belongs to this process.
-        soleReplica: !isSharedStore(settings.storeUrl),
+        soleReplica: !sharedStore,
       },
+      shared,
+      // Replicas that share a store see each other's token changes: through Redis at once, else within this.
+      authCacheTtlMs: authCache ?? (sharedStore ? 1_000 : 5_000),
     });
     connectReloads(config, gateway, log);
     const port = await gateway.listen(settings.port, settings.host);
@@ -155,11 +176,13 @@ export async function startApp(settings: AppSettings, log: Logger, opts: { simul
       async close() {
         config.close();
         await gateway.close();
+        await shared.close();
         await store.close();
         await Promise.all(simulators.map((s) => s.close()));
       },
     };
   } catch (err) {
+    await shared.close();
     await Promise.all(simulators.map((s) => s.close()));
     throw err;
   }

@@ -6,6 +6,7 @@ import type { ConfigControl } from './config/config-control.js';
 import type { Snapshot } from './config/snapshot.js';
 import { BodyBudget, defaultBodyBudget } from './http/body-budget.js';
 import { createHttpServer } from './http/server.js';
+import { perProcess, type SharedLive } from './live/shared-live.js';
 import { Metrics } from './metrics/metrics.js';
 import type { TaskDeps } from './operations/deps.js';
 import { serveRequest } from './operations/serve.js';
@@ -34,6 +35,8 @@ export interface GatewayOptions {
   readonly random?: () => number;
   /** How this replica shares tasks with others (GATEWAY_REPLICA_ID, GATEWAY_TASK_LEASE_MS); default: the only replica. */
   readonly lease?: LeaseSettings;
+  /** What replicas share through Redis (GATEWAY_REDIS); default: nothing, every limit per process. The caller closes it. */
+  readonly shared?: SharedLive;
   /** Milliseconds an authenticated key stays cached. */
   readonly authCacheTtlMs?: number;
   /** Task ids; golden runs make them deterministic. */
@@ -88,14 +91,45 @@ export function createGateway(opts: GatewayOptions): Gateway {
   const poll = opts.poll ?? true;
   const metrics = opts.metrics ?? new Metrics();
   const stopQuotaMetrics = countQuotaUnits(opts.store, metrics);
-  const routing = new RoutingState(metrics, opts.snapshot, () => clock().getTime());
+  const shared = opts.shared ?? perProcess;
+  const replica = opts.lease?.owner ?? 'local';
+  const routing = new RoutingState(metrics, opts.snapshot, () => clock().getTime(), shared);
+  shared.onEvent((e) => {
+    if (e.t === 'token') auth.forget(e.keyHash);
+    else if (e.t === 'reload' && opts.config) void opts.config.reload('another replica');
+  });
+  // Token changes published while Redis was away were missed: nothing cached is trusted.
+  shared.onResync(() => auth.clear());
+  const self = () => {
+    const status = opts.config?.status();
+    const snapshot = opts.snapshot();
+    return {
+      replica,
+      generation: status?.generation ?? 1,
+      version: snapshot.version,
+      loadedAt: snapshot.loadedAt.toISOString(),
+      lastReloadOk: status?.lastReload ? status.lastReload.ok : null,
+    };
+  };
   const bodies = new BodyBudget(opts.bodyBudgetBytes ?? defaultBodyBudget());
   metrics.gauge('gateway_request_body_bytes', 'Request body bytes held now (reserved before reading), the most ever held at once, and the bound', ['of'], () => [
     [{ of: 'held' }, bodies.held],
     [{ of: 'peak' }, bodies.peak],
     [{ of: 'limit' }, bodies.limit],
   ]);
-  const admin = { adminKey: opts.adminKey ?? null, metrics, store: opts.store, routing, config: opts.config ?? null };
+  const admin = {
+    adminKey: opts.adminKey ?? null,
+    metrics,
+    store: opts.store,
+    routing,
+    config: opts.config ?? null,
+    shared,
+    self,
+    tokenChanged(keyHash: string) {
+      auth.forget(keyHash);
+      shared.publish({ t: 'token', keyHash });
+    },
+  };
   let stopSweeper: () => void = () => undefined;
   const poller = new Poller({ store: opts.store, pools, snapshot: opts.snapshot, log: opts.log, clock, random: opts.random, lostAfterMs: opts.lostAfterMs, lease: opts.lease });
   if (!poll) poller.stop();
@@ -133,6 +167,8 @@ export function createGateway(opts: GatewayOptions): Gateway {
         if (given > 0) opts.log.info({ holds: given }, 'gave back expired holds');
         stopSweeper = startHoldSweeper(opts.store, opts.log, clock);
       }
+      await routing.pullBreakers();
+      shared.announce(self);
       return new Promise((resolve, reject) => {
         server.once('error', reject);
         server.listen(p, host, () => {

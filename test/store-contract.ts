@@ -60,6 +60,20 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
     }
   });
 
+  test(`${driver} store: a token is disabled and enabled by id, and found as it is`, async () => {
+    const store = await open();
+    try {
+      const t = await store.createToken({ name: 'd', keyHash: 'dis', group: 'default', models: null, quota: null });
+      assert.equal((await store.setTokenDisabled(t.id, true))?.disabled, true);
+      assert.equal((await store.findTokenByHash('dis'))?.disabled, true);
+      assert.equal((await store.setTokenDisabled(t.id, false))?.disabled, false);
+      assert.equal((await store.findTokenByHash('dis'))?.disabled, false);
+      assert.equal(await store.setTokenDisabled('no-such-token', true), null);
+    } finally {
+      await store.close();
+    }
+  });
+
   test(`${driver} store: tokens are listed and deleted by name`, async () => {
     const store = await open();
     try {

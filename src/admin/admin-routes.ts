@@ -9,6 +9,7 @@ import { matchPath, methodNotAllowed } from '../http/match-route.js';
 import { channelsReport } from './channels-admin.js';
 import { configReport, reloadNow } from './config-admin.js';
 import { ledgerReport } from './ledger-admin.js';
+import { disableToken, enableToken } from './tokens-admin.js';
 
 interface AdminRoute {
   readonly method: 'GET' | 'POST';
@@ -24,6 +25,8 @@ const ADMIN_ROUTES: readonly AdminRoute[] = [
   route('GET', '/admin/config', configReport),
   route('POST', '/admin/reload', reloadNow),
   route('GET', '/admin/tokens/{token_id}/ledger', ledgerReport),
+  route('POST', '/admin/tokens/{token_id}/disable', disableToken),
+  route('POST', '/admin/tokens/{token_id}/enable', enableToken),
   route('GET', '/metrics', async ({ deps }) => ({ text: await deps.metrics.registry.metrics(), contentType: deps.metrics.registry.contentType })),
 ];
 

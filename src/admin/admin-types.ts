@@ -1,6 +1,7 @@
 /** The types the admin routes and their handlers share (a module of its own: no handler imports the router). */
 import type { ConfigControl } from '../config/config-control.js';
 import type { Snapshot } from '../config/snapshot.js';
+import type { ReplicaStatus, SharedLive } from '../live/shared-live.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { RoutingState } from '../routing/routing-state.js';
 import type { Store } from '../store/store.js';
@@ -14,6 +15,12 @@ export interface AdminDeps {
   readonly routing: RoutingState;
   /** Null when this gateway's configuration cannot be reloaded (a fixed snapshot, as in golden runs). */
   readonly config: ConfigControl | null;
+  /** What replicas share (README, "Running several replicas"); shares nothing with one replica. */
+  readonly shared: SharedLive;
+  /** This replica's status as it announces it. */
+  readonly self: () => Omit<ReplicaStatus, 'seenAt'>;
+  /** A token changed (disabled, enabled): every replica must stop trusting what it cached of it. */
+  tokenChanged(keyHash: string): void;
 }
 
 /** One admin request, as a handler sees it. */

@@ -13,11 +13,18 @@ function control(ctx: AdminContext): ConfigControl {
   return ctx.deps.config;
 }
 
-/** `GET /admin/config`: the generation serving, what is watched, and the last reload with its problems. */
+/**
+ * `GET /admin/config`: the generation and version serving, what is watched, the last reload with
+ * its problems, and every replica's version (this one's alone when nothing is shared).
+ */
 export async function configReport(ctx: AdminContext): Promise<AdminAnswer> {
   const s = control(ctx).status();
+  const self = ctx.deps.self();
+  const replicas = (await ctx.deps.shared.replicas()) ?? [{ ...self, seenAt: new Date().toISOString() }];
   return {
     json: {
+      replica: self.replica,
+      version: s.version,
       generation: s.generation,
       loaded_at: s.loadedAt.toISOString(),
       dirs: s.dirs,
@@ -30,6 +37,7 @@ export async function configReport(ctx: AdminContext): Promise<AdminAnswer> {
         reason: s.lastReload.reason,
         issues: s.lastReload.issues.map(formatIssue),
       },
+      replicas: replicas.map((r) => ({ replica: r.replica, version: r.version, generation: r.generation, loaded_at: r.loadedAt, last_reload_ok: r.lastReloadOk, seen_at: r.seenAt })),
     },
   };
 }
@@ -37,6 +45,8 @@ export async function configReport(ctx: AdminContext): Promise<AdminAnswer> {
 /**
  * `POST /admin/reload`: builds and swaps now (joining a build that is about to start). A bad
  * configuration answers `config_invalid` listing its problems; the previous one keeps serving.
+ * One that loads is then asked of every other replica (each reloads its own files and reports
+ * its version in `GET /admin/config`).
  */
 export async function reloadNow(ctx: AdminContext): Promise<AdminAnswer> {
   const outcome = await control(ctx).reload('admin');
@@ -49,7 +59,8 @@ export async function reloadNow(ctx: AdminContext): Promise<AdminAnswer> {
       `the configuration does not load (${errors.length} error(s)); generation ${outcome.generation} keeps serving:\n${listed.join('\n')}${more}`,
     );
   }
+  ctx.deps.shared.publish({ t: 'reload' });
   return {
-    json: { ok: true, generation: outcome.generation, ms: outcome.ms, warnings: outcome.issues.filter((i) => i.severity === 'warning').map(formatIssue) },
+    json: { ok: true, generation: outcome.generation, version: control(ctx).status().version, ms: outcome.ms, replicas_told: ctx.deps.shared.up, warnings: outcome.issues.filter((i) => i.severity === 'warning').map(formatIssue) },
   };
 }

@@ -13,6 +13,8 @@ export interface ReloadOutcome {
 /** The state of the configuration, for `GET /admin/config`. */
 export interface ConfigStatus {
   readonly generation: number;
+  /** The serving snapshot's version (a digest of its files). */
+  readonly version: string;
   /** When the serving snapshot was built. */
   readonly loadedAt: Date;
   /** The last reload attempt; null before any. A failed one keeps its issues until a reload succeeds. */

@@ -1,3 +1,4 @@
+import { createHash, type Hash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { ConfigIssue } from './issues.js';
@@ -16,6 +17,8 @@ import { parseYaml, type YamlSource } from './yaml-source.js';
 export interface ConfigSources {
   readonly routes: YamlSource;
   readonly channels: YamlSource;
+  /** Digest of every file read, its name and its text, in reading order (the config's version). */
+  readonly version: string;
 }
 
 type Check = (src: YamlSource, issues: ConfigIssue[]) => boolean;
@@ -24,6 +27,7 @@ type Check = (src: YamlSource, issues: ConfigIssue[]) => boolean;
 export function readConfigSources(dirs: readonly string[], check: { routes: Check; channels: Check }, issues: ConfigIssue[]): ConfigSources | null {
   const routeFiles: YamlSource[] = [];
   const channelFiles: YamlSource[] = [];
+  const digest = createHash('sha256');
   let ok = true;
   dirs.forEach((dir, i) => {
     const name = (f: string) => (i === 0 ? f : join(dir, f));
@@ -31,7 +35,7 @@ export function readConfigSources(dirs: readonly string[], check: { routes: Chec
       const files = [`${main}.yaml`, ...fragments(dir, `${main}.d`)];
       for (const f of files) {
         const required = i === 0 && f === `${main}.yaml`;
-        const src = readSource(join(dir, f), name(f), required, issues);
+        const src = readSource(join(dir, f), name(f), required, issues, digest);
         if (src === undefined) continue;
         if (src === null || !check[kind](src, issues)) {
           ok = false;
@@ -42,7 +46,7 @@ export function readConfigSources(dirs: readonly string[], check: { routes: Chec
     }
   });
   if (!ok || routeFiles.length === 0 || channelFiles.length === 0) return null;
-  return { routes: mergeRoutes(routeFiles), channels: mergeChannels(channelFiles, issues) };
+  return { routes: mergeRoutes(routeFiles), channels: mergeChannels(channelFiles, issues), version: digest.digest('hex').slice(0, 16) };
 }
 
 /** The `*.yaml` files of `dir/sub` in name order, as paths relative to `dir`; none when it is absent. */
@@ -58,7 +62,7 @@ function fragments(dir: string, sub: string): string[] {
 }
 
 /** A parsed file; undefined when an optional file is absent, null when it cannot be used. */
-function readSource(path: string, file: string, required: boolean, issues: ConfigIssue[]): YamlSource | null | undefined {
+function readSource(path: string, file: string, required: boolean, issues: ConfigIssue[], digest: Hash): YamlSource | null | undefined {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -67,6 +71,7 @@ function readSource(path: string, file: string, required: boolean, issues: Confi
     issues.push({ file, line: 1, column: 1, message: `cannot read ${file}: ${(err as Error).message}`, severity: 'error' });
     return null;
   }
+  digest.update(`${file}\0${text}\0`);
   const parsed = parseYaml(file, text);
   issues.push(...parsed.issues);
   return parsed.source;

@@ -94,6 +94,7 @@ export class LiveConfig implements ConfigControl {
   status(): ConfigStatus {
     return {
       generation: this.#generation,
+      version: this.#current.version,
       loadedAt: this.#current.loadedAt,
       lastReload: this.#lastReload,
       dirs: [this.#dir, ...(this.#load.extraDirs ?? [])],

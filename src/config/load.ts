@@ -102,6 +102,7 @@ export function loadConfig(dir: string, options: LoadOptions = {}): { snapshot: 
 
   const snapshot: Snapshot = Object.freeze({
     loadedAt: new Date(),
+    version: sources.version,
     routes: Object.freeze(routes),
     keyQueryParams: Object.freeze([...new Set(routes.flatMap((r) => r.keySources.flatMap((k) => (k.from === 'query' ? [k.name] : []))))]),
     families: Object.freeze(families),

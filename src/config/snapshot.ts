@@ -269,6 +269,8 @@ export interface CompiledPrices {
 /** Everything the request path needs, frozen. */
 export interface Snapshot {
   readonly loadedAt: Date;
+  /** Digest of the config files read (names and contents): equal on replicas serving the same files. */
+  readonly version: string;
   readonly routes: readonly CompiledRoute[];
   /**
    * Query parameters any route reads a client's key from: left out of every route's query, so a key

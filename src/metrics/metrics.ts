@@ -86,6 +86,14 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Operations that would have been shared across replicas and were done in-process because Redis was away, by operation. */
+  readonly sharedFallbacks = new Counter({
+    name: 'gateway_redis_fallbacks_total',
+    help: 'Shared-state operations done per process because Redis was unreachable, by operation (slot, probe, publish, announce)',
+    labelNames: ['op'] as const,
+    registers: [this.registry],
+  });
+
   constructor() {
     this.configLastReloadOk.set(1);
     this.configGeneration.set(1);

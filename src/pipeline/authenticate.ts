@@ -36,11 +36,22 @@ export function extractKey(sources: readonly KeySource[], headers: IncomingHttpH
  */
 export class Authenticator {
   readonly #store: Store;
-  readonly #cache: LRUCache<string, { token: TokenRecord | null }>;
+  /** Null when lookups are not cached (a TTL of 0: lru-cache would read it as "for ever"). */
+  readonly #cache: LRUCache<string, { token: TokenRecord | null }> | null;
 
   constructor(store: Store, ttlMs = 5_000, max = 10_000) {
     this.#store = store;
-    this.#cache = new LRUCache({ max, ttl: ttlMs });
+    this.#cache = ttlMs > 0 ? new LRUCache({ max, ttl: ttlMs }) : null;
+  }
+
+  /** Drops what is cached for a key: its token was disabled, enabled or deleted. */
+  forget(keyHash: string): void {
+    this.#cache?.delete(keyHash);
+  }
+
+  /** Drops every cached lookup (changes may have been missed while Redis was away). */
+  clear(): void {
+    this.#cache?.clear();
   }
 
   /** The token of a request, or invalid_api_key. */
@@ -51,10 +62,10 @@ export class Authenticator {
     }
     if (key.length > MAX_KEY_LENGTH) throw new GatewayError('invalid_api_key', 'the API key is not valid');
     const hash = hashKey(key);
-    let entry = this.#cache.get(hash);
+    let entry = this.#cache?.get(hash);
     if (!entry) {
       entry = { token: await this.#store.findTokenByHash(hash) };
-      this.#cache.set(hash, entry);
+      this.#cache?.set(hash, entry);
     }
     if (!entry.token || entry.token.disabled) throw new GatewayError('invalid_api_key', 'the API key is not valid');
     return entry.token;

@@ -96,7 +96,7 @@ export async function withFallback<T>(
 ): Promise<T> {
   const { snapshot, token } = ctx;
   const policy = snapshot.retry;
-  const leaveGroup = deps.routing.enterGroup(snapshot, token.group);
+  const leaveGroup = await deps.routing.enterGroup(snapshot, token.group);
   if (!leaveGroup) {
     deps.metrics.shed.inc({ reason: 'group_saturated' });
     throw tooMany(`the group ${token.group} has ${snapshot.groupConcurrency.get(token.group)} requests in flight, its limit; retry later`, policy.retryAfterS);
@@ -120,7 +120,7 @@ export async function withFallback<T>(
           if (wait > 0) await delay(wait);
         }
       }
-      const slot = deps.routing.enter(choice.channel);
+      const slot = await deps.routing.enter(choice.channel);
       if ('reason' in slot) {
         why.passedOver(slot);
         deps.metrics.shed.inc({ reason: slot.reason === 'saturated' ? 'channel_saturated' : 'breaker_open' });

@@ -22,6 +22,8 @@ export class Breaker {
   openedAt: number | null = null;
   retryAt: number | null = null;
   #probing = false;
+  /** A half-open breaker whose probe another replica sends lets none through before this (ms). */
+  #probeElsewhereUntil = 0;
   /** The failure-rate window in ten buckets: [start, calls, failures]. */
   #buckets: [number, number, number][] = [];
 
@@ -33,8 +35,38 @@ export class Breaker {
       this.state = 'half_open';
     }
     if (this.#probing) return { ok: false, retryAt: now + 1000 };
+    if (now < this.#probeElsewhereUntil) return { ok: false, retryAt: this.#probeElsewhereUntil };
     this.#probing = true;
     return { ok: true, probe: true };
+  }
+
+  /** The probe `admit` granted is not sent: another replica sends it. None goes from here before `until`. */
+  cancelProbe(until: number): void {
+    this.#probing = false;
+    this.#probeElsewhereUntil = until;
+  }
+
+  /**
+   * Takes the state another replica's breaker of the same channel entered (README, "Running several
+   * replicas"): open until its `retryAt`, or closed by its successful probe. Returns the state
+   * entered when this breaker's changed, else null.
+   */
+  follow(state: 'open' | 'closed', openedAt: number | null, retryAt: number | null): BreakerState | null {
+    if (state === 'open') {
+      if (retryAt === null) return null;
+      const was = this.state;
+      if (was === 'open' && this.retryAt !== null && this.retryAt >= retryAt) return null;
+      this.state = 'open';
+      this.openedAt = openedAt;
+      this.retryAt = retryAt;
+      return was === 'open' ? null : 'open';
+    }
+    if (this.state === 'closed') return null;
+    this.state = 'closed';
+    this.consecutive = 0;
+    this.openedAt = this.retryAt = null;
+    this.#buckets = [];
+    return 'closed';
   }
 
   /** Records how an admitted call ended; returns the state entered when it changed, else null. */

@@ -1,4 +1,5 @@
 import type { CompiledChannel, Snapshot } from '../config/snapshot.js';
+import { perProcess, type LiveEvent, type SharedLive, type SharedSlot } from '../live/shared-live.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { Breaker, type BreakerState, type Health } from './breaker.js';
 
@@ -22,9 +23,17 @@ export interface Slot {
 
 const BREAKER_GAUGE: Record<BreakerState, number> = { closed: 0, half_open: 1, open: 2 };
 
+/** A half-open breaker whose probe another replica claimed is asked again after this (ms). */
+const PROBE_ELSEWHERE_MS = 1_000;
+
+/** No slot to give back: the limit is absent, or kept in-process. */
+const LOCAL_SLOT: SharedSlot = { release: () => undefined };
+
 /**
  * The process's live view of its channels and groups: calls in flight (saturation) and circuit
- * breakers. Per process: replicas each keep their own (README, "Saturation").
+ * breakers. With `shared` (Redis, README "Running several replicas") the limits hold across
+ * replicas and breakers follow each other's transitions; without it, or while Redis is away,
+ * each replica applies them on its own.
  */
 export class RoutingState {
   readonly #channels = new Map<string, ChannelLive>();
@@ -32,11 +41,17 @@ export class RoutingState {
   readonly #metrics: Metrics;
   readonly #clock: () => number;
   readonly #snapshot: () => Snapshot;
+  readonly #shared: SharedLive;
 
-  constructor(metrics: Metrics, snapshot: () => Snapshot, clock: () => number = Date.now) {
+  constructor(metrics: Metrics, snapshot: () => Snapshot, clock: () => number = Date.now, shared: SharedLive = perProcess) {
     this.#metrics = metrics;
     this.#clock = clock;
     this.#snapshot = snapshot;
+    this.#shared = shared;
+    shared.onEvent((e) => {
+      if (e.t === 'breaker') this.#follow(e);
+    });
+    shared.onResync(() => void this.pullBreakers());
     metrics.gauge('gateway_channel_breaker_state', 'Circuit breaker of each channel: 0 closed, 1 half open, 2 open', ['channel'], () =>
       this.#current().map((c) => [{ channel: c.name }, BREAKER_GAUGE[this.#live(c.name).breaker.state]] as [Record<string, string>, number]),
     );
@@ -65,30 +80,54 @@ export class RoutingState {
    * Takes one of the group's request slots; null when the group is at its `max_concurrency`.
    * The returned release must be called once, when the request ends.
    */
-  enterGroup(snapshot: Snapshot, group: string): (() => void) | null {
-    const limit = snapshot.groupConcurrency.get(group);
-    const now = this.#groups.get(group) ?? 0;
-    if (limit !== undefined && now >= limit) return null;
-    this.#groups.set(group, now + 1);
+  async enterGroup(snapshot: Snapshot, group: string): Promise<(() => void) | null> {
+    const held = await this.#take(`group:${group}`, snapshot.groupConcurrency.get(group), () => this.#groups.get(group) ?? 0);
+    if (!held) return null;
+    this.#groups.set(group, (this.#groups.get(group) ?? 0) + 1);
     let released = false;
     return () => {
       if (released) return;
       released = true;
+      held.release();
       const n = (this.#groups.get(group) ?? 1) - 1;
       if (n <= 0) this.#groups.delete(group);
       else this.#groups.set(group, n);
     };
   }
 
+  /**
+   * One of `limit` slots of `key`: across replicas when shared, else against this process's
+   * count (read after any wait, and taken by the caller before it yields). Null when full.
+   */
+  async #take(key: string, limit: number | null | undefined, local: () => number): Promise<SharedSlot | null> {
+    if (limit === null || limit === undefined) return LOCAL_SLOT;
+    const shared = await this.#shared.takeSlot(key, limit);
+    if (shared !== undefined) return shared;
+    return local() < limit ? LOCAL_SLOT : null;
+  }
+
   /** Takes a call slot on a channel, or says why not (saturated, or its breaker is open). */
-  enter(channel: CompiledChannel): Slot | Skip {
+  async enter(channel: CompiledChannel): Promise<Slot | Skip> {
     const live = this.#live(channel.name);
-    if (channel.maxConcurrency !== null && live.inflight >= channel.maxConcurrency) return { reason: 'saturated' };
-    const now = this.#clock();
-    const before = live.breaker.state;
-    const admitted = live.breaker.admit(channel.breaker, now);
-    if (!admitted.ok) return { reason: 'open', retryAt: admitted.retryAt };
-    if (live.breaker.state !== before) this.#metrics.breakerTransitions.inc({ channel: channel.name, state: live.breaker.state });
+    const b = live.breaker;
+    // An open breaker is known here: no slot is taken for a call that cannot go.
+    if (channel.breaker.enabled && b.state === 'open' && this.#clock() < b.retryAt!) return { reason: 'open', retryAt: b.retryAt! };
+    const held = await this.#take(`channel:${channel.name}`, channel.maxConcurrency, () => live.inflight);
+    if (!held) return { reason: 'saturated' };
+    const before = b.state;
+    const admitted = b.admit(channel.breaker, this.#clock());
+    if (!admitted.ok) {
+      held.release();
+      return { reason: 'open', retryAt: admitted.retryAt };
+    }
+    if (admitted.probe && !(await this.#shared.claimProbe(channel.name))) {
+      // Another replica sends the probe; its outcome reaches this breaker as an event.
+      const retryAt = this.#clock() + PROBE_ELSEWHERE_MS;
+      b.cancelProbe(retryAt);
+      held.release();
+      return { reason: 'open', retryAt };
+    }
+    if (b.state !== before) this.#metrics.breakerTransitions.inc({ channel: channel.name, state: b.state });
     live.inflight++;
     let finished = false;
     return {
@@ -97,15 +136,33 @@ export class RoutingState {
         if (finished) return;
         finished = true;
         live.inflight--;
+        held.release();
         live.calls++;
         if (health === 'failure') {
           live.failures++;
           if (failure) live.lastFailure = { at: this.#clock(), ...failure };
         }
-        const entered = live.breaker.record(channel.breaker, health, this.#clock(), admitted.probe);
-        if (entered) this.#metrics.breakerTransitions.inc({ channel: channel.name, state: entered });
+        const entered = b.record(channel.breaker, health, this.#clock(), admitted.probe);
+        if (admitted.probe) this.#shared.endProbe(channel.name);
+        if (!entered) return;
+        this.#metrics.breakerTransitions.inc({ channel: channel.name, state: entered });
+        if (entered === 'open' || entered === 'closed') this.#shared.publish({ t: 'breaker', channel: channel.name, state: entered, openedAt: b.openedAt, retryAt: b.retryAt });
       },
     };
+  }
+
+  /** Applies another replica's breaker transition to this replica's breaker of that channel. */
+  #follow(e: Extract<LiveEvent, { t: 'breaker' }>): void {
+    const channel = this.#snapshot().channelsByName.get(e.channel);
+    if (!channel?.breaker.enabled) return;
+    const entered = this.#live(e.channel).breaker.follow(e.state, e.openedAt, e.retryAt);
+    if (entered) this.#metrics.breakerTransitions.inc({ channel: e.channel, state: entered });
+  }
+
+  /** Takes the breakers other replicas hold open (at start, and after Redis comes back). */
+  async pullBreakers(): Promise<void> {
+    const open = await this.#shared.openBreakers(this.#current().map((c) => c.name));
+    for (const e of open.values()) this.#follow(e);
   }
 
   /** The breaker state of a channel now (an open one whose cool-down is over reads half_open). */

@@ -255,6 +255,8 @@ export interface Store {
   deleteTokensNamed(name: string): Promise<number>;
   /** The token of that id; null when there is none. */
   getToken(id: string): Promise<TokenRecord | null>;
+  /** Disables (refused from then on) or enables a token; the token as it now is, null when there is none. */
+  setTokenDisabled(id: string, disabled: boolean): Promise<TokenRecord | null>;
   /**
    * Atomically spends `amount` units if the quota allows it, with its ledger row; false, with
    * nothing written, when it does not.

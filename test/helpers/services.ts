@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { createServer, type AddressInfo } from 'node:net';
 import { after, test } from 'node:test';
+import { Redis } from 'ioredis';
 import pg from 'pg';
 
 /**
@@ -47,4 +50,78 @@ export function pgSchemas(databaseUrl: string): { url(): string; drop(): Promise
     },
     drop,
   };
+}
+
+/**
+ * Key prefixes in Redis for one test file: `next()` gives a prefix of its own, and every key under
+ * the prefixes handed out is deleted when the file ends.
+ */
+export function redisPrefixes(redisUrl: string): { next(): string } {
+  const base = `gwtest:${process.pid}:${randomBytes(3).toString('hex')}`;
+  let n = 0;
+  after(async () => {
+    const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+    try {
+      const keys: string[] = [];
+      let cursor = '0';
+      do {
+        const [next, found] = await redis.scan(cursor, 'MATCH', `${base}:*`, 'COUNT', 1000);
+        cursor = next;
+        keys.push(...found);
+      } while (cursor !== '0');
+      if (keys.length > 0) await redis.del(...keys);
+    } finally {
+      redis.disconnect();
+    }
+  });
+  return { next: () => `${base}:${n++}:` };
+}
+
+/** A Redis server of the test's own on a free port (so a test may stop it), started again on the same port by `start()`. */
+export interface PrivateRedis {
+  readonly url: string;
+  stop(): Promise<void>;
+  start(): Promise<void>;
+}
+
+/** Starts a private `redis-server` (Debian's package; .ci/run installs it when absent) keeping nothing on disk. */
+export async function privateRedis(): Promise<PrivateRedis> {
+  const port = await freePort();
+  let child: ChildProcess | null = null;
+  const start = async () => {
+    const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child = proc;
+    await new Promise<void>((resolve, reject) => {
+      let out = '';
+      proc.stdout!.on('data', (d: Buffer) => {
+        out += d.toString();
+        if (out.includes('Ready to accept connections')) resolve();
+      });
+      proc.once('error', reject);
+      proc.once('exit', (code) => reject(new Error(`redis-server exited (${code}) before it was ready:\n${out}`)));
+    });
+  };
+  const stop = async () => {
+    const proc = child;
+    child = null;
+    if (!proc || proc.exitCode !== null) return;
+    const exited = new Promise((resolve) => proc.once('exit', resolve));
+    proc.kill('SIGKILL');
+    await exited;
+  };
+  await start();
+  after(stop);
+  return { url: `redis://127.0.0.1:${port}`, stop, start };
+}
+
+/** A TCP port nothing listens on now (taken by the OS, then let go). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
 }

@@ -4,7 +4,7 @@ import { toRecord, toResource, type ResourceRow, type TokenRow } from '../sql-ro
 import type { Pool } from './database.js';
 
 /** Tokens (create, find, list, delete) and the resources clients created. */
-export function tokenMethods(pool: Pool): Pick<Store, 'createToken' | 'findTokenByHash' | 'listTokens' | 'getToken' | 'deleteTokensNamed' | 'putResource' | 'getResources'> {
+export function tokenMethods(pool: Pool): Pick<Store, 'createToken' | 'findTokenByHash' | 'listTokens' | 'getToken' | 'setTokenDisabled' | 'deleteTokensNamed' | 'putResource' | 'getResources'> {
   const one = async (sql: string, params: unknown[]) => {
     const row = (await pool.query<TokenRow>(sql, params)).rows[0];
     return row ? toRecord(row) : null;
@@ -22,6 +22,7 @@ export function tokenMethods(pool: Pool): Pick<Store, 'createToken' | 'findToken
     async listTokens() {
       return (await pool.query<TokenRow>('SELECT * FROM tokens ORDER BY created_at, seq')).rows.map(toRecord);
     },
+    setTokenDisabled: (id, disabled) => one('UPDATE tokens SET disabled = $2 WHERE id = $1 RETURNING *', [id, disabled ? 1 : 0]),
     async deleteTokensNamed(name) {
       return (await pool.query('DELETE FROM tokens WHERE name = $1', [name])).rowCount ?? 0;
     },

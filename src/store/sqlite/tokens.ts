@@ -3,13 +3,14 @@ import type { NewToken, Store } from '../store.js';
 import type { Db } from './database.js';
 import { toRecord, type TokenRow } from '../sql-rows.js';
 
-/** Tokens: create, find, list, delete. */
-export function tokenMethods(db: Db): Pick<Store, 'createToken' | 'findTokenByHash' | 'listTokens' | 'getToken' | 'deleteTokensNamed'> {
+/** Tokens: create, find, list, disable or enable, delete. */
+export function tokenMethods(db: Db): Pick<Store, 'createToken' | 'findTokenByHash' | 'listTokens' | 'getToken' | 'setTokenDisabled' | 'deleteTokensNamed'> {
   const insert = db.prepare('INSERT INTO tokens (id, name, key_hash, grp, models, quota, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
   const byHash = db.prepare('SELECT * FROM tokens WHERE key_hash = ?');
   const byId = db.prepare('SELECT * FROM tokens WHERE id = ?');
   const all = db.prepare('SELECT * FROM tokens ORDER BY created_at');
   const delNamed = db.prepare('DELETE FROM tokens WHERE name = ?');
+  const setDisabled = db.prepare('UPDATE tokens SET disabled = ? WHERE id = ?');
   return {
     async createToken(t: NewToken) {
       const id = randomUUID();
@@ -24,6 +25,11 @@ export function tokenMethods(db: Db): Pick<Store, 'createToken' | 'findTokenByHa
       return (all.all() as TokenRow[]).map(toRecord);
     },
     async getToken(id) {
+      const row = byId.get(id) as TokenRow | undefined;
+      return row ? toRecord(row) : null;
+    },
+    async setTokenDisabled(id, disabled) {
+      setDisabled.run(disabled ? 1 : 0, id);
       const row = byId.get(id) as TokenRow | undefined;
       return row ? toRecord(row) : null;
     },

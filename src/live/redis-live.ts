@@ -1,0 +1,305 @@
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Metrics } from '../metrics/metrics.js';
+import { END_PROBE, RENEW_SLOT, TAKE_SLOT } from './redis-scripts.js';
+import type { LiveEvent, ReplicaStatus, SharedLive, SharedSlot } from './shared-live.js';
+
+/** How a replica shares through Redis. */
+export interface RedisLiveOptions {
+  /** GATEWAY_REDIS: redis://… or rediss://… */
+  readonly url: string;
+  /** GATEWAY_REDIS_PREFIX: the start of every key and channel, so gateways can share one Redis. */
+  readonly prefix: string;
+  /** This replica's name (GATEWAY_REPLICA_ID). */
+  readonly replica: string;
+  readonly log: Logger;
+  readonly metrics: Metrics;
+  /** How long a slot outlives a replica that stopped renewing it (crashed); default 15 s. */
+  readonly slotLeaseMs?: number;
+  /** How long the first connection is waited for at start; default 2 s (after it, the replica starts per process and keeps trying). */
+  readonly connectWaitMs?: number;
+}
+
+const DEFAULT_SLOT_LEASE_MS = 15_000;
+/** A probe's right outlives a replica that died while probing by this much. */
+const PROBE_LEASE_MS = 30_000;
+/** Replicas say what they serve this often; one silent for five times as long is gone. */
+const ANNOUNCE_MS = 2_000;
+/** A command Redis does not answer within this is done in-process instead. */
+const COMMAND_TIMEOUT_MS = 1_000;
+
+type Scripts = Redis & {
+  gwTakeSlot(key: string, limit: number, member: string, leaseMs: number): Promise<number>;
+  gwRenewSlot(key: string, member: string, leaseMs: number): Promise<number>;
+  gwEndProbe(key: string, holder: string): Promise<number>;
+};
+
+/**
+ * Live state shared through Redis: slots are sorted sets of leases (member → lease end on Redis's
+ * clock) renewed while held, so a crashed replica's slots come back when their leases run out;
+ * events go over one pub/sub channel; an open breaker is also kept as a key, for replicas that
+ * start (or reconnect) after it opened; replicas announce their config version in one hash.
+ * Redis away: every call answers "not shared" at once (no queue, no wait), the limits become
+ * per process, a warning is logged once and gateway_redis_up reads 0, until it is back.
+ */
+export class RedisLive implements SharedLive {
+  readonly #cmd: Scripts;
+  readonly #sub: Redis;
+  readonly #o: RedisLiveOptions;
+  readonly #leaseMs: number;
+  readonly #held = new Map<string, string>();
+  readonly #events: ((e: LiveEvent) => void)[] = [];
+  readonly #resyncs: (() => void)[] = [];
+  readonly #timers: NodeJS.Timeout[] = [];
+  #status: (() => Omit<ReplicaStatus, 'seenAt'>) | null = null;
+  #seq = 0;
+  #wasUp = false;
+  #subscribedOnce = false;
+  /** Settles once the first SUBSCRIBE was answered (events published before it are not heard). */
+  readonly #subscribed: Promise<void>;
+  #closed = false;
+
+  private constructor(o: RedisLiveOptions) {
+    this.#o = o;
+    this.#leaseMs = o.slotLeaseMs ?? DEFAULT_SLOT_LEASE_MS;
+    const common = { connectTimeout: 2_000, retryStrategy: (times: number) => Math.min(times * 250, 2_000) };
+    this.#cmd = new Redis(o.url, { ...common, enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: COMMAND_TIMEOUT_MS }) as Scripts;
+    this.#cmd.defineCommand('gwTakeSlot', { numberOfKeys: 1, lua: TAKE_SLOT });
+    this.#cmd.defineCommand('gwRenewSlot', { numberOfKeys: 1, lua: RENEW_SLOT });
+    this.#cmd.defineCommand('gwEndProbe', { numberOfKeys: 1, lua: END_PROBE });
+    // The subscriber queues its SUBSCRIBE until connected and subscribes again after each reconnect.
+    this.#sub = new Redis(o.url, { ...common, maxRetriesPerRequest: null });
+    o.metrics.gauge('gateway_redis_up', '1 while Redis is reachable and limits, breakers and reloads are shared across replicas; 0 while they are per process', [], () => [[{}, this.up ? 1 : 0]]);
+    this.#cmd.on('ready', () => this.#changed());
+    this.#cmd.on('close', () => this.#changed());
+    // Errors also surface as closes; the transition is what is logged, not every retry.
+    this.#cmd.on('error', () => undefined);
+    this.#sub.on('error', () => undefined);
+    this.#sub.on('ready', () => {
+      // Events published while the subscriber was away were missed.
+      if (this.#subscribedOnce) this.#resync();
+      this.#subscribedOnce = true;
+    });
+    this.#sub.on('message', (_channel: string, text: string) => this.#deliver(text));
+    this.#subscribed = this.#sub.subscribe(this.#key('events')).then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#timers.push(setInterval(() => this.#renew(), Math.max(100, Math.floor(this.#leaseMs / 3))));
+    this.#timers.push(setInterval(() => this.#announce(), ANNOUNCE_MS));
+    for (const t of this.#timers) t.unref();
+  }
+
+  /** Connects (waiting a little for the connection and the subscription) and starts renewing and announcing. */
+  static async open(o: RedisLiveOptions): Promise<RedisLive> {
+    const live = new RedisLive(o);
+    const ready = new Promise<void>((resolve) => (live.up ? resolve() : live.#cmd.once('ready', () => resolve())));
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, o.connectWaitMs ?? 2_000)));
+    await Promise.race([Promise.all([ready, live.#subscribed]), bound]);
+    clearTimeout(timer);
+    if (!live.up) o.log.warn({ redis: redactUrl(o.url) }, 'Redis is not reachable; limits, breakers and reloads are per process until it is');
+    return live;
+  }
+
+  get up(): boolean {
+    return this.#cmd.status === 'ready' && !this.#closed;
+  }
+
+  async takeSlot(key: string, limit: number): Promise<SharedSlot | null | undefined> {
+    if (!this.up) return this.#fallback('slot');
+    const full = this.#key(`slots:${key}`);
+    const member = `${this.#o.replica}:${++this.#seq}`;
+    let taken: number;
+    try {
+      taken = await this.#cmd.gwTakeSlot(full, limit, member, this.#leaseMs);
+    } catch {
+      return this.#fallback('slot');
+    }
+    if (taken !== 1) return null;
+    this.#held.set(member, full);
+    return {
+      release: () => {
+        if (!this.#held.delete(member)) return;
+        // Not answered (Redis away): the lease runs out instead.
+        if (this.up) this.#cmd.zrem(full, member).catch(() => undefined);
+      },
+    };
+  }
+
+  async claimProbe(channel: string): Promise<boolean> {
+    if (!this.up) return this.#fallback('probe') ?? true;
+    try {
+      return (await this.#cmd.set(this.#key(`probe:${channel}`), this.#o.replica, 'PX', PROBE_LEASE_MS, 'NX')) === 'OK';
+    } catch {
+      return this.#fallback('probe') ?? true;
+    }
+  }
+
+  endProbe(channel: string): void {
+    if (this.up) this.#cmd.gwEndProbe(this.#key(`probe:${channel}`), this.#o.replica).catch(() => undefined);
+  }
+
+  publish(event: LiveEvent): void {
+    if (!this.up) return void this.#fallback('publish');
+    const pipe = this.#cmd.pipeline();
+    if (event.t === 'breaker') {
+      const key = this.#key(`breaker:${event.channel}`);
+      if (event.state === 'open' && event.retryAt !== null) pipe.set(key, JSON.stringify(event), 'PX', Math.max(1_000, event.retryAt - Date.now()));
+      else pipe.del(key);
+    }
+    pipe.publish(this.#key('events'), JSON.stringify({ ...event, from: this.#o.replica }));
+    pipe.exec().catch(() => this.#fallback('publish'));
+  }
+
+  onEvent(listener: (event: LiveEvent) => void): void {
+    this.#events.push(listener);
+  }
+
+  onResync(listener: () => void): void {
+    this.#resyncs.push(listener);
+  }
+
+  async openBreakers(channels: readonly string[]): Promise<Map<string, Extract<LiveEvent, { t: 'breaker' }>>> {
+    const open = new Map<string, Extract<LiveEvent, { t: 'breaker' }>>();
+    if (!this.up || channels.length === 0) return open;
+    try {
+      const values = await this.#cmd.mget(channels.map((c) => this.#key(`breaker:${c}`)));
+      values.forEach((v, i) => {
+        const e = v === null ? null : parseEvent(v)?.event;
+        if (e?.t === 'breaker' && e.channel === channels[i] && e.state === 'open') open.set(e.channel, e);
+      });
+    } catch {
+      this.#fallback('breakers');
+    }
+    return open;
+  }
+
+  announce(status: () => Omit<ReplicaStatus, 'seenAt'>): void {
+    this.#status = status;
+    this.#announce();
+  }
+
+  async replicas(): Promise<ReplicaStatus[] | null> {
+    if (!this.up) return this.#fallback('replicas') ?? null;
+    let all: Record<string, string>;
+    try {
+      all = await this.#cmd.hgetall(this.#key('replicas'));
+    } catch {
+      return this.#fallback('replicas') ?? null;
+    }
+    const fresh: ReplicaStatus[] = [];
+    const gone: string[] = [];
+    for (const [replica, text] of Object.entries(all)) {
+      const s = parseStatus(text);
+      if (s && Date.now() - Date.parse(s.seenAt) <= ANNOUNCE_MS * 5) fresh.push(s);
+      else gone.push(replica);
+    }
+    if (gone.length > 0) this.#cmd.hdel(this.#key('replicas'), ...gone).catch(() => undefined);
+    return fresh.sort((a, b) => a.replica.localeCompare(b.replica));
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    for (const t of this.#timers) clearInterval(t);
+    if (this.up) {
+      const pipe = this.#cmd.pipeline();
+      for (const [member, key] of this.#held) pipe.zrem(key, member);
+      pipe.hdel(this.#key('replicas'), this.#o.replica);
+      await pipe.exec().catch(() => undefined);
+    }
+    this.#closed = true;
+    this.#held.clear();
+    this.#cmd.disconnect();
+    this.#sub.disconnect();
+  }
+
+  #key(name: string): string {
+    return `${this.#o.prefix}${name}`;
+  }
+
+  /** Counts an operation done in-process for want of Redis; undefined, the "not shared" answer. */
+  #fallback(op: string): undefined {
+    this.#o.metrics.sharedFallbacks.inc({ op });
+    return undefined;
+  }
+
+  /** Logs each move between shared and per process, once. */
+  #changed(): void {
+    const up = this.up;
+    if (up === this.#wasUp || this.#closed) return;
+    this.#wasUp = up;
+    if (up) {
+      this.#o.log.info({ redis: redactUrl(this.#o.url) }, 'Redis reachable: limits, breakers and reloads are shared across replicas');
+      this.#announce();
+      this.#resync();
+    } else {
+      this.#o.log.warn({ redis: redactUrl(this.#o.url) }, 'Redis unreachable: limits, breakers and reloads are per process until it is back');
+    }
+  }
+
+  #resync(): void {
+    for (const l of this.#resyncs) l();
+  }
+
+  #deliver(text: string): void {
+    const e = parseEvent(text);
+    if (!e || e.from === this.#o.replica) return;
+    for (const l of this.#events) l(e.event);
+  }
+
+  #renew(): void {
+    if (!this.up || this.#held.size === 0) return;
+    const pipe = this.#cmd.pipeline() as unknown as { gwRenewSlot(key: string, member: string, ms: number): void; exec(): Promise<unknown> };
+    for (const [member, key] of this.#held) pipe.gwRenewSlot(key, member, this.#leaseMs);
+    pipe.exec().catch(() => undefined);
+  }
+
+  #announce(): void {
+    if (!this.#status || this.#closed) return;
+    if (!this.up) return void this.#fallback('announce');
+    const status: ReplicaStatus = { ...this.#status(), seenAt: new Date().toISOString() };
+    this.#cmd.hset(this.#key('replicas'), this.#o.replica, JSON.stringify(status)).catch(() => undefined);
+  }
+}
+
+/** The URL without its password, for logs. */
+function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '(unparseable URL)';
+  }
+}
+
+/** An event as published (with its sender), or null for anything else on the channel. */
+function parseEvent(text: string): { event: LiveEvent; from: string | undefined } | null {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (typeof v !== 'object' || v === null) return null;
+  const o = v as Record<string, unknown>;
+  const from = typeof o.from === 'string' ? o.from : undefined;
+  let event: LiveEvent | null = null;
+  if (o.t === 'reload') event = { t: 'reload' };
+  else if (o.t === 'token' && typeof o.keyHash === 'string') event = { t: 'token', keyHash: o.keyHash };
+  else if (o.t === 'breaker' && typeof o.channel === 'string' && (o.state === 'open' || o.state === 'closed')) {
+    const n = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) ? x : null);
+    event = { t: 'breaker', channel: o.channel, state: o.state, openedAt: n(o.openedAt), retryAt: n(o.retryAt) };
+  }
+  return event && { event, from };
+}
+
+function parseStatus(text: string): ReplicaStatus | null {
+  try {
+    const s = JSON.parse(text) as ReplicaStatus;
+    return typeof s.replica === 'string' && typeof s.seenAt === 'string' ? s : null;
+  } catch {
+    return null;
+  }
+}

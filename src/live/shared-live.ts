@@ -1,0 +1,73 @@
+/**
+ * What replicas of one gateway share while they run (README, "Running several replicas"): call
+ * slots under a limit, breaker transitions, token changes, reloads and each replica's config
+ * version. `perProcess` shares nothing (one replica, or GATEWAY_REDIS unset); redis-live.ts shares
+ * through Redis and falls back to per-process behaviour while Redis is away.
+ */
+
+/** Something one replica tells the others. */
+export type LiveEvent =
+  | { readonly t: 'breaker'; readonly channel: string; readonly state: 'open' | 'closed'; readonly openedAt: number | null; readonly retryAt: number | null }
+  | { readonly t: 'token'; readonly keyHash: string }
+  | { readonly t: 'reload' };
+
+/** What one replica says of its configuration, for `GET /admin/config`. */
+export interface ReplicaStatus {
+  readonly replica: string;
+  /** Number of the snapshot serving on that replica (each counts its own). */
+  readonly generation: number;
+  /** Digest of the config files it serves (equal on replicas serving the same files). */
+  readonly version: string;
+  readonly loadedAt: string;
+  /** Whether its last reload succeeded; null before any. */
+  readonly lastReloadOk: boolean | null;
+  /** When it last said so (it says so every few seconds while it runs). */
+  readonly seenAt: string;
+}
+
+/** A slot held across replicas; `release` may be called more than once. */
+export interface SharedSlot {
+  release(): void;
+}
+
+export interface SharedLive {
+  /** Whether other replicas see what this one shares right now. */
+  readonly up: boolean;
+  /**
+   * One of `limit` slots of `key` across replicas: the slot, or null when all are held. Undefined
+   * when nothing is shared now (no Redis, or it is away): the caller applies the limit in-process.
+   */
+  takeSlot(key: string, limit: number): Promise<SharedSlot | null | undefined>;
+  /** The right to send a half-open breaker's single probe, across replicas; true when nothing is shared. */
+  claimProbe(channel: string): Promise<boolean>;
+  /** Gives the probe right back once the probe has ended. */
+  endProbe(channel: string): void;
+  /** Tells the other replicas; nothing when nothing is shared. */
+  publish(event: LiveEvent): void;
+  /** Calls `listener` with each event another replica published. */
+  onEvent(listener: (event: LiveEvent) => void): void;
+  /** Calls `listener` after sharing (re)starts: whatever was published meanwhile was missed. */
+  onResync(listener: () => void): void;
+  /** The breakers other replicas opened and that are still open, by channel, among `channels`. */
+  openBreakers(channels: readonly string[]): Promise<Map<string, Extract<LiveEvent, { t: 'breaker' }>>>;
+  /** Publishes this replica's status now and every few seconds (`status` is read each time). */
+  announce(status: () => Omit<ReplicaStatus, 'seenAt'>): void;
+  /** Every replica that announced itself recently; null when nothing is shared. */
+  replicas(): Promise<ReplicaStatus[] | null>;
+  close(): Promise<void>;
+}
+
+/** Sharing nothing: every limit is this process's, and nobody else is told anything. */
+export const perProcess: SharedLive = {
+  up: false,
+  takeSlot: async () => undefined,
+  claimProbe: async () => true,
+  endProbe: () => undefined,
+  publish: () => undefined,
+  onEvent: () => undefined,
+  onResync: () => undefined,
+  openBreakers: async () => new Map(),
+  announce: () => undefined,
+  replicas: async () => null,
+  close: async () => undefined,
+};
