@@ -121,6 +121,7 @@ if (redisUrl) {
 
   test('redis away: operations answer "not shared" at once and are counted; when it is back, sharing resumes and a resync is signalled', async () => {
     const server = await privateRedis();
+    after(() => server.stop());
     const metrics = new Metrics();
     const live = await open('gw:', 'solo', { url: server.url, metrics });
     let resyncs = 0;

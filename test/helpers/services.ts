@@ -84,7 +84,7 @@ export interface PrivateRedis {
   start(): Promise<void>;
 }
 
-/** Starts a private `redis-server` (Debian's package; .ci/run installs it when absent) keeping nothing on disk. */
+/** Starts a private `redis-server` (Debian's package; .ci/run installs it when absent) keeping nothing on disk; the caller stops it. */
 export async function privateRedis(): Promise<PrivateRedis> {
   const port = await freePort();
   let child: ChildProcess | null = null;
@@ -110,7 +110,6 @@ export async function privateRedis(): Promise<PrivateRedis> {
     await exited;
   };
   await start();
-  after(stop);
   return { url: `redis://127.0.0.1:${port}`, stop, start };
 }
 
