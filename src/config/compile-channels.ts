@@ -23,6 +23,7 @@ interface RawProfile {
     query: RawOperation;
     batch_query?: RawOperation & { max_ids?: number };
     result?: RawOperation;
+    adopt?: RawOperation[];
     content?: { request: { method: string; path: string; query?: string; headers?: string } };
   };
 }
@@ -270,11 +271,12 @@ function compileOperation(src: YamlSource, op: RawOperation, at: (string | numbe
   return issues.length > before ? null : compiled;
 }
 
-/** Compiles a profile's task protocol: query, optional batch query, optional content download. */
+/** Compiles a profile's task protocol: query, optional batch query, result, adoption lookups and content download. */
 function compileTaskProtocol(src: YamlSource, t: NonNullable<RawProfile['tasks']>, at: (string | number)[], issues: ConfigIssue[]): CompiledTaskProtocol | null {
   const query = compileOperation(src, t.query, [...at, 'query'], issues);
   const batch = t.batch_query ? compileOperation(src, t.batch_query, [...at, 'batch_query'], issues) : null;
   const result = t.result ? compileOperation(src, t.result, [...at, 'result'], issues) : null;
+  const adopt = (t.adopt ?? []).map((op, i) => compileOperation(src, op, [...at, 'adopt', i], issues));
   let content: CompiledTaskProtocol['content'] = null;
   if (t.content) {
     const r = t.content.request;
@@ -282,8 +284,9 @@ function compileTaskProtocol(src: YamlSource, t: NonNullable<RawProfile['tasks']
     const path = m(r.path, 'path');
     if (path) content = Object.freeze({ method: r.method, path, query: m(r.query, 'query'), headers: m(r.headers, 'headers') });
   }
-  if (!query) return null;
+  if (!query || adopt.some((op) => op === null)) return null;
   return Object.freeze({
+    adopt: Object.freeze(adopt as CompiledOperation[]),
     query,
     batchQuery: batch && t.batch_query ? Object.freeze({ ...batch, maxIds: t.batch_query.max_ids ?? DEFAULT_BATCH_IDS }) : null,
     result,

@@ -161,6 +161,11 @@ export interface CompiledTaskProtocol {
    * query, and again when a stored result URL has expired at download time.
    */
   readonly result: CompiledOperation | null;
+  /**
+   * Finds a task whose submission a crash cut off by the reference we sent (our task id in a
+   * field the vendor keeps), tried in order; empty when the vendor keeps none.
+   */
+  readonly adopt: readonly CompiledOperation[];
   /** Downloads a result; without it the result URL is fetched as it is, with no credentials. */
   readonly content: { readonly method: string; readonly path: Mapping; readonly query: Mapping | null; readonly headers: Mapping | null } | null;
 }

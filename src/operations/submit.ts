@@ -54,10 +54,16 @@ export async function runTaskSubmit(ctx: RequestContext, body: unknown, deps: Ta
   // The lease is kept while the vendor is asked, however long that takes; then polling keeps it.
   const letGo = deps.poller.holdLease(id);
 
+  let current = pending;
   let accepted: { record: TaskRecord | null; channel: CompiledChannel };
   try {
     accepted = await withFallback(ctx, candidates, deps, () => true, async (choice, attempt) => {
       const { channel, upstreamModel } = choice;
+      if (channel.name !== current.channel) {
+        // The record names the channel being asked, where a crash now would leave the task to be
+        // looked for (README, "Tasks cut off by a crash").
+        current = (await deps.store.updateTask(id, current.version, { channel: channel.name, upstreamModel, updatedAt: now })) ?? current;
+      }
       const op = channel.profile.operations.get(ctx.route.operation)!;
       const { res, mctx } = await callOperation(ctx, body, model, choice, op, deps.pools, { id }, source ? sourceView(source) : undefined);
       const update = readTaskUpdate(await mapAnswer(op, res, mctx), kind);
@@ -67,8 +73,8 @@ export async function runTaskSubmit(ctx: RequestContext, body: unknown, deps: Ta
       attempt.accepted();
       // Acceptance: submitting → the vendor's first state (queued unless it says more), with its id and channel, in one write.
       // (A vendor that just accepted the task cannot have lost it: a `lost` word here is no status.)
-      const patch = patchFor(pending, { ...update, lost: false, status: update.status ?? 'queued' }, now)!;
-      const record = await deps.store.updateTask(id, pending.version, {
+      const patch = patchFor(current, { ...update, lost: false, status: update.status ?? 'queued' }, now)!;
+      const record = await deps.store.updateTask(id, current.version, {
         ...patch,
         upstreamId: update.id,
         channel: channel.name,
@@ -78,7 +84,7 @@ export async function runTaskSubmit(ctx: RequestContext, body: unknown, deps: Ta
       return { record, channel };
     });
   } catch (err) {
-    await deps.store.abortTask(id, pending.version);
+    await deps.store.abortTask(id, current.version);
     throw err;
   } finally {
     letGo();

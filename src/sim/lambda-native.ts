@@ -33,7 +33,7 @@ import { TaskBook, type SimTask } from './task-book.js';
  * The `[sim:…]` markers are read from `prompt`.
  *
  * Submit answer: `data:{task_id, task_status:"submitted", task_info:{external_task_id?}, created_at, updated_at}`
- * (milliseconds). Query answer: `data:{task_id, task_status, task_status_msg?, task_info, created_at, updated_at,
+ * (milliseconds). A query names the task by its task_id or by the external_task_id it was submitted with. Query answer: `data:{task_id, task_status, task_status_msg?, task_info, created_at, updated_at,
  * task_result?}`; task_status `submitted` (queued), `processing` (running, and for ever with `[sim:never]`),
  * `succeed`, `failed`, or the `[sim:status=WORD]` word; task_status_msg only when failed (the fail reason);
  * task_result only on success: `{videos:[{id, url, duration}]}`, duration the requested string. Result index 0 = url.
@@ -152,7 +152,8 @@ export async function startLambdaSimulator(opts: LambdaSimOptions = {}): Promise
   const secretKey = opts.secretKey ?? `sim-lambda-sk-${randomBytes(12).toString('hex')}`;
   const clock = opts.clock ?? Date.now;
   const tasks = new TaskBook({ finishMs: opts.finishMs, clock });
-  const externalIds = new Set<string>();
+  /** external_task_id → the vendor's task id: a query may name a task by either (as the vendor allows). */
+  const externalIds = new Map<string, string>();
   const faults: string[] = [];
   const stats = { requests: 0, submits: 0, queries: 0 };
   let base = '';
@@ -197,8 +198,8 @@ export async function startLambdaSimulator(opts: LambdaSimOptions = {}): Promise
     const prompt = typeof b.prompt === 'string' ? b.prompt : '';
     const answer = () => {
       const task = tasks.create({ model: (b.model_name as string | undefined) ?? 'lambda-v1', prompt, body: b, kind });
-      if (typeof b.external_task_id === 'string') externalIds.add(b.external_task_id);
-      if (externalIds.size > MAX_EXTERNAL_IDS) externalIds.delete(externalIds.values().next().value!);
+      if (typeof b.external_task_id === 'string') externalIds.set(b.external_task_id, task.id);
+      if (externalIds.size > MAX_EXTERNAL_IDS) externalIds.delete(externalIds.keys().next().value!);
       return ok({ task_id: task.id, task_status: 'submitted', task_info: info(b), created_at: task.createdAt, updated_at: task.createdAt });
     };
     const fault = pickFault(req, url, prompt, faults);
@@ -208,7 +209,8 @@ export async function startLambdaSimulator(opts: LambdaSimOptions = {}): Promise
 
   async function query(req: IncomingMessage, res: ServerResponse, url: URL, kind: string, id: string): Promise<void> {
     stats.queries++;
-    const found = tasks.get(id);
+    const known = externalIds.get(id);
+    const found = tasks.get(id) ?? (known === undefined ? undefined : tasks.get(known));
     const task = found && found.kind === kind ? found : undefined;
     const answer = () => {
       if (!task) return lambdaError(404, `task ${id} does not exist`);

@@ -7,7 +7,8 @@ import { TERMINAL_STATUSES } from '../store/store.js';
 import type { Pools } from '../upstream/pools.js';
 import { DueQueue } from './due-queue.js';
 import { NoNews } from './no-news.js';
-import { applyUpdate, type TaskUpdate } from './task-update.js';
+import { cutOffAt, findCutOffTask } from './cut-off.js';
+import { applyUpdate, patchFor, type TaskUpdate } from './task-update.js';
 import { queryBatch, queryTask } from './vendor-query.js';
 
 /** The one timer the poller keeps; tests give a fake one that runs on their fake clock. */
@@ -61,8 +62,6 @@ export const DEFAULT_LEASE_MS = 30_000;
 /** Backoff of a channel in trouble: doubling from 1 s to 60 s, jittered, or the vendor's Retry-After. */
 const BACKOFF_BASE_MS = 1_000;
 const BACKOFF_MAX_MS = 60_000;
-/** A `submitting` record older than this belongs to a gateway that stopped mid-submission. */
-const SUBMIT_ORPHAN_MS = 10 * 60_000;
 /**
  * A task whose looks keep giving no news (an answer no mapping recognises: a proxy's 404, a body
  * that cannot be read) waits twice as long after each, from one interval up to this (or the
@@ -165,7 +164,7 @@ export class Poller {
       for (const t of page) {
         if (this.#channelOf.has(t.id)) continue;
         const interval = this.#channel(t.channel)?.polling.intervalMs ?? DEFAULT_POLLING.intervalMs;
-        const due = t.status === 'submitting' ? Math.max(at, t.createdAt + SUBMIT_ORPHAN_MS) : at + Math.floor(this.#random() * interval * RESUME_SPREAD);
+        const due = t.status === 'submitting' ? Math.max(at, this.#cutOffAt(t)) : at + Math.floor(this.#random() * interval * RESUME_SPREAD);
         this.#follow(t.id, t.channel, due);
       }
       n += page.length;
@@ -469,14 +468,15 @@ export class Poller {
         return task;
       }
       const now = this.#now();
-      if (now >= task.deadlineAt || (task.status === 'submitting' && now >= task.createdAt + SUBMIT_ORPHAN_MS)) {
+      if (task.status === 'submitting') return this.#cutOff(task, now);
+      if (now >= task.deadlineAt) {
         const done = await this.#expire(task);
         this.#forget(id);
         return done;
       }
       const channel = this.channelFor(task);
-      if (task.status === 'submitting' || !channel?.profile.tasks) {
-        this.#again(task, task.status === 'submitting' ? task.createdAt + SUBMIT_ORPHAN_MS : undefined);
+      if (!channel?.profile.tasks) {
+        this.#again(task);
         return task;
       }
       this.stats.queries++;
@@ -492,6 +492,53 @@ export class Poller {
     this.#inflight.set(id, p);
     p.finally(() => this.#inflight.delete(id)).catch(() => undefined);
     return p;
+  }
+
+  #cutOffAt(task: TaskRecord): number {
+    return cutOffAt(task, this.channelFor(task), this.#deps.snapshot().retry);
+  }
+
+  /**
+   * A record still `submitting` (README, "Tasks cut off by a crash"): left alone until its
+   * submission can no longer be under way; then adopted when the profile can find the vendor's
+   * task by the reference we sent, else failed and refunded once (its lookup failing, it is asked
+   * again until the task's deadline).
+   */
+  async #cutOff(task: TaskRecord, now: number): Promise<TaskRecord> {
+    const due = this.#cutOffAt(task);
+    if (now < due && now < task.deadlineAt) {
+      this.#again(task, due);
+      return task;
+    }
+    const channel = this.channelFor(task);
+    const protocol = channel?.profile.tasks;
+    const log = { task: task.id, channel: task.channel };
+    if (channel && protocol && protocol.adopt.length > 0 && now < task.deadlineAt) {
+      this.stats.queries++;
+      const found = await findCutOffTask(protocol, channel, this.#deps.pools, task, this.#deps.clock());
+      if (!found.ok) {
+        this.#trouble(channel, found, [task]);
+        return task;
+      }
+      if (found.value) {
+        const patch = patchFor(task, { ...found.value, lost: false, status: found.value.status ?? 'queued' }, now);
+        const next = await this.#deps.store.updateTask(task.id, task.version, { ...patch, upstreamId: found.value.id, updatedAt: now });
+        if (!next) {
+          this.#again(task);
+          return task;
+        }
+        this.#deps.log.info(log, 'adopted a task whose submission was cut off: the vendor had it under the reference we sent');
+        if (TERMINAL_STATUSES.has(next.status)) this.#forget(next.id);
+        else this.#again(next);
+        return next;
+      }
+      this.#deps.log.info(log, 'a submission cut off before the vendor took it: failed and refunded');
+    } else {
+      this.#deps.log.warn(log, 'a submission cut off by a crash was failed and refunded; the vendor may have created the task (a possible orphan there)');
+    }
+    const done = await this.#expire(task);
+    this.#forget(task.id);
+    return done;
   }
 
   /** One batch look at several tasks of a channel; gives what became of each. */

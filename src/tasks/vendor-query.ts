@@ -149,7 +149,8 @@ export async function queryTask(protocol: CompiledTaskProtocol, channel: Compile
   return looked.ok ? resolveResults(protocol, channel, pools, task, looked.value, now) : looked;
 }
 
-async function lookAt(op: CompiledOperation, channel: CompiledChannel, pools: Pools, task: VendorTask, now: Date): Promise<QueryOutcome<TaskUpdate>> {
+/** One look through `op` (a query or an adoption lookup): its update, or the failure sorted. */
+export async function lookAt(op: CompiledOperation, channel: CompiledChannel, pools: Pools, task: VendorTask, now: Date): Promise<QueryOutcome<TaskUpdate>> {
   const input = { task: vendorView(task), model: task.upstreamModel, public_model: task.model };
   const sent = await call(op, channel, pools, input, now);
   if (!sent.ok) return sent;
