@@ -28,7 +28,9 @@ const USAGE = `usage: gateway <command>
   explain <model> [--group G]   show the routes and channels that would serve a model
   golden [--update] [filter]    run the golden cases of test/golden
   catalogue [--write]           print the family catalogue from the config (--write: into README.md)
-settings (environment): PORT (8080), HOST, GATEWAY_CONFIG_DIR (.), GATEWAY_CONFIG_EXTRA, GATEWAY_DB (data/gateway.db), LOG_LEVEL (info),
+settings (environment): PORT (8080), HOST, GATEWAY_CONFIG_DIR (.), GATEWAY_CONFIG_EXTRA, GATEWAY_DB (data/gateway.db, or postgres://…), LOG_LEVEL (info),
+  GATEWAY_REDIS (redis://…: replicas share limits, breakers, token changes, reloads), GATEWAY_REDIS_PREFIX (gateway:),
+  GATEWAY_REPLICA_ID, GATEWAY_TASK_LEASE_MS (30000), GATEWAY_AUTH_CACHE_MS (5000; 1000 on PostgreSQL),
   GATEWAY_ADMIN_KEY (unset: /admin and /metrics closed; demo makes one), GATEWAY_WATCH (1; 0: no reload on file changes),
   GATEWAY_RELOAD_DEBOUNCE_MS (200), GATEWAY_BODY_BUDGET_MB (heap limit / 12), GATEWAY_HEADERS_TIMEOUT_MS (30000),
   GATEWAY_REQUEST_TIMEOUT_MS (300000)
