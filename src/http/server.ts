@@ -142,6 +142,10 @@ export function createHttpServer(opts: ServerOptions): Server {
         // Refused before it was told to send its body: the client will not send it, and the
         // connection must not wait for it.
         if (expectsContinue(req) && !seen.continued && !res.headersSent) res.setHeader('connection', 'close');
+        // Refused with its body still arriving: the connection stays open while the rest is read
+        // and dropped (drain-unread.ts), even for a client that asked to close it; Node would
+        // otherwise close it at once and the client, still uploading, would lose the answer to a reset.
+        else if (!req.complete && !res.headersSent) res.setHeader('connection', 'keep-alive');
         sendError(res, err, log, requestId);
       })
       .finally(() => {
