@@ -92,25 +92,8 @@ export function createGateway(opts: GatewayOptions): Gateway {
   const metrics = opts.metrics ?? new Metrics();
   const stopQuotaMetrics = countQuotaUnits(opts.store, metrics);
   const shared = opts.shared ?? perProcess;
-  const replica = opts.lease?.owner ?? 'local';
   const routing = new RoutingState(metrics, opts.snapshot, () => clock().getTime(), shared);
-  shared.onEvent((e) => {
-    if (e.t === 'token') auth.forget(e.keyHash);
-    else if (e.t === 'reload' && opts.config) void opts.config.reload('another replica');
-  });
-  // Token changes published while Redis was away were missed: nothing cached is trusted.
-  shared.onResync(() => auth.clear());
-  const self = () => {
-    const status = opts.config?.status();
-    const snapshot = opts.snapshot();
-    return {
-      replica,
-      generation: status?.generation ?? 1,
-      version: snapshot.version,
-      loadedAt: snapshot.loadedAt.toISOString(),
-      lastReloadOk: status?.lastReload ? status.lastReload.ok : null,
-    };
-  };
+  const { self, tokenChanged } = followReplicas(shared, auth, opts);
   const bodies = new BodyBudget(opts.bodyBudgetBytes ?? defaultBodyBudget());
   metrics.gauge('gateway_request_body_bytes', 'Request body bytes held now (reserved before reading), the most ever held at once, and the bound', ['of'], () => [
     [{ of: 'held' }, bodies.held],
@@ -125,10 +108,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
     config: opts.config ?? null,
     shared,
     self,
-    tokenChanged(keyHash: string) {
-      auth.forget(keyHash);
-      shared.publish({ t: 'token', keyHash });
-    },
+    tokenChanged,
   };
   let stopSweeper: () => void = () => undefined;
   const poller = new Poller({ store: opts.store, pools, snapshot: opts.snapshot, log: opts.log, clock, random: opts.random, lostAfterMs: opts.lostAfterMs, lease: opts.lease });
@@ -191,6 +171,37 @@ export function createGateway(opts: GatewayOptions): Gateway {
       if (poll) await poller.releaseLeases().catch((err: unknown) => opts.log.warn({ err }, 'could not give back task leases; other replicas take them when they run out'));
       // After the drain: what requests finishing meanwhile moved is counted too.
       stopQuotaMetrics();
+    },
+  };
+}
+
+/**
+ * What this replica hears from the others and tells them (README, "Running several replicas"):
+ * a token change makes it forget the key's cached lookup, a reload request reloads its files, and
+ * after Redis was away it trusts no cached lookup; `self` is the status it announces.
+ */
+function followReplicas(shared: SharedLive, auth: Authenticator, opts: GatewayOptions) {
+  shared.onEvent((e) => {
+    if (e.t === 'token') auth.forget(e.keyHash);
+    else if (e.t === 'reload' && opts.config) void opts.config.reload('another replica');
+  });
+  shared.onResync(() => auth.clear());
+  const replica = opts.lease?.owner ?? 'local';
+  return {
+    self: () => {
+      const status = opts.config?.status();
+      const snapshot = opts.snapshot();
+      return {
+        replica,
+        generation: status?.generation ?? 1,
+        version: snapshot.version,
+        loadedAt: snapshot.loadedAt.toISOString(),
+        lastReloadOk: status?.lastReload ? status.lastReload.ok : null,
+      };
+    },
+    tokenChanged(keyHash: string): void {
+      auth.forget(keyHash);
+      shared.publish({ t: 'token', keyHash });
     },
   };
 }
