@@ -4,7 +4,9 @@
  * on stdout), with every channel whose profile has a simulator pointed at it. Polling settings are
  * the config's own unless BENCH_INTERVAL_MS / BENCH_CONCURRENCY override them.
  *
- * Env: BENCH_DB (SQLite file), BENCH_SIMS (JSON: profile → {url, secrets}), LOG_LEVEL.
+ * Env: BENCH_DB (a SQLite file or a postgres:// URL), BENCH_SIMS (JSON: profile → {url, secrets}), LOG_LEVEL;
+ * with BENCH_REPLICA (its name) the gateway is one of several replicas sharing tasks by lease
+ * (BENCH_LEASE_MS, default the gateway's), as `gateway start` over PostgreSQL is.
  * Announces `{url, key, channels}` and answers `stats` with the poller's counters and this
  * process's own resource usage (so CPU and peak RSS are the gateway's alone), and `loop-reset`.
  */
@@ -14,6 +16,7 @@ import { PROJECT_ROOT } from '../../src/config/paths.js';
 import { createGateway } from '../../src/gateway.js';
 import { createLogger } from '../../src/log.js';
 import { openStore } from '../../src/store/open-store.js';
+import { DEFAULT_LEASE_MS } from '../../src/tasks/poller.js';
 import { generateKey, hashKey } from '../../src/tokens/keys.js';
 import { serveParent } from './ipc.js';
 
@@ -35,7 +38,8 @@ const snapshot = loadConfigOrThrow(PROJECT_ROOT, {
 const store = await openStore(env.BENCH_DB);
 const key = generateKey();
 await store.createToken({ name: 'bench-tasks', keyHash: hashKey(key), group: 'default', models: null, quota: null });
-const gateway = createGateway({ snapshot: () => snapshot, store, log: createLogger() });
+const lease = env.BENCH_REPLICA ? { owner: env.BENCH_REPLICA, ms: Number(env.BENCH_LEASE_MS || DEFAULT_LEASE_MS), soleReplica: false } : undefined;
+const gateway = createGateway({ snapshot: () => snapshot, store, log: createLogger(), lease });
 await gateway.listen(0);
 
 const LOOP_RESOLUTION_MS = 10;

@@ -10,7 +10,7 @@
  *
  * Usage: npm run build && node dist/bench/tasks/run.js [--tasks N] [--window-ms M] [--connections C] [--rate R]
  *        [--interval-ms I] [--concurrency K] [--iota-share F] [--seed S] [--timeout-ms T]
- *        (see bench/README.md)
+ *        (see bench/README.md); with --replicas N, one replica against N on PostgreSQL (replicas.ts)
  */
 import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -459,7 +459,10 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
+// `--replicas N` is the PostgreSQL comparison of one replica with N (replicas.ts).
+const argv = process.argv.slice(2);
+const replicasRun = argv.some((a) => a === '--replicas' || a.startsWith('--replicas='));
+(replicasRun ? import('./replicas.js').then((m) => m.runReplicas(argv)) : main()).then(
   (code) => process.exit(code),
   (err: unknown) => {
     process.stderr.write(`bench/tasks failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
