@@ -4,7 +4,7 @@ import { delimiter } from 'node:path';
 import type { Logger } from 'pino';
 import { LiveConfig } from './config/live-config.js';
 import type { ChannelOverride } from './config/load.js';
-import type { Snapshot } from './config/snapshot.js';
+import type { LeftOutChannel, Snapshot } from './config/snapshot.js';
 import { createGateway, type Gateway } from './gateway.js';
 import { RedisLive } from './live/redis-live.js';
 import { perProcess, type SharedLive } from './live/shared-live.js';
@@ -14,6 +14,9 @@ import { SIMULATORS } from './sim/registry.js';
 import { isSharedStore, openStore } from './store/open-store.js';
 import { DEFAULT_LEASE_MS } from './tasks/poller.js';
 import type { Store } from './store/store.js';
+
+/** GATEWAY_DRAIN_MS by default: long enough for a synchronous image call, short of an orchestrator's kill. */
+export const DEFAULT_DRAIN_MS = 25_000;
 
 /** Settings of a gateway process, from the environment (README: "Settings"). */
 export interface AppSettings {
@@ -47,6 +50,10 @@ export interface AppSettings {
   readonly redisPrefix: string;
   /** GATEWAY_AUTH_CACHE_MS: how long a key's lookup is trusted; null: 5000 on the embedded store, 1000 on a shared one (NaN when malformed). */
   readonly authCacheMs: number | null;
+  /** GATEWAY_STRICT: refuse to start (or reload) while any enabled channel lacks a variable, instead of leaving it out. */
+  readonly strict: boolean;
+  /** GATEWAY_DRAIN_MS: how long a stop waits for requests in flight before closing their connections (NaN when malformed). */
+  readonly drainMs: number;
 }
 
 /** Reads process settings from the environment, with the documented defaults. */
@@ -69,6 +76,8 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env, defaults: 
     redisUrl: env.GATEWAY_REDIS || (defaults.redisUrl ?? null),
     redisPrefix: env.GATEWAY_REDIS_PREFIX || (defaults.redisPrefix ?? 'gateway:'),
     authCacheMs: env.GATEWAY_AUTH_CACHE_MS ? Number(env.GATEWAY_AUTH_CACHE_MS) : (defaults.authCacheMs ?? null),
+    strict: env.GATEWAY_STRICT !== undefined ? /^(1|true|yes|on)$/i.test(env.GATEWAY_STRICT.trim()) : (defaults.strict ?? false),
+    drainMs: env.GATEWAY_DRAIN_MS ? Number(env.GATEWAY_DRAIN_MS) : (defaults.drainMs ?? DEFAULT_DRAIN_MS),
   };
 }
 
@@ -93,7 +102,8 @@ export interface App {
 
 /**
  * Starts a gateway. With `simulate`, every channel whose `${ENV}` credentials are unset is pointed
- * at an in-process simulator of its profile (demo mode); without it, unset variables fail the load.
+ * at an in-process simulator of its profile (demo mode); without it, such a channel is left out
+ * and reported (GATEWAY_STRICT: the load fails instead).
  */
 export async function startApp(settings: AppSettings, log: Logger, opts: { simulate: boolean; store?: Store }): Promise<App> {
   const budget = settings.bodyBudgetBytes;
@@ -106,6 +116,7 @@ export async function startApp(settings: AppSettings, log: Logger, opts: { simul
   const authCache = settings.authCacheMs;
   if (authCache !== null && !(Number.isInteger(authCache) && authCache >= 0 && authCache <= 600_000)) throw new Error('GATEWAY_AUTH_CACHE_MS must be whole milliseconds from 0 to 600000');
   if (settings.redisUrl !== null && !/^rediss?:\/\//.test(settings.redisUrl)) throw new Error('GATEWAY_REDIS must be a redis:// or rediss:// URL');
+  if (!(Number.isInteger(settings.drainMs) && settings.drainMs >= 0 && settings.drainMs <= 600_000)) throw new Error('GATEWAY_DRAIN_MS must be whole milliseconds from 0 to 600000');
   const replica = settings.replicaId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   const sharedStore = isSharedStore(settings.storeUrl);
   const simulators: Simulator[] = [];
@@ -133,11 +144,13 @@ export async function startApp(settings: AppSettings, log: Logger, opts: { simul
     const metrics = new Metrics();
     const config = LiveConfig.open({
       dir: settings.configDir,
-      load: { overrideChannel: override, allowMissingEnv: opts.simulate, extraDirs: settings.extraConfigDirs },
+      // The demo serves a simulator where credentials lack: nothing is missing for it to be strict about.
+      load: { overrideChannel: override, strict: settings.strict && !opts.simulate, extraDirs: settings.extraConfigDirs },
       log,
       metrics,
       debounceMs: settings.reloadDebounceMs,
     });
+    for (const c of config.current().leftOut) logLeftOut(log, c);
     const store = opts.store ?? (await openStore(settings.storeUrl));
     shared = settings.redisUrl === null ? perProcess : await RedisLive.open({ url: settings.redisUrl, prefix: settings.redisPrefix, replica, log, metrics });
     const gateway = createGateway({
@@ -193,7 +206,12 @@ export async function startApp(settings: AppSettings, log: Logger, opts: { simul
  * longer has are let go, except the pools tasks pinned to an older definition still need.
  */
 export function connectReloads(config: LiveConfig, gateway: Gateway, log: Logger): void {
-  config.onSwap((next) => {
+  config.onSwap((next, previous) => {
+    // Said once per change, not at every reload a watched edit makes.
+    const before = new Map(previous.leftOut.map((c) => [c.name, c.reason]));
+    for (const c of next.leftOut) if (before.get(c.name) !== c.reason) logLeftOut(log, c);
+    const now = new Set(next.leftOut.map((c) => c.name));
+    for (const name of before.keys()) if (!now.has(name) && next.channelsByName.has(name)) log.info({ channel: name }, 'channel serves again');
     gateway.routing.prune(next);
     gateway.pools.prune(next, gateway.poller.pinnedChannels()).then(
       (closed) => {
@@ -202,4 +220,10 @@ export function connectReloads(config: LiveConfig, gateway: Gateway, log: Logger
       (err: unknown) => log.warn({ err: (err as Error).message }, 'closing unused connection pools failed'),
     );
   });
+}
+
+/** One line per channel left out of routing, with what would bring it in. */
+function logLeftOut(log: Logger, c: LeftOutChannel): void {
+  if (c.reason === 'disabled') log.info({ channel: c.name, at: c.at }, 'channel left out: enabled: false');
+  else log.warn({ channel: c.name, at: c.at, unset: c.unset }, `channel left out: ${c.unset.join(', ')} not set (GATEWAY_STRICT=1 refuses to start instead)`);
 }

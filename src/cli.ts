@@ -158,14 +158,14 @@ async function sims(named: Record<string, string | true>): Promise<void> {
 }
 
 async function check(dir: string): Promise<void> {
-  const { snapshot, issues } = loadConfig(resolve(dir), { allowMissingEnv: true, extraDirs: settingsFromEnv().extraConfigDirs });
+  const { snapshot, issues } = loadConfig(resolve(dir), { extraDirs: settingsFromEnv().extraConfigDirs });
   for (const i of issues) process.stdout.write(formatIssue(i) + '\n');
   const errors = issues.filter((i) => i.severity === 'error').length;
   if (!snapshot || errors > 0) {
     process.stdout.write(`${errors} error(s)\n`);
     process.exit(1);
   }
-  process.stdout.write(`ok: ${snapshot.routes.length} route(s), ${snapshot.profiles.size} profile(s), ${snapshot.channels.length} channel(s) usable\n`);
+  process.stdout.write(`ok: ${snapshot.routes.length} route(s), ${snapshot.profiles.size} profile(s), ${snapshot.channels.length} channel(s) serving, ${snapshot.leftOut.length} left out\n`);
 }
 
 async function tokens(sub: string | undefined, named: Record<string, string | true>): Promise<void> {
@@ -174,7 +174,7 @@ async function tokens(sub: string | undefined, named: Record<string, string | tr
   try {
     if (sub === 'create') {
       const group = typeof named.group === 'string' ? named.group : 'default';
-      const { snapshot } = loadConfig(settings.configDir, { allowMissingEnv: true, extraDirs: settings.extraConfigDirs });
+      const { snapshot } = loadConfig(settings.configDir, { extraDirs: settings.extraConfigDirs });
       if (snapshot && !snapshot.groups.has(group)) fail(`group "${group}" is not declared in channels.yaml (known: ${[...snapshot.groups].join(', ')})`);
       let quota: number | null = null;
       if (named.quota !== undefined) {
@@ -199,7 +199,7 @@ async function tokens(sub: string | undefined, named: Record<string, string | tr
 async function explain(model: string | undefined, named: Record<string, string | true>): Promise<void> {
   if (!model) fail('usage: gateway explain <model> [--group G]');
   const settings = settingsFromEnv();
-  const { snapshot, issues } = loadConfig(settings.configDir, { allowMissingEnv: true, extraDirs: settings.extraConfigDirs });
+  const { snapshot, issues } = loadConfig(settings.configDir, { extraDirs: settings.extraConfigDirs });
   if (!snapshot) fail(`the configuration does not load; run gateway check\n${issues.map(formatIssue).join('\n')}`);
   const lines = explainModel(snapshot, model, typeof named.group === 'string' ? named.group : undefined);
   if (!lines) fail(`no route serves model ${model}`);
@@ -221,7 +221,7 @@ async function golden(named: Record<string, string | true>, positional: string[]
 
 /** Prints the README's catalogue page from the config, or with --write puts it into README.md. */
 async function catalogue(named: Record<string, string | true>): Promise<void> {
-  const { snapshot, issues } = loadConfig(PROJECT_ROOT, { allowMissingEnv: true });
+  const { snapshot, issues } = loadConfig(PROJECT_ROOT);
   if (!snapshot) fail(`the configuration does not load; run gateway check\n${issues.map(formatIssue).join('\n')}`);
   const page = renderCatalogue(snapshot);
   if (named.write !== true) return void process.stdout.write(page + '\n');

@@ -100,6 +100,9 @@ export function createGateway(opts: GatewayOptions): Gateway {
     [{ of: 'peak' }, bodies.peak],
     [{ of: 'limit' }, bodies.limit],
   ]);
+  metrics.gauge('gateway_channels_left_out', 'Channels declared but not routed to (1 each), by channel and reason (disabled, unset_env)', ['channel', 'reason'], () =>
+    opts.snapshot().leftOut.map((c): [Record<string, string>, number] => [{ channel: c.name, reason: c.reason }, 1]),
+  );
   const admin = {
     adminKey: opts.adminKey ?? null,
     metrics,

@@ -8,7 +8,7 @@ import { loadConfigOrThrow } from '../src/config/load.js';
 import { PROJECT_ROOT } from '../src/config/paths.js';
 
 test('the README catalogue matches the families, routes, modes and limits of the config', () => {
-  const snapshot = loadConfigOrThrow(PROJECT_ROOT, { env: {}, allowMissingEnv: true });
+  const snapshot = loadConfigOrThrow(PROJECT_ROOT, { env: {} });
   const readme = readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8');
   assert.ok(readme.includes(CATALOGUE_START) && readme.includes(CATALOGUE_END), 'README.md has the catalogue markers');
   const page = renderCatalogue(snapshot);

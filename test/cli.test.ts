@@ -32,8 +32,8 @@ test('check: a broken config prints file:line:column and exits 1', () => {
   assert.match(r.stdout, /1 error\(s\)/);
 });
 
-test('start: without channel credentials it refuses to start and names the line', () => {
-  const r = runCli(['start'], { ...NO_CHANNEL_ENV, PORT: '0', GATEWAY_DB: join(dir, 'start.db') });
+test('start: GATEWAY_STRICT=1 without channel credentials refuses to start and names the line', () => {
+  const r = runCli(['start'], { ...NO_CHANNEL_ENV, PORT: '0', GATEWAY_DB: join(dir, 'start.db'), GATEWAY_STRICT: '1' });
   assert.notEqual(r.status, 0);
   assert.match(r.stderr, /channels\.yaml:\d+:\d+: environment variable ALPHA_API_KEY is not set/);
 });

@@ -49,7 +49,7 @@ test('the repository config loads without issues when its environment is set', (
 });
 
 test('the repository config loads with warnings only when env may be missing', () => {
-  const { snapshot, issues } = loadConfig(PROJECT_ROOT, { env: {}, allowMissingEnv: true });
+  const { snapshot, issues } = loadConfig(PROJECT_ROOT, { env: {} });
   assert.ok(snapshot, issues.map(formatIssue).join('\n'));
   assert.ok(issues.length > 0, 'unset ${VAR} references should be reported');
   assert.deepEqual(
@@ -66,7 +66,7 @@ test('two routes may share one body schema file that declares an $id', () => {
   try {
     const route = (id: string) =>
       `  - { id: ${id}, method: POST, path: "/${id}/{model}", kind: sync, operation: generate, model: { path: model }, models: [${id}-m], body: { schema: body.json } }\n`;
-    writeFileSync(join(dir, 'routes.yaml'), `version: 1\nroutes:\n${route('a')}${route('b')}`);
+    writeFileSync(join(dir, 'routes.yaml'), `version: 1\nroutes:\n${route('a')}${route('b')}families:\n  - { name: f, models: [a-m, b-m] }\n`);
     writeFileSync(join(dir, 'body.json'), JSON.stringify({ $id: 'https://example.test/body.json', type: 'object' }));
     writeFileSync(
       join(dir, 'channels.yaml'),

@@ -167,7 +167,6 @@ describe('theta-native download URLs expire after an hour of the vendor\'s clock
     store = await openStore(':memory:');
     const polling = { interval_ms: 100, stale_ms: 50, deadline_ms: 60_000, concurrency: 16 };
     const snapshot = loadConfigOrThrow(PROJECT_ROOT, {
-      allowMissingEnv: true,
       overrideChannel: (c) => (c.profile === 'theta-native' ? { base_url: sim.url, secrets: { ...sim.secrets }, polling } : null),
     });
     gateway = createGateway({ snapshot: () => snapshot, store, log: silentLogger() });

@@ -121,7 +121,7 @@ describe('a vendor added as configuration only', () => {
     await kitchen.start();
     dir = mkdtempSync(join(tmpdir(), 'gw-extra-'));
     writeExtraConfig(dir, kitchen.url);
-    const { snapshot, issues } = loadConfig(PROJECT_ROOT, { env: {}, allowMissingEnv: true, extraDirs: [dir] });
+    const { snapshot, issues } = loadConfig(PROJECT_ROOT, { env: {}, extraDirs: [dir] });
     assert.ok(snapshot, issues.map((i) => `${i.file}:${i.line} ${i.message}`).join('\n'));
     assert.ok(snapshot.channelsByName.has('kitchen'), 'the extra channel is loaded');
     store = await openStore(':memory:');

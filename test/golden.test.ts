@@ -19,7 +19,7 @@ test('golden cases: every mapping agrees with its cases', async (t) => {
 });
 
 test('golden cases: every profile of channels.yaml has a folder of cases', () => {
-  const snapshot = loadConfigOrThrow(PROJECT_ROOT, { allowMissingEnv: true });
+  const snapshot = loadConfigOrThrow(PROJECT_ROOT);
   const folders = new Set(readdirSync(CASES));
   for (const profile of snapshot.profiles.keys()) assert.ok(folders.has(profile), `test/golden/${profile} is missing`);
 });

@@ -97,7 +97,7 @@ describe('real gateway processes under hostile bodies', () => {
     let multipartRoutes: CompiledRoute[];
     before(async () => {
       gw = await gateway('broken');
-      const { snapshot } = loadConfig(PROJECT_ROOT, { allowMissingEnv: true });
+      const { snapshot } = loadConfig(PROJECT_ROOT);
       multipartRoutes = snapshot!.routes.filter((r) => r.body?.contentTypes.includes('multipart/form-data'));
     });
 

@@ -104,7 +104,7 @@ if (redisUrl) {
 
   test('redis: two routing states share a channel limit, and a breaker opened on one opens on the other', async () => {
     const prefix = prefixes.next();
-    const base = loadConfigOrThrow(PROJECT_ROOT, { allowMissingEnv: true, env: { ALPHA_BASE_URL: 'http://127.0.0.1:9', ALPHA_API_KEY: 'k' } });
+    const base = loadConfigOrThrow(PROJECT_ROOT, { env: { ALPHA_BASE_URL: 'http://127.0.0.1:9', ALPHA_API_KEY: 'k' } });
     const alpha = base.channelsByName.get('alpha-primary')!;
     const channel = { ...alpha, maxConcurrency: 1, breaker: { ...alpha.breaker, enabled: true, consecutiveFailures: 1, cooldownMs: 60_000 } };
     const snapshot: Snapshot = { ...base, channels: [channel], channelsByName: new Map([[channel.name, channel]]) };

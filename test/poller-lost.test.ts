@@ -77,6 +77,8 @@ routes:
     models: [m]
     body: { schema: body.json }
     task: { kind: job, answer: '{ "id": task.id }' }
+families:
+  - { name: jobs, models: [m] }
 `,
   );
   writeFileSync(

@@ -109,6 +109,8 @@ routes:
     path: /jobs/{id}
     kind: task-query
     task: { kinds: [job], id: { path: id }, answer: '{ "id": task.id, "status": task.status, "vendor": task.vendor_status, "error": task.error }' }
+families:
+  - { name: jobs, models: [m] }
 `,
   );
   writeFileSync(

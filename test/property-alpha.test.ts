@@ -284,7 +284,7 @@ describe('generateContent under hostile input (property)', () => {
   before(async () => {
     sim = await startAlphaSimulator();
     store = await openStore(':memory:');
-    const snapshot = loadConfigOrThrow(PROJECT_ROOT, { env: { ALPHA_BASE_URL: sim.url, ALPHA_API_KEY: sim.secrets.key! }, allowMissingEnv: true });
+    const snapshot = loadConfigOrThrow(PROJECT_ROOT, { env: { ALPHA_BASE_URL: sim.url, ALPHA_API_KEY: sim.secrets.key! } });
     gateway = createGateway({ snapshot: () => snapshot, store, log: silentLogger() });
     port = await gateway.listen(0);
     key = generateKey();

@@ -68,7 +68,6 @@ async function startRig(): Promise<Rig> {
   for (const [profile, start] of Object.entries(SIMULATORS)) sims[profile] = await start({ finishMs: 300 });
   const store = await openStore(':memory:');
   const shipped = loadConfigOrThrow(PROJECT_ROOT, {
-    allowMissingEnv: true,
     overrideChannel: (c) => {
       const sim = sims[c.profile];
       return sim ? { base_url: sim.url, secrets: { ...sim.secrets }, polling: { interval_ms: 100, stale_ms: 0, deadline_ms: 60_000, concurrency: 16 } } : null;

@@ -13,7 +13,7 @@ const KEY = 'gw-raw-http-test-key';
 let gateway: Gateway;
 let port: number;
 before(async () => {
-  const snapshot = loadConfigOrThrow(PROJECT_ROOT, { allowMissingEnv: true });
+  const snapshot = loadConfigOrThrow(PROJECT_ROOT);
   const store = await openStore(':memory:');
   await store.createToken({ name: 'raw', keyHash: hashKey(KEY), group: 'default', models: null, quota: null });
   gateway = createGateway({ snapshot: () => snapshot, store, log: silentLogger() });

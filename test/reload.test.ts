@@ -364,7 +364,7 @@ channels:
     const dir = projectConfig();
     const fragment = join(dir, 'channels.d/zz-reload-test.yaml');
     writeFileSync(fragment, epsilonFragment('epsilon-reload', sim.url, sim.secrets.key!));
-    const rig = await startRig(dir, { load: { env: {}, allowMissingEnv: true } });
+    const rig = await startRig(dir, { load: { env: {} } });
 
     const sub = await rig.post('/v1/video/generations', submit);
     assert.equal(sub.status, 200, sub.text);
@@ -395,7 +395,7 @@ channels:
     const dir = projectConfig();
     const fragment = join(dir, 'channels.d/zz-reload-test.yaml');
     writeFileSync(fragment, epsilonFragment('epsilon-reload', simOld.url, simOld.secrets.key!));
-    const rig = await startRig(dir, { load: { env: {}, allowMissingEnv: true } });
+    const rig = await startRig(dir, { load: { env: {} } });
 
     const sub = await rig.post('/v1/video/generations', submit);
     assert.equal(sub.status, 200, sub.text);

@@ -22,7 +22,7 @@ const HEADERS_TIMEOUT_MS = 1_000;
 let gateway: Gateway;
 let port: number;
 before(async () => {
-  const snapshot = loadConfigOrThrow(PROJECT_ROOT, { allowMissingEnv: true });
+  const snapshot = loadConfigOrThrow(PROJECT_ROOT);
   const store = await openStore(':memory:');
   await store.createToken({ name: 't', keyHash: hashKey(KEY), group: 'default', models: null, quota: null });
   gateway = createGateway({ snapshot: () => snapshot, store, log: silentLogger(), requestTimeoutMs: REQUEST_TIMEOUT_MS, headersTimeoutMs: HEADERS_TIMEOUT_MS });

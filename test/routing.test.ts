@@ -66,7 +66,7 @@ groups:
 channels:
 ${channels}`,
   );
-  const snapshot = loadConfigOrThrow(PROJECT_ROOT, { extraDirs: [dir], allowMissingEnv: true, env: {} });
+  const snapshot = loadConfigOrThrow(PROJECT_ROOT, { extraDirs: [dir], env: {} });
   const store = await openStore(':memory:');
   const gateway = createGateway({ snapshot: () => snapshot, store, log: silentLogger(), adminKey: ADMIN });
   await gateway.listen(0);

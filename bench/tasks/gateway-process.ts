@@ -28,7 +28,6 @@ if (env.BENCH_INTERVAL_MS) polling.interval_ms = Number(env.BENCH_INTERVAL_MS);
 if (env.BENCH_CONCURRENCY) polling.concurrency = Number(env.BENCH_CONCURRENCY);
 
 const snapshot = loadConfigOrThrow(PROJECT_ROOT, {
-  allowMissingEnv: true,
   overrideChannel: (c) => {
     const sim = sims[c.profile];
     if (!sim) return null;

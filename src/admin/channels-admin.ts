@@ -1,6 +1,6 @@
 import type { AdminAnswer, AdminContext } from './admin-types.js';
 
-/** `GET /admin/channels`: every channel with its routing settings and live state; never secrets. */
+/** `GET /admin/channels`: every channel with its routing settings and live state, and those left out; never secrets. */
 export async function channelsReport({ snapshot, deps }: AdminContext): Promise<AdminAnswer> {
   return {
     json: {
@@ -21,6 +21,8 @@ export async function channelsReport({ snapshot, deps }: AdminContext): Promise<
         },
         ...deps.routing.report(c),
       })),
+      // Declared and checked, not routed to: disabled, or credentials unset (README, "Channels left out").
+      left_out: snapshot.leftOut.map((c) => ({ name: c.name, profile: c.profile, reason: c.reason, unset: c.unset, at: c.at })),
       groups: [...snapshot.groups].map((g) => ({ name: g, max_concurrency: snapshot.groupConcurrency.get(g) ?? null, inflight: deps.routing.groupInflight(g) })),
     },
   };

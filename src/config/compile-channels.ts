@@ -3,7 +3,8 @@ import { compileMappingAt as mapping } from './compile-mapping.js';
 import type { Mapping } from '../mapping/mapping.js';
 import { Secret } from './secret.js';
 import { compileAuth } from '../signers/registry.js';
-import type { BreakerPolicy, CompiledChannel, RetryPolicy, CompiledOperation, CompiledProfile, CompiledRoute, CompiledTaskProtocol } from './snapshot.js';
+import type { BreakerPolicy, CompiledChannel, RetryPolicy, CompiledOperation, CompiledProfile, CompiledRoute, CompiledTaskProtocol, LeftOutChannel } from './snapshot.js';
+import type { MissingEnv } from './env.js';
 import { parseSize } from './sizes.js';
 import type { YamlSource } from './yaml-source.js';
 import { routeMayServePrefix } from './compile-routes.js';
@@ -33,6 +34,8 @@ export interface RawChannel {
   profile: string;
   base_url: string;
   secrets?: Record<string, string>;
+  /** False keeps the channel declared and checked but out of routing. */
+  enabled?: boolean;
   groups: string[];
   models: (string | { name: string; upstream: string })[];
   priority?: number;
@@ -65,11 +68,21 @@ const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 3, backoffMs: 100, backoffMaxM
 const DEFAULT_AWAIT = { intervalMs: 1_000, timeoutMs: 120_000, resultType: 'image' };
 const PLACEHOLDER = /\{([a-z][a-z0-9_]*)\}/g;
 
-/** Compiles profiles, groups and channels; problems are pushed onto `issues`. */
+/** A channel of the file after `${ENV}` interpolation, with the references that had no value. */
+export interface InterpolatedChannel {
+  readonly raw: RawChannel;
+  readonly unset: readonly MissingEnv[];
+}
+
+/**
+ * Compiles profiles, groups and channels; problems are pushed onto `issues`. Every channel is
+ * checked whatever the environment (a typo in a channel without credentials is still an error);
+ * one that compiles but is disabled or lacks a variable is left out of routing and reported.
+ */
 export function compileChannels(
   src: YamlSource,
-  /** Interpolated channels, index-aligned with the file; null for one left out (unset env in check/demo). */
-  channels: (RawChannel | null)[],
+  /** Interpolated channels, index-aligned with the file. */
+  channels: readonly InterpolatedChannel[],
   routes: readonly CompiledRoute[],
   issues: ConfigIssue[],
 ): {
@@ -78,6 +91,7 @@ export function compileChannels(
   groupConcurrency: Map<string, number>;
   retry: RetryPolicy;
   channels: CompiledChannel[];
+  leftOut: LeftOutChannel[];
 } {
   const raw = src.value as RawChannels;
   const groups = new Set(Object.keys(raw.groups));
@@ -85,17 +99,43 @@ export function compileChannels(
   for (const [name, g] of Object.entries(raw.groups)) if (g?.max_concurrency !== undefined) groupConcurrency.set(name, g.max_concurrency);
   const profiles = compileProfiles(src, raw.profiles, routes, issues);
   const out: CompiledChannel[] = [];
+  const leftOut: LeftOutChannel[] = [];
   const seen = new Map<string, number>();
-  channels.forEach((c, i) => {
-    if (!c) return;
+  channels.forEach(({ raw: c, unset }, i) => {
     const at = (...rest: (string | number)[]) => ['channels', i, ...rest];
     const before = issues.length;
-    if (seen.has(c.name)) issues.push(src.issue(at('name'), `channel name "${c.name}" is already used by channels[${seen.get(c.name)}]`));
-    seen.set(c.name, i);
-    const compiled = compileChannel(src, c, at, { raw, profiles, groups, routes }, issues);
-    if (compiled && issues.length === before) out.push(compiled);
+    const first = seen.get(c.name);
+    if (first !== undefined) {
+      const where = src.issue(['channels', first, 'name'], '');
+      issues.push(src.issue(at('name'), `channel name "${c.name}" is already used by the channel at ${where.file}:${where.line}`));
+    } else seen.set(c.name, i);
+    // A value made of an unset variable cannot be judged (an empty base_url is not a typo).
+    const unjudged = new Set(unset.map((m) => m.path[2]));
+    const compiled = compileChannel(src, c, at, { raw, profiles, groups, routes, unjudged }, issues);
+    if (!compiled || issues.length !== before) return;
+    if (c.enabled === false || unset.length > 0) {
+      const where = src.issue(at(), '');
+      leftOut.push(
+        Object.freeze({
+          name: c.name,
+          profile: c.profile,
+          reason: c.enabled === false ? 'disabled' : 'unset_env',
+          unset: Object.freeze([...new Set(unset.map((m) => m.name))]),
+          at: `${where.file}:${where.line}`,
+        }),
+      );
+    } else out.push(compiled);
   });
-  return { profiles, groups, groupConcurrency, retry: retryPolicy(raw.routing), channels: out };
+  unusedProfiles(src, profiles, channels, issues);
+  return { profiles, groups, groupConcurrency, retry: retryPolicy(raw.routing), channels: out, leftOut };
+}
+
+/** A profile no channel names is dead text, or a channel's typo of it: worth a warning. */
+function unusedProfiles(src: YamlSource, profiles: ReadonlyMap<string, CompiledProfile>, channels: readonly InterpolatedChannel[], issues: ConfigIssue[]): void {
+  const used = new Set(channels.map((c) => c.raw.profile));
+  for (const name of profiles.keys()) {
+    if (!used.has(name)) issues.push(src.issue(['profiles', name], `profile ${name} is not used by any channel`, 'warning'));
+  }
 }
 
 /** The fallback loop's settings (`routing:`) with the defaults filled in. */
@@ -134,6 +174,8 @@ interface ChannelContext {
   profiles: Map<string, CompiledProfile>;
   groups: Set<string>;
   routes: readonly CompiledRoute[];
+  /** Top-level keys of the channel whose value came from an unset variable. */
+  unjudged: ReadonlySet<string | number | undefined>;
 }
 type At = (...rest: (string | number)[]) => (string | number)[];
 
@@ -145,7 +187,7 @@ function compileChannel(src: YamlSource, c: RawChannel, at: At, ctx: ChannelCont
   c.groups.forEach((g, j) => {
     if (!ctx.groups.has(g)) issues.push(src.issue(at('groups', j), `unknown group "${g}" (declare it under groups:)`));
   });
-  const url = baseUrl(c.base_url);
+  const url = baseUrl(c.base_url) ?? (ctx.unjudged.has('base_url') ? new URL('http://unset.invalid') : null);
   if (!url) issues.push(src.issue(at('base_url'), `base_url must be an http(s) URL without query, fragment or credentials; got "${c.base_url}"`));
 
   const secrets: Record<string, Secret> = {};

@@ -2,9 +2,10 @@ import type { ConfigIssue } from './issues.js';
 import { compileMappingAt } from './compile-mapping.js';
 import type { SchemaCompiler } from './schema-compiler.js';
 import { modelSet } from './compile-routes.js';
-import { routeServesModel } from './lookups.js';
+import { familyOf, routeServesModel } from './lookups.js';
 import type { CompiledFamily, CompiledRoute, ModeSupport } from './snapshot.js';
 import type { YamlSource } from './yaml-source.js';
+import type { RawChannel } from './compile-channels.js';
 
 /** A model family as routes.schema.json admits it (README, "Families, modes and limits"). */
 export interface RawFamily {
@@ -70,3 +71,32 @@ export function compileFamilies(src: YamlSource, routes: readonly CompiledRoute[
   return out;
 }
 
+
+/**
+ * Every model a channel serves on a route belongs to a family: a model in none would skip its
+ * family's limits and be missing from the catalogue without a word. A family needs no limits, so
+ * a model meant to go unchecked says so by joining one that has none.
+ */
+export function checkModelsHaveFamilies(
+  src: YamlSource,
+  channels: readonly RawChannel[],
+  routes: readonly CompiledRoute[],
+  families: readonly CompiledFamily[],
+  issues: ConfigIssue[],
+): void {
+  channels.forEach((c, i) => {
+    c.models.forEach((m, j) => {
+      const name = typeof m === 'string' ? m : m.name;
+      // A pattern is matched against the longest family pattern it falls under, as requests are.
+      const probe = name.endsWith('*') ? name.slice(0, -1) : name;
+      const served = name.endsWith('*') ? routes.some((r) => r.model !== null && r.models.prefixes.includes(probe)) : routes.some((r) => r.model !== null && routeServesModel(r, name));
+      if (!served || familyOf(families, probe) !== null) return;
+      issues.push(
+        src.issue(
+          ['channels', i, 'models', j],
+          `model "${name}" (channel ${c.name}) belongs to no family, so no family limits apply to it and the catalogue omits it; add it to a family in routes.yaml (a family without limits is allowed)`,
+        ),
+      );
+    });
+  });
+}

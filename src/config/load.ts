@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import type { ValidateFunction } from 'ajv';
 import { createAjv } from '../schema/ajv.js';
 import { describeError, usefulErrors } from '../schema/describe-error.js';
-import { compileChannels, type RawChannel } from './compile-channels.js';
-import { compileFamilies } from './compile-families.js';
+import { compileChannels, type InterpolatedChannel, type RawChannel } from './compile-channels.js';
+import { checkModelsHaveFamilies, compileFamilies } from './compile-families.js';
 import { compilePrices } from './compile-prices.js';
 import { compileRoutes } from './compile-routes.js';
 import { interpolateEnv } from './env.js';
@@ -26,8 +26,11 @@ export type ChannelOverride = (
 /** How to load a config directory. */
 export interface LoadOptions {
   readonly env?: NodeJS.ProcessEnv;
-  /** When true an unset `${VAR}` is a warning, not an error (`gateway check`, demo mode). */
-  readonly allowMissingEnv?: boolean;
+  /**
+   * GATEWAY_STRICT: an unset `${VAR}` is an error and the load fails. Otherwise it is a warning and
+   * its channel is left out (`snapshot.leftOut`), so one vendor key is enough to serve.
+   */
+  readonly strict?: boolean;
   readonly overrideChannel?: ChannelOverride;
   /** More directories whose routes, channels and `*.d` fragments are merged in (GATEWAY_CONFIG_EXTRA). */
   readonly extraDirs?: readonly string[];
@@ -82,21 +85,23 @@ export function loadConfig(dir: string, options: LoadOptions = {}): { snapshot: 
   const families = compileFamilies(routesSrc, routes, cachedSchemaCompiler({ allErrors: false, verbose: true }), issues);
 
   const rawChannels = (channelsSrc.value as { channels: RawChannel[] }).channels;
-  const channels = rawChannels.map((c, i) => {
+  const channels = rawChannels.map((c, i): InterpolatedChannel => {
     const { value, missing } = interpolateEnv(c, options.env ?? process.env, ['channels', i]);
     const resolved = value as RawChannel;
     const override = options.overrideChannel?.(resolved, missing.map((m) => m.name));
-    if (override) return { ...resolved, ...override };
-    for (const m of missing) {
-      const tail = options.allowMissingEnv ? '; the channel is left out until it is' : '';
-      issues.push(
-        channelsSrc.issue(m.path, `environment variable ${m.name} is not set (channel ${c.name})${tail}`, options.allowMissingEnv ? 'warning' : 'error'),
-      );
+    if (override) return { raw: { ...resolved, ...override }, unset: [] };
+    // A disabled channel needs no credentials: its unset variables are not news.
+    if (c.enabled !== false) {
+      for (const m of missing) {
+        const tail = options.strict ? ' (GATEWAY_STRICT)' : '; the channel is left out until it is';
+        issues.push(channelsSrc.issue(m.path, `environment variable ${m.name} is not set (channel ${c.name})${tail}`, options.strict ? 'error' : 'warning'));
+      }
     }
-    return missing.length > 0 ? null : resolved;
+    return { raw: resolved, unset: missing };
   });
 
   const compiled = compileChannels(channelsSrc, channels, routes, issues);
+  checkModelsHaveFamilies(channelsSrc, rawChannels, routes, families, issues);
   const prices = compilePrices(channelsSrc, routes, issues);
   if (issues.some((i) => i.severity === 'error')) return { snapshot: null, issues };
 
@@ -111,6 +116,7 @@ export function loadConfig(dir: string, options: LoadOptions = {}): { snapshot: 
     groupConcurrency: compiled.groupConcurrency,
     retry: compiled.retry,
     channels: Object.freeze(compiled.channels),
+    leftOut: Object.freeze(compiled.leftOut),
     ...indexChannels(compiled.channels),
     prices,
   });

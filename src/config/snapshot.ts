@@ -272,6 +272,17 @@ export interface CompiledPrices {
 }
 
 /** Everything the request path needs, frozen. */
+/** A channel the configuration declares and checks but does not route to, and why. */
+export interface LeftOutChannel {
+  readonly name: string;
+  readonly profile: string;
+  readonly reason: 'disabled' | 'unset_env';
+  /** For `unset_env`: the variables that have no value. */
+  readonly unset: readonly string[];
+  /** Where the channel is declared, as `file:line`. */
+  readonly at: string;
+}
+
 export interface Snapshot {
   readonly loadedAt: Date;
   /** Digest of the config files read (names and contents): equal on replicas serving the same files. */
@@ -289,6 +300,8 @@ export interface Snapshot {
   readonly groupConcurrency: ReadonlyMap<string, number>;
   readonly retry: RetryPolicy;
   readonly channels: readonly CompiledChannel[];
+  /** Channels that compile but do not serve: `enabled: false`, or credentials unset (README, "Channels left out"). */
+  readonly leftOut: readonly LeftOutChannel[];
   /** Public model name → channels that serve it by exact name. */
   readonly channelsByModel: ReadonlyMap<string, readonly CompiledChannel[]>;
   /** Channels that serve models by prefix; used only when no channel names the model exactly. */

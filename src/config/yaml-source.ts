@@ -1,4 +1,4 @@
-import { LineCounter, parseDocument, isMap, isNode, isScalar, visit, type Alias, type Document } from 'yaml';
+import { LineCounter, parseDocument, isCollection, isMap, isNode, isScalar, visit, type Alias, type Document } from 'yaml';
 import type { ConfigIssue } from './issues.js';
 
 /** A parsed YAML file that can say on which line any value of it stands. */
@@ -17,8 +17,11 @@ export function parseYaml(file: string, text: string): { source: YamlSource | nu
   const doc: Document = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, merge: false });
   const issues: ConfigIssue[] = [];
   for (const e of [...doc.errors, ...doc.warnings]) {
-    const pos = lineCounter.linePos(e.pos[0]);
-    issues.push({ file, line: pos.line, column: pos.col, message: e.message.split('\n')[0]!, severity: 'error' });
+    // An unclosed `[`, `{` or quote is only noticed where the next line starts; the mistake is where it opened.
+    const opened = unclosedAt(doc, e.pos[0]);
+    const pos = lineCounter.linePos(opened ?? e.pos[0]);
+    const message = e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
+    issues.push({ file, line: pos.line, column: pos.col, message: opened === null ? message : `${message} (opened here)`, severity: 'error' });
   }
   if (issues.length > 0) return { source: null, issues };
 
@@ -68,4 +71,15 @@ function offendingAlias(doc: Document): Alias | undefined {
   const aliases: Alias[] = [];
   visit(doc, { Alias: (_k, node) => void aliases.push(node) });
   return aliases.find((a) => a.resolve(doc) === undefined) ?? aliases[0];
+}
+
+/** Where the innermost flow collection or quoted scalar that runs on to `offset` opened, if it began before it. */
+function unclosedAt(doc: Document, offset: number): number | null {
+  let start: number | null = null;
+  visit(doc, (_key, node) => {
+    if (!isNode(node) || !node.range || node.range[0] >= offset || node.range[1] < offset) return;
+    const open = (isCollection(node) && node.flow) || (isScalar(node) && (node.type === 'QUOTE_DOUBLE' || node.type === 'QUOTE_SINGLE'));
+    if (open && (start === null || node.range[0] > start)) start = node.range[0];
+  });
+  return start;
 }

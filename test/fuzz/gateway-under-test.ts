@@ -59,7 +59,7 @@ export async function startUnderTest(env: Record<string, string> = {}): Promise<
     };
     await start();
 
-    const { snapshot } = loadConfig(PROJECT_ROOT, { allowMissingEnv: true });
+    const { snapshot } = loadConfig(PROJECT_ROOT);
     if (!snapshot) throw new Error('the config does not load');
     const seeds = new Map<string, Seed[]>();
     for (const seed of goldenSeeds(join(PROJECT_ROOT, 'test/golden'))) {

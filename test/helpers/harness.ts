@@ -65,7 +65,6 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     const snapshot = loadConfigOrThrow(opts.configDir ?? PROJECT_ROOT, {
       env: { ALPHA_BASE_URL: opts.upstreamUrl ?? sim.url, ALPHA_API_KEY: opts.channelKey ?? sim.secrets.key! },
       // Only the alpha channel is wired here; the others are left out (test/helpers/task-harness.ts has them all).
-      allowMissingEnv: true,
       overrideChannel: opts.timeouts
         ? (c) => (c.profile === 'alpha-native' ? { base_url: opts.upstreamUrl ?? sim.url, secrets: { key: opts.channelKey ?? sim.secrets.key! }, timeouts: opts.timeouts } : null)
         : undefined,

@@ -79,7 +79,6 @@ export async function startTaskHarness(opts: TaskHarnessOptions = {}): Promise<T
       concurrency: 16,
     };
     const snapshot = loadConfigOrThrow(PROJECT_ROOT, {
-      allowMissingEnv: true,
       overrideChannel: (c) => {
         const sim = sims[c.profile];
         // The e2e tests inject vendor failures back to back to check how each maps; a breaker

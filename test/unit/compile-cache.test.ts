@@ -25,7 +25,7 @@ after(() => {
   for (const d of scratch) rmSync(d, { recursive: true, force: true });
 });
 
-/** Families block appended to the fixture's routes.yaml, so family limits are compiled too. */
+/** Families block that replaces the fixture's (limitless) one, so family limits are compiled too. */
 const FAMILIES = `families:
   - name: alpha
     models: [alpha-3-pro-image-preview]
@@ -38,7 +38,7 @@ function scratchConfig(): string {
   scratch.push(dir);
   cpSync(FIXTURE, dir, { recursive: true });
   cpSync(join(PROJECT_ROOT, 'schemas/public'), join(dir, 'schemas/public'), { recursive: true });
-  writeFileSync(join(dir, 'routes.yaml'), `${readFileSync(join(dir, 'routes.yaml'), 'utf8')}${FAMILIES}`);
+  writeFileSync(join(dir, 'routes.yaml'), readFileSync(join(dir, 'routes.yaml'), 'utf8').replace(/^families:[\s\S]*$/m, FAMILIES));
   return dir;
 }
 

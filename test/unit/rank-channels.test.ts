@@ -17,7 +17,7 @@ const token = (p: Partial<TokenRecord> = {}): TokenRecord => ({ id: 't', name: '
 
 /** The shipped config with the alpha channel copied under other names, priorities and weights. */
 function withAlphaCopies(copies: { name: string; priority: number; weight: number; upstream?: string }[]): Snapshot {
-  const base = loadConfigOrThrow(PROJECT_ROOT, { allowMissingEnv: true, env: { ALPHA_BASE_URL: 'http://127.0.0.1:9', ALPHA_API_KEY: 'k' } });
+  const base = loadConfigOrThrow(PROJECT_ROOT, { env: { ALPHA_BASE_URL: 'http://127.0.0.1:9', ALPHA_API_KEY: 'k' } });
   const alpha = base.channelsByName.get('alpha-primary')!;
   const made: CompiledChannel[] = copies.map((c) => ({
     ...alpha,
@@ -30,7 +30,7 @@ function withAlphaCopies(copies: { name: string; priority: number; weight: numbe
 }
 
 describe('rankChannels', () => {
-  const route = () => loadConfigOrThrow(PROJECT_ROOT, { allowMissingEnv: true }).routes.find((r) => r.path.includes(':generateContent'))!;
+  const route = () => loadConfigOrThrow(PROJECT_ROOT).routes.find((r) => r.path.includes(':generateContent'))!;
 
   it('puts higher priority tiers first, and renames the model per channel', () => {
     const s = withAlphaCopies([
