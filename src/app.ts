@@ -6,6 +6,7 @@ import { LiveConfig } from './config/live-config.js';
 import type { ChannelOverride } from './config/load.js';
 import type { LeftOutChannel, Snapshot } from './config/snapshot.js';
 import { createGateway, type Gateway } from './gateway.js';
+import { DEFAULT_DRAIN_MS } from './http/drain.js';
 import { RedisLive } from './live/redis-live.js';
 import { perProcess, type SharedLive } from './live/shared-live.js';
 import { Metrics } from './metrics/metrics.js';
@@ -14,9 +15,6 @@ import { SIMULATORS } from './sim/registry.js';
 import { isSharedStore, openStore } from './store/open-store.js';
 import { DEFAULT_LEASE_MS } from './tasks/poller.js';
 import type { Store } from './store/store.js';
-
-/** GATEWAY_DRAIN_MS by default: long enough for a synchronous image call, short of an orchestrator's kill. */
-export const DEFAULT_DRAIN_MS = 25_000;
 
 /** Settings of a gateway process, from the environment (README: "Settings"). */
 export interface AppSettings {
@@ -164,6 +162,7 @@ export async function startApp(settings: AppSettings, log: Logger, opts: { simul
       bodyBudgetBytes: budget ?? undefined,
       headersTimeoutMs: headers,
       requestTimeoutMs: whole,
+      drainMs: settings.drainMs,
       lease: {
         owner: replica,
         ms: lease,

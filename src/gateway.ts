@@ -5,7 +5,9 @@ import { handleAdmin, isAdminPath } from './admin/admin-routes.js';
 import type { ConfigControl } from './config/config-control.js';
 import type { Snapshot } from './config/snapshot.js';
 import { BodyBudget, defaultBodyBudget } from './http/body-budget.js';
+import { DEFAULT_DRAIN_MS, drainable } from './http/drain.js';
 import { createHttpServer } from './http/server.js';
+import { healthOf } from './admin/health.js';
 import { perProcess, type SharedLive } from './live/shared-live.js';
 import { Metrics } from './metrics/metrics.js';
 import type { TaskDeps } from './operations/deps.js';
@@ -61,6 +63,8 @@ export interface GatewayOptions {
   readonly headersTimeoutMs?: number;
   /** GATEWAY_REQUEST_TIMEOUT_MS: a client's whole request (headers and body) must arrive within this; default 300 s. */
   readonly requestTimeoutMs?: number;
+  /** GATEWAY_DRAIN_MS: how long `close` lets requests in flight finish before cutting them; default 25 s. */
+  readonly drainMs?: number;
 }
 
 /** A running gateway: its HTTP server and how to stop it. */
@@ -79,6 +83,10 @@ export interface Gateway {
   listen(port: number, host?: string): Promise<number>;
   /** Base URL once listening, e.g. http://127.0.0.1:41234 */
   url(): string;
+  /**
+   * Stops: /readyz says 503 at once, no new connection is taken, requests in flight get up to
+   * `drainMs` to finish (then their connections are cut), and the background work stops.
+   */
   close(): Promise<void>;
 }
 
@@ -104,6 +112,8 @@ export function createGateway(opts: GatewayOptions): Gateway {
     opts.snapshot().leftOut.map((c): [Record<string, string>, number] => [{ channel: c.name, reason: c.reason }, 1]),
   );
   const admin = {
+    // Read at request time, once `requests` (below) exists.
+    health: healthOf(opts.store, () => requests.draining),
     adminKey: opts.adminKey ?? null,
     metrics,
     store: opts.store,
@@ -133,6 +143,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
       serve: (ctx, body, req, res) => serveRequest(ctx, body, req, res, deps),
     },
   });
+  const requests = drainable(server);
 
   return {
     server,
@@ -163,17 +174,22 @@ export function createGateway(opts: GatewayOptions): Gateway {
     },
     url: () => `http://127.0.0.1:${port}`,
     async close() {
+      const deadlineMs = opts.drainMs ?? DEFAULT_DRAIN_MS;
+      const started = performance.now();
+      opts.log.info({ inflight: requests.inflight, deadline_ms: deadlineMs }, 'stopping: requests in flight may finish, no new ones are taken');
       poller.stop();
       stopSweeper();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-      });
-      await pools.close();
+      const { cutOff } = await requests.drain(deadlineMs);
+      // Past the deadline the vendor calls of the requests cut off are abandoned too (a submission
+      // cut off this way is found and settled later: README, "Tasks cut off by a crash").
+      await pools.close(cutOff > 0);
       // After the drain: tasks submitted meanwhile are this replica's too.
       if (poll) await poller.releaseLeases().catch((err: unknown) => opts.log.warn({ err }, 'could not give back task leases; other replicas take them when they run out'));
       // After the drain: what requests finishing meanwhile moved is counted too.
       stopQuotaMetrics();
+      const ms = Math.round(performance.now() - started);
+      if (cutOff > 0) opts.log.warn({ ms, cut_off: cutOff }, 'stopped; the drain deadline cut off requests still in flight');
+      else opts.log.info({ ms }, 'stopped; every request in flight finished');
     },
   };
 }

@@ -9,18 +9,23 @@ import { matchPath, methodNotAllowed } from '../http/match-route.js';
 import { channelsReport } from './channels-admin.js';
 import { configReport, reloadNow } from './config-admin.js';
 import { ledgerReport } from './ledger-admin.js';
+import { healthz, readyz } from './health.js';
 import { disableToken, enableToken } from './tokens-admin.js';
 
 interface AdminRoute {
   readonly method: 'GET' | 'POST';
   readonly matcher: PathMatcher;
   readonly handle: (ctx: AdminContext) => Promise<AdminAnswer>;
+  /** Answered without the admin key: probes that load balancers and orchestrators call, saying nothing secret. */
+  readonly open?: boolean;
 }
 
-const route = (method: AdminRoute['method'], path: string, handle: AdminRoute['handle']): AdminRoute => ({ method, matcher: compilePathTemplate(path), handle });
+const route = (method: AdminRoute['method'], path: string, handle: AdminRoute['handle'], open = false): AdminRoute => ({ method, matcher: compilePathTemplate(path), handle, open });
 
 /** The operator routes (README, "Operating"). They are the engine's own, not routes.yaml's. */
 const ADMIN_ROUTES: readonly AdminRoute[] = [
+  route('GET', '/healthz', healthz, true),
+  route('GET', '/readyz', readyz, true),
   route('GET', '/admin/channels', channelsReport),
   route('GET', '/admin/config', configReport),
   route('POST', '/admin/reload', reloadNow),
@@ -32,7 +37,7 @@ const ADMIN_ROUTES: readonly AdminRoute[] = [
 
 /** True for paths the admin router owns; they never reach routes.yaml matching. */
 export function isAdminPath(pathname: string): boolean {
-  return pathname === '/metrics' || pathname === '/admin' || pathname.startsWith('/admin/');
+  return pathname === '/metrics' || pathname === '/healthz' || pathname === '/readyz' || pathname === '/admin' || pathname.startsWith('/admin/');
 }
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
@@ -59,14 +64,16 @@ export async function handleAdmin(
 ): Promise<void> {
   const allowed: string[] = [];
   let found: { route: AdminRoute; params: Record<string, string> } | null = null;
+  let open = false;
   for (const r of ADMIN_ROUTES) {
     const params = matchPath(r.matcher, pathname);
     if (!params) continue;
+    open ||= r.open === true;
     if (r.method !== req.method) allowed.push(r.method);
     else found = { route: r, params };
   }
   // The key is checked before anything else is said, so a stranger cannot map the admin routes.
-  checkAdminKey(req, deps.adminKey);
+  if (!open) checkAdminKey(req, deps.adminKey);
   if (!found) {
     if (allowed.length > 0) throw methodNotAllowed(req.method ?? 'GET', allowed);
     throw new GatewayError('not_found', `no admin route for ${req.method} ${pathname.slice(0, 200)}`);

@@ -6,6 +6,14 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { RoutingState } from '../routing/routing-state.js';
 import type { Store } from '../store/store.js';
 
+/** What the probes read (health.ts): whether the process is stopping, and whether its store answers. */
+export interface Health {
+  /** True from the moment a stop begins: the load balancer should send no more. */
+  readonly draining: () => boolean;
+  /** Whether the store answered its last ping (asked again when that is older than a second). */
+  storeUp(): Promise<boolean>;
+}
+
 /** What the operator routes read and act on. */
 export interface AdminDeps {
   /** GATEWAY_ADMIN_KEY; null leaves /admin and /metrics closed. */
@@ -19,6 +27,8 @@ export interface AdminDeps {
   readonly shared: SharedLive;
   /** This replica's status as it announces it. */
   readonly self: () => Omit<ReplicaStatus, 'seenAt'>;
+  /** What /readyz reports: the store answering, and no stop under way. */
+  readonly health: Health;
   /** A token changed (disabled, enabled): every replica must stop trusting what it cached of it. */
   tokenChanged(keyHash: string): void;
 }

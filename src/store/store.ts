@@ -336,5 +336,7 @@ export interface Store {
   renewLeases(owner: string, ids: readonly string[], until: number): Promise<string[]>;
   /** Gives up every lease `owner` holds (a replica stopping), so other replicas take its tasks at once. */
   releaseLeases(owner: string): Promise<void>;
+  /** Resolves when the store answers a trivial query (GET /readyz); rejects when it cannot. */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }

@@ -69,10 +69,10 @@ export class Pools {
     return closing.length;
   }
 
-  /** Closes every pool after its requests finish. */
-  async close(): Promise<void> {
+  /** Closes every pool after its requests finish; `abort`: at once, failing the vendor calls still in flight. */
+  async close(abort = false): Promise<void> {
     const pools = [...this.#pools.values()];
     this.#pools.clear();
-    await Promise.all(pools.map((e) => e.pool.close().catch(() => undefined)));
+    await Promise.all(pools.map((e) => (abort ? e.pool.destroy() : e.pool.close()).catch(() => undefined)));
   }
 }

@@ -17,6 +17,9 @@ export async function openPostgresStore(url: string, poolSize = 10): Promise<Sto
     ...quotaMethods(pool, listeners),
     ...taskMethods(pool, listeners),
     onLedger: (listener) => listeners.add(listener),
+    async ping() {
+      await pool.query('SELECT 1');
+    },
     async close() {
       await pool.end();
     },

@@ -21,6 +21,9 @@ export function openSqliteStore(path: string): Store {
     ...taskMethods(db, commits, money),
     ...resourceMethods(db, commits),
     onLedger: commits.onLedger,
+    async ping() {
+      db.prepare('SELECT 1').get();
+    },
     async close() {
       commits.flush();
       db.close();
