@@ -102,7 +102,8 @@ async function serve(simulate: boolean): Promise<void> {
   const examples = app.snapshot.routes.filter((r) => r.example)
     .map((r) => {
       const data = r.example!.body === undefined ? '' : ` \\\n    -H "Content-Type: application/json" -d '${JSON.stringify(r.example!.body).replace(/'/g, "'\\''")}'`;
-      return `  curl -s -X ${r.method} ${base}${r.example!.path} \\\n    -H "Authorization: Bearer ${key}"${data}`;
+      // Quoted: an example's query (`?Action=…&Version=…`) would otherwise end the command at `&`.
+      return `  curl -s -X ${r.method} '${base}${r.example!.path}' \\\n    -H "Authorization: Bearer ${key}"${data}`;
     });
   process.stdout.write(
     [

@@ -216,7 +216,9 @@ function compileExample(
 ): CompiledRoute['example'] {
   const ex = r.example!;
   for (const p of matcher.params) if (!(p in ex.params)) fail(['params'], `the example has no value for {${p}}`);
-  const path = r.path.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_m, p: string) => encodeURIComponent(ex.params[p] ?? ''));
+  // A route told apart by its query (match_query) is only reached with it.
+  const query = new URLSearchParams(Object.entries(r.match_query ?? {})).toString();
+  const path = r.path.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_m, p: string) => encodeURIComponent(ex.params[p] ?? '')) + (query ? `?${query}` : '');
   if (body && ex.body === undefined) fail([], 'the example of a route with a body needs a body');
   if (body && ex.body !== undefined && !body.validate(ex.body)) {
     const first = body.validate.errors?.[0];
