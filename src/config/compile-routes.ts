@@ -15,6 +15,7 @@ import type { YamlSource } from './yaml-source.js';
 /** The raw shape of a route, as routes.schema.json admits it. */
 interface RawRoute extends RawResources {
   id: string;
+  description?: string;
   method: string;
   path: string;
   kind: RouteKind;
@@ -59,7 +60,7 @@ export function compileRoutes(src: YamlSource, configDir: string, schemas: Schem
   const seenIds = new Map<string, number>();
   const seenPaths = new Map<string, number>();
   // One validator per schema file: ajv refuses a second compile of a schema with the same $id.
-  const validators = new Map<string, CompiledBody['validate']>();
+  const validators = new Map<string, BodySchema>();
   const out: CompiledRoute[] = [];
 
   raw.forEach((r, i) => {
@@ -78,15 +79,17 @@ export function compileRoutes(src: YamlSource, configDir: string, schemas: Schem
       report(['path'], (err as Error).message);
     }
     checkKindRules(r, matcher, report);
-    const validate = r.body ? bodyValidator(r.body.schema, configDir, schemas, validators, (msg) => report(['body', 'schema'], msg)) : undefined;
+    const compiled = r.body ? bodyValidator(r.body.schema, configDir, schemas, validators, (msg) => report(['body', 'schema'], msg)) : undefined;
     const body: CompiledBody | null =
-      r.body && validate
+      r.body && compiled
         ? Object.freeze({
             maxBytes: r.body.max_bytes === undefined ? DEFAULT_BODY_BYTES : parseSize(r.body.max_bytes),
             maxDepth: r.body.max_depth ?? DEFAULT_DEPTH,
             contentTypes: r.body.content_types ?? ['application/json'],
             maxFiles: r.body.max_files ?? DEFAULT_FILES,
-            validate,
+            validate: compiled.validate,
+            schemaFile: r.body.schema,
+            schema: compiled.schema,
           })
         : null;
 
@@ -103,6 +106,7 @@ export function compileRoutes(src: YamlSource, configDir: string, schemas: Schem
     out.push(
       Object.freeze({
         id: r.id,
+        description: r.description ?? '',
         method: r.method,
         path: r.path,
         matcher: matcher ?? { template: r.path, params: [], match: () => null },
@@ -159,14 +163,17 @@ function checkKindRules(r: RawRoute, matcher: PathMatcher | undefined, report: (
   if (r.model?.body !== undefined && !r.body) report(['model', 'body'], 'the model is read from the body but the route declares no body');
 }
 
+/** A body schema file's validator and the schema it was compiled from. */
+type BodySchema = Pick<CompiledBody, 'validate' | 'schema'>;
+
 /** The validator of a body schema file, compiled once per file; undefined when it cannot be read or compiled (reported). */
 function bodyValidator(
   file: string,
   configDir: string,
   schemas: SchemaCompiler,
-  validators: Map<string, CompiledBody['validate']>,
+  validators: Map<string, BodySchema>,
   report: (msg: string) => void,
-): CompiledBody['validate'] | undefined {
+): BodySchema | undefined {
   const schemaFile = resolve(configDir, file);
   const known = validators.get(schemaFile);
   if (known) return known;
@@ -186,8 +193,10 @@ function bodyValidator(
   }
   try {
     const validate = schemas.compile(schema as object);
-    validators.set(schemaFile, validate);
-    return validate;
+    // compile() refuses anything but an object or a boolean, so the schema is one of them here.
+    const compiled = { validate, schema: schema as BodySchema['schema'] };
+    validators.set(schemaFile, compiled);
+    return compiled;
   } catch (err) {
     report(`schema file ${file} does not compile: ${(err as Error).message}`);
     return undefined;

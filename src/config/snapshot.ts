@@ -21,6 +21,8 @@ export type KeySource = { readonly from: 'bearer' } | { readonly from: 'header';
 /** One public route of routes.yaml, compiled. */
 export interface CompiledRoute {
   readonly id: string;
+  /** What the route does, as routes.yaml says it ('' when it says nothing); the OpenAPI document publishes it. */
+  readonly description: string;
   readonly method: string;
   readonly path: string;
   readonly matcher: PathMatcher;
@@ -123,6 +125,9 @@ export interface CompiledBody {
   /** Most files one multipart body may carry. */
   readonly maxFiles: number;
   readonly validate: ValidateFunction;
+  /** The JSON Schema file as routes.yaml names it, and its content: the OpenAPI document publishes them. */
+  readonly schemaFile: string;
+  readonly schema: Readonly<Record<string, unknown>> | boolean;
 }
 
 /** How a profile signs upstream requests: its `auth` block compiled by the scheme's plug-in (src/signers/). */

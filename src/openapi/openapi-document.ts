@@ -1,0 +1,93 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PROJECT_ROOT } from '../config/paths.js';
+import type { CompiledRoute, Snapshot } from '../config/snapshot.js';
+import { BodySchemas } from './body-schemas.js';
+import { ERROR_SCHEMAS, HEADERS } from './error-responses.js';
+import type { Components, HttpMethod, OpenApiDocument, Operation } from './openapi-types.js';
+import { operationOf, TAGS, type Variant } from './route-operation.js';
+
+/**
+ * The OpenAPI 3.1 document of a snapshot's public routes (routes.yaml, routes.d/ and the body
+ * schemas): what `GET /openapi.json` serves and `gateway openapi` prints. It is made from the
+ * routes alone, never from channels, so it holds no vendor address, channel or secret, and is the
+ * same whatever the environment; and it holds nothing that changes between two builds of the same
+ * config (no time, no digest), so a committed copy can be compared (src/openapi/openapi-file.ts).
+ */
+
+const DESCRIPTION = [
+  'The public routes of this gateway, generated from its route configuration. Every route takes an API key',
+  '(the security schemes say where); task routes answer only the tasks of the key that created them.',
+  'Error answers are shape A, `{"error": {"message", "type": "svc_api_error", "param", "code"}}`, or, for',
+  '`too_many_requests`, shape B, `{"code", "message", "data": null}`; each operation lists the codes it can answer.',
+  'Bodies are checked against the schemas below before any vendor is called; a model\'s family may refuse',
+  'further values (see the catalogue in the README). Operator routes (/admin, /metrics) are not part of this API.',
+].join(' ');
+
+let packageVersion: string | undefined;
+
+/** The gateway's version, from its package.json (read once). */
+function version(): string {
+  packageVersion ??= (JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+  return packageVersion;
+}
+
+/** The OpenAPI 3.1.0 document of the snapshot's routes. */
+export function openApiDocument(snapshot: Pick<Snapshot, 'routes'>): OpenApiDocument {
+  const components: Components = {
+    schemas: {},
+    responses: {},
+    headers: { ...HEADERS },
+    securitySchemes: {},
+  };
+  const bodies = new BodySchemas(snapshot.routes);
+  Object.assign(components.schemas, bodies.components, ERROR_SCHEMAS);
+  const paths: Record<string, Partial<Record<HttpMethod, Operation>>> = {};
+  for (const [template, byMethod] of pathItems(snapshot.routes)) {
+    paths[template] = {};
+    for (const [method, variants] of byMethod) paths[template][method] = operationOf(variants, { bodies, components });
+  }
+  const kinds = new Set(snapshot.routes.map((r) => r.kind));
+  return {
+    openapi: '3.1.0',
+    info: { title: 'Generation Gateway', version: version(), description: DESCRIPTION },
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    tags: (Object.keys(TAGS) as (keyof typeof TAGS)[]).filter((k) => kinds.has(k)).map((k) => TAGS[k]),
+    paths,
+    components,
+  };
+}
+
+/**
+ * The routes by path item and method, in the order routes.yaml declares them. Templates that
+ * differ only in parameter names are one path to OpenAPI (and to the gateway's matcher): the first
+ * route's template names the path item, and later routes' parameters are renamed to its names.
+ */
+function pathItems(routes: readonly CompiledRoute[]): Map<string, Map<HttpMethod, Variant[]>> {
+  const items = new Map<string, Map<HttpMethod, Variant[]>>();
+  const templateOf = new Map<string, { template: string; params: readonly string[] }>();
+  for (const route of routes) {
+    const shape = route.path.replace(/\{[^{}]*\}/g, '{}');
+    const first = templateOf.get(shape) ?? { template: route.path, params: route.matcher.params };
+    templateOf.set(shape, first);
+    const rename = new Map(route.matcher.params.map((p, i) => [p, first.params[i] ?? p]));
+    const byMethod = items.get(first.template) ?? new Map<HttpMethod, Variant[]>();
+    items.set(first.template, byMethod);
+    const method = route.method.toLowerCase() as HttpMethod;
+    byMethod.set(method, [...(byMethod.get(method) ?? []), { route, rename }]);
+  }
+  return items;
+}
+
+/** Renderings by snapshot: a reload makes a new snapshot, and so a new document. */
+const rendered = new WeakMap<object, string>();
+
+/** The document as the committed file and `GET /openapi.json` write it: two-space JSON and a final newline. */
+export function renderOpenApi(snapshot: Pick<Snapshot, 'routes'>): string {
+  let text = rendered.get(snapshot);
+  if (text === undefined) {
+    text = `${JSON.stringify(openApiDocument(snapshot), null, 2)}\n`;
+    rendered.set(snapshot, text);
+  }
+  return text;
+}

@@ -1,0 +1,228 @@
+import type { CompiledRoute, KeySource, RouteKind } from '../config/snapshot.js';
+import type { BodySchemas } from './body-schemas.js';
+import { errorCodesOf, errorResponses } from './error-responses.js';
+import type { Components, JsonSchema, MediaType, Operation, Parameter, RequestBody, Response, SecurityScheme } from './openapi-types.js';
+
+/**
+ * The OpenAPI operation of one method on one path. Usually one route; several when routes.yaml
+ * tells routes on the same method and path apart by query values (`match_query`), which OpenAPI
+ * cannot: they become one operation whose query parameters list the values, whose body is any of
+ * theirs, and whose description says which values pick which route.
+ */
+
+/** A route of the operation, with its path parameter names as the document writes them. */
+export interface Variant {
+  readonly route: CompiledRoute;
+  /** The route's path parameter → the document's (routes of one path shape may name them differently). */
+  readonly rename: ReadonlyMap<string, string>;
+}
+
+/** What operations share: the body schemas and the components they add to. */
+export interface OperationContext {
+  readonly bodies: BodySchemas;
+  readonly components: Components;
+}
+
+/** Tags by route kind; the document lists them in this order. */
+export const TAGS: Readonly<Record<RouteKind, { readonly name: string; readonly description: string }>> = {
+  sync: { name: 'generation', description: 'One vendor call, answered when it ends.' },
+  'task-submit': { name: 'task submission', description: "Creates a task and answers the gateway's own task id at once; the task is followed until it ends." },
+  'task-query': { name: 'task query', description: "Answers a task record of the caller's API key." },
+  'task-content': { name: 'task download', description: "Streams a completed task's result through the gateway (Range passes through)." },
+};
+
+const MULTIPART_NOTE =
+  'A multipart/form-data body is checked as the object its JSON form would be: text fields are strings (a value starting with `{` is parsed as JSON), ' +
+  'an uploaded file becomes a `data:<type>;base64,…` string, a repeated name or `name[]` makes an array, and `name[key]` sets a key of an object.';
+
+/** The operation of `variants` (one route, or several told apart by query values). */
+export function operationOf(variants: readonly Variant[], ctx: OperationContext): Operation {
+  const routes = variants.map((v) => v.route);
+  const models = [...new Set(routes.flatMap(modelNames))];
+  const body = requestBodyOf(routes, ctx);
+  const parameters = mergeParameters(variants.map(parametersOf));
+  const description = describe(routes);
+  return {
+    operationId: routes.map((r) => r.id).join('-or-'),
+    tags: [...new Set(routes.map((r) => TAGS[r.kind].name))],
+    ...(description ? { description } : {}),
+    ...(parameters.length > 0 ? { parameters } : {}),
+    ...(body ? { requestBody: body } : {}),
+    responses: { ...successOf(routes), ...errorResponses(errorCodesOf(routes), ctx.components.responses) },
+    security: securityOf(routes, ctx.components.securitySchemes),
+    'x-route-ids': routes.map((r) => r.id),
+    ...(models.length > 0 ? { 'x-models': models } : {}),
+  };
+}
+
+function describe(routes: readonly CompiledRoute[]): string {
+  if (routes.length === 1) return routes[0]!.description.trim();
+  const lines = routes.map((r) => `- ${queryOf(r) || '(no query values)'}: route \`${r.id}\`. ${r.description.trim()}`.trimEnd());
+  return `The query values pick one of ${routes.length} routes:\n\n${lines.join('\n')}`;
+}
+
+const queryOf = (r: CompiledRoute) => Object.entries(r.matchQuery).map(([k, v]) => `\`${k}=${v}\``).join(' ');
+
+/** Models as routes.yaml lists them, for routes that read one from the request or serve a fixed one. */
+function modelNames(r: CompiledRoute): string[] {
+  return [...r.models.exact, ...r.models.prefixes.map((p) => `${p}*`)];
+}
+
+/** A string that is one of the route's models: an exact name or one starting with a listed prefix. */
+function modelSchema(r: CompiledRoute): JsonSchema {
+  const exact = [...r.models.exact];
+  const pattern = r.models.prefixes.length > 0 ? `^(?:${r.models.prefixes.map(escapeRegExp).join('|')})` : null;
+  if (pattern === null) return { type: 'string', enum: exact };
+  if (exact.length === 0) return { type: 'string', pattern };
+  return { type: 'string', anyOf: [{ enum: exact }, { pattern }] };
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** The parameters of one route, under the document's names. */
+function parametersOf({ route: r, rename }: Variant): Parameter[] {
+  const out: Parameter[] = r.matcher.params.map((p) => ({
+    name: rename.get(p) ?? p,
+    in: 'path' as const,
+    required: true,
+    ...describeParam(r, 'path', p),
+    schema: r.model?.from === 'path' && r.model.name === p ? modelSchema(r) : { type: 'string' },
+  }));
+  const inQuery = [r.task?.id, r.task?.source, r.resource?.id].filter((s) => s?.from === 'query').map((s) => s!.name);
+  for (const q of new Set(inQuery)) out.push({ name: q, in: 'query', required: true, ...describeParam(r, 'query', q), schema: { type: 'string' } });
+  for (const [k, v] of Object.entries(r.matchQuery)) {
+    out.push({ name: k, in: 'query', required: true, description: 'Picks the route (see the description).', schema: { type: 'string', enum: [v] } });
+  }
+  if (r.kind === 'task-content') {
+    out.push(
+      { name: 'index', in: 'query', required: false, description: 'Which result to download, in the order of the task\'s results (default 0).', schema: { type: 'string', pattern: '^[0-9]{1,3}$' } },
+      { name: 'variant', in: 'query', required: false, description: 'Download the first result of this type (`video`, `image`, `audio`, …) instead of one by index.', schema: { type: 'string' } },
+      { name: 'Range', in: 'header', required: false, description: 'Passed to the vendor; a partial answer is 206.', schema: { type: 'string' } },
+    );
+  }
+  return out;
+}
+
+/** What a parameter of a route holds, when the route says. */
+function describeParam(r: CompiledRoute, where: 'path' | 'query', name: string): { description?: string } {
+  const is = (s: { from: string; name: string } | null | undefined) => s?.from === where && s.name === name;
+  if (is(r.model)) return { description: 'The model, one of those the route serves.' };
+  if (is(r.task?.id)) return { description: `The id of a ${r.task!.kinds.join(' or ')} task of this API key, as its submission answered it.` };
+  if (is(r.task?.source)) return { description: 'The id of a completed task of this API key to work on; the new task runs on its channel and model.' };
+  if (r.resource?.id && is(r.resource.id)) {
+    const prefix = r.resource.prefix ? ` (its \`${r.resource.prefix}\` form is taken too)` : '';
+    return { description: `The id of a ${r.resource.kind} of this API key${prefix}.` };
+  }
+  return {};
+}
+
+/** Parameters of several routes of one operation: required where every route requires them, query values as one enum. */
+function mergeParameters(lists: readonly Parameter[][]): Parameter[] {
+  const merged = new Map<string, Parameter>();
+  for (const list of lists) {
+    for (const p of list) {
+      const key = `${p.in} ${p.name}`;
+      const known = merged.get(key);
+      if (!known) {
+        merged.set(key, p);
+        continue;
+      }
+      const enums = [known.schema, p.schema].map((s) => (typeof s === 'object' && Array.isArray(s.enum) ? (s.enum as unknown[]) : null));
+      const schema = enums[0] && enums[1] ? { ...(known.schema as object), enum: [...new Set([...enums[0], ...enums[1]])] } : known.schema;
+      merged.set(key, { ...known, schema });
+    }
+  }
+  return [...merged.values()].map((p) => (lists.every((l) => l.some((q) => q.in === p.in && q.name === p.name && q.required)) ? p : { ...p, required: false }));
+}
+
+/** The request body: each route's schema (with its models where the body names the model), per media type. */
+function requestBodyOf(routes: readonly CompiledRoute[], ctx: OperationContext): RequestBody | null {
+  const withBody = routes.filter((r) => r.body);
+  if (withBody.length === 0) return null;
+  const types = [...new Set(withBody.flatMap((r) => r.body!.contentTypes))];
+  const content: Record<string, MediaType> = {};
+  for (const type of types) {
+    const takers = withBody.filter((r) => r.body!.contentTypes.includes(type));
+    const schemas = takers.map((r) => bodySchemaOf(r, ctx));
+    const examples = type === 'application/json' ? takers.filter((r) => r.example?.body !== undefined).map((r) => [r.id, { value: r.example!.body }] as const) : [];
+    content[type] = {
+      schema: schemas.length === 1 ? schemas[0]! : { anyOf: schemas },
+      ...(examples.length > 0 ? { examples: Object.fromEntries(examples) } : {}),
+    };
+  }
+  return {
+    ...(types.some((t) => t.startsWith('multipart/')) ? { description: MULTIPART_NOTE } : {}),
+    required: withBody.length === routes.length,
+    content,
+  };
+}
+
+function bodySchemaOf(r: CompiledRoute, ctx: OperationContext): JsonSchema {
+  const ref = ctx.bodies.refOf(r.body!);
+  if (r.model?.from !== 'body') return ref;
+  // The model's place in the body, down its pointer, holds one of the route's models.
+  const constraint = [...r.model.pointer].reverse().reduce<JsonSchema>((inner, key) => ({ type: 'object', properties: { [key]: inner } }), modelSchema(r));
+  return { allOf: [ref, constraint] };
+}
+
+/** The success answers of the routes, by status. */
+function successOf(routes: readonly CompiledRoute[]): Record<string, Response> {
+  const per = routes.map((r) => [r, successResponses(r)] as const);
+  const out: Record<string, Response> = {};
+  for (const status of [...new Set(per.flatMap(([, s]) => Object.keys(s)))].sort()) {
+    const these = per.filter(([, s]) => s[status]).map(([r, s]) => [r, s[status]!] as const);
+    const description = these.length === 1 && routes.length === 1 ? these[0]![1].description : these.map(([r, s]) => `Route \`${r.id}\`: ${s.description}`).join('\n\n');
+    out[status] = {
+      description,
+      headers: Object.assign({}, ...these.map(([, s]) => s.headers)),
+      content: Object.assign({}, ...these.map(([, s]) => s.content)),
+    };
+  }
+  return out;
+}
+
+const REQUEST_ID = { 'X-Request-Id': { $ref: '#/components/headers/x-request-id' } };
+
+function successResponses(r: CompiledRoute): Record<string, Response> {
+  const json = { 'application/json': {} };
+  switch (r.kind) {
+    case 'sync':
+      return { '200': { description: "The vendor's answer in this route's public shape (not declared as a schema).", headers: { ...REQUEST_ID, Warning: { $ref: '#/components/headers/warning' } }, content: json } };
+    case 'task-submit':
+      return {
+        '200': {
+          description: "The new task, as the route's answer mapping shapes it, with the gateway's own task id (not declared as a schema).",
+          headers: { ...REQUEST_ID, Warning: { $ref: '#/components/headers/warning' } },
+          content: json,
+        },
+      };
+    case 'task-query':
+      return { '200': { description: "The task record(s), as the route's answer mapping shapes them (not declared as a schema).", headers: REQUEST_ID, content: json } };
+    case 'task-content': {
+      const bytes = { '*/*': {} };
+      return {
+        '200': { description: "The result's bytes, as the vendor serves them.", headers: REQUEST_ID, content: bytes },
+        '206': { description: 'The part of the result that `Range` asked for.', headers: { ...REQUEST_ID, 'Content-Range': { description: 'The part sent.', schema: { type: 'string' } } }, content: bytes },
+      };
+    }
+  }
+}
+
+/** Where the routes read the API key: alternatives, each a security scheme added to the components. */
+function securityOf(routes: readonly CompiledRoute[], schemes: Components['securitySchemes']): Operation['security'] {
+  const names: string[] = [];
+  for (const source of routes.flatMap((r) => r.keySources)) {
+    const [name, scheme] = schemeOf(source);
+    schemes[name] ??= scheme;
+    if (!names.includes(name)) names.push(name);
+  }
+  return names.map((n) => ({ [n]: [] }));
+}
+
+function schemeOf(s: KeySource): [string, SecurityScheme] {
+  if (s.from === 'bearer') return ['bearer', { type: 'http', scheme: 'bearer', description: 'The API key as `Authorization: Bearer <key>`.' }];
+  if (s.from === 'header') return [`header-${s.name}`, { type: 'apiKey', in: 'header', name: s.name, description: `The API key as the whole value of the \`${s.name}\` header.` }];
+  return [`query-${s.name}`, { type: 'apiKey', in: 'query', name: s.name, description: `The API key as the \`${s.name}\` query parameter (never passed on to a vendor or logged).` }];
+}
