@@ -1,6 +1,6 @@
 /**
- * Health and graceful shutdown (README, "Health and shutdown"): /healthz and /readyz answer without
- * the admin key; /readyz says 503 when the store does not answer or a stop is under way; a stop
+ * Health and graceful shutdown (README, "Health and shutdown"): /healthz, /readyz and the OpenAPI
+ * document answer without the admin key; /readyz says 503 when the store does not answer or a stop is under way; a stop
  * lets the requests in flight finish within GATEWAY_DRAIN_MS, cuts the rest, and logs its start and
  * end; a real process does all of that on SIGTERM.
  */
@@ -16,6 +16,7 @@ import { loadConfigOrThrow } from '../src/config/load.js';
 import { PROJECT_ROOT } from '../src/config/paths.js';
 import { createGateway } from '../src/gateway.js';
 import { readyz } from '../src/admin/health.js';
+import { renderOpenApi } from '../src/openapi/openapi-document.js';
 import type { AdminDeps } from '../src/admin/admin-types.js';
 import type { Snapshot } from '../src/config/snapshot.js';
 import { startAlphaSimulator } from '../src/sim/alpha-native.js';
@@ -55,6 +56,7 @@ async function gatewayWith(sim: Simulator, opts: { store?: (s: Store) => Store; 
     headers,
     lines,
     version: snapshot.version,
+    snapshot,
     messages: () => lines.map((l) => String(l.msg)),
     async close() {
       await gateway.close();
@@ -88,6 +90,10 @@ describe('probes', () => {
       const ready = await fetch(`${url}/readyz`);
       assert.equal(ready.status, 200);
       assert.deepEqual(await ready.json(), { status: 'ready', config: g.version, store: 'ok', draining: false });
+      const openapi = await fetch(`${url}/openapi.json`);
+      assert.equal(openapi.status, 200, 'the OpenAPI document needs no key either');
+      assert.match(openapi.headers.get('content-type') ?? '', /^application\/json/);
+      assert.equal(await openapi.text(), renderOpenApi(g.snapshot), 'the document of the serving snapshot');
       assert.equal((await fetch(`${url}/healthz`, { method: 'POST' })).status, 405);
       assert.equal((await fetch(`${url}/admin/channels`)).status, 401);
       assert.equal((await fetch(`${url}/metrics`)).status, 401);

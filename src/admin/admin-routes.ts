@@ -9,6 +9,7 @@ import { matchPath, methodNotAllowed } from '../http/match-route.js';
 import { channelsReport } from './channels-admin.js';
 import { configReport, reloadNow } from './config-admin.js';
 import { ledgerReport } from './ledger-admin.js';
+import { renderOpenApi } from '../openapi/openapi-document.js';
 import { healthz, readyz } from './health.js';
 import { disableToken, enableToken } from './tokens-admin.js';
 
@@ -26,6 +27,8 @@ const route = (method: AdminRoute['method'], path: string, handle: AdminRoute['h
 const ADMIN_ROUTES: readonly AdminRoute[] = [
   route('GET', '/healthz', healthz, true),
   route('GET', '/readyz', readyz, true),
+  // The public surface, as clients may already read it from routes.yaml: nothing secret in it.
+  route('GET', '/openapi.json', async ({ snapshot }) => ({ text: renderOpenApi(snapshot), contentType: 'application/json; charset=utf-8' }), true),
   route('GET', '/admin/channels', channelsReport),
   route('GET', '/admin/config', configReport),
   route('POST', '/admin/reload', reloadNow),
@@ -35,9 +38,11 @@ const ADMIN_ROUTES: readonly AdminRoute[] = [
   route('GET', '/metrics', async ({ deps }) => ({ text: await deps.metrics.registry.metrics(), contentType: deps.metrics.registry.contentType })),
 ];
 
+const OPERATOR_PATHS = new Set(['/metrics', '/healthz', '/readyz', '/openapi.json']);
+
 /** True for paths the admin router owns; they never reach routes.yaml matching. */
 export function isAdminPath(pathname: string): boolean {
-  return pathname === '/metrics' || pathname === '/healthz' || pathname === '/readyz' || pathname === '/admin' || pathname.startsWith('/admin/');
+  return OPERATOR_PATHS.has(pathname) || pathname === '/admin' || pathname.startsWith('/admin/');
 }
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
