@@ -66,3 +66,10 @@ test('a client that disconnects mid-body releases its connection (the gateway ca
   await closed;
   assert.equal(server.destroyed, true);
 });
+
+test('a method no route takes is 405 naming each allowed method once, also where two routes share one by their query', async () => {
+  const res = await fetch(`http://127.0.0.1:${port}/gamma?Action=CVSync2AsyncSubmitTask&Version=2022-08-31`, { method: 'PUT', headers: { authorization: `Bearer ${KEY}` } });
+  assert.equal(res.status, 405);
+  assert.equal(res.headers.get('allow'), 'POST');
+  assert.match(((await res.json()) as { error: { message: string } }).error.message, /use POST$/);
+});

@@ -40,9 +40,9 @@ export function matchPath(matcher: PathMatcher, pathname: string): Record<string
 
 /** 405 for a path that exists with other methods, which its `Allow` header lists. */
 export function methodNotAllowed(method: string, allowed: readonly string[]): GatewayError {
-  return new GatewayError('method_not_allowed', `${method} is not allowed on this path; use ${allowed.join(', ')}`, {
-    headers: { allow: allowed.join(', ') },
-  });
+  // Routes told apart by their query share a method on one path: name it once.
+  const methods = [...new Set(allowed)].join(', ');
+  return new GatewayError('method_not_allowed', `${method} is not allowed on this path; use ${methods}`, { headers: { allow: methods } });
 }
 
 function queryMatches(route: CompiledRoute, search: URLSearchParams | null): boolean {
