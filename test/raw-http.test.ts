@@ -7,6 +7,7 @@ import { createGateway, type Gateway } from '../src/gateway.js';
 import { silentLogger } from '../src/log.js';
 import { openStore } from '../src/store/open-store.js';
 import { hashKey } from '../src/tokens/keys.js';
+import { until } from './helpers/until.js';
 
 const KEY = 'gw-raw-http-test-key';
 
@@ -72,4 +73,25 @@ test('a method no route takes is 405 naming each allowed method once, also where
   assert.equal(res.status, 405);
   assert.equal(res.headers.get('allow'), 'POST');
   assert.match(((await res.json()) as { error: { message: string } }).error.message, /use POST$/);
+});
+
+test('a refused upload from a client that asked to close gets its answer, then the connection closes once the body is in', async () => {
+  const socket = connect(port, '127.0.0.1');
+  await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+  let answer = '';
+  socket.on('data', (d) => (answer += d.toString('utf8')));
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  const body = `{"contents":"${'a'.repeat(100_000)}"}`;
+  // No key: refused (401) before the body is read; half the body is sent before, half after the answer.
+  socket.write(
+    'POST /v1beta/models/alpha-3-pro-image-preview:generateContent HTTP/1.1\r\nHost: x\r\nConnection: close\r\n' +
+      `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 50_000)}`,
+  );
+  await until('the answer', () => answer.includes('\r\n\r\n'), 20_000);
+  socket.write(body.slice(50_000));
+  // Bounded well under the 65 s keep-alive the connection would otherwise idle for.
+  await until('the server to close the connection', () => socket.readableEnded || socket.closed, 20_000);
+  await closed.catch(() => undefined);
+  socket.destroy();
+  assert.equal(parse(answer).status, 401);
 });

@@ -15,6 +15,9 @@ const DRAIN_MAX_MS = 10_000;
  */
 export function drainUnread(req: IncomingMessage): void {
   if (req.complete || req.destroyed) return;
+  // The answer kept the connection open for this (server.ts); a client that asked to close it
+  // still gets that once its body is in, rather than an idle connection until keep-alive ends.
+  const close = wantsClose(req);
   let dropped = 0;
   const cut = () => req.socket?.destroy();
   const timer = setTimeout(cut, DRAIN_MAX_MS);
@@ -23,6 +26,15 @@ export function drainUnread(req: IncomingMessage): void {
     dropped += chunk.length;
     if (dropped > DRAIN_MAX_BYTES) cut();
   });
+  req.once('end', () => {
+    if (close) req.socket?.end();
+  });
   req.once('close', () => clearTimeout(timer));
   req.resume();
+}
+
+/** `Connection: close`, or HTTP/1.0 without `keep-alive`. */
+function wantsClose(req: IncomingMessage): boolean {
+  const tokens = String(req.headers.connection ?? '').toLowerCase().split(',').map((t) => t.trim());
+  return tokens.includes('close') || (req.httpVersion === '1.0' && !tokens.includes('keep-alive'));
 }
