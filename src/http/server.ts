@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { Snapshot } from '../config/snapshot.js';
@@ -6,11 +5,13 @@ import { GatewayError } from '../errors/gateway-error.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Authenticator } from '../pipeline/authenticate.js';
 import type { RequestContext } from '../pipeline/context.js';
+import { traceparentOf } from '../upstream/trace-headers.js';
 import type { BodyBudget } from './body-budget.js';
 import { drainUnread } from './drain-unread.js';
 import { sendClientError, sendConnectRefused, sendError } from './error-boundary.js';
 import { matchRoute } from './match-route.js';
 import { readJsonBody } from './read-json.js';
+import { requestIds, type RequestIds } from './request-id.js';
 
 /** What the server hands a request to once it is matched, authenticated and read. */
 export interface ServerHandlers {
@@ -61,6 +62,7 @@ function publicQuery(search: URLSearchParams | null, keyParams: readonly string[
 
 /** What the request handler learnt on the way, for the metrics and the error answer. */
 interface Seen {
+  readonly ids: RequestIds;
   /** Route id, never the raw path: a path is the client's to choose, a label set is not. */
   route: string;
   /** `100 Continue` was sent. */
@@ -117,6 +119,8 @@ export function createHttpServer(opts: ServerOptions): Server {
     }
     const ctx: RequestContext = {
       requestId,
+      ref: seen.ids.ref,
+      trace: seen.ids.trace,
       snapshot,
       route,
       params,
@@ -133,9 +137,13 @@ export function createHttpServer(opts: ServerOptions): Server {
   }
 
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {
-    const requestId = randomUUID();
+    const ids = requestIds(req.headers);
+    const { requestId } = ids;
     const started = performance.now();
-    const seen: Seen = { route: 'none', continued: false };
+    const seen: Seen = { ids, route: 'none', continued: false };
+    // On every answer, whoever writes it (an operation, the admin routes, the error boundary).
+    res.setHeader('x-request-id', requestId);
+    res.setHeader('traceparent', traceparentOf(ids.trace));
     res.once('finish', () => drainUnread(req));
     handle(req, res, requestId, seen)
       .catch((err: unknown) => {
@@ -150,7 +158,7 @@ export function createHttpServer(opts: ServerOptions): Server {
       })
       .finally(() => {
         metrics.requests.inc({ route: seen.route, status: String(res.statusCode) });
-        log.debug({ req_id: requestId, method: req.method, status: res.statusCode, ms: Math.round(performance.now() - started) }, 'request');
+        log.debug({ req_id: requestId, trace_id: ids.trace.traceId, method: req.method, status: res.statusCode, ms: Math.round(performance.now() - started) }, 'request');
       });
   };
   const server = createServer({ maxHeaderSize: 16 * 1024, connectionsCheckingInterval: TIMEOUT_CHECK_MS }, onRequest);
@@ -165,7 +173,9 @@ export function createHttpServer(opts: ServerOptions): Server {
     const err = new GatewayError('invalid_request', `the Expect header ${JSON.stringify(String(req.headers.expect).slice(0, 100))} is not supported`, {
       headers: { connection: 'close' },
     });
-    sendError(res, err, log, randomUUID());
+    const ids = requestIds(req.headers);
+    res.setHeader('traceparent', traceparentOf(ids.trace));
+    sendError(res, err, log, ids.requestId);
   });
   // A client that stalls while sending headers or body gets 408 and is cut off instead of holding a
   // socket (error-boundary.ts answers it, also when its handler is still waiting for the body).

@@ -1,10 +1,16 @@
 import type { Logger } from 'pino';
 import type { CompiledRoute, Snapshot } from '../config/snapshot.js';
 import type { TokenRecord } from '../store/store.js';
+import type { TraceContext } from '../upstream/trace-headers.js';
 
 /** What one public request carries through the stages; built by src/http/server.ts. */
 export interface RequestContext {
+  /** The id the client sees in `x-request-id`: its own when it sent a safe one (src/http/request-id.ts). */
   readonly requestId: string;
+  /** Unique to this request, whatever id the client sent: the reference of its quota hold and ledger rows. */
+  readonly ref: string;
+  /** The trace the request belongs to and our span in it; sent to vendors with the request id. */
+  readonly trace: TraceContext;
   /** The snapshot captured when the request started; the request finishes on it. */
   readonly snapshot: Snapshot;
   readonly route: CompiledRoute;

@@ -1,0 +1,178 @@
+/**
+ * Request ids and traces (README, "Request ids, traces and the access log"), end to end: a real
+ * gateway on port 0 in front of every simulator, real HTTP. The simulators record the x-request-id and traceparent each vendor call came with.
+ */
+import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
+import { Writable } from 'node:stream';
+import { after, before, describe, test } from 'node:test';
+import pino from 'pino';
+import type { Heard, Simulator } from '../src/sim/http.js';
+import { startTaskHarness, type TaskHarness } from './helpers/task-harness.js';
+
+const ADMIN_KEY = 'observability-admin-key';
+const ALPHA_MODEL = 'alpha-3-pro-image-preview';
+const ALPHA_PATH = `/v1beta/models/${ALPHA_MODEL}:generateContent`;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
+
+const alphaBody = (prompt: string) => ({ contents: [{ role: 'user', parts: [{ text: prompt }] }], generationConfig: { imageConfig: {}, responseModalities: ['IMAGE'] } });
+
+/** A log line as pino writes it. */
+type Line = Record<string, unknown> & { msg: string; level: number };
+
+/** A task harness whose gateway logs (info and up) into `lines`, with the admin routes open. */
+async function startRig(opts: { finishMs?: number; pollMs?: number } = {}): Promise<{ h: TaskHarness; lines: Line[] }> {
+  const lines: Line[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      for (const l of String(chunk).split('\n')) if (l) lines.push(JSON.parse(l) as Line);
+      done();
+    },
+  });
+  const h = await startTaskHarness({ ...opts, log: pino({ level: 'info' }, sink), adminKey: ADMIN_KEY });
+  return { h, lines };
+}
+
+/** What every simulator heard with this request id, oldest first. */
+function heard(sims: Readonly<Record<string, Simulator>>, requestId: string): (Heard & { sim: string })[] {
+  return Object.entries(sims).flatMap(([name, s]) => s.traces.filter((t) => t.requestId === requestId).map((t) => ({ ...t, sim: name })));
+}
+
+/** Sends a request with raw header bytes fetch would refuse to send. */
+function rawPost(url: string, path: string, headers: Record<string, string>, body: unknown): Promise<{ status: number; headers: Record<string, string | string[] | undefined> }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url + path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers }));
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
+describe('request ids and traces', () => {
+  let h: TaskHarness;
+  let lines: Line[];
+  let tokenId: string;
+  before(async () => {
+    ({ h, lines } = await startRig());
+    tokenId = (await h.store.listTokens())[0]!.id;
+  });
+  after(() => h.close());
+
+  test("a caller's x-request-id is kept: echoed in the answer, sent to the vendor, on the access log line", async () => {
+    const id = 'client-req.42:a_b-C';
+    const res = await h.post(ALPHA_PATH, alphaBody('a kite'), { 'x-request-id': id });
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.headers.get('x-request-id'), id);
+    const calls = heard(h.sims, id);
+    assert.equal(calls.length, 1, 'the vendor call carried the id');
+    assert.equal(calls[0]!.sim, 'alpha-native');
+  });
+
+  test('without an x-request-id the gateway makes one, and the answer, the vendor and the log agree', async () => {
+    const res = await h.post(ALPHA_PATH, alphaBody('a kite'));
+    assert.equal(res.status, 200, res.text);
+    const id = res.headers.get('x-request-id')!;
+    assert.match(id, UUID);
+    assert.equal(heard(h.sims, id).length, 1);
+  });
+
+  test('a hostile or oversized x-request-id is replaced, never echoed, sent or logged', async () => {
+    const hostile = ['x'.repeat(129), 'two words', 'semi;colon', '<script>', 'quote"d', 'caf\u00e9', 'a/b', ''];
+    for (const bad of hostile) {
+      const res = await rawPost(h.url, ALPHA_PATH, { authorization: `Bearer ${h.key}`, 'x-request-id': bad }, alphaBody('a kite'));
+      assert.equal(res.status, 200, `for ${JSON.stringify(bad)}`);
+      const id = String(res.headers['x-request-id']);
+      assert.match(id, UUID, `${JSON.stringify(bad)} replaced`);
+      assert.equal(heard(h.sims, id).length, 1);
+    }
+    const everything = JSON.stringify(lines) + JSON.stringify(Object.values(h.sims).flatMap((s) => s.traces));
+    for (const bad of hostile.filter((b) => b !== '')) assert.ok(!everything.includes(JSON.stringify(bad).slice(1, -1)), `${JSON.stringify(bad)} went nowhere`);
+    // The longest kept id is 128 characters.
+    const longest = 'y'.repeat(128);
+    const res = await h.post(ALPHA_PATH, alphaBody('a kite'), { 'x-request-id': longest });
+    assert.equal(res.headers.get('x-request-id'), longest);
+  });
+
+  test('a traceparent is continued: same trace, our span as the parent upstream, echoed in the answer', async () => {
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const parent = '00f067aa0ba902b7';
+    const res = await h.post(ALPHA_PATH, alphaBody('a kite'), { traceparent: `00-${traceId}-${parent}-01`, tracestate: 'congo=t61rcWkgMzE' });
+    assert.equal(res.status, 200, res.text);
+    const answer = TRACEPARENT.exec(res.headers.get('traceparent') ?? '');
+    assert.ok(answer, `the answer carries a traceparent: ${res.headers.get('traceparent')}`);
+    assert.equal(answer[1], traceId, 'the same trace');
+    assert.notEqual(answer[2], parent, 'our own span');
+    assert.equal(answer[3], '01', 'the caller\'s flags');
+    const id = res.headers.get('x-request-id')!;
+    const up = TRACEPARENT.exec(heard(h.sims, id)[0]?.traceparent ?? '');
+    assert.ok(up, 'the vendor call carried a traceparent');
+    assert.equal(up[1], traceId);
+    assert.equal(up[2], answer[2], 'the vendor call is a child of our span, not of the caller\'s');
+  });
+
+  test('an invalid traceparent is ignored: a new trace starts, not sampled', async () => {
+    const invalid = [
+      '00-00000000000000000000000000000000-00f067aa0ba902b7-01',
+      '00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01',
+      '00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01',
+      'ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+      '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra',
+      '00-4bf92f3577b34da6a3ce929d0e0e473-00f067aa0ba902b7-01',
+      'garbage',
+    ];
+    for (const tp of invalid) {
+      const res = await h.post(ALPHA_PATH, alphaBody('a kite'), { traceparent: tp });
+      assert.equal(res.status, 200, res.text);
+      const answer = TRACEPARENT.exec(res.headers.get('traceparent') ?? '');
+      assert.ok(answer, tp);
+      assert.notEqual(answer[1], '4bf92f3577b34da6a3ce929d0e0e4736', `${tp} not continued`);
+      assert.notEqual(answer[1], '0'.repeat(32));
+      assert.equal(answer[3], '00');
+      const up = heard(h.sims, res.headers.get('x-request-id')!)[0]!;
+      assert.equal(TRACEPARENT.exec(up.traceparent ?? '')?.[1], answer[1], 'the vendor sees the new trace');
+    }
+    // A later version is read as version 00 when its first four fields are well formed (W3C).
+    const later = await h.post(ALPHA_PATH, alphaBody('a kite'), { traceparent: '01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-more' });
+    assert.equal(TRACEPARENT.exec(later.headers.get('traceparent') ?? '')?.[1], '4bf92f3577b34da6a3ce929d0e0e4736');
+  });
+
+  test('two priced requests at once with the same x-request-id hold and settle apart', async () => {
+    const key = await h.createKey(10);
+    const token = (await h.store.listTokens()).find((t) => t.quota === 10)!;
+    const id = 'resent-by-the-client';
+    // The vendor takes its time, so both holds are open at once.
+    const send = () => h.post(ALPHA_PATH, alphaBody('a kite [sim:fault=slow-headers:500]'), { authorization: `Bearer ${key}`, 'x-request-id': id });
+    const [a, b] = await Promise.all([send(), send()]);
+    assert.equal(a.status, 200, a.text);
+    assert.equal(b.status, 200, b.text);
+    assert.equal(a.headers.get('x-request-id'), id);
+    assert.equal(b.headers.get('x-request-id'), id);
+    const rows = await h.store.ledger(token.id, null, 100);
+    const debits = rows.filter((r) => r.kind === 'debit');
+    assert.equal(debits.length, 2, JSON.stringify(rows));
+    assert.notEqual(debits[0]!.ref, debits[1]!.ref, 'two references');
+    assert.ok(debits.every((r) => r.ref !== id), 'the client\'s id is no ledger reference');
+    assert.deepEqual(await h.store.ledgerBalance(token.id), { used: 2, debit: 2, refund: 0, settle: 0 });
+  });
+
+  test('an error answer carries the ids too', async () => {
+    const res = await h.post(ALPHA_PATH, alphaBody('a kite'), { authorization: 'Bearer gw-not-a-key', 'x-request-id': 'unauth-1' });
+    assert.equal(res.status, 401);
+    assert.equal(res.headers.get('x-request-id'), 'unauth-1');
+    assert.match(res.headers.get('traceparent') ?? '', TRACEPARENT);
+  });
+
+  test('a synchronous request over a signed, asynchronous vendor: every call carries the ids, and the signature still holds', async () => {
+    const id = 'gamma-sync-1';
+    const res = await h.post('/v1/images/generations', { model: 'gamma-4.5', prompt: 'a kite' }, { 'x-request-id': id });
+    assert.equal(res.status, 200, res.text);
+    const calls = heard(h.sims, id);
+    assert.ok(calls.length >= 2, `the submission and the looks: ${calls.length}`);
+    assert.ok(calls.every((c) => c.sim === 'gamma-volc'));
+    assert.equal(new Set(calls.map((c) => c.traceparent)).size, 1, 'one span of ours for the whole request');
+  });
+});
+
