@@ -1,6 +1,7 @@
 /**
- * Request ids and traces (README, "Request ids, traces and the access log"), end to end: a real
- * gateway on port 0 in front of every simulator, real HTTP. The simulators record the x-request-id and traceparent each vendor call came with.
+ * Request ids, traces and the access log (README, "Request ids, traces and the access
+ * log"), end to end: a real gateway on port 0 in front of every simulator, its log lines captured,
+ * real HTTP. The simulators record the x-request-id and traceparent each vendor call came with.
  */
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
@@ -39,6 +40,9 @@ function heard(sims: Readonly<Record<string, Simulator>>, requestId: string): (H
   return Object.entries(sims).flatMap(([name, s]) => s.traces.filter((t) => t.requestId === requestId).map((t) => ({ ...t, sim: name })));
 }
 
+/** The access log lines of one request id. */
+const accessLines = (lines: Line[], requestId: string) => lines.filter((l) => l.msg === 'request' && l.req_id === requestId);
+
 /** Sends a request with raw header bytes fetch would refuse to send. */
 function rawPost(url: string, path: string, headers: Record<string, string>, body: unknown): Promise<{ status: number; headers: Record<string, string | string[] | undefined> }> {
   return new Promise((resolve, reject) => {
@@ -51,7 +55,7 @@ function rawPost(url: string, path: string, headers: Record<string, string>, bod
   });
 }
 
-describe('request ids and traces', () => {
+describe('request ids, traces and the access log', () => {
   let h: TaskHarness;
   let lines: Line[];
   let tokenId: string;
@@ -69,6 +73,21 @@ describe('request ids and traces', () => {
     const calls = heard(h.sims, id);
     assert.equal(calls.length, 1, 'the vendor call carried the id');
     assert.equal(calls[0]!.sim, 'alpha-native');
+    const mine = accessLines(lines, id);
+    assert.equal(mine.length, 1, 'one access line per request');
+    const line = mine[0]!;
+    assert.equal(line.level, 30, 'at info');
+    assert.equal(line.method, 'POST');
+    assert.equal(line.route, 'alpha-generate-content');
+    assert.equal(line.path, '/v1beta/models/{model}:generateContent');
+    assert.equal(line.model, ALPHA_MODEL);
+    assert.equal(h.snapshot.channelsByName.get(String(line.channel))?.profile.name, 'alpha-native', `the serving channel: ${String(line.channel)}`);
+    assert.equal(line.token, tokenId);
+    assert.equal(line.status, 200);
+    assert.equal(typeof line.ms, 'number');
+    assert.match(String(line.trace_id), /^[0-9a-f]{32}$/);
+    assert.match(String(line.ref), UUID, 'the internal reference is our own');
+    assert.ok(!JSON.stringify(line).includes(h.key), 'never the key');
   });
 
   test('without an x-request-id the gateway makes one, and the answer, the vendor and the log agree', async () => {
@@ -77,6 +96,8 @@ describe('request ids and traces', () => {
     const id = res.headers.get('x-request-id')!;
     assert.match(id, UUID);
     assert.equal(heard(h.sims, id).length, 1);
+    assert.equal(accessLines(lines, id).length, 1);
+    assert.equal(accessLines(lines, id)[0]!.ref, id, 'our own id is its own reference');
   });
 
   test('a hostile or oversized x-request-id is replaced, never echoed, sent or logged', async () => {
@@ -87,6 +108,7 @@ describe('request ids and traces', () => {
       const id = String(res.headers['x-request-id']);
       assert.match(id, UUID, `${JSON.stringify(bad)} replaced`);
       assert.equal(heard(h.sims, id).length, 1);
+      assert.equal(accessLines(lines, id).length, 1);
     }
     const everything = JSON.stringify(lines) + JSON.stringify(Object.values(h.sims).flatMap((s) => s.traces));
     for (const bad of hostile.filter((b) => b !== '')) assert.ok(!everything.includes(JSON.stringify(bad).slice(1, -1)), `${JSON.stringify(bad)} went nowhere`);
@@ -111,6 +133,9 @@ describe('request ids and traces', () => {
     assert.ok(up, 'the vendor call carried a traceparent');
     assert.equal(up[1], traceId);
     assert.equal(up[2], answer[2], 'the vendor call is a child of our span, not of the caller\'s');
+    const line = accessLines(lines, id)[0]!;
+    assert.equal(line.trace_id, traceId);
+    assert.equal(line.span_id, answer[2]);
   });
 
   test('an invalid traceparent is ignored: a new trace starts, not sampled', async () => {
@@ -156,13 +181,28 @@ describe('request ids and traces', () => {
     assert.notEqual(debits[0]!.ref, debits[1]!.ref, 'two references');
     assert.ok(debits.every((r) => r.ref !== id), 'the client\'s id is no ledger reference');
     assert.deepEqual(await h.store.ledgerBalance(token.id), { used: 2, debit: 2, refund: 0, settle: 0 });
+    const refs = accessLines(lines, id).map((l) => l.ref);
+    assert.deepEqual([...refs].sort(), debits.map((r) => r.ref).sort(), 'each line names its own reference');
   });
 
-  test('an error answer carries the ids too', async () => {
+  test('a failed request has its access line too: status, route, no token, no key', async () => {
     const res = await h.post(ALPHA_PATH, alphaBody('a kite'), { authorization: 'Bearer gw-not-a-key', 'x-request-id': 'unauth-1' });
     assert.equal(res.status, 401);
-    assert.equal(res.headers.get('x-request-id'), 'unauth-1');
+    assert.equal(res.headers.get('x-request-id'), 'unauth-1', 'an error answer carries it too');
     assert.match(res.headers.get('traceparent') ?? '', TRACEPARENT);
+    const [line] = accessLines(lines, 'unauth-1');
+    assert.ok(line);
+    assert.equal(line.status, 401);
+    assert.equal(line.route, 'alpha-generate-content');
+    assert.equal(line.token, null);
+    assert.equal(line.channel, null);
+    assert.ok(!JSON.stringify(line).includes('gw-not-a-key'));
+    const none = await fetch(`${h.url}/no/such/path`, { headers: { 'x-request-id': 'lost-1' } });
+    assert.equal(none.status, 404);
+    assert.deepEqual(
+      accessLines(lines, 'lost-1').map((l) => [l.route, l.path, l.status]),
+      [['none', null, 404]],
+    );
   });
 
   test('a synchronous request over a signed, asynchronous vendor: every call carries the ids, and the signature still holds', async () => {

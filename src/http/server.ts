@@ -4,8 +4,9 @@ import type { Snapshot } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Authenticator } from '../pipeline/authenticate.js';
-import type { RequestContext } from '../pipeline/context.js';
+import type { RequestContext, RequestFacts } from '../pipeline/context.js';
 import { traceparentOf } from '../upstream/trace-headers.js';
+import { recordRequest } from './access-log.js';
 import type { BodyBudget } from './body-budget.js';
 import { drainUnread } from './drain-unread.js';
 import { sendClientError, sendConnectRefused, sendError } from './error-boundary.js';
@@ -60,11 +61,14 @@ function publicQuery(search: URLSearchParams | null, keyParams: readonly string[
   return out;
 }
 
-/** What the request handler learnt on the way, for the metrics and the error answer. */
+/** What the request handler learnt on the way, for the metrics, the access log and the error answer. */
 interface Seen {
   readonly ids: RequestIds;
   /** Route id, never the raw path: a path is the client's to choose, a label set is not. */
   route: string;
+  /** The route's path template, or the operator path; for the access log. */
+  path: string | null;
+  readonly facts: RequestFacts;
   /** `100 Continue` was sent. */
   continued: boolean;
 }
@@ -103,12 +107,15 @@ export function createHttpServer(opts: ServerOptions): Server {
     const { pathname, search } = splitUrl(req.url ?? '/');
     if (opts.handlers.admin.owns(pathname)) {
       seen.route = 'admin';
+      seen.path = pathname.slice(0, 200);
       sendContinue(req, res, seen);
       return opts.handlers.admin.handle(req, res, pathname, search, snapshot, requestId);
     }
     const { route, params } = matchRoute(snapshot, req.method ?? 'GET', pathname, search);
     seen.route = route.id;
+    seen.path = route.path;
     const token = await opts.auth.authenticate(route.keySources, req.headers, search);
+    seen.facts.token = token.id;
     let body: unknown;
     if (route.body) {
       // Room for the body is taken before a byte of it is read (and before a client waiting on
@@ -121,6 +128,7 @@ export function createHttpServer(opts: ServerOptions): Server {
       requestId,
       ref: seen.ids.ref,
       trace: seen.ids.trace,
+      facts: seen.facts,
       snapshot,
       route,
       params,
@@ -140,7 +148,7 @@ export function createHttpServer(opts: ServerOptions): Server {
     const ids = requestIds(req.headers);
     const { requestId } = ids;
     const started = performance.now();
-    const seen: Seen = { ids, route: 'none', continued: false };
+    const seen: Seen = { ids, route: 'none', path: null, facts: { model: null, channel: null, token: null }, continued: false };
     // On every answer, whoever writes it (an operation, the admin routes, the error boundary).
     res.setHeader('x-request-id', requestId);
     res.setHeader('traceparent', traceparentOf(ids.trace));
@@ -157,8 +165,8 @@ export function createHttpServer(opts: ServerOptions): Server {
         sendError(res, err, log, requestId);
       })
       .finally(() => {
-        metrics.requests.inc({ route: seen.route, status: String(res.statusCode) });
-        log.debug({ req_id: requestId, trace_id: ids.trace.traceId, method: req.method, status: res.statusCode, ms: Math.round(performance.now() - started) }, 'request');
+        const { route, path, facts } = seen;
+        recordRequest(log, metrics, { ids, method: req.method ?? '', route, path, facts, status: res.statusCode, ms: performance.now() - started });
       });
   };
   const server = createServer({ maxHeaderSize: 16 * 1024, connectionsCheckingInterval: TIMEOUT_CHECK_MS }, onRequest);

@@ -69,12 +69,13 @@ export interface Attempt {
 
 const tooMany = (message: string, retryAfter: number) => new GatewayError('too_many_requests', message, { retryAfter });
 
-/** What fallback reads of the request: its snapshot, its token's group, and where to log. */
+/** What fallback reads of the request: its snapshot, its token's group, and where to log; `facts.channel` is told each channel called. */
 export interface FallbackRequest {
   readonly requestId: string;
   readonly snapshot: Snapshot;
   readonly token: Pick<TokenRecord, 'group'>;
   readonly log: Logger;
+  readonly facts?: { channel: string | null };
 }
 
 /**
@@ -127,6 +128,7 @@ export async function withFallback<T>(
         continue;
       }
       attempts++;
+      if (ctx.facts) ctx.facts.channel = choice.channel.name;
       let accepted = false;
       const timer = deps.metrics.upstreamSeconds.startTimer({ channel: choice.channel.name });
       try {

@@ -1,0 +1,48 @@
+import type { Logger } from 'pino';
+import type { Metrics } from '../metrics/metrics.js';
+import type { RequestFacts } from '../pipeline/context.js';
+import type { RequestIds } from './request-id.js';
+
+/** What the server knows of a request once it is answered. */
+export interface FinishedRequest {
+  readonly ids: RequestIds;
+  readonly method: string;
+  /** Route id (`admin` for the operator routes, `none` when no route matched): bounded, a label. */
+  readonly route: string;
+  /** The routes.yaml path template, or the operator path asked; null when no route matched. */
+  readonly path: string | null;
+  readonly facts: RequestFacts;
+  readonly status: number;
+  readonly ms: number;
+}
+
+/** Paths scraped or probed every few seconds: their lines go to debug, so info is not flooded by them. */
+const QUIET_PATHS = new Set(['/metrics']);
+/** A model name longer than this is cut in the log line (the client chose it). */
+const MAX_LOGGED_MODEL = 200;
+
+/**
+ * What a finished request leaves behind: its count in the metrics, and one access log line
+ * (README, "Request ids, traces and the access log") with its ids, route, model, channel, token id
+ * (never a key), status and time.
+ */
+export function recordRequest(log: Logger, metrics: Metrics, r: FinishedRequest): void {
+  const status = String(r.status);
+  metrics.requests.inc({ route: r.route, status });
+  const line = {
+    req_id: r.ids.requestId,
+    ref: r.ids.ref,
+    trace_id: r.ids.trace.traceId,
+    span_id: r.ids.trace.spanId,
+    method: r.method,
+    route: r.route,
+    path: r.path,
+    model: r.facts.model === null ? null : r.facts.model.slice(0, MAX_LOGGED_MODEL),
+    channel: r.facts.channel,
+    token: r.facts.token,
+    status: r.status,
+    ms: Math.round(r.ms),
+  };
+  if (r.path !== null && QUIET_PATHS.has(r.path)) log.debug(line, 'request');
+  else log.info(line, 'request');
+}
