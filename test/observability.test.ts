@@ -1,5 +1,5 @@
 /**
- * Request ids, traces and the access log (README, "Request ids, traces and the access
+ * Request ids, traces, the access log and the metrics (README, "Request ids, traces and the access
  * log"), end to end: a real gateway on port 0 in front of every simulator, its log lines captured,
  * real HTTP. The simulators record the x-request-id and traceparent each vendor call came with.
  */
@@ -9,6 +9,7 @@ import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import pino from 'pino';
 import type { Heard, Simulator } from '../src/sim/http.js';
+import { Metrics } from '../src/metrics/metrics.js';
 import { startTaskHarness, type TaskHarness } from './helpers/task-harness.js';
 
 const ADMIN_KEY = 'observability-admin-key';
@@ -55,7 +56,25 @@ function rawPost(url: string, path: string, headers: Record<string, string>, bod
   });
 }
 
-describe('request ids, traces and the access log', () => {
+async function scrape(url: string): Promise<string> {
+  const res = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+  assert.equal(res.status, 200);
+  return res.text();
+}
+
+/** The value of one sample line of an exposition (labels in the order prom-client writes them), or null. */
+function sample(text: string, name: string, labels: Record<string, string> = {}): number | null {
+  const want = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
+  for (const line of text.split('\n')) {
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (.+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const have = m[2] ? m[2].split(/,(?=[a-zA-Z_]+=")/) : [];
+    if (want.every((w) => have.includes(w)) && have.length === want.length) return Number(m[3]);
+  }
+  return null;
+}
+
+describe('request ids, traces, the access log and request metrics', () => {
   let h: TaskHarness;
   let lines: Line[];
   let tokenId: string;
@@ -214,5 +233,33 @@ describe('request ids, traces and the access log', () => {
     assert.ok(calls.every((c) => c.sim === 'gamma-volc'));
     assert.equal(new Set(calls.map((c) => c.traceparent)).size, 1, 'one span of ours for the whole request');
   });
+
+  test('/metrics: process metrics, request durations by route, model and status, vendor calls by channel and outcome', async () => {
+    await h.post(ALPHA_PATH, alphaBody('a kite'));
+    const unknown = await h.post('/v1/images/generations', { model: 'no-such-model-zz9', prompt: 'x' });
+    assert.equal(unknown.status, 404, unknown.text);
+    const text = await scrape(h.url);
+    for (const name of ['process_cpu_user_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_seconds', 'nodejs_heap_size_used_bytes']) {
+      assert.ok(sample(text, name) !== null, `${name} is served`);
+    }
+    const count = sample(text, 'gateway_request_duration_seconds_count', { route: 'alpha-generate-content', model: ALPHA_MODEL, status: '200' });
+    assert.ok(count !== null && count >= 1, 'the request histogram counts it');
+    assert.ok((sample(text, 'gateway_request_duration_seconds_count', { route: 'images-generations', model: 'other', status: '404' }) ?? 0) >= 1, 'an unknown model is "other"');
+    assert.ok(!text.includes('no-such-model-zz9'), 'a model name the client made up is no label');
+    assert.ok((sample(text, 'gateway_request_duration_seconds_count', { route: 'none', model: 'none', status: '404' }) ?? 0) >= 1, 'no route, no model');
+    const alpha = [...h.snapshot.channelsByName.values()].filter((c) => c.profile.name === 'alpha-native').map((c) => c.name);
+    assert.ok(alpha.some((c) => (sample(text, 'gateway_upstream_seconds_count', { channel: c, outcome: 'ok' }) ?? 0) >= 1), 'vendor calls by channel and outcome');
+    // A scrape is quiet at info.
+    assert.ok(!lines.some((l) => l.msg === 'request' && l.path === '/metrics'));
+  });
 });
 
+describe('process metrics', () => {
+  test('are registered once per process, whatever the number of gateways', async () => {
+    const a = await new Metrics().text();
+    const b = await new Metrics().text();
+    const times = (text: string) => text.split('\n').filter((l) => l.startsWith('# TYPE process_cpu_user_seconds_total ')).length;
+    assert.equal(times(a), 1);
+    assert.equal(times(b), 1);
+  });
+});

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { Snapshot } from '../config/snapshot.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { RequestFacts } from '../pipeline/context.js';
 import type { RequestIds } from './request-id.js';
@@ -22,13 +23,26 @@ const QUIET_PATHS = new Set(['/metrics']);
 const MAX_LOGGED_MODEL = 200;
 
 /**
- * What a finished request leaves behind: its count in the metrics, and one access log line
- * (README, "Request ids, traces and the access log") with its ids, route, model, channel, token id
- * (never a key), status and time.
+ * The `model` label of a request: a model some channel names exactly, the pattern (`xi-*`) that
+ * serves it, `other` for a name nothing serves, `none` when the request named none. Clients choose
+ * model names; a label set must stay bounded by the configuration.
  */
-export function recordRequest(log: Logger, metrics: Metrics, r: FinishedRequest): void {
+export function modelLabel(snapshot: Snapshot, model: string | null): string {
+  if (model === null) return 'none';
+  if (snapshot.channelsByModel.has(model)) return model;
+  const pattern = snapshot.channelsByPrefix.find((p) => model.startsWith(p.prefix));
+  return pattern ? `${pattern.prefix}*` : 'other';
+}
+
+/**
+ * What a finished request leaves behind: its count and duration in the metrics, and one access log
+ * line (README, "Request ids, traces and the access log") with its ids, route, model, channel,
+ * token id (never a key), status and time.
+ */
+export function recordRequest(log: Logger, metrics: Metrics, snapshot: Snapshot, r: FinishedRequest): void {
   const status = String(r.status);
   metrics.requests.inc({ route: r.route, status });
+  metrics.requestSeconds.observe({ route: r.route, model: modelLabel(snapshot, r.facts.model), status }, r.ms / 1000);
   const line = {
     req_id: r.ids.requestId,
     ref: r.ids.ref,

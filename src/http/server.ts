@@ -166,7 +166,7 @@ export function createHttpServer(opts: ServerOptions): Server {
       })
       .finally(() => {
         const { route, path, facts } = seen;
-        recordRequest(log, metrics, { ids, method: req.method ?? '', route, path, facts, status: res.statusCode, ms: performance.now() - started });
+        recordRequest(log, metrics, opts.snapshot(), { ids, method: req.method ?? '', route, path, facts, status: res.statusCode, ms: performance.now() - started });
       });
   };
   const server = createServer({ maxHeaderSize: 16 * 1024, connectionsCheckingInterval: TIMEOUT_CHECK_MS }, onRequest);

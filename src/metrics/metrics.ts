@@ -1,8 +1,25 @@
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+let processRegistry: Registry | null = null;
+
+/**
+ * The process's own metrics (prom-client's defaults: CPU, memory, heap, event loop lag, GC, open
+ * handles), in one registry per process, made once: they describe the process, not a gateway,
+ * and each registration starts an event loop monitor and a GC observer that are never stopped,
+ * which a registry per gateway (tests build hundreds) would pile up.
+ */
+function processMetrics(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
+}
 
 /**
  * Every metric of one gateway, in its own registry (tests run many gateways in one process).
- * Served at `GET /metrics` in the Prometheus text format; README "Metrics" lists them.
+ * Served at `GET /metrics` in the Prometheus text format, with the process's own metrics
+ * (`text()`); README "Metrics" lists them.
  */
 export class Metrics {
   readonly registry = new Registry();
@@ -47,11 +64,23 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  /** Vendor call latency on the request path, by channel. */
+  /**
+   * Public requests from their headers to their answer's end, by route id, model (a configured
+   * name or pattern, `other`, `none`: src/http/access-log.ts) and HTTP status.
+   */
+  readonly requestSeconds = new Histogram({
+    name: 'gateway_request_duration_seconds',
+    help: 'Duration of public requests, from their headers to the end of their answer, by route, model and HTTP status',
+    labelNames: ['route', 'model', 'status'] as const,
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+    registers: [this.registry],
+  });
+
+  /** Vendor call latency on the request path, by channel and outcome (the outcomes of gateway_upstream_attempts_total). */
   readonly upstreamSeconds = new Histogram({
     name: 'gateway_upstream_seconds',
-    help: 'Duration of vendor calls on the request path',
-    labelNames: ['channel'] as const,
+    help: 'Duration of vendor calls on the request path, by channel and outcome',
+    labelNames: ['channel', 'outcome'] as const,
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
     registers: [this.registry],
   });
@@ -97,6 +126,18 @@ export class Metrics {
   constructor() {
     this.configLastReloadOk.set(1);
     this.configGeneration.set(1);
+    // Started with the first gateway, so the event loop and GC figures cover its whole life.
+    processMetrics();
+  }
+
+  /** The exposition served at `GET /metrics`: this gateway's metrics, then the process's. */
+  async text(): Promise<string> {
+    return `${await this.registry.metrics()}\n${await processMetrics().metrics()}`;
+  }
+
+  /** The content type of `text()`. */
+  get contentType(): string {
+    return this.registry.contentType;
   }
 
   /**
