@@ -9,8 +9,13 @@ import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import pino from 'pino';
 import type { Heard, Simulator } from '../src/sim/http.js';
+import { reportTaskGauges, TASK_COUNT_TTL_MS } from '../src/tasks/task-gauges.js';
 import { Metrics } from '../src/metrics/metrics.js';
+import { silentLogger } from '../src/log.js';
+import type { Poller } from '../src/tasks/poller.js';
+import type { Store } from '../src/store/store.js';
 import { startTaskHarness, type TaskHarness } from './helpers/task-harness.js';
+import { until } from './helpers/until.js';
 
 const ADMIN_KEY = 'observability-admin-key';
 const ALPHA_MODEL = 'alpha-3-pro-image-preview';
@@ -251,6 +256,62 @@ describe('request ids, traces, the access log and request metrics', () => {
     assert.ok(alpha.some((c) => (sample(text, 'gateway_upstream_seconds_count', { channel: c, outcome: 'ok' }) ?? 0) >= 1), 'vendor calls by channel and outcome');
     // A scrape is quiet at info.
     assert.ok(!lines.some((l) => l.msg === 'request' && l.path === '/metrics'));
+  });
+});
+
+describe('task metrics', () => {
+  let h: TaskHarness;
+  before(async () => {
+    // Tasks that take a while: the first scrape sees them unfinished.
+    ({ h } = await startRig({ finishMs: 3_000, pollMs: 50 }));
+  });
+  after(() => h.close());
+
+  test('task gauges by status, the tasks this replica follows, and the poll lag; a download carries the ids', async () => {
+    const sub = await h.post('/v1/video/generations', { model: 'epsilon-video-3', prompt: 'a paper boat' }, { 'x-request-id': 'submit-1' });
+    assert.equal(sub.status, 200, sub.text);
+    assert.equal(heard(h.sims, 'submit-1').length, 1, 'the submission carried the id');
+    const first = await scrape(h.url);
+    const unfinished = ['submitting', 'queued', 'in_progress'].map((status) => sample(first, 'gateway_tasks', { status }));
+    assert.ok(unfinished.every((n) => n !== null), `every unfinished status is reported: ${unfinished.join(', ')}`);
+    assert.equal(unfinished.reduce((a, b) => a! + b!, 0), 1, 'one task under way');
+    assert.equal(sample(first, 'gateway_tasks_followed'), 1);
+    await until('a look by the poller', () => h.gateway.poller.stats.queries > 0);
+    const later = await scrape(h.url);
+    assert.ok((sample(later, 'gateway_task_poll_lag_seconds_count') ?? 0) >= 1, 'each look of the poller is timed against its due time');
+    const done = await h.waitFor(sub.json.id, (t) => t.status === 'completed');
+    const dl = await h.get(`/v1/videos/${done.id}/content`, { 'x-request-id': 'download-1' });
+    assert.equal(dl.status, 200);
+    assert.equal(dl.headers.get('x-request-id'), 'download-1');
+    assert.ok(heard(h.sims, 'download-1').length >= 1, 'the download from the vendor carried the id');
+  });
+});
+
+describe('task gauges from the store', () => {
+  test('the store is counted at most once per TTL however often it is scraped, and a failed count keeps the last figures', async () => {
+    let counts = 0;
+    let fail = false;
+    const store = {
+      async countUnfinishedTasks() {
+        counts++;
+        if (fail) throw new Error('store away');
+        return { submitting: 0, queued: counts, in_progress: 0 };
+      },
+    } as unknown as Store;
+    let now = 1_000;
+    const metrics = new Metrics();
+    reportTaskGauges(store, { size: 3 } as unknown as Poller, metrics, silentLogger(), () => now);
+    const queued = async () => sample(await metrics.text(), 'gateway_tasks', { status: 'queued' });
+    assert.deepEqual(await Promise.all([queued(), queued(), queued()]), [1, 1, 1], 'scrapes at once share one count');
+    now += TASK_COUNT_TTL_MS - 1;
+    assert.equal(await queued(), 1);
+    assert.equal(counts, 1);
+    now += 1;
+    assert.equal(await queued(), 2, 'counted again once the TTL is over');
+    fail = true;
+    now += TASK_COUNT_TTL_MS;
+    assert.equal(await queued(), 2, 'the last figures stand');
+    assert.equal(sample(await metrics.text(), 'gateway_tasks_followed'), 3);
   });
 });
 

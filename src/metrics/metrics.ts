@@ -123,6 +123,14 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** How late the poller's looks at tasks start after they fall due (waiting for a slot of the channel included). */
+  readonly pollLag = new Histogram({
+    name: 'gateway_task_poll_lag_seconds',
+    help: 'How late each look of the task poller started after the task fell due',
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+    registers: [this.registry],
+  });
+
   constructor() {
     this.configLastReloadOk.set(1);
     this.configGeneration.set(1);
@@ -153,6 +161,21 @@ export class Metrics {
       collect() {
         this.reset();
         for (const [labels, value] of read()) this.set(labels, value);
+      },
+    });
+  }
+
+  /** Like `gauge`, for values that take a look elsewhere (the store): the scrape waits for `read`. */
+  asyncGauge(name: string, help: string, labelNames: readonly string[], read: () => Promise<Iterable<[Record<string, string>, number]>>): void {
+    new Gauge({
+      name,
+      help,
+      labelNames: [...labelNames],
+      registers: [this.registry],
+      async collect() {
+        const values = await read();
+        this.reset();
+        for (const [labels, value] of values) this.set(labels, value);
       },
     });
   }
