@@ -18,6 +18,7 @@ import { countQuotaUnits } from './quota/quota-metrics.js';
 import { RoutingState } from './routing/routing-state.js';
 import type { Store } from './store/store.js';
 import { Poller, type LeaseSettings } from './tasks/poller.js';
+import { reportTaskGauges } from './tasks/task-gauges.js';
 import { newTaskId } from './tasks/task-id.js';
 import { Pools } from './upstream/pools.js';
 
@@ -124,8 +125,9 @@ export function createGateway(opts: GatewayOptions): Gateway {
     tokenChanged,
   };
   let stopSweeper: () => void = () => undefined;
-  const poller = new Poller({ store: opts.store, pools, snapshot: opts.snapshot, log: opts.log, clock, random: opts.random, lostAfterMs: opts.lostAfterMs, lease: opts.lease });
+  const poller = new Poller({ store: opts.store, pools, snapshot: opts.snapshot, log: opts.log, clock, random: opts.random, lostAfterMs: opts.lostAfterMs, lease: opts.lease, metrics });
   if (!poll) poller.stop();
+  reportTaskGauges(opts.store, poller, metrics, opts.log);
   const deps: TaskDeps = { store: opts.store, pools, random: opts.random, poller, newId: opts.newTaskId ?? newTaskId, refreshAlways: !poll, awaitIntervalMs: opts.awaitIntervalMs, lostAfterMs: opts.lostAfterMs, clock, routing, metrics };
 
   const server = createHttpServer({

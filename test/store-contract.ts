@@ -228,6 +228,24 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
       await store.close();
     }
   });
+
+  test(`${driver} store: unfinished tasks are counted by status; finished and aborted ones are not`, async () => {
+    const store = await open();
+    try {
+      assert.deepEqual(await store.countUnfinishedTasks(), { submitting: 0, queued: 0, in_progress: 0 }, 'every status, zero when none');
+      const t = await store.createToken({ name: 'c', keyHash: 'c', group: 'default', models: null, quota: null });
+      for (let i = 0; i < 7; i++) await store.createTask(newTask(t.id, `task_c${i}`));
+      await store.updateTask('task_c0', 1, { status: 'queued', upstreamId: 'u0' });
+      await store.updateTask('task_c1', 1, { status: 'queued', upstreamId: 'u1' });
+      await store.updateTask('task_c2', 1, { status: 'in_progress', upstreamId: 'u2' });
+      await store.updateTask('task_c3', 1, { status: 'completed' });
+      await store.updateTask('task_c4', 1, { status: 'failed', refund: true });
+      await store.abortTask('task_c5', 1);
+      assert.deepEqual(await store.countUnfinishedTasks(), { submitting: 1, queued: 2, in_progress: 1 });
+    } finally {
+      await store.close();
+    }
+  });
   /** Every ledger row of a token (paged through), after checking Σdebit − Σrefund − Σsettle = used. */
   async function balanced(store: Store, tokenId: string): Promise<LedgerEntry[]> {
     const rows: LedgerEntry[] = [];

@@ -35,7 +35,7 @@ const ADMIN_ROUTES: readonly AdminRoute[] = [
   route('GET', '/admin/tokens/{token_id}/ledger', ledgerReport),
   route('POST', '/admin/tokens/{token_id}/disable', disableToken),
   route('POST', '/admin/tokens/{token_id}/enable', enableToken),
-  route('GET', '/metrics', async ({ deps }) => ({ text: await deps.metrics.registry.metrics(), contentType: deps.metrics.registry.contentType })),
+  route('GET', '/metrics', async ({ deps }) => ({ text: await deps.metrics.text(), contentType: deps.metrics.contentType })),
 ];
 
 const OPERATOR_PATHS = new Set(['/metrics', '/healthz', '/readyz', '/openapi.json']);

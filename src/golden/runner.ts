@@ -21,8 +21,13 @@ export const GOLDEN_CLOCK = new Date('2026-01-01T00:00:00.000Z');
 export const GOLDEN_KEY = 'gw-golden-client-key';
 /** The gateway's public URL in golden answers (download links). */
 export const GOLDEN_PUBLIC_URL = 'http://gateway.test';
-/** Headers the transport adds by itself; they say nothing about a mapping. */
-const TRANSPORT_HEADERS = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive']);
+/**
+ * Headers the case does not record: those the transport adds by itself, and the request id and
+ * trace every vendor call of a public request carries (src/upstream/trace-headers.ts). Neither says
+ * anything about a mapping, and the ids are new for every request; test/observability.test.ts
+ * checks that they are sent.
+ */
+const UNRECORDED_HEADERS = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', 'x-request-id', 'traceparent', 'tracestate']);
 
 /** The outcome of one case. */
 export interface GoldenResult {
@@ -142,7 +147,7 @@ async function startRecordingVendor(): Promise<RecordingVendor> {
       void (async () => {
         const url = new URL(req.url ?? '/', 'http://vendor');
         const headers: Record<string, string> = {};
-        for (const [k, v] of Object.entries(req.headers)) if (!TRANSPORT_HEADERS.has(k) && typeof v === 'string') headers[k] = v;
+        for (const [k, v] of Object.entries(req.headers)) if (!UNRECORDED_HEADERS.has(k) && typeof v === 'string') headers[k] = v;
         const raw = Buffer.concat(chunks);
         let body: unknown;
         if ((headers['content-type'] ?? '').startsWith('multipart/form-data')) {

@@ -1,16 +1,18 @@
-import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { Snapshot } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Authenticator } from '../pipeline/authenticate.js';
-import type { RequestContext } from '../pipeline/context.js';
+import type { RequestContext, RequestFacts } from '../pipeline/context.js';
+import { traceparentOf } from '../upstream/trace-headers.js';
+import { recordRequest } from './access-log.js';
 import type { BodyBudget } from './body-budget.js';
 import { drainUnread } from './drain-unread.js';
 import { sendClientError, sendConnectRefused, sendError } from './error-boundary.js';
 import { matchRoute } from './match-route.js';
 import { readJsonBody } from './read-json.js';
+import { requestIds, type RequestIds } from './request-id.js';
 
 /** What the server hands a request to once it is matched, authenticated and read. */
 export interface ServerHandlers {
@@ -59,10 +61,14 @@ function publicQuery(search: URLSearchParams | null, keyParams: readonly string[
   return out;
 }
 
-/** What the request handler learnt on the way, for the metrics and the error answer. */
+/** What the request handler learnt on the way, for the metrics, the access log and the error answer. */
 interface Seen {
+  readonly ids: RequestIds;
   /** Route id, never the raw path: a path is the client's to choose, a label set is not. */
   route: string;
+  /** The route's path template, or the operator path; for the access log. */
+  path: string | null;
+  readonly facts: RequestFacts;
   /** `100 Continue` was sent. */
   continued: boolean;
 }
@@ -101,12 +107,15 @@ export function createHttpServer(opts: ServerOptions): Server {
     const { pathname, search } = splitUrl(req.url ?? '/');
     if (opts.handlers.admin.owns(pathname)) {
       seen.route = 'admin';
+      seen.path = pathname.slice(0, 200);
       sendContinue(req, res, seen);
       return opts.handlers.admin.handle(req, res, pathname, search, snapshot, requestId);
     }
     const { route, params } = matchRoute(snapshot, req.method ?? 'GET', pathname, search);
     seen.route = route.id;
+    seen.path = route.path;
     const token = await opts.auth.authenticate(route.keySources, req.headers, search);
+    seen.facts.token = token.id;
     let body: unknown;
     if (route.body) {
       // Room for the body is taken before a byte of it is read (and before a client waiting on
@@ -117,6 +126,9 @@ export function createHttpServer(opts: ServerOptions): Server {
     }
     const ctx: RequestContext = {
       requestId,
+      ref: seen.ids.ref,
+      trace: seen.ids.trace,
+      facts: seen.facts,
       snapshot,
       route,
       params,
@@ -133,9 +145,13 @@ export function createHttpServer(opts: ServerOptions): Server {
   }
 
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {
-    const requestId = randomUUID();
+    const ids = requestIds(req.headers);
+    const { requestId } = ids;
     const started = performance.now();
-    const seen: Seen = { route: 'none', continued: false };
+    const seen: Seen = { ids, route: 'none', path: null, facts: { model: null, channel: null, token: null }, continued: false };
+    // On every answer, whoever writes it (an operation, the admin routes, the error boundary).
+    res.setHeader('x-request-id', requestId);
+    res.setHeader('traceparent', traceparentOf(ids.trace));
     res.once('finish', () => drainUnread(req));
     handle(req, res, requestId, seen)
       .catch((err: unknown) => {
@@ -149,8 +165,8 @@ export function createHttpServer(opts: ServerOptions): Server {
         sendError(res, err, log, requestId);
       })
       .finally(() => {
-        metrics.requests.inc({ route: seen.route, status: String(res.statusCode) });
-        log.debug({ req_id: requestId, method: req.method, status: res.statusCode, ms: Math.round(performance.now() - started) }, 'request');
+        const { route, path, facts } = seen;
+        recordRequest(log, metrics, opts.snapshot(), { ids, method: req.method ?? '', route, path, facts, status: res.statusCode, ms: performance.now() - started });
       });
   };
   const server = createServer({ maxHeaderSize: 16 * 1024, connectionsCheckingInterval: TIMEOUT_CHECK_MS }, onRequest);
@@ -165,7 +181,9 @@ export function createHttpServer(opts: ServerOptions): Server {
     const err = new GatewayError('invalid_request', `the Expect header ${JSON.stringify(String(req.headers.expect).slice(0, 100))} is not supported`, {
       headers: { connection: 'close' },
     });
-    sendError(res, err, log, randomUUID());
+    const ids = requestIds(req.headers);
+    res.setHeader('traceparent', traceparentOf(ids.trace));
+    sendError(res, err, log, ids.requestId);
   });
   // A client that stalls while sending headers or body gets 408 and is cut off instead of holding a
   // socket (error-boundary.ts answers it, also when its handler is still waiting for the body).

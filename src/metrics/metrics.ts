@@ -1,8 +1,25 @@
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+let processRegistry: Registry | null = null;
+
+/**
+ * The process's own metrics (prom-client's defaults: CPU, memory, heap, event loop lag, GC, open
+ * handles), in one registry per process, made once: they describe the process, not a gateway,
+ * and each registration starts an event loop monitor and a GC observer that are never stopped,
+ * which a registry per gateway (tests build hundreds) would pile up.
+ */
+function processMetrics(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
+}
 
 /**
  * Every metric of one gateway, in its own registry (tests run many gateways in one process).
- * Served at `GET /metrics` in the Prometheus text format; README "Metrics" lists them.
+ * Served at `GET /metrics` in the Prometheus text format, with the process's own metrics
+ * (`text()`); README "Metrics" lists them.
  */
 export class Metrics {
   readonly registry = new Registry();
@@ -47,11 +64,23 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  /** Vendor call latency on the request path, by channel. */
+  /**
+   * Public requests from their headers to their answer's end, by route id, model (a configured
+   * name or pattern, `other`, `none`: src/http/access-log.ts) and HTTP status.
+   */
+  readonly requestSeconds = new Histogram({
+    name: 'gateway_request_duration_seconds',
+    help: 'Duration of public requests, from their headers to the end of their answer, by route, model and HTTP status',
+    labelNames: ['route', 'model', 'status'] as const,
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+    registers: [this.registry],
+  });
+
+  /** Vendor call latency on the request path, by channel and outcome (the outcomes of gateway_upstream_attempts_total). */
   readonly upstreamSeconds = new Histogram({
     name: 'gateway_upstream_seconds',
-    help: 'Duration of vendor calls on the request path',
-    labelNames: ['channel'] as const,
+    help: 'Duration of vendor calls on the request path, by channel and outcome',
+    labelNames: ['channel', 'outcome'] as const,
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
     registers: [this.registry],
   });
@@ -94,9 +123,29 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** How late the poller's looks at tasks start after they fall due (waiting for a slot of the channel included). */
+  readonly pollLag = new Histogram({
+    name: 'gateway_task_poll_lag_seconds',
+    help: 'How late each look of the task poller started after the task fell due',
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+    registers: [this.registry],
+  });
+
   constructor() {
     this.configLastReloadOk.set(1);
     this.configGeneration.set(1);
+    // Started with the first gateway, so the event loop and GC figures cover its whole life.
+    processMetrics();
+  }
+
+  /** The exposition served at `GET /metrics`: this gateway's metrics, then the process's. */
+  async text(): Promise<string> {
+    return `${await this.registry.metrics()}\n${await processMetrics().metrics()}`;
+  }
+
+  /** The content type of `text()`. */
+  get contentType(): string {
+    return this.registry.contentType;
   }
 
   /**
@@ -112,6 +161,21 @@ export class Metrics {
       collect() {
         this.reset();
         for (const [labels, value] of read()) this.set(labels, value);
+      },
+    });
+  }
+
+  /** Like `gauge`, for values that take a look elsewhere (the store): the scrape waits for `read`. */
+  asyncGauge(name: string, help: string, labelNames: readonly string[], read: () => Promise<Iterable<[Record<string, string>, number]>>): void {
+    new Gauge({
+      name,
+      help,
+      labelNames: [...labelNames],
+      registers: [this.registry],
+      async collect() {
+        const values = await read();
+        this.reset();
+        for (const [labels, value] of values) this.set(labels, value);
       },
     });
   }

@@ -46,7 +46,7 @@ export async function awaitTask(
   if (!protocol) throw new GatewayError('internal_error', `profile ${channel.profile.name} awaits a task but has no tasks: block`);
   // The task as the query mappings see it: never stored, the client waits on the connection.
   let task: VendorTask = {
-    id: `sync-${ctx.requestId}`,
+    id: `sync-${ctx.ref}`,
     upstreamId: first.id,
     context: first.context ?? null,
     upstreamModel: input.model,
@@ -62,7 +62,8 @@ export async function awaitTask(
   while (update.status !== 'completed' && update.status !== 'failed') {
     if (Date.now() + intervalMs > until || looks-- <= 0) throw new GatewayError('upstream_timeout', `the upstream did not finish within ${op.await.timeoutMs} ms`);
     await delay(intervalMs);
-    const outcome = await queryTask(protocol, channel, pools, task, clock());
+    // Each look is part of the client's request: it carries its request id and trace.
+    const outcome = await queryTask(protocol, channel, pools, task, clock(), ctx);
     if (!outcome.ok) {
       // Transient trouble is retried until the timeout; the last error is what the client sees then.
       if (Date.now() + intervalMs > until || looks <= 0) throw outcome.error;

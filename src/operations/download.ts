@@ -9,6 +9,7 @@ import { signFor, upstreamRequest } from '../pipeline/call-upstream.js';
 import type { TaskRecord, TaskResult } from '../store/store.js';
 import { discard, send } from '../upstream/dispatch.js';
 import type { UpstreamRequest } from '../upstream/upstream-request.js';
+import { addCallerHeaders } from '../upstream/trace-headers.js';
 import { findOwnTask, taskIdOf } from './find-task.js';
 import type { TaskDeps } from './deps.js';
 import type { TaskUpdate } from '../tasks/task-update.js';
@@ -43,8 +44,9 @@ function pickResult(ctx: RequestContext, task: TaskRecord): { result: TaskResult
  */
 async function requestFor(ctx: RequestContext, channel: CompiledChannel, task: TaskRecord, result: TaskResult & { url: string }, index: number): Promise<{ req: UpstreamRequest; signed: boolean }> {
   const content = channel.profile.tasks?.content;
-  if (content) return upstreamRequest(content, channel, { task: vendorView(task), result, index }, ctx.now);
+  if (content) return upstreamRequest(content, channel, { task: vendorView(task), result, index }, ctx.now, ctx);
   const req: UpstreamRequest = { method: 'GET', path: result.url.startsWith('/') ? channel.basePath + vendorPath(result.url) : result.url, query: {}, headers: {}, body: null };
+  addCallerHeaders(req, ctx);
   return { req, signed: signFor(channel, req, ctx.now) };
 }
 
@@ -77,6 +79,8 @@ async function fetchResult(
     const next = new URL(location, from);
     const keep = signed && next.origin === new URL(from).origin;
     upstream = { method: 'GET', path: next.href, query: {}, headers: keep ? upstream.headers : upstream.headers.range ? { range: upstream.headers.range } : {}, body: null };
+    // The request id and trace follow a redirect anywhere (they are no credentials).
+    if (!keep) addCallerHeaders(upstream, ctx);
     signed = keep;
   }
 }
@@ -95,7 +99,7 @@ async function refreshResults(ctx: RequestContext, deps: TaskDeps, channel: Comp
     seconds: task.seconds,
     size: task.size,
   };
-  const outcome = await resolveResults(channel.profile.tasks!, channel, deps.pools, task, update, ctx.now);
+  const outcome = await resolveResults(channel.profile.tasks!, channel, deps.pools, task, update, ctx.now, ctx);
   if (!outcome.ok || outcome.value.status !== 'completed' || !outcome.value.results) return null;
   return deps.store.updateTask(task.id, task.version, { results: outcome.value.results, ...(outcome.value.context !== undefined ? { context: outcome.value.context } : {}) });
 }

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { checkFamily } from '../pipeline/check-family.js';
+import { modelOf } from '../pipeline/model-of.js';
 import type { RequestContext } from '../pipeline/context.js';
 import { ownedResources } from '../pipeline/resources.js';
 import { validateBody } from '../pipeline/validate-body.js';
@@ -17,6 +18,8 @@ import { runSyncOperation } from './sync.js';
 export async function serveRequest(ctx: RequestContext, body: unknown, req: IncomingMessage, res: ServerResponse, deps: TaskDeps): Promise<void> {
   const { route } = ctx;
   if (route.body) validateBody(route.body.validate, body);
+  // Known as soon as the body is valid, so even a refused request's log line names it.
+  if (route.model && (route.kind === 'sync' || route.kind === 'task-submit')) ctx.facts.model = modelOf(route, ctx.params, body);
   if (route.kind === 'task-content') return runTaskContent(ctx, req, res, deps);
   const warning = route.kind === 'sync' || route.kind === 'task-submit' ? await checkFamily(ctx, body) : null;
   // What the request reads or references must be the caller's; it then goes where that is held.

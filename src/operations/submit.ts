@@ -29,6 +29,7 @@ import { vendorView } from '../tasks/vendor-query.js';
 export async function runTaskSubmit(ctx: RequestContext, body: unknown, deps: TaskDeps, holder: string | null = null): Promise<unknown> {
   const source = ctx.route.task!.source ? await sourceTask(ctx, body, deps) : null;
   const model = ctx.route.model || !source ? modelOf(ctx.route, ctx.params, body) : source.model;
+  ctx.facts.model = model;
   const candidates = onHolder(ctx, source ? [sourceChannel(ctx, source, model)] : rankChannels(ctx.snapshot, ctx.route, model, ctx.token, deps.random), holder);
   const kind = ctx.route.task!.kinds[0]!;
   const now = ctx.now.getTime();

@@ -36,7 +36,7 @@ export async function callOperation(
   source?: unknown,
 ): Promise<{ res: UpstreamResponse; mctx: ResponseContext }> {
   const input = { body, params: ctx.params, query: ctx.query, model: upstreamModel, public_model: model, ...(task ? { task } : {}), ...(source ? { source } : {}) };
-  const res = await callUpstream(op, channel, input, ctx.now, pools, clientInputError);
+  const res = await callUpstream(op, channel, input, ctx.now, pools, { requestError: clientInputError, ids: ctx });
   const now = ctx.now.toISOString();
   return { res, mctx: { model: upstreamModel, public_model: model, now, ...(task || op.await ? { request: body } : {}), ...(source ? { source } : {}) } };
 }
@@ -54,7 +54,9 @@ export async function runSyncOperation(ctx: RequestContext, body: unknown, deps:
   // Priced once, before any vendor call, from the model and the body: the channel plays no part.
   const { price } = await quote(ctx.snapshot.prices, model, body, ctx.log);
   const expiresAt = ctx.now.getTime() + holdLifetimeMs(ctx.snapshot.retry, candidates, opOf);
-  const hold = await holdPrice(deps.store, ctx.token, price, { ref: ctx.requestId, model, expiresAt }, ctx.log);
+  // The hold's reference is the request's own (ctx.ref), never the client's request id: two
+  // requests sent with the same id must not share a hold.
+  const hold = await holdPrice(deps.store, ctx.token, price, { ref: ctx.ref, model, expiresAt }, ctx.log);
   try {
     // An operation that awaits a vendor task creates that task: it is never sent twice.
     let served = candidates[0]!.channel.name;

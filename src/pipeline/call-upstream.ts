@@ -2,6 +2,7 @@ import type { CompiledChannel, CompiledOperation } from '../config/snapshot.js';
 import { dispatch } from '../upstream/dispatch.js';
 import type { Pools } from '../upstream/pools.js';
 import { signRequest } from '../signers/registry.js';
+import { addCallerHeaders, type CallerIds } from '../upstream/trace-headers.js';
 import type { UpstreamRequest, UpstreamResponse } from '../upstream/upstream-request.js';
 import { mapRequest, type RequestMappingInput, type TaskMappingInput } from './map-request.js';
 import { mapFailure, mapSuccess, type ResponseContext } from './map-response.js';
@@ -12,15 +13,18 @@ export type CallInput = Omit<RequestMappingInput, 'channel' | 'now'> | Omit<Task
 /**
  * The request a channel's mappings build from `input`, signed for the channel when it goes to the
  * channel's own origin (`signed`): the first half of every vendor call. The mappings see the
- * channel and `now`; the signature is made at `now` too.
+ * channel and `now`; the signature is made at `now` too. A call made for a public request (`ids`)
+ * carries its request id and trace, added before signing.
  */
 export async function upstreamRequest(
   mappings: Parameters<typeof mapRequest>[0],
   channel: CompiledChannel,
   input: CallInput,
   now: Date,
+  ids?: CallerIds,
 ): Promise<{ req: UpstreamRequest; signed: boolean }> {
   const req = await mapRequest(mappings, channel, { ...input, channel: { name: channel.name, settings: channel.settings }, now: now.toISOString() } as RequestMappingInput | TaskMappingInput);
+  addCallerHeaders(req, ids);
   return { req, signed: signFor(channel, req, now) };
 }
 
@@ -31,10 +35,18 @@ export function signFor(channel: CompiledChannel, req: UpstreamRequest, now: Dat
   return sameOrigin;
 }
 
+/** How one vendor call is made besides its operation and input; every field is optional. */
+export interface CallOptions {
+  /** Turns a request that could not be built into the error thrown; default: as it is. */
+  readonly requestError?: (err: unknown) => unknown;
+  /** The public request the call serves: its request id and trace go to the vendor. None for the poller's own looks. */
+  readonly ids?: CallerIds;
+}
+
 /**
  * One vendor call of a profile operation: map, sign, dispatch (README, "Mapping inputs"); the
  * answer is read whole within the operation's size limit. A request that could not be built is
- * thrown through `requestError` (the sync and submit paths turn a mapping that failed on the
+ * thrown through `opts.requestError` (the sync and submit paths turn a mapping that failed on the
  * client's values into `invalid_request`); a transport failure is a GatewayError with
  * `details.upstream` set. `mapAnswer` maps the answer back.
  */
@@ -44,13 +56,13 @@ export async function callUpstream(
   input: CallInput,
   now: Date,
   pools: Pools,
-  requestError: (err: unknown) => unknown = (err) => err,
+  opts: CallOptions = {},
 ): Promise<UpstreamResponse> {
   let req: UpstreamRequest;
   try {
-    ({ req } = await upstreamRequest(op.request, channel, input, now));
+    ({ req } = await upstreamRequest(op.request, channel, input, now, opts.ids));
   } catch (err) {
-    throw requestError(err);
+    throw (opts.requestError ?? ((e: unknown) => e))(err);
   }
   return dispatch(pools, channel, req, op.response.maxBytes);
 }

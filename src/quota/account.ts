@@ -33,7 +33,7 @@ export async function holdPrice(store: Store, token: TokenRecord, price: number,
       if (await store.releaseHold(entry.ref, false)) return;
       // The sweep took this hold for a request that could not finish, yet it did: it is charged again, so
       // the ledger shows the refund and the new debit and still balances.
-      log.warn({ req_id: entry.ref, token: token.id, price }, 'a request outlived its hold; charged again');
+      log.warn({ ref: entry.ref, token: token.id, price }, 'a request outlived its hold; charged again');
       await store.charge(token.id, price, entry);
     },
     async refund() {

@@ -15,7 +15,7 @@ export async function sweepExpiredHolds(store: Store, log: Logger, now: number):
   let total = 0;
   for (;;) {
     const page = await store.expireHolds(now, PAGE);
-    for (const h of page) log.info({ req_id: h.ref, token: h.tokenId, model: h.model, amount: h.amount }, 'gave back the hold of a request that never finished');
+    for (const h of page) log.info({ ref: h.ref, token: h.tokenId, model: h.model, amount: h.amount }, 'gave back the hold of a request that never finished');
     total += page.length;
     if (page.length < PAGE) return total;
   }

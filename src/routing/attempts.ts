@@ -69,12 +69,13 @@ export interface Attempt {
 
 const tooMany = (message: string, retryAfter: number) => new GatewayError('too_many_requests', message, { retryAfter });
 
-/** What fallback reads of the request: its snapshot, its token's group, and where to log. */
+/** What fallback reads of the request: its snapshot, its token's group, and where to log; `facts.channel` is told each channel called. */
 export interface FallbackRequest {
   readonly requestId: string;
   readonly snapshot: Snapshot;
   readonly token: Pick<TokenRecord, 'group'>;
   readonly log: Logger;
+  readonly facts?: { channel: string | null };
 }
 
 /**
@@ -127,8 +128,11 @@ export async function withFallback<T>(
         continue;
       }
       attempts++;
+      if (ctx.facts) ctx.facts.channel = choice.channel.name;
       let accepted = false;
       const timer = deps.metrics.upstreamSeconds.startTimer({ channel: choice.channel.name });
+      // How the call ended, for its duration's label: a fast refusal and a slow success are not one latency.
+      let ended = 'ok';
       try {
         const out = await call(choice, { accepted: () => void (accepted = true) });
         slot.done('success');
@@ -136,6 +140,7 @@ export async function withFallback<T>(
         return out;
       } catch (err) {
         const outcome: Outcome = outcomeOf(err);
+        ended = accepted ? 'accepted' : outcome;
         const code = err instanceof GatewayError ? err.code : 'internal_error';
         // After acceptance the channel did its part: a later failure (the task failed, a look timed
         // out) says nothing of its health, and must reach the client as it is.
@@ -148,7 +153,7 @@ export async function withFallback<T>(
         deps.metrics.fallbacks.inc({ reason: outcome });
         ctx.log.info({ req_id: ctx.requestId, channel: choice.channel.name, outcome, code }, 'vendor call failed; the next channel may serve it');
       } finally {
-        timer();
+        timer({ outcome: ended });
       }
     }
   } finally {

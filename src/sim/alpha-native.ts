@@ -145,5 +145,5 @@ export async function startAlphaSimulator(opts: AlphaSimOptions = {}): Promise<S
 
   const server = await listen(handle, opts.port);
   base = server.url;
-  return { profile: 'alpha-native', url: server.url, secrets: { key }, faults, stats, targets: server.targets, close: server.close };
+  return { profile: 'alpha-native', url: server.url, secrets: { key }, faults, stats, targets: server.targets, traces: server.traces, close: server.close };
 }

@@ -309,6 +309,6 @@ export async function startBetaSimulator(opts: BetaSimOptions = {}): Promise<Sim
       if (index !== 0 || !task || tasks.state(task).phase !== 'done') return null;
       return bytesOf(task, 'mp4');
     },
-    targets: server.targets, close: server.close,
+    targets: server.targets, traces: server.traces, close: server.close,
   };
 }

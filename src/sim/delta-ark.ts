@@ -268,5 +268,5 @@ export async function startDeltaArkSimulator(opts: DeltaArkSimOptions = {}): Pro
 
   const server = await listen(handle, opts.port);
   base = server.url;
-  return { profile: 'delta-ark', url: server.url, secrets: { key }, faults, stats, tasks, result, targets: server.targets, close: server.close };
+  return { profile: 'delta-ark', url: server.url, secrets: { key }, faults, stats, tasks, result, targets: server.targets, traces: server.traces, close: server.close };
 }

@@ -184,7 +184,7 @@ export async function startEtaOperationsSimulator(opts: EtaSimOptions = {}): Pro
 
   const server = await listen(handle, opts.port);
   base = server.url;
-  return { profile: 'eta-operations', url: server.url, secrets: { key }, faults, stats, tasks, result, targets: server.targets, close: server.close };
+  return { profile: 'eta-operations', url: server.url, secrets: { key }, faults, stats, tasks, result, targets: server.targets, traces: server.traces, close: server.close };
 }
 
 /** A download that stalls half-way: headers and half the bytes, a wait, then the rest. */

@@ -273,6 +273,6 @@ export async function startGammaVolcSimulator(opts: GammaSimOptions = {}): Promi
     stats,
     tasks,
     result,
-    targets: server.targets, close: server.close,
+    targets: server.targets, traces: server.traces, close: server.close,
   };
 }

@@ -15,11 +15,20 @@ export interface Simulator {
   readonly stats: { requests: number; [counter: string]: number };
   /** The request targets (path and query, exactly as received) of the latest requests, oldest first, at most TARGETS_KEPT. */
   readonly targets: readonly string[];
+  /** What the latest requests said of the gateway's request they serve, oldest first, at most TARGETS_KEPT. */
+  readonly traces: readonly Heard[];
   /** Asynchronous simulators: their tasks, so tests can look one up by the vendor's id. */
   readonly tasks?: TaskBook;
   /** Asynchronous simulators: the exact bytes served as result `index` (default 0) of a vendor task; null when there are none. */
   result?(upstreamTaskId: string, index?: number): Buffer | null;
   close(): Promise<void>;
+}
+
+/** The request id and trace headers one request came with (null when absent), and its target. */
+export interface Heard {
+  readonly target: string;
+  readonly requestId: string | null;
+  readonly traceparent: string | null;
 }
 
 /** A request handler of a simulator; `body` is the whole request body. */
@@ -29,12 +38,17 @@ export type SimHandler = (req: IncomingMessage, res: ServerResponse, body: Buffe
 const TARGETS_KEPT = 10_000;
 
 /** Starts an HTTP server on 127.0.0.1 (port 0 by default) around a simulator's handler. */
-export async function listen(handler: SimHandler, port = 0): Promise<{ url: string; targets: readonly string[]; close(): Promise<void> }> {
+export async function listen(handler: SimHandler, port = 0): Promise<{ url: string; targets: readonly string[]; traces: readonly Heard[]; close(): Promise<void> }> {
   const targets: string[] = [];
+  const traces: Heard[] = [];
+  const header = (v: string | string[] | undefined) => (typeof v === 'string' ? v : null);
   const server = createServer((req, res) => {
     // What a vendor is asked, as it is asked: tests check no malformed path ever reaches one.
     targets.push(req.url ?? '');
     if (targets.length > TARGETS_KEPT) targets.splice(0, targets.length - TARGETS_KEPT);
+    // And which public request asked it: tests follow a request id and trace from client to vendor.
+    traces.push({ target: req.url ?? '', requestId: header(req.headers['x-request-id']), traceparent: header(req.headers.traceparent) });
+    if (traces.length > TARGETS_KEPT) traces.splice(0, traces.length - TARGETS_KEPT);
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -50,6 +64,7 @@ export async function listen(handler: SimHandler, port = 0): Promise<{ url: stri
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     targets,
+    traces,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -240,5 +240,5 @@ export async function startIotaSimulator(opts: IotaSimOptions = {}): Promise<Sim
 
   const server = await listen(handle, opts.port);
   base = server.url;
-  return { profile: 'iota-native', url: server.url, secrets: { key }, faults, stats, tasks, result, targets: server.targets, close: server.close };
+  return { profile: 'iota-native', url: server.url, secrets: { key }, faults, stats, tasks, result, targets: server.targets, traces: server.traces, close: server.close };
 }

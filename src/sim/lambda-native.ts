@@ -250,5 +250,5 @@ export async function startLambdaSimulator(opts: LambdaSimOptions = {}): Promise
 
   const server = await listen(handle, opts.port);
   base = server.url;
-  return { profile: 'lambda-native', url: server.url, secrets: { access_key: accessKey, secret_key: secretKey }, faults, stats, tasks, result, targets: server.targets, close: server.close };
+  return { profile: 'lambda-native', url: server.url, secrets: { access_key: accessKey, secret_key: secretKey }, faults, stats, tasks, result, targets: server.targets, traces: server.traces, close: server.close };
 }

@@ -196,5 +196,5 @@ export async function startMuSimulator(opts: MuSimOptions = {}): Promise<Simulat
 
   const server = await listen(handle, opts.port);
   base = server.url;
-  return { profile: 'mu-dashscope', url: server.url, secrets: { key }, faults, stats, tasks, result, targets: server.targets, close: server.close };
+  return { profile: 'mu-dashscope', url: server.url, secrets: { key }, faults, stats, tasks, result, targets: server.targets, traces: server.traces, close: server.close };
 }

@@ -269,5 +269,5 @@ export async function startThetaNativeSimulator(opts: ThetaSimOptions = {}): Pro
 
   const server = await listen(handle, opts.port);
   base = server.url;
-  return { profile: 'theta-native', url: server.url, secrets: { key }, faults, stats, tasks, result, targets: server.targets, close: server.close };
+  return { profile: 'theta-native', url: server.url, secrets: { key }, faults, stats, tasks, result, targets: server.targets, traces: server.traces, close: server.close };
 }

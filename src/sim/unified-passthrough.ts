@@ -179,6 +179,6 @@ export async function startUnifiedPassthroughSimulator(opts: UnifiedSimOptions =
       const task = tasks.get(id);
       return task && index === 0 && tasks.state(task).phase === 'done' ? makeMp4(task.id) : null;
     },
-    targets: server.targets, close: server.close,
+    targets: server.targets, traces: server.traces, close: server.close,
   };
 }

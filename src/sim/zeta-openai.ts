@@ -231,6 +231,6 @@ export async function startZetaOpenaiSimulator(opts: ZetaSimOptions = {}): Promi
       const task = tasks.get(id);
       return task && index === 0 && tasks.state(task).phase === 'done' ? makeMp4(task.id) : null;
     },
-    targets: server.targets, close: server.close,
+    targets: server.targets, traces: server.traces, close: server.close,
   };
 }

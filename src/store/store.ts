@@ -33,6 +33,10 @@ export interface NewToken {
  */
 export type TaskStatus = 'submitting' | 'queued' | 'in_progress' | 'completed' | 'failed';
 
+/** Statuses of a task still under way. */
+export type UnfinishedStatus = Exclude<TaskStatus, 'completed' | 'failed'>;
+export const UNFINISHED_STATUSES: readonly UnfinishedStatus[] = ['submitting', 'queued', 'in_progress'];
+
 /** Statuses a task leaves no more. */
 export const TERMINAL_STATUSES: ReadonlySet<TaskStatus> = new Set(['completed', 'failed']);
 
@@ -121,6 +125,13 @@ export type NewTask = Pick<
   /** The replica that follows the new task, and until when (see `claimTasks`); none: any replica may claim it. */
   readonly lease?: { readonly owner: string; readonly until: number };
 };
+
+/** Rows of `status, count` into a count for every unfinished status, as every driver answers `countUnfinishedTasks`. */
+export function unfinishedCounts(rows: readonly { readonly status: string; readonly n: number | string }[]): Record<UnfinishedStatus, number> {
+  const out: Record<UnfinishedStatus, number> = { submitting: 0, queued: 0, in_progress: 0 };
+  for (const r of rows) if ((UNFINISHED_STATUSES as readonly string[]).includes(r.status)) out[r.status as UnfinishedStatus] = Number(r.n);
+  return out;
+}
 
 /** The record a new task starts as, as every driver stores it. */
 export function newTaskRecord(t: NewTask): TaskRecord {
@@ -322,6 +333,11 @@ export interface Store {
   onLedger(listener: (entry: LedgerEntry) => void): () => void;
   /** Unfinished tasks (`submitting`, `queued`, `in_progress`) with ids after `after`, in id order. */
   listUnfinishedTasks(after: string | null, limit: number): Promise<TaskRecord[]>;
+  /**
+   * How many tasks are unfinished, by status (every unfinished status present, 0 when none):
+   * finished tasks are left out, so the count reads the unfinished index, not the whole history.
+   */
+  countUnfinishedTasks(): Promise<Record<UnfinishedStatus, number>>;
   /**
    * Leases, so each unfinished task is followed by one replica at a time (README, "Running several
    * replicas"): takes up to `limit` unfinished tasks whose lease is free or ran out (at or before

@@ -34,14 +34,19 @@ export class DueQueue {
 
   /** Removes and returns every id due at or before `now`, earliest first. */
   popDue(now: number): string[] {
-    const out: string[] = [];
+    return this.popDueAt(now).map((e) => e.id);
+  }
+
+  /** Like popDue, with the time each id was due (how late it is, for the poll lag). */
+  popDueAt(now: number): { id: string; at: number }[] {
+    const out: { id: string; at: number }[] = [];
     for (;;) {
       this.#dropStale();
       const top = this.#heap[0];
       if (!top || top.at > now) return out;
       this.#pop();
       this.#due.delete(top.id);
-      out.push(top.id);
+      out.push({ id: top.id, at: top.at });
     }
   }
 

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import type { Metrics } from '../metrics/metrics.js';
 import { DEFAULT_POLLING } from '../config/lookups.js';
 import type { CompiledChannel, Snapshot } from '../config/snapshot.js';
 import type { Store, TaskRecord } from '../store/store.js';
@@ -37,6 +38,8 @@ export interface PollerDeps {
   readonly lostAfterMs?: number;
   /** How this replica shares the tasks with others; default: a fresh owner, 30 s leases, the only replica. */
   readonly lease?: LeaseSettings;
+  /** Where the poll lag goes (`gateway_task_poll_lag_seconds`); default: nowhere. */
+  readonly metrics?: Metrics;
 }
 
 /**
@@ -101,6 +104,8 @@ export class Poller {
   readonly #pinned = new Map<string, CompiledChannel>();
   /** Task id → time of the last look, for staleness. */
   readonly #lookedAt = new Map<string, number>();
+  /** Task id → when it fell due, for tasks due and waiting for a slot: how late its look starts is the poll lag. */
+  readonly #dueAt = new Map<string, number>();
   readonly #inflight = new Map<string, Promise<TaskRecord | null>>();
   /** Per task: how long the vendor has said it does not know it, and failed looks in a row. */
   readonly #noNews = new NoNews();
@@ -320,8 +325,17 @@ export class Poller {
     this.#channelOf.delete(id);
     this.#pinned.delete(id);
     this.#lookedAt.delete(id);
+    this.#dueAt.delete(id);
     this.#noNews.forget(id);
     this.#due.delete(id);
+  }
+
+  /** A look at a task the timer made due starts now: how late it is goes to the metrics. */
+  #started(id: string): void {
+    const at = this.#dueAt.get(id);
+    if (at === undefined) return;
+    this.#dueAt.delete(id);
+    this.#deps.metrics?.pollLag.observe(Math.max(0, this.#now() - at) / 1000);
   }
 
   /** Sets the one timer for the earliest due task. */
@@ -340,15 +354,17 @@ export class Poller {
     if (this.#stopped) return;
     const now = this.#now();
     const touched = new Set<string>();
-    for (const id of this.#due.popDue(now)) {
+    for (const { id, at } of this.#due.popDueAt(now)) {
       const name = this.#channelOf.get(id);
       if (name === undefined) continue;
       const state = this.#state(name);
       if (state.pausedUntil > now) {
+        // A channel backing off is not late: its tasks' lag counts from their new time.
         this.#due.set(id, state.pausedUntil + Math.floor(this.#random() * 1000));
         continue;
       }
       state.ready.push(id);
+      this.#dueAt.set(id, at);
       touched.add(name);
     }
     for (const name of touched) this.#launch(name);
@@ -363,7 +379,10 @@ export class Poller {
     const state = this.#state(name);
     // Tasks that waited for a slot while the vendor said 429 wait for the pause too.
     if (state.pausedUntil > this.#now()) {
-      for (const id of state.ready.splice(0)) this.#due.set(id, state.pausedUntil + Math.floor(this.#random() * 1000));
+      for (const id of state.ready.splice(0)) {
+        this.#dueAt.delete(id);
+        this.#due.set(id, state.pausedUntil + Math.floor(this.#random() * 1000));
+      }
       this.#arm();
       return;
     }
@@ -376,6 +395,7 @@ export class Poller {
         if (!this.#warned.has(name)) this.#deps.log.warn({ channel: name }, 'tasks wait for a channel that is not configured');
         this.#warned.add(name);
         state.ready.shift();
+        this.#started(id);
         this.#lookAtOne(id, null).catch(() => undefined);
         continue;
       }
@@ -390,9 +410,11 @@ export class Poller {
           return false;
         });
         const fresh = ids.filter((x) => !this.#inflight.has(x));
+        for (const x of ids) this.#started(x);
         if (fresh.length > 0) this.#lookAtBatch(channel, fresh).catch(() => undefined);
       } else {
         state.ready.shift();
+        this.#started(id);
         if (!this.#inflight.has(id)) this.#lookAtOne(id, null).catch(() => undefined);
       }
     }

@@ -5,6 +5,7 @@ import { mapSuccess, retryAfter } from '../pipeline/map-response.js';
 import type { TaskRecord } from '../store/store.js';
 import type { Pools } from '../upstream/pools.js';
 import type { UpstreamResponse } from '../upstream/upstream-request.js';
+import type { CallerIds } from '../upstream/trace-headers.js';
 import { readTaskUpdate, type TaskUpdate } from './task-update.js';
 
 /** What one look at the vendor gave: news about the task(s), or a failure to try again later. */
@@ -45,9 +46,10 @@ async function call(
   pools: Pools,
   input: CallInput,
   now: Date,
+  ids?: CallerIds,
 ): Promise<{ ok: true; res: UpstreamResponse } | Extract<QueryOutcome<never>, { ok: false }>> {
   try {
-    return { ok: true, res: await callUpstream(op, channel, input, now, pools) };
+    return { ok: true, res: await callUpstream(op, channel, input, now, pools, { ids }) };
   } catch (err) {
     // dispatch marks every failure of the call itself (`upstream`); anything else failed to build it.
     const sent = err instanceof GatewayError && err.details.upstream !== undefined;
@@ -96,6 +98,7 @@ async function failureOf(
  * but names its files elsewhere (a file id to resolve into a download URL). The result operation
  * sees the task and the query's update, and its answer (results, seconds, size, or a failure)
  * overrides the update's. Without a result operation, or for a task not completed, the update stands.
+ * `ids`: the public request the lookup is made for, if any (README, "Request ids, traces and the access log").
  */
 export async function resolveResults(
   protocol: CompiledTaskProtocol,
@@ -104,6 +107,7 @@ export async function resolveResults(
   task: VendorTask,
   update: TaskUpdate,
   now: Date,
+  ids?: CallerIds,
 ): Promise<QueryOutcome<TaskUpdate>> {
   const op = protocol.result;
   if (!op || update.status !== 'completed') return { ok: true, value: update };
@@ -114,7 +118,7 @@ export async function resolveResults(
     model: task.upstreamModel,
     public_model: task.model,
   };
-  const sent = await call(op, channel, pools, input, now);
+  const sent = await call(op, channel, pools, input, now, ids);
   if (!sent.ok) return sent;
   const { res } = sent;
   if (res.status < 200 || res.status >= 300) {
@@ -143,16 +147,16 @@ export async function resolveResults(
   }
 }
 
-/** Asks the vendor about one task through the profile's query operation (and its result lookup). */
-export async function queryTask(protocol: CompiledTaskProtocol, channel: CompiledChannel, pools: Pools, task: VendorTask, now: Date): Promise<QueryOutcome<TaskUpdate>> {
-  const looked = await lookAt(protocol.query, channel, pools, task, now);
-  return looked.ok ? resolveResults(protocol, channel, pools, task, looked.value, now) : looked;
+/** Asks the vendor about one task through the profile's query operation (and its result lookup); `ids` when a public request waits on it. */
+export async function queryTask(protocol: CompiledTaskProtocol, channel: CompiledChannel, pools: Pools, task: VendorTask, now: Date, ids?: CallerIds): Promise<QueryOutcome<TaskUpdate>> {
+  const looked = await lookAt(protocol.query, channel, pools, task, now, ids);
+  return looked.ok ? resolveResults(protocol, channel, pools, task, looked.value, now, ids) : looked;
 }
 
 /** One look through `op` (a query or an adoption lookup): its update, or the failure sorted. */
-export async function lookAt(op: CompiledOperation, channel: CompiledChannel, pools: Pools, task: VendorTask, now: Date): Promise<QueryOutcome<TaskUpdate>> {
+export async function lookAt(op: CompiledOperation, channel: CompiledChannel, pools: Pools, task: VendorTask, now: Date, ids?: CallerIds): Promise<QueryOutcome<TaskUpdate>> {
   const input = { task: vendorView(task), model: task.upstreamModel, public_model: task.model };
-  const sent = await call(op, channel, pools, input, now);
+  const sent = await call(op, channel, pools, input, now, ids);
   if (!sent.ok) return sent;
   const { res } = sent;
   if (res.status < 200 || res.status >= 300) return failureOf(op, res, { ...input, now: now.toISOString() }, task.kind, true);

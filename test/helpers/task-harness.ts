@@ -8,6 +8,7 @@
  *   const sub = await h.post('/v1/video/generations', { model: 'epsilon-video-3', prompt: 'x' });
  *   const done = await h.waitFor(sub.json.id, (t) => t.status === 'completed');
  */
+import type { Logger } from 'pino';
 import { loadConfigOrThrow } from '../../src/config/load.js';
 import { PROJECT_ROOT } from '../../src/config/paths.js';
 import type { Snapshot } from '../../src/config/snapshot.js';
@@ -38,6 +39,10 @@ export interface TaskHarnessOptions {
   readonly store?: Store;
   /** Start the background poller; default true. */
   readonly poll?: boolean;
+  /** Where the gateway logs; default nowhere. */
+  readonly log?: Logger;
+  /** Opens /admin/* and /metrics to this key; default closed. */
+  readonly adminKey?: string;
 }
 
 /** A running set of simulators + gateway + token. */
@@ -86,7 +91,7 @@ export async function startTaskHarness(opts: TaskHarnessOptions = {}): Promise<T
         return sim ? { base_url: sim.url, secrets: { ...sim.secrets }, polling, breaker: { enabled: false } } : null;
       },
     });
-    gateway = createGateway({ snapshot: () => snapshot, store, log: silentLogger(), poll: opts.poll ?? true });
+    gateway = createGateway({ snapshot: () => snapshot, store, log: opts.log ?? silentLogger(), poll: opts.poll ?? true, adminKey: opts.adminKey });
     await gateway.listen(0);
     let n = 0;
     const createKey = async (quota: number | null = null) => {

@@ -1,4 +1,4 @@
-import { newTaskRecord, type Store, type TaskPatch, type TaskRecord } from '../store.js';
+import { newTaskRecord, unfinishedCounts, type Store, type TaskPatch, type TaskRecord } from '../store.js';
 import { taskMoney } from '../money.js';
 import { PATCH_COLUMNS, toLedger, toTask, type LedgerRow, type TaskRow } from '../sql-rows.js';
 import { transaction, type Pool } from './database.js';
@@ -6,7 +6,7 @@ import { GIVE_BACK, ledgerOf, spendSql, type LedgerListeners } from './ledger-sq
 
 type TaskMethods = Pick<
   Store,
-  'createTask' | 'getTask' | 'getTasks' | 'updateTask' | 'abortTask' | 'listUnfinishedTasks' | 'claimTasks' | 'renewLeases' | 'releaseLeases'
+  'createTask' | 'getTask' | 'getTasks' | 'updateTask' | 'abortTask' | 'listUnfinishedTasks' | 'countUnfinishedTasks' | 'claimTasks' | 'renewLeases' | 'releaseLeases'
 >;
 const UNFINISHED = "status IN ('submitting', 'queued', 'in_progress')";
 
@@ -86,6 +86,10 @@ export function taskMethods(pool: Pool, listeners: LedgerListeners): TaskMethods
     async listUnfinishedTasks(after, limit) {
       const { rows } = await pool.query<TaskRow>(`SELECT * FROM tasks WHERE ${UNFINISHED} AND id > $1 ORDER BY id LIMIT $2`, [after ?? '', limit]);
       return rows.map(toTask);
+    },
+    async countUnfinishedTasks() {
+      const { rows } = await pool.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM tasks WHERE ${UNFINISHED} GROUP BY status`);
+      return unfinishedCounts(rows);
     },
     async claimTasks(owner, now, until, limit) {
       const { rows } = await pool.query<TaskRow>(CLAIM, [owner, now, until, limit]);

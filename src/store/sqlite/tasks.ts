@@ -1,4 +1,4 @@
-import { newTaskRecord, type NewTask, type Store, type TaskPatch, type TaskRecord } from '../store.js';
+import { newTaskRecord, unfinishedCounts, type NewTask, type Store, type TaskPatch, type TaskRecord } from '../store.js';
 import { taskMoney } from '../money.js';
 import type { Db } from './database.js';
 import type { GroupCommit } from './group-commit.js';
@@ -7,7 +7,7 @@ import { PATCH_COLUMNS, toTask, type TaskRow } from '../sql-rows.js';
 
 type TaskMethods = Pick<
   Store,
-  'createTask' | 'getTask' | 'getTasks' | 'updateTask' | 'abortTask' | 'listUnfinishedTasks' | 'claimTasks' | 'renewLeases' | 'releaseLeases'
+  'createTask' | 'getTask' | 'getTasks' | 'updateTask' | 'abortTask' | 'listUnfinishedTasks' | 'countUnfinishedTasks' | 'claimTasks' | 'renewLeases' | 'releaseLeases'
 >;
 const UNFINISHED = "status IN ('submitting', 'queued', 'in_progress')";
 
@@ -20,6 +20,7 @@ export function taskMethods(db: Db, { write }: GroupCommit, ledger: LedgerWrites
   const taskById = db.prepare('SELECT * FROM tasks WHERE id = ?');
   const deleteTask = db.prepare('DELETE FROM tasks WHERE id = ? AND version = ?');
   const unfinished = db.prepare(`SELECT * FROM tasks WHERE ${UNFINISHED} AND id > ? ORDER BY id LIMIT ?`);
+  const countUnfinished = db.prepare(`SELECT status, count(*) AS n FROM tasks WHERE ${UNFINISHED} GROUP BY status`);
   const claim = db.prepare(
     `UPDATE tasks SET lease_owner = ?, lease_until = ? WHERE id IN
        (SELECT id FROM tasks WHERE ${UNFINISHED} AND (lease_owner IS NULL OR lease_until <= ?) ORDER BY id LIMIT ?) RETURNING *`,
@@ -84,6 +85,9 @@ export function taskMethods(db: Db, { write }: GroupCommit, ledger: LedgerWrites
     },
     async listUnfinishedTasks(after, limit) {
       return (unfinished.all(after ?? '', limit) as TaskRow[]).map(toTask);
+    },
+    async countUnfinishedTasks() {
+      return unfinishedCounts(countUnfinished.all() as { status: string; n: number }[]);
     },
     claimTasks(owner, now, until, limit) {
       return write(() => (claim.all(owner, until, now, limit) as TaskRow[]).map(toTask).sort((a, b) => (a.id < b.id ? -1 : 1)));

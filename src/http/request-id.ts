@@ -1,0 +1,83 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { TraceContext } from '../upstream/trace-headers.js';
+
+/**
+ * The ids of one request (README, "Request ids, traces and the access log"): the request id the
+ * client sees, a reference of our own that no other request shares, and the trace it belongs to.
+ */
+export interface RequestIds {
+  /** The client's `x-request-id` when it is a safe one, else one we made: echoed, logged, sent upstream. */
+  readonly requestId: string;
+  /**
+   * Unique to this request whatever the client sent (clients resend, or reuse, their ids): the
+   * reference of its quota hold and ledger rows. The request id itself when we made that.
+   */
+  readonly ref: string;
+  readonly trace: TraceContext;
+}
+
+/** Longest client request id kept; longer ones are replaced. */
+export const MAX_REQUEST_ID = 128;
+/** What a kept client request id may be made of: nothing that could break a header, a log line or a label. */
+const SAFE_ID = new RegExp(`^[A-Za-z0-9._:-]{1,${MAX_REQUEST_ID}}$`);
+/** Longest `tracestate` passed on: W3C asks propagators to keep at least 512 characters; a longer one is dropped whole, not cut mid-member. */
+const MAX_TRACESTATE = 512;
+/** A tracestate must be printable ASCII (W3C's own charset is narrower); anything else is dropped. */
+const SAFE_TRACESTATE = /^[\x20-\x7e]*$/;
+/** `version-traceid-parentid-flags`, lower-case hex; a later version may append fields after a `-`. */
+const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/;
+
+/** A caller's trace as W3C defines it, or null when the header is absent or invalid (then a new trace starts). */
+export function parseTraceparent(header: string | string[] | undefined): { traceId: string; parentId: string; flags: string } | null {
+  // Two traceparent headers are one invalid header: which trace would we continue?
+  if (typeof header !== 'string') return null;
+  const m = TRACEPARENT.exec(header.trim());
+  if (!m) return null;
+  const [, version, traceId, parentId, flags, rest] = m as unknown as [string, string, string, string, string, string | undefined];
+  // Version ff is forbidden; version 00 has exactly four fields. A later version is read as 00 (the spec's rule).
+  if (version === 'ff' || (version === '00' && rest !== undefined)) return null;
+  if (/^0+$/.test(traceId) || /^0+$/.test(parentId)) return null;
+  return { traceId, parentId, flags };
+}
+
+/** A new span id: 8 random bytes in hex (never all zero, which W3C reserves for "none"). */
+export function newSpanId(): string {
+  for (;;) {
+    const id = randomBytes(8).toString('hex');
+    if (!/^0+$/.test(id)) return id;
+  }
+}
+
+/** A new trace id: 16 random bytes in hex. */
+function newTraceId(): string {
+  for (;;) {
+    const id = randomBytes(16).toString('hex');
+    if (!/^0+$/.test(id)) return id;
+  }
+}
+
+/**
+ * The ids of a request from its headers. A client's `x-request-id` is kept when it is 1 to 128
+ * characters of `A-Z a-z 0-9 . _ : -`; anything else is replaced by a new UUID, so no hostile byte
+ * is echoed into a header or a log. A valid `traceparent` is continued (its trace id and flags, a new
+ * span of ours); an invalid or missing one starts a new trace, not sampled (flags 00): we record no
+ * spans ourselves, so we do not claim to.
+ */
+export function requestIds(headers: IncomingHttpHeaders): RequestIds {
+  const given = headers['x-request-id'];
+  const kept = typeof given === 'string' && SAFE_ID.test(given) ? given : null;
+  const requestId = kept ?? randomUUID();
+  const ref = kept === null ? requestId : randomUUID();
+  const parent = parseTraceparent(headers.traceparent);
+  const state = headers.tracestate;
+  const trace: TraceContext = parent
+    ? {
+        traceId: parent.traceId,
+        spanId: newSpanId(),
+        flags: parent.flags,
+        state: typeof state === 'string' && state.length <= MAX_TRACESTATE && SAFE_TRACESTATE.test(state) && state.trim() !== '' ? state.trim() : null,
+      }
+    : { traceId: newTraceId(), spanId: newSpanId(), flags: '00', state: null };
+  return { requestId, ref, trace };
+}

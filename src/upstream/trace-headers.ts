@@ -1,0 +1,45 @@
+import type { UpstreamRequest } from './upstream-request.js';
+
+/**
+ * A W3C trace context (https://www.w3.org/TR/trace-context/) as one request carries it: the
+ * trace it belongs to, the gateway's own span in it, the trace flags, and the `tracestate` of the
+ * caller's trace, passed on as it came.
+ */
+export interface TraceContext {
+  /** 32 lower-case hex digits, never all zero. */
+  readonly traceId: string;
+  /** Our span: 16 lower-case hex digits, new for every request; the parent of every vendor call it makes. */
+  readonly spanId: string;
+  /** 2 lower-case hex digits (`01`: sampled), the caller's when its trace is continued. */
+  readonly flags: string;
+  /** The caller's `tracestate`, when it sent a valid traceparent and a bounded tracestate; else null. */
+  readonly state: string | null;
+}
+
+/** What a vendor call says about the public request it serves (README, "Request ids, traces and the access log"). */
+export interface CallerIds {
+  /** The request id the client sees in `x-request-id`. */
+  readonly requestId: string;
+  readonly trace: TraceContext;
+}
+
+/** The `traceparent` of our span: version 00, the trace, our span id, the flags. */
+export function traceparentOf(trace: TraceContext): string {
+  return `00-${trace.traceId}-${trace.spanId}-${trace.flags}`;
+}
+
+/**
+ * Adds `x-request-id`, `traceparent` (and `tracestate`) to a vendor request. Called before the
+ * request is signed, so a scheme that signs headers signs what is sent; a header of the same name
+ * the profile's mapping set (a vendor that wants its own) is kept.
+ */
+export function addCallerHeaders(req: UpstreamRequest, ids: CallerIds | undefined): void {
+  if (!ids) return;
+  const taken = new Set(Object.keys(req.headers).map((k) => k.toLowerCase()));
+  const add = (name: string, value: string) => {
+    if (!taken.has(name)) req.headers[name] = value;
+  };
+  add('x-request-id', ids.requestId);
+  add('traceparent', traceparentOf(ids.trace));
+  if (ids.trace.state !== null) add('tracestate', ids.trace.state);
+}

@@ -1,0 +1,73 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { MAX_REQUEST_ID, parseTraceparent, requestIds } from '../../src/http/request-id.js';
+import { addCallerHeaders, traceparentOf } from '../../src/upstream/trace-headers.js';
+import type { UpstreamRequest } from '../../src/upstream/upstream-request.js';
+
+const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
+const PARENT = '00f067aa0ba902b7';
+
+describe('request ids and trace context', () => {
+  test("a safe client id is kept, with a reference of our own; ours is its own reference", () => {
+    const kept = requestIds({ 'x-request-id': 'abc-123' });
+    assert.equal(kept.requestId, 'abc-123');
+    assert.notEqual(kept.ref, 'abc-123');
+    assert.notEqual(requestIds({ 'x-request-id': 'abc-123' }).ref, kept.ref, 'the same client id twice: two references');
+    const made = requestIds({});
+    assert.equal(made.ref, made.requestId);
+    assert.equal(requestIds({ 'x-request-id': 'z'.repeat(MAX_REQUEST_ID) }).requestId.length, MAX_REQUEST_ID);
+  });
+
+  test('an unsafe client id is replaced', () => {
+    for (const bad of ['', 'z'.repeat(MAX_REQUEST_ID + 1), 'a b', 'a\tb', 'a,b', 'a"b', 'caf\u00e9', 'a\u2028b']) {
+      const ids = requestIds({ 'x-request-id': bad });
+      assert.notEqual(ids.requestId, bad, JSON.stringify(bad));
+      assert.equal(ids.ref, ids.requestId);
+    }
+  });
+
+  test('traceparent parsing follows W3C', () => {
+    assert.deepEqual(parseTraceparent(`00-${TRACE}-${PARENT}-01`), { traceId: TRACE, parentId: PARENT, flags: '01' });
+    assert.deepEqual(parseTraceparent(`cc-${TRACE}-${PARENT}-09-what-the-future-holds`), { traceId: TRACE, parentId: PARENT, flags: '09' });
+    for (const bad of [
+      undefined,
+      ['a', 'b'],
+      `00-${TRACE}-${PARENT}-01-x`,
+      `ff-${TRACE}-${PARENT}-01`,
+      `00-${'0'.repeat(32)}-${PARENT}-01`,
+      `00-${TRACE}-${'0'.repeat(16)}-01`,
+      `00-${TRACE.toUpperCase()}-${PARENT}-01`,
+      `00-${TRACE}-${PARENT}-1`,
+      `00_${TRACE}_${PARENT}_01`,
+      `cc-${TRACE}-${PARENT}-01x`,
+    ]) {
+      assert.equal(parseTraceparent(bad as string), null, JSON.stringify(bad));
+    }
+  });
+
+  test("a caller's trace is continued under a new span of ours; without one a new, unsampled trace starts", () => {
+    const cont = requestIds({ traceparent: `00-${TRACE}-${PARENT}-01`, tracestate: 'congo=t61rcWkgMzE' });
+    assert.equal(cont.trace.traceId, TRACE);
+    assert.match(cont.trace.spanId, /^[0-9a-f]{16}$/);
+    assert.notEqual(cont.trace.spanId, PARENT);
+    assert.equal(cont.trace.flags, '01');
+    assert.equal(cont.trace.state, 'congo=t61rcWkgMzE');
+    const fresh = requestIds({ tracestate: 'congo=t61rcWkgMzE' });
+    assert.match(fresh.trace.traceId, /^[0-9a-f]{32}$/);
+    assert.equal(fresh.trace.flags, '00');
+    assert.equal(fresh.trace.state, null, 'a tracestate without its traceparent is meaningless');
+    assert.equal(requestIds({ traceparent: `00-${TRACE}-${PARENT}-01`, tracestate: 'k=v'.padEnd(513, 'v') }).trace.state, null, 'too long');
+    assert.equal(requestIds({ traceparent: `00-${TRACE}-${PARENT}-01`, tracestate: 'k=\u00e9' }).trace.state, null, 'not ASCII');
+    assert.equal(traceparentOf(cont.trace), `00-${TRACE}-${cont.trace.spanId}-01`);
+  });
+
+  test("vendor calls get the ids, unless the profile's mapping set a header of that name", () => {
+    const ids = requestIds({ 'x-request-id': 'r-1', traceparent: `00-${TRACE}-${PARENT}-01`, tracestate: 'a=b' });
+    const req: UpstreamRequest = { method: 'POST', path: '/x', query: {}, headers: { 'X-Request-Id': 'the-vendors-own' }, body: null };
+    addCallerHeaders(req, ids);
+    assert.deepEqual(req.headers, { 'X-Request-Id': 'the-vendors-own', traceparent: traceparentOf(ids.trace), tracestate: 'a=b' });
+    const none: UpstreamRequest = { method: 'GET', path: '/x', query: {}, headers: {}, body: null };
+    addCallerHeaders(none, undefined);
+    assert.deepEqual(none.headers, {}, 'a call for no request (the poller) carries none');
+  });
+});
