@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -7,7 +8,7 @@ import { channelEnvNames } from '../src/config/env.js';
 import { PROJECT_ROOT } from '../src/config/paths.js';
 import { pngSize } from '../src/sim/png.js';
 import { startGatewayProcess } from './helpers/gateway-process.js';
-import { runCli, startCli } from './helpers/process.js';
+import { CLI, runCli, startCli } from './helpers/process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gw-cli-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -50,6 +51,17 @@ test('tokens: create prints the key once, list never shows it, unknown groups ar
   const bad = runCli(['tokens', 'create', '--group', 'nope'], env);
   assert.equal(bad.status, 2);
   assert.match(bad.stderr, /group "nope" is not declared/);
+});
+
+test('the gateway bin is executable after a build: dist/src/cli.js runs by its path', () => {
+  // package.json `bin` is what `npx gateway` runs; tsc writes it without the execute bit, the build script adds it.
+  const { bin } = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string> };
+  assert.equal(join(PROJECT_ROOT, bin.gateway!), CLI);
+  assert.notEqual(statSync(CLI).mode & 0o111, 0, 'dist/src/cli.js has no execute bit');
+  const r = spawnSync(CLI, ['--help'], { cwd: PROJECT_ROOT, encoding: 'utf8', timeout: 30_000 });
+  assert.equal(r.error, undefined, String(r.error));
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /^usage: gateway <command>/);
 });
 
 test('demo: a real process serves an image with the printed key, logs no secret, and stops on SIGTERM', async () => {
