@@ -53,6 +53,68 @@ test('tokens: create prints the key once, list never shows it, unknown groups ar
   assert.match(bad.stderr, /group "nope" is not declared/);
 });
 
+test('a command line that is wrong is refused with the usage on stderr, exit 2, and changes nothing', () => {
+  const env = { GATEWAY_DB: join(dir, 'strict.db') };
+  const cases: [string[], RegExp][] = [
+    [['tokens', 'create', '--group', 'default', '--nope', '1'], /--nope/],
+    [['tokens', 'create', '--group', 'default', '--quota'], /--quota/],
+    [['tokens', 'create', '--group'], /--group/],
+    [['tokens', 'create', '--quota', '5'], /--group is required/],
+    [['tokens', 'create', '--group=default', '--quota=1.5'], /--quota takes a whole number of 0 or more, not '1\.5'/],
+    [['tokens', 'create', '--group=default', '--quota=-1'], /--quota takes a whole number/],
+    [['tokens', 'create', '--group=default', '--models='], /--models takes model names/],
+    [['tokens', 'set-quota', 'some-id', 'lots'], /whole number of 0 or more, or unlimited, not 'lots'/],
+    [['tokens', 'delete'], /missing <id>/],
+    [['tokens', 'disable', 'a', 'b'], /unexpected argument 'b'/],
+    [['tokens', 'list', '--quota=1'], /--quota/],
+    [['tokens', 'frob'], /unknown tokens command 'frob'/],
+    [['sims', '--finish-ms'], /--finish-ms/],
+    [['sims', '--finish-ms=soon'], /--finish-ms takes a whole number from 0 to 3600000/],
+    [['golden', '--update=yes'], /--update/],
+    [['explain'], /missing <model>/],
+    [['check', 'a', 'b'], /unexpected argument 'b'/],
+    [['catalogue', '--write', 'README.md'], /unexpected argument|positional/i],
+    [['frob'], /unknown command 'frob'/],
+  ];
+  for (const [args, message] of cases) {
+    const r = runCli(args, env);
+    const what = `gateway ${args.join(' ')}`;
+    assert.equal(r.status, 2, `${what}: ${r.stderr}`);
+    assert.match(r.stderr, /^gateway: /, what);
+    assert.match(r.stderr, message, what);
+    assert.match(r.stderr, /^usage: gateway /m, `${what}: the usage follows`);
+    assert.equal(r.stdout, '', `${what}: nothing on stdout`);
+  }
+  assert.equal(runCli(['tokens', 'list'], env).stdout, '', 'no token was created');
+});
+
+test('--help, help and no command print the usage on stdout, exit 0; a command takes --help too', () => {
+  for (const args of [['--help'], ['help'], [], ['-h']]) {
+    const r = runCli(args);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /^usage: gateway <command>/);
+    assert.match(r.stdout, /tokens set-quota <id> <N\|unlimited>/);
+  }
+  const create = runCli(['tokens', 'create', '--help']);
+  assert.equal(create.status, 0);
+  assert.match(create.stdout, /^usage: gateway tokens create --group G/);
+});
+
+test('golden: a filter that matches no case fails, saying so', () => {
+  const r = runCli(['golden', 'no-such-case-anywhere']);
+  assert.equal(r.status, 1);
+  assert.equal(r.stdout, '', 'no "0 passed, 0 failed"');
+  assert.match(r.stderr, /^gateway: no golden case name contains "no-such-case-anywhere"/);
+});
+
+test('explain: the explanation on stdout, the warnings about left-out channels on stderr', () => {
+  const r = runCli(['explain', 'alpha-3-pro-image-preview', '--group=default'], NO_CHANNEL_ENV);
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /^model alpha-3-pro-image-preview/);
+  assert.doesNotMatch(r.stdout, /warning/);
+  assert.match(r.stderr, /channels\.yaml:\d+:\d+: warning: environment variable ALPHA_API_KEY is not set/);
+});
+
 test('the gateway bin is executable after a build: dist/src/cli.js runs by its path', () => {
   // package.json `bin` is what `npx gateway` runs; tsc writes it without the execute bit, the build script adds it.
   const { bin } = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string> };
