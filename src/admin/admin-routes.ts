@@ -4,29 +4,43 @@ import type { Snapshot } from '../config/snapshot.js';
 import type { AdminAnswer, AdminContext, AdminDeps } from './admin-types.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { compilePathTemplate } from '../config/path-template.js';
-import type { PathMatcher } from '../config/snapshot.js';
+import type { CompiledBody, PathMatcher } from '../config/snapshot.js';
 import { matchPath, methodNotAllowed } from '../http/match-route.js';
+import { readJsonBody } from '../http/read-json.js';
+import { validateBody } from '../pipeline/validate-body.js';
 import { channelsReport } from './channels-admin.js';
 import { configReport, reloadNow } from './config-admin.js';
 import { ledgerReport } from './ledger-admin.js';
-import { disableToken, enableToken } from './tokens-admin.js';
+import { CREATE_TOKEN_BODY, createToken, deleteToken, disableToken, enableToken, getToken, listTokens, QUOTA_BODY, setTokenQuota } from './tokens-admin.js';
 
 interface AdminRoute {
-  readonly method: 'GET' | 'POST';
+  readonly method: 'GET' | 'POST' | 'DELETE';
   readonly matcher: PathMatcher;
+  /** The JSON body the route takes; null: none (what is sent is drained). */
+  readonly body: CompiledBody | null;
   readonly handle: (ctx: AdminContext) => Promise<AdminAnswer>;
 }
 
-const route = (method: AdminRoute['method'], path: string, handle: AdminRoute['handle']): AdminRoute => ({ method, matcher: compilePathTemplate(path), handle });
+const route = (method: AdminRoute['method'], path: string, handle: AdminRoute['handle'], body: CompiledBody | null = null): AdminRoute => ({
+  method,
+  matcher: compilePathTemplate(path),
+  body,
+  handle,
+});
 
 /** The operator routes (README, "Operating"). They are the engine's own, not routes.yaml's. */
 const ADMIN_ROUTES: readonly AdminRoute[] = [
   route('GET', '/admin/channels', channelsReport),
   route('GET', '/admin/config', configReport),
   route('POST', '/admin/reload', reloadNow),
+  route('GET', '/admin/tokens', listTokens),
+  route('POST', '/admin/tokens', createToken, CREATE_TOKEN_BODY),
+  route('GET', '/admin/tokens/{token_id}', getToken),
+  route('DELETE', '/admin/tokens/{token_id}', deleteToken),
   route('GET', '/admin/tokens/{token_id}/ledger', ledgerReport),
   route('POST', '/admin/tokens/{token_id}/disable', disableToken),
   route('POST', '/admin/tokens/{token_id}/enable', enableToken),
+  route('POST', '/admin/tokens/{token_id}/quota', setTokenQuota, QUOTA_BODY),
   route('GET', '/metrics', async ({ deps }) => ({ text: await deps.metrics.registry.metrics(), contentType: deps.metrics.registry.contentType })),
 ];
 
@@ -71,9 +85,14 @@ export async function handleAdmin(
     if (allowed.length > 0) throw methodNotAllowed(req.method ?? 'GET', allowed);
     throw new GatewayError('not_found', `no admin route for ${req.method} ${pathname.slice(0, 200)}`);
   }
-  // Admin routes take no body; one sent is drained so the connection stays usable.
-  req.resume();
-  const answer = await found.route.handle({ snapshot, params: found.params, query: search ?? new URLSearchParams(), deps });
+  // A route that takes a body reads it within its small limit, and a bad one is invalid_request
+  // naming the field; the others drain what was sent, so the connection stays usable.
+  let body: unknown;
+  if (found.route.body) {
+    body = await readJsonBody(req, found.route.body);
+    validateBody(found.route.body.validate, body);
+  } else req.resume();
+  const answer = await found.route.handle({ snapshot, params: found.params, query: search ?? new URLSearchParams(), body, deps });
   const [status, type, text] =
     'text' in answer ? [200, answer.contentType, answer.text] : [answer.status ?? 200, 'application/json; charset=utf-8', JSON.stringify(answer.json)];
   res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(text), 'x-request-id': requestId, 'cache-control': 'no-store' });

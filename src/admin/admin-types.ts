@@ -19,7 +19,7 @@ export interface AdminDeps {
   readonly shared: SharedLive;
   /** This replica's status as it announces it. */
   readonly self: () => Omit<ReplicaStatus, 'seenAt'>;
-  /** A token changed (disabled, enabled): every replica must stop trusting what it cached of it. */
+  /** A token changed (disabled, enabled, its quota set, deleted): every replica must stop trusting what it cached of it. */
   tokenChanged(keyHash: string): void;
 }
 
@@ -29,6 +29,8 @@ export interface AdminContext {
   readonly snapshot: Snapshot;
   readonly params: Readonly<Record<string, string>>;
   readonly query: URLSearchParams;
+  /** The JSON body, validated against the route's schema; undefined for a route that takes none. */
+  readonly body: unknown;
   readonly deps: AdminDeps;
 }
 
