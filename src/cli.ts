@@ -2,64 +2,45 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { settingsFromEnv, startApp, type App } from './app.js';
+import type { App } from './app.js';
+import { CliExit, HelpAsked, parseCommand, usageError, usageOf, usageTable, wholeNumber, type UsageEntry } from './cli/args.js';
+import { tokensCommand, TOKENS_USAGE } from './cli/tokens-commands.js';
 import { formatIssue } from './config/issues.js';
-import { explainModel } from './config/explain.js';
-import { CATALOGUE_END, CATALOGUE_START, renderCatalogue, withCatalogue } from './config/catalogue.js';
-import { loadConfig } from './config/load.js';
 import { PROJECT_ROOT } from './config/paths.js';
-import { runGolden } from './golden/runner.js';
-import { createLogger } from './log.js';
 import type { Simulator } from './sim/http.js';
-import { SIMULATORS } from './sim/registry.js';
-import { simulatorEnv } from './sim/sim-env.js';
-import { openStore } from './store/open-store.js';
-import { generateKey, hashKey } from './tokens/keys.js';
 
-const USAGE = `usage: gateway <command>
-  start                         serve with the config of $GATEWAY_CONFIG_DIR (default: .)
-  demo                          serve with simulated vendors behind every channel lacking credentials
-  sims [--finish-ms N]          run every simulated vendor in this process until stopped; print the channel
-                                variables (NAME=value) that point the configured channels at them
-  check [dir]                   validate routes.yaml and channels.yaml; exit 1 on errors
-  tokens create --group G [--quota N] [--models a,b] [--name NAME]
-                                create an API key (printed once; only its hash is stored)
-  tokens list                   list tokens (never their keys)
-  explain <model> [--group G]   show the routes and channels that would serve a model
-  golden [--update] [filter]    run the golden cases of test/golden
-  catalogue [--write]           print the family catalogue from the config (--write: into README.md)
+// Each command imports what it runs on only once its arguments parsed: a usage error or --help
+// answers at once, without loading the engine (about a second of start-up).
+
+/** The forms of every command but tokens' (./cli/tokens-commands.ts), for the usage texts. */
+const USAGE = {
+  start: { synopsis: 'start', about: 'serve with the config of $GATEWAY_CONFIG_DIR (default: .)' },
+  demo: { synopsis: 'demo', about: 'serve with simulated vendors behind every channel lacking credentials' },
+  sims: {
+    synopsis: 'sims [--finish-ms N]',
+    about: 'run every simulated vendor in this process until stopped; print the channel\nvariables (NAME=value) that point the configured channels at them',
+  },
+  check: { synopsis: 'check [dir]', about: 'validate routes.yaml and channels.yaml; print every problem; exit 1 on errors' },
+  explain: { synopsis: 'explain <model> [--group G]', about: 'show the routes and channels that would serve a model' },
+  golden: { synopsis: 'golden [--update] [filter]', about: 'run the golden cases of test/golden (those whose name contains filter)' },
+  catalogue: { synopsis: 'catalogue [--write]', about: 'print the family catalogue from the config (--write: into README.md)' },
+  openapi: { synopsis: 'openapi [--write]', about: 'print the OpenAPI document of the public routes (--write: into openapi.json)' },
+} as const satisfies Record<string, UsageEntry>;
+
+const HELP = `usage: gateway <command>   (gateway <command> --help: that command alone)
+${usageTable([USAGE.start, USAGE.demo, USAGE.sims, USAGE.check, ...Object.values(TOKENS_USAGE), USAGE.explain, USAGE.golden, USAGE.catalogue, USAGE.openapi])}
+Flags take their value as --flag value or --flag=value; an unknown flag or a missing value is an error (exit 2).
 settings (environment): PORT (8080), HOST, GATEWAY_CONFIG_DIR (.), GATEWAY_CONFIG_EXTRA, GATEWAY_DB (data/gateway.db, or postgres://…), LOG_LEVEL (info),
   GATEWAY_REDIS (redis://…: replicas share limits, breakers, token changes, reloads), GATEWAY_REDIS_PREFIX (gateway:),
   GATEWAY_REPLICA_ID, GATEWAY_TASK_LEASE_MS (30000), GATEWAY_AUTH_CACHE_MS (5000; 1000 on PostgreSQL),
   GATEWAY_ADMIN_KEY (unset: /admin and /metrics closed; demo makes one), GATEWAY_WATCH (1; 0: no reload on file changes),
   GATEWAY_RELOAD_DEBOUNCE_MS (200), GATEWAY_BODY_BUDGET_MB (heap limit / 12), GATEWAY_HEADERS_TIMEOUT_MS (30000),
-  GATEWAY_REQUEST_TIMEOUT_MS (300000)
+  GATEWAY_REQUEST_TIMEOUT_MS (300000), GATEWAY_DRAIN_MS (25000), GATEWAY_STRICT (0; 1: unset channel variables fail the start)
 signals: SIGHUP reloads the configuration; SIGINT and SIGTERM stop`;
 
-/** Flags that take no value, so `--update filter` keeps `filter` positional. */
-const BOOLEAN_FLAGS = new Set(['update']);
-
-function flags(args: string[]): { positional: string[]; named: Record<string, string | true> } {
-  const positional: string[] = [];
-  const named: Record<string, string | true> = {};
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i]!;
-    if (!a.startsWith('--')) {
-      positional.push(a);
-      continue;
-    }
-    const next = args[i + 1];
-    if (!BOOLEAN_FLAGS.has(a.slice(2)) && next !== undefined && !next.startsWith('--')) {
-      named[a.slice(2)] = next;
-      i++;
-    } else named[a.slice(2)] = true;
-  }
-  return { positional, named };
-}
-
+/** The command could not do its job (not a usage error): exit 2, as these commands always have. */
 function fail(message: string): never {
-  process.stderr.write(`gateway: ${message}\n`);
-  process.exit(2);
+  throw new CliExit(message, 2);
 }
 
 function stopOnSignals(app: App): void {
@@ -76,6 +57,7 @@ function stopOnSignals(app: App): void {
 }
 
 async function serve(simulate: boolean): Promise<void> {
+  const [{ settingsFromEnv, startApp }, { createLogger }, { generateKey, hashKey }] = await Promise.all([import('./app.js'), import('./log.js'), import('./tokens/keys.js')]);
   const log = createLogger();
   const fromEnv = settingsFromEnv(process.env, simulate ? { host: '127.0.0.1' } : {});
   // The demo opens the admin routes with a fresh key unless one is given; `start` keeps them closed without one.
@@ -136,12 +118,12 @@ async function serve(simulate: boolean): Promise<void> {
  * Every simulator in one process, shared by several gateways (replicas, staging, a benchmark):
  * stdout gets the channel variables, one `NAME=value` per line, then stderr says it is ready.
  */
-async function sims(named: Record<string, string | true>): Promise<void> {
-  let finishMs: number | undefined;
-  if (named['finish-ms'] !== undefined) {
-    finishMs = Number(named['finish-ms']);
-    if (!Number.isSafeInteger(finishMs) || finishMs < 0 || finishMs > 3_600_000) fail('--finish-ms takes whole milliseconds from 0 to 3600000');
-  }
+async function sims(args: string[]): Promise<void> {
+  const u = usageOf(USAGE.sims);
+  const { values } = parseCommand(args, u, { 'finish-ms': { type: 'string' } });
+  const raw = values['finish-ms'];
+  const finishMs = raw === undefined ? undefined : wholeNumber(raw, '--finish-ms', 0, 3_600_000, u);
+  const [{ settingsFromEnv }, { SIMULATORS }, { simulatorEnv }] = await Promise.all([import('./app.js'), import('./sim/registry.js'), import('./sim/sim-env.js')]);
   const started = new Map<string, Simulator>();
   for (const [profile, start] of Object.entries(SIMULATORS)) started.set(profile, await start({ finishMs }));
   const settings = settingsFromEnv();
@@ -158,74 +140,61 @@ async function sims(named: Record<string, string | true>): Promise<void> {
   process.once('SIGTERM', stop);
 }
 
-async function check(dir: string): Promise<void> {
+/** The problems are what check is asked for, so they are its output (stdout), like a compiler's. */
+async function check(args: string[]): Promise<void> {
+  const { positionals } = parseCommand(args, usageOf(USAGE.check), {}, { optional: ['dir'] });
+  const dir = positionals[0] ?? process.env.GATEWAY_CONFIG_DIR ?? '.';
+  const [{ settingsFromEnv }, { loadConfig }] = await Promise.all([import('./app.js'), import('./config/load.js')]);
   const { snapshot, issues } = loadConfig(resolve(dir), { extraDirs: settingsFromEnv().extraConfigDirs });
   for (const i of issues) process.stdout.write(formatIssue(i) + '\n');
   const errors = issues.filter((i) => i.severity === 'error').length;
   if (!snapshot || errors > 0) {
     process.stdout.write(`${errors} error(s)\n`);
-    process.exit(1);
+    process.exitCode = 1;
+    return;
   }
   process.stdout.write(`ok: ${snapshot.routes.length} route(s), ${snapshot.profiles.size} profile(s), ${snapshot.channels.length} channel(s) serving, ${snapshot.leftOut.length} left out\n`);
 }
 
-async function tokens(sub: string | undefined, named: Record<string, string | true>): Promise<void> {
-  const settings = settingsFromEnv();
-  const store = await openStore(settings.storeUrl);
-  try {
-    if (sub === 'create') {
-      const group = typeof named.group === 'string' ? named.group : 'default';
-      const { snapshot } = loadConfig(settings.configDir, { extraDirs: settings.extraConfigDirs });
-      if (snapshot && !snapshot.groups.has(group)) fail(`group "${group}" is not declared in channels.yaml (known: ${[...snapshot.groups].join(', ')})`);
-      let quota: number | null = null;
-      if (named.quota !== undefined) {
-        quota = Number(named.quota);
-        if (!Number.isSafeInteger(quota) || quota < 0) fail('--quota takes a whole number of units, 0 or more');
-      }
-      const models = typeof named.models === 'string' ? named.models.split(',').map((m) => m.trim()).filter(Boolean) : null;
-      const key = generateKey();
-      const token = await store.createToken({ name: typeof named.name === 'string' ? named.name : 'cli', keyHash: hashKey(key), group, models, quota });
-      process.stderr.write(`created token ${token.id} (group ${group}, quota ${quota ?? 'unlimited'}); the key is shown once:\n`);
-      process.stdout.write(`${key}\n`);
-    } else if (sub === 'list') {
-      for (const t of await store.listTokens()) {
-        process.stdout.write(`${t.id}  ${t.name}  group=${t.group}  quota=${t.quota ?? 'unlimited'}  used=${t.used}${t.models ? `  models=${t.models.join(',')}` : ''}${t.disabled ? '  disabled' : ''}\n`);
-      }
-    } else fail(`unknown tokens command ${sub ?? ''}\n${USAGE}`);
-  } finally {
-    await store.close();
-  }
-}
-
-async function explain(model: string | undefined, named: Record<string, string | true>): Promise<void> {
-  if (!model) fail('usage: gateway explain <model> [--group G]');
+async function explain(args: string[]): Promise<void> {
+  const { values, positionals } = parseCommand(args, usageOf(USAGE.explain), { group: { type: 'string' } }, { required: ['model'] });
+  const model = positionals[0]!;
+  const [{ settingsFromEnv }, { loadConfig }, { explainModel }] = await Promise.all([import('./app.js'), import('./config/load.js'), import('./config/explain.js')]);
   const settings = settingsFromEnv();
   const { snapshot, issues } = loadConfig(settings.configDir, { extraDirs: settings.extraConfigDirs });
   if (!snapshot) fail(`the configuration does not load; run gateway check\n${issues.map(formatIssue).join('\n')}`);
-  const lines = explainModel(snapshot, model, typeof named.group === 'string' ? named.group : undefined);
+  const lines = explainModel(snapshot, model, values.group);
   if (!lines) fail(`no route serves model ${model}`);
   process.stdout.write(lines.join('\n') + '\n');
-  // Channels left out for unset variables are not in the snapshot; say so rather than hide them.
-  for (const i of issues) process.stdout.write(formatIssue(i) + '\n');
+  // Channels left out for unset variables are not in the snapshot; say so rather than hide them
+  // (on stderr: the explanation itself stays alone on stdout).
+  for (const i of issues) process.stderr.write(formatIssue(i) + '\n');
 }
 
-async function golden(named: Record<string, string | true>, positional: string[]): Promise<void> {
-  const results = await runGolden(PROJECT_ROOT, join(PROJECT_ROOT, 'test/golden'), { update: named.update === true, filter: positional[0] });
+async function golden(args: string[]): Promise<void> {
+  const { values, positionals } = parseCommand(args, usageOf(USAGE.golden), { update: { type: 'boolean' } }, { optional: ['filter'] });
+  const filter = positionals[0];
+  const { runGolden } = await import('./golden/runner.js');
+  const results = await runGolden(PROJECT_ROOT, join(PROJECT_ROOT, 'test/golden'), { update: values.update === true, filter });
+  // Nothing run is not a pass: a mistyped filter in CI would otherwise check nothing, silently.
+  if (results.length === 0) throw new CliExit(filter === undefined ? 'no golden cases found in test/golden' : `no golden case name contains "${filter}" (names are <profile>/<case>, as listed by gateway golden)`, 1);
   for (const r of results) {
     process.stdout.write(`${r.ok ? (r.updated ? 'updated' : 'ok     ') : 'FAIL   '} ${r.name}\n`);
     if (r.diff) process.stdout.write(`${r.diff.replace(/^/gm, '        ')}\n`);
   }
   const failed = results.filter((r) => !r.ok).length;
   process.stdout.write(`${results.length - failed} passed, ${failed} failed\n`);
-  if (failed > 0) process.exit(1);
+  if (failed > 0) process.exitCode = 1;
 }
 
 /** Prints the README's catalogue page from the config, or with --write puts it into README.md. */
-async function catalogue(named: Record<string, string | true>): Promise<void> {
+async function catalogue(args: string[]): Promise<void> {
+  const { values } = parseCommand(args, usageOf(USAGE.catalogue), { write: { type: 'boolean' } });
+  const [{ loadConfig }, { CATALOGUE_END, CATALOGUE_START, renderCatalogue, withCatalogue }] = await Promise.all([import('./config/load.js'), import('./config/catalogue.js')]);
   const { snapshot, issues } = loadConfig(PROJECT_ROOT);
   if (!snapshot) fail(`the configuration does not load; run gateway check\n${issues.map(formatIssue).join('\n')}`);
   const page = renderCatalogue(snapshot);
-  if (named.write !== true) return void process.stdout.write(page + '\n');
+  if (values.write !== true) return void process.stdout.write(page + '\n');
   const file = join(PROJECT_ROOT, 'README.md');
   const next = withCatalogue(readFileSync(file, 'utf8'), page);
   if (next === null) fail(`README.md has no catalogue markers (${CATALOGUE_START} … ${CATALOGUE_END})`);
@@ -233,30 +202,55 @@ async function catalogue(named: Record<string, string | true>): Promise<void> {
   process.stdout.write(`README.md: catalogue of ${snapshot.families.length} families written\n`);
 }
 
-async function main(argv: string[]): Promise<void> {
-  const [command, ...rest] = argv;
-  const { positional, named } = flags(rest);
-  switch (command) {
-    case 'start':
-      return serve(false);
-    case 'demo':
-      return serve(true);
-    case 'sims':
-      return sims(named);
-    case 'check':
-      return check(positional[0] ?? process.env.GATEWAY_CONFIG_DIR ?? '.');
-    case 'tokens':
-      return tokens(positional[0], named);
-    case 'explain':
-      return explain(positional[0], named);
-    case 'golden':
-      return golden(named, positional);
-    case 'catalogue':
-      return catalogue(named);
-    default:
-      process.stdout.write(USAGE + '\n');
-      if (command !== undefined && command !== 'help' && command !== '--help') process.exit(2);
-  }
+/** Prints the OpenAPI document of the shipped routes, or with --write puts it into openapi.json. */
+async function openapi(args: string[]): Promise<void> {
+  const { values } = parseCommand(args, usageOf(USAGE.openapi), { write: { type: 'boolean' } });
+  const [{ loadConfig }, { renderOpenApi }, { OPENAPI_FILE, writeOpenApi }] = await Promise.all([
+    import('./config/load.js'),
+    import('./openapi/openapi-document.js'),
+    import('./openapi/openapi-file.js'),
+  ]);
+  const { snapshot, issues } = loadConfig(PROJECT_ROOT);
+  if (!snapshot) fail(`the configuration does not load; run gateway check\n${issues.map(formatIssue).join('\n')}`);
+  if (values.write !== true) return void process.stdout.write(renderOpenApi(snapshot));
+  writeOpenApi(snapshot);
+  process.stdout.write(`${OPENAPI_FILE}: OpenAPI document of ${snapshot.routes.length} routes written\n`);
 }
 
-main(process.argv.slice(2)).catch((err: unknown) => fail((err as Error).stack ?? String(err)));
+/** Every command: each parses its own arguments strictly (./cli/args.ts). */
+const COMMANDS = new Map<string, (args: string[]) => Promise<void>>([
+  ['start', (args) => (parseCommand(args, usageOf(USAGE.start), {}), serve(false))],
+  ['demo', (args) => (parseCommand(args, usageOf(USAGE.demo), {}), serve(true))],
+  ['sims', sims],
+  ['check', check],
+  ['tokens', tokensCommand],
+  ['explain', explain],
+  ['golden', golden],
+  ['catalogue', catalogue],
+  ['openapi', openapi],
+]);
+
+// A reader that stops early (`gateway openapi | head`) is not a fault of the command.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw err;
+});
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === 'help' || command === '--help' || command === '-h') throw new HelpAsked(HELP);
+  const run = COMMANDS.get(command);
+  if (!run) throw usageError(`unknown command '${command}'`, HELP);
+  await run(rest);
+}
+
+main(process.argv.slice(2)).catch((err: unknown) => {
+  if (err instanceof HelpAsked) {
+    process.stdout.write(err.usage + '\n');
+    process.exit(0);
+  }
+  // A usage error or a command that could not do its job says so in words; anything else is a fault, with its stack.
+  const [message, status] = err instanceof CliExit ? [err.usage ? `${err.message}\n${err.usage}` : err.message, err.status] : [(err as Error).stack ?? String(err), 1];
+  process.stderr.write(`gateway: ${message}\n`);
+  process.exit(status);
+});

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -7,7 +8,7 @@ import { channelEnvNames } from '../src/config/env.js';
 import { PROJECT_ROOT } from '../src/config/paths.js';
 import { pngSize } from '../src/sim/png.js';
 import { startGatewayProcess } from './helpers/gateway-process.js';
-import { runCli, startCli } from './helpers/process.js';
+import { CLI, runCli, startCli } from './helpers/process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gw-cli-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -50,6 +51,79 @@ test('tokens: create prints the key once, list never shows it, unknown groups ar
   const bad = runCli(['tokens', 'create', '--group', 'nope'], env);
   assert.equal(bad.status, 2);
   assert.match(bad.stderr, /group "nope" is not declared/);
+});
+
+test('a command line that is wrong is refused with the usage on stderr, exit 2, and changes nothing', () => {
+  const env = { GATEWAY_DB: join(dir, 'strict.db') };
+  const cases: [string[], RegExp][] = [
+    [['tokens', 'create', '--group', 'default', '--nope', '1'], /--nope/],
+    [['tokens', 'create', '--group', 'default', '--quota'], /--quota/],
+    [['tokens', 'create', '--group'], /--group/],
+    [['tokens', 'create', '--quota', '5'], /--group is required/],
+    [['tokens', 'create', '--group=default', '--quota=1.5'], /--quota takes a whole number of 0 or more, not '1\.5'/],
+    [['tokens', 'create', '--group=default', '--quota=-1'], /--quota takes a whole number/],
+    [['tokens', 'create', '--group=default', '--models='], /--models takes model names/],
+    [['tokens', 'set-quota', 'some-id', 'lots'], /whole number of 0 or more, or unlimited, not 'lots'/],
+    [['tokens', 'delete'], /missing <id>/],
+    [['tokens', 'disable', 'a', 'b'], /unexpected argument 'b'/],
+    [['tokens', 'list', '--quota=1'], /--quota/],
+    [['tokens', 'frob'], /unknown tokens command 'frob'/],
+    [['sims', '--finish-ms'], /--finish-ms/],
+    [['sims', '--finish-ms=soon'], /--finish-ms takes a whole number from 0 to 3600000/],
+    [['golden', '--update=yes'], /--update/],
+    [['explain'], /missing <model>/],
+    [['check', 'a', 'b'], /unexpected argument 'b'/],
+    [['catalogue', '--write', 'README.md'], /unexpected argument|positional/i],
+    [['frob'], /unknown command 'frob'/],
+  ];
+  for (const [args, message] of cases) {
+    const r = runCli(args, env);
+    const what = `gateway ${args.join(' ')}`;
+    assert.equal(r.status, 2, `${what}: ${r.stderr}`);
+    assert.match(r.stderr, /^gateway: /, what);
+    assert.match(r.stderr, message, what);
+    assert.match(r.stderr, /^usage: gateway /m, `${what}: the usage follows`);
+    assert.equal(r.stdout, '', `${what}: nothing on stdout`);
+  }
+  assert.equal(runCli(['tokens', 'list'], env).stdout, '', 'no token was created');
+});
+
+test('--help, help and no command print the usage on stdout, exit 0; a command takes --help too', () => {
+  for (const args of [['--help'], ['help'], [], ['-h']]) {
+    const r = runCli(args);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /^usage: gateway <command>/);
+    assert.match(r.stdout, /tokens set-quota <id> <N\|unlimited>/);
+  }
+  const create = runCli(['tokens', 'create', '--help']);
+  assert.equal(create.status, 0);
+  assert.match(create.stdout, /^usage: gateway tokens create --group G/);
+});
+
+test('golden: a filter that matches no case fails, saying so', () => {
+  const r = runCli(['golden', 'no-such-case-anywhere']);
+  assert.equal(r.status, 1);
+  assert.equal(r.stdout, '', 'no "0 passed, 0 failed"');
+  assert.match(r.stderr, /^gateway: no golden case name contains "no-such-case-anywhere"/);
+});
+
+test('explain: the explanation on stdout, the warnings about left-out channels on stderr', () => {
+  const r = runCli(['explain', 'alpha-3-pro-image-preview', '--group=default'], NO_CHANNEL_ENV);
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /^model alpha-3-pro-image-preview/);
+  assert.doesNotMatch(r.stdout, /warning/);
+  assert.match(r.stderr, /channels\.yaml:\d+:\d+: warning: environment variable ALPHA_API_KEY is not set/);
+});
+
+test('the gateway bin is executable after a build: dist/src/cli.js runs by its path', () => {
+  // package.json `bin` is what `npx gateway` runs; tsc writes it without the execute bit, the build script adds it.
+  const { bin } = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string> };
+  assert.equal(join(PROJECT_ROOT, bin.gateway!), CLI);
+  assert.notEqual(statSync(CLI).mode & 0o111, 0, 'dist/src/cli.js has no execute bit');
+  const r = spawnSync(CLI, ['--help'], { cwd: PROJECT_ROOT, encoding: 'utf8', timeout: 30_000 });
+  assert.equal(r.error, undefined, String(r.error));
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /^usage: gateway <command>/);
 });
 
 test('demo: a real process serves an image with the printed key, logs no secret, and stops on SIGTERM', async () => {

@@ -140,6 +140,7 @@ describe('graceful shutdown', () => {
       snapshot: { version: 'v1' } as Snapshot,
       params: {},
       query: new URLSearchParams(),
+      body: undefined,
       deps: { health: { draining: () => true, storeUp: async () => true } } as unknown as AdminDeps,
     });
     assert.deepEqual(answer, { status: 503, json: { status: 'not_ready', config: 'v1', store: 'ok', draining: true } });

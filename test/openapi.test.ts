@@ -20,6 +20,7 @@ import { OPENAPI_WRITE_COMMAND, openApiDrift, writeOpenApi } from '../src/openap
 import type { HttpMethod, OpenApiDocument, Operation } from '../src/openapi/openapi-types.js';
 import { createAjv } from '../src/schema/ajv.js';
 import { channelEnv } from './helpers/channel-env.js';
+import { runCli } from './helpers/process.js';
 
 const FIXTURE = join(PROJECT_ROOT, 'test/fixtures/openapi');
 // Every channel variable set (to dummies): the document must not depend on them, and the test
@@ -99,6 +100,12 @@ describe('the OpenAPI document of the shipped config', () => {
     const text = renderOpenApi(shipped);
     assert.doesNotMatch(text, /"\$id"|"\$schema"/, 'schema files keep no $id or $schema: refs point into the document');
     for (const m of text.matchAll(/"\$ref": "([^"]+)"/g)) assert.match(m[1]!, /^#\/components\/(schemas|responses|headers)\//, m[1]);
+  });
+
+  test('is what `gateway openapi` prints (a real process)', () => {
+    const r = runCli(['openapi']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout, renderOpenApi(shipped));
   });
 
   test('is the committed openapi.json', () => {

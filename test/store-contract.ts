@@ -88,6 +88,80 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
     }
   });
 
+  test(`${driver} store: a token's quota is set by id, even below what it used; null makes it unlimited`, async () => {
+    const store = await open();
+    try {
+      const t = await store.createToken({ name: 'sq', keyHash: 'sq', group: 'default', models: null, quota: 5 });
+      assert.equal(await store.debit(t.id, 3, req('a')), true);
+      const lowered = await store.setTokenQuota(t.id, 2);
+      assert.deepEqual([lowered?.quota, lowered?.used], [2, 3], 'what was used stays used');
+      assert.equal((await store.findTokenByHash('sq'))?.quota, 2);
+      assert.equal(await store.debit(t.id, 1, req('b')), false, 'nothing more is spent over the new quota');
+      assert.equal((await store.setTokenQuota(t.id, null))?.quota, null);
+      assert.equal(await store.debit(t.id, 1000, req('c')), true, 'unlimited');
+      assert.equal((await store.setTokenQuota(t.id, 1003))?.quota, 1003);
+      assert.equal(await store.debit(t.id, 1, req('d')), false, 'the quota holds again');
+      assert.equal(await store.setTokenQuota('no-such-token', 1), null);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test(`${driver} store: a token is deleted by id once nothing it started still runs; its ledger and finished tasks stay`, async () => {
+    const store = await open();
+    try {
+      const t = await store.createToken({ name: 'del', keyHash: 'del', group: 'default', models: null, quota: 10 });
+      const other = await store.createToken({ name: 'other', keyHash: 'other', group: 'default', models: null, quota: null });
+      assert.ok(await store.createTask({ id: 'task_del', tokenId: t.id, kind: 'video', route: 'r', model: 'm', upstreamModel: 'um', channel: 'c', price: 2, createdAt: 1, deadlineAt: 9 }));
+      assert.deepEqual(await store.deleteToken(t.id), { outcome: 'busy', unfinishedTasks: 1, holds: 0 });
+      assert.equal(await store.hold(t.id, 1, { ...req('sync-1'), expiresAt: Date.now() + 60_000 }), true);
+      assert.deepEqual(await store.deleteToken(t.id), { outcome: 'busy', unfinishedTasks: 1, holds: 1 });
+      assert.ok(await store.getToken(t.id), 'a busy token is kept');
+      await store.updateTask('task_del', 1, { status: 'completed', completedAt: 5 });
+      assert.deepEqual(await store.deleteToken(t.id), { outcome: 'busy', unfinishedTasks: 0, holds: 1 }, 'a request in flight holds it too');
+      assert.equal(await store.releaseHold('sync-1', false), true);
+
+      const deleted = await store.deleteToken(t.id);
+      assert.equal(deleted.outcome, 'deleted');
+      assert.equal(deleted.outcome === 'deleted' && deleted.token.keyHash, 'del', 'the deleted token is answered, so its key can be forgotten');
+      assert.equal(await store.getToken(t.id), null);
+      assert.equal(await store.findTokenByHash('del'), null);
+      assert.deepEqual(await store.deleteToken(t.id), { outcome: 'unknown' });
+      assert.deepEqual(await store.deleteToken('no-such-token'), { outcome: 'unknown' });
+      assert.deepEqual((await store.listTokens()).map((x) => x.id), [other.id]);
+      assert.deepEqual((await store.ledger(t.id, null, 10)).map((r) => [r.kind, r.ref, r.amount]), [['debit', 'task_del', 2], ['debit', 'sync-1', 1]]);
+      assert.equal((await store.getTask('task_del'))?.status, 'completed');
+      // Nothing new can start for it: no task, no debit, no hold, nothing written.
+      assert.equal(await store.createTask({ id: 'task_del2', tokenId: t.id, kind: 'video', route: 'r', model: 'm', upstreamModel: 'um', channel: 'c', price: 0, createdAt: 1, deadlineAt: 9 }), null);
+      assert.equal(await store.getTask('task_del2'), null);
+      assert.equal(await store.debit(t.id, 1, req('late')), false);
+      assert.equal(await store.hold(t.id, 1, { ...req('late-hold'), expiresAt: Date.now() + 60_000 }), false);
+      assert.equal((await store.ledger(t.id, null, 10)).length, 2);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test(`${driver} store: a delete racing task creation never leaves a task without its token`, async () => {
+    const store = await open();
+    try {
+      for (let i = 0; i < 20; i++) {
+        const t = await store.createToken({ name: `race-${i}`, keyHash: `race-${i}`, group: 'default', models: null, quota: null });
+        const task = { id: `task_race_${i}`, tokenId: t.id, kind: 'video', route: 'r', model: 'm', upstreamModel: 'um', channel: 'c', price: i % 2, createdAt: 1, deadlineAt: 9 };
+        const [created, deletion] = await Promise.all([store.createTask(task), store.deleteToken(t.id)]);
+        if (deletion.outcome === 'deleted') {
+          assert.equal(created, null, `round ${i}: the task was created for a token deleted at the same time`);
+          assert.equal(await store.getTask(task.id), null);
+        } else {
+          assert.deepEqual([deletion, created?.id], [{ outcome: 'busy', unfinishedTasks: 1, holds: 0 }, task.id], `round ${i}`);
+          assert.ok(await store.getToken(t.id));
+        }
+      }
+    } finally {
+      await store.close();
+    }
+  });
+
   const newTask = (tokenId: string, id: string, price = 1): NewTask => ({
     id,
     tokenId,

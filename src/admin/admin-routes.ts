@@ -4,37 +4,52 @@ import type { Snapshot } from '../config/snapshot.js';
 import type { AdminAnswer, AdminContext, AdminDeps } from './admin-types.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { compilePathTemplate } from '../config/path-template.js';
-import type { PathMatcher } from '../config/snapshot.js';
+import type { CompiledBody, PathMatcher } from '../config/snapshot.js';
 import { matchPath, methodNotAllowed } from '../http/match-route.js';
+import { readJsonBody } from '../http/read-json.js';
+import { validateBody } from '../pipeline/validate-body.js';
 import { channelsReport } from './channels-admin.js';
 import { configReport, reloadNow } from './config-admin.js';
 import { ledgerReport } from './ledger-admin.js';
 import { renderOpenApi } from '../openapi/openapi-document.js';
 import { healthz, readyz } from './health.js';
-import { disableToken, enableToken } from './tokens-admin.js';
+import { CREATE_TOKEN_BODY, createToken, deleteToken, disableToken, enableToken, getToken, listTokens, QUOTA_BODY, setTokenQuota } from './tokens-admin.js';
 
 interface AdminRoute {
-  readonly method: 'GET' | 'POST';
+  readonly method: 'GET' | 'POST' | 'DELETE';
   readonly matcher: PathMatcher;
+  /** The JSON body the route takes; null: none (what is sent is drained). */
+  readonly body: CompiledBody | null;
   readonly handle: (ctx: AdminContext) => Promise<AdminAnswer>;
   /** Answered without the admin key: probes that load balancers and orchestrators call, saying nothing secret. */
-  readonly open?: boolean;
+  readonly open: boolean;
 }
 
-const route = (method: AdminRoute['method'], path: string, handle: AdminRoute['handle'], open = false): AdminRoute => ({ method, matcher: compilePathTemplate(path), handle, open });
+const route = (method: AdminRoute['method'], path: string, handle: AdminRoute['handle'], opts: { body?: CompiledBody; open?: boolean } = {}): AdminRoute => ({
+  method,
+  matcher: compilePathTemplate(path),
+  body: opts.body ?? null,
+  handle,
+  open: opts.open ?? false,
+});
 
 /** The operator routes (README, "Operating"). They are the engine's own, not routes.yaml's. */
 const ADMIN_ROUTES: readonly AdminRoute[] = [
-  route('GET', '/healthz', healthz, true),
-  route('GET', '/readyz', readyz, true),
+  route('GET', '/healthz', healthz, { open: true }),
+  route('GET', '/readyz', readyz, { open: true }),
   // The public surface, as clients may already read it from routes.yaml: nothing secret in it.
-  route('GET', '/openapi.json', async ({ snapshot }) => ({ text: renderOpenApi(snapshot), contentType: 'application/json; charset=utf-8' }), true),
+  route('GET', '/openapi.json', async ({ snapshot }) => ({ text: renderOpenApi(snapshot), contentType: 'application/json; charset=utf-8' }), { open: true }),
   route('GET', '/admin/channels', channelsReport),
   route('GET', '/admin/config', configReport),
   route('POST', '/admin/reload', reloadNow),
+  route('GET', '/admin/tokens', listTokens),
+  route('POST', '/admin/tokens', createToken, { body: CREATE_TOKEN_BODY }),
+  route('GET', '/admin/tokens/{token_id}', getToken),
+  route('DELETE', '/admin/tokens/{token_id}', deleteToken),
   route('GET', '/admin/tokens/{token_id}/ledger', ledgerReport),
   route('POST', '/admin/tokens/{token_id}/disable', disableToken),
   route('POST', '/admin/tokens/{token_id}/enable', enableToken),
+  route('POST', '/admin/tokens/{token_id}/quota', setTokenQuota, { body: QUOTA_BODY }),
   route('GET', '/metrics', async ({ deps }) => ({ text: await deps.metrics.text(), contentType: deps.metrics.contentType })),
 ];
 
@@ -73,7 +88,7 @@ export async function handleAdmin(
   for (const r of ADMIN_ROUTES) {
     const params = matchPath(r.matcher, pathname);
     if (!params) continue;
-    open ||= r.open === true;
+    open ||= r.open;
     if (r.method !== req.method) allowed.push(r.method);
     else found = { route: r, params };
   }
@@ -83,9 +98,14 @@ export async function handleAdmin(
     if (allowed.length > 0) throw methodNotAllowed(req.method ?? 'GET', allowed);
     throw new GatewayError('not_found', `no admin route for ${req.method} ${pathname.slice(0, 200)}`);
   }
-  // Admin routes take no body; one sent is drained so the connection stays usable.
-  req.resume();
-  const answer = await found.route.handle({ snapshot, params: found.params, query: search ?? new URLSearchParams(), deps });
+  // A route that takes a body reads it within its small limit, and a bad one is invalid_request
+  // naming the field; the others drain what was sent, so the connection stays usable.
+  let body: unknown;
+  if (found.route.body) {
+    body = await readJsonBody(req, found.route.body);
+    validateBody(found.route.body.validate, body);
+  } else req.resume();
+  const answer = await found.route.handle({ snapshot, params: found.params, query: search ?? new URLSearchParams(), body, deps });
   const [status, type, text] =
     'text' in answer ? [200, answer.contentType, answer.text] : [answer.status ?? 200, 'application/json; charset=utf-8', JSON.stringify(answer.json)];
   res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(text), 'x-request-id': requestId, 'cache-control': 'no-store' });

@@ -29,7 +29,7 @@ export interface AdminDeps {
   readonly self: () => Omit<ReplicaStatus, 'seenAt'>;
   /** What /readyz reports: the store answering, and no stop under way. */
   readonly health: Health;
-  /** A token changed (disabled, enabled): every replica must stop trusting what it cached of it. */
+  /** A token changed (disabled, enabled, its quota set, deleted): every replica must stop trusting what it cached of it. */
   tokenChanged(keyHash: string): void;
 }
 
@@ -39,6 +39,8 @@ export interface AdminContext {
   readonly snapshot: Snapshot;
   readonly params: Readonly<Record<string, string>>;
   readonly query: URLSearchParams;
+  /** The JSON body, validated against the route's schema; undefined for a route that takes none. */
+  readonly body: unknown;
   readonly deps: AdminDeps;
 }
 

@@ -1,16 +1,87 @@
+import type { CompiledBody } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
+import { createAjv } from '../schema/ajv.js';
+import type { TokenRecord } from '../store/store.js';
+import { deletionProblem, groupProblem, issueToken, tokenView } from '../tokens/manage-tokens.js';
 import type { AdminAnswer, AdminContext } from './admin-types.js';
 
-/** `POST /admin/tokens/{token_id}/disable`: the token is refused from now on, on every replica. */
-export const disableToken = (ctx: AdminContext) => setDisabled(ctx, true);
+/** `POST /admin/tokens`: what a new token is. */
+interface CreateTokenBody {
+  readonly group: string;
+  readonly name?: string;
+  readonly quota?: number | null;
+  readonly models?: readonly string[] | null;
+}
 
-/** `POST /admin/tokens/{token_id}/enable`: the token works again. */
-export const enableToken = (ctx: AdminContext) => setDisabled(ctx, false);
+/** `POST /admin/tokens/{token_id}/quota`: the units it may spend in all; null: unlimited. */
+interface QuotaBody {
+  readonly quota: number | null;
+}
 
-async function setDisabled({ params, deps }: AdminContext, disabled: boolean): Promise<AdminAnswer> {
-  const id = params.token_id!;
-  const token = await deps.store.setTokenDisabled(id, disabled);
+const ajv = createAjv({ allErrors: true });
+const NAME = { type: 'string', minLength: 1, maxLength: 200 };
+const QUOTA = { type: ['integer', 'null'], minimum: 0, maximum: Number.MAX_SAFE_INTEGER };
+
+/** An admin JSON body: a few fields, so a small limit (the route is only reached with the admin key). */
+function adminBody(schema: Record<string, unknown>): CompiledBody {
+  return { maxBytes: 64 * 1024, maxDepth: 4, contentTypes: ['application/json'], maxFiles: 0, validate: ajv.compile(schema), schemaFile: '(admin)', schema };
+}
+
+/** The body of `POST /admin/tokens`. */
+export const CREATE_TOKEN_BODY = adminBody({
+  type: 'object',
+  additionalProperties: false,
+  required: ['group'],
+  properties: { group: NAME, name: NAME, quota: QUOTA, models: { type: ['array', 'null'], maxItems: 1000, items: NAME } },
+});
+
+/** The body of `POST /admin/tokens/{token_id}/quota`. */
+export const QUOTA_BODY = adminBody({ type: 'object', additionalProperties: false, required: ['quota'], properties: { quota: QUOTA } });
+
+/** A changed token: every replica forgets what it cached of its key, and the operator sees it as it now is. */
+function changed({ deps }: AdminContext, token: TokenRecord | null, id: string): AdminAnswer {
   if (!token) throw new GatewayError('not_found', `no token with id ${id.slice(0, 100)}`);
   deps.tokenChanged(token.keyHash);
-  return { json: { id: token.id, name: token.name, group: token.group, disabled: token.disabled } };
+  return { json: tokenView(token) };
+}
+
+/** `GET /admin/tokens`: every token, oldest first, never a key. */
+export async function listTokens({ deps }: AdminContext): Promise<AdminAnswer> {
+  return { json: { tokens: (await deps.store.listTokens()).map(tokenView) } };
+}
+
+/** `GET /admin/tokens/{token_id}`: one token, never its key. */
+export async function getToken({ params, deps }: AdminContext): Promise<AdminAnswer> {
+  const token = await deps.store.getToken(params.token_id!);
+  if (!token) throw new GatewayError('not_found', `no token with id ${params.token_id!.slice(0, 100)}`);
+  return { json: tokenView(token) };
+}
+
+/** `POST /admin/tokens`: a new token of a group the serving configuration declares; its key is answered this once. */
+export async function createToken({ snapshot, body, deps }: AdminContext): Promise<AdminAnswer> {
+  const b = body as CreateTokenBody;
+  const problem = groupProblem(snapshot.groups, b.group);
+  if (problem) throw new GatewayError('invalid_request', problem, { param: 'group' });
+  const { token, key } = await issueToken(deps.store, { name: b.name ?? 'admin', group: b.group, models: b.models ?? null, quota: b.quota ?? null });
+  return { status: 201, json: { key, token: tokenView(token) } };
+}
+
+/** `POST /admin/tokens/{token_id}/disable`: the token is refused from now on, on every replica. */
+export const disableToken = async (ctx: AdminContext) => changed(ctx, await ctx.deps.store.setTokenDisabled(ctx.params.token_id!, true), ctx.params.token_id!);
+
+/** `POST /admin/tokens/{token_id}/enable`: the token works again. */
+export const enableToken = async (ctx: AdminContext) => changed(ctx, await ctx.deps.store.setTokenDisabled(ctx.params.token_id!, false), ctx.params.token_id!);
+
+/** `POST /admin/tokens/{token_id}/quota`: the units it may spend in all from now on (what it used stays used). */
+export const setTokenQuota = async (ctx: AdminContext) =>
+  changed(ctx, await ctx.deps.store.setTokenQuota(ctx.params.token_id!, (ctx.body as QuotaBody).quota), ctx.params.token_id!);
+
+/** `DELETE /admin/tokens/{token_id}`: refused (409) while it has unfinished tasks or requests in flight. */
+export async function deleteToken({ params, deps }: AdminContext): Promise<AdminAnswer> {
+  const id = params.token_id!;
+  const d = await deps.store.deleteToken(id);
+  if (d.outcome === 'unknown') throw new GatewayError('not_found', deletionProblem(id, d));
+  if (d.outcome === 'busy') throw new GatewayError('token_in_use', deletionProblem(id, d));
+  deps.tokenChanged(d.token.keyHash);
+  return { json: { deleted: true, token: tokenView(d.token) } };
 }

@@ -54,6 +54,11 @@ export const catalogue = {
     shape: 'A',
     when: 'A download was asked for a task that is not completed, or that has no result of that index or variant.',
   },
+  token_in_use: {
+    status: 409,
+    shape: 'A',
+    when: 'Operators only: `DELETE /admin/tokens/{token_id}` found the token still has unfinished tasks or requests in flight, whose refund or settlement needs it; disable it, and delete it once they have ended.',
+  },
   payload_too_large: {
     status: 413,
     shape: 'A',

@@ -60,6 +60,11 @@ interface Exchange {
  * With `update`, differing expectations are rewritten in place instead.
  */
 export async function runGolden(configDir: string, casesDir: string, opts: { update?: boolean; filter?: string } = {}): Promise<GoldenResult[]> {
+  const cases = listCases(casesDir)
+    .map((file) => ({ file, name: relative(casesDir, file).replace(/\.yaml$/, '') }))
+    .filter((c) => !opts.filter || c.name.includes(opts.filter));
+  // Nothing to run: answered before the config is compiled and the vendor started.
+  if (cases.length === 0) return [];
   const vendor = await startRecordingVendor();
   const full = loadConfigOrThrow(configDir, {
     overrideChannel: (channel) => ({
@@ -69,9 +74,7 @@ export async function runGolden(configDir: string, casesDir: string, opts: { upd
   });
   const results: GoldenResult[] = [];
   try {
-    for (const file of listCases(casesDir)) {
-      const name = relative(casesDir, file).replace(/\.yaml$/, '');
-      if (opts.filter && !name.includes(opts.filter)) continue;
+    for (const { file, name } of cases) {
       const profile = name.split('/')[0]!;
       results.push(await runCase(file, name, restrictChannels(full, (c) => c.profile.name === profile), vendor, opts.update ?? false));
     }

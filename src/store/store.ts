@@ -18,6 +18,15 @@ export interface TokenRecord {
   readonly createdAt: number;
 }
 
+/**
+ * What `deleteToken` did. A token still in use (an unfinished task, or a hold of a synchronous
+ * request in flight) is not deleted: its refund or settlement needs it. `busy` says what runs.
+ */
+export type TokenDeletion =
+  | { readonly outcome: 'deleted'; readonly token: TokenRecord }
+  | { readonly outcome: 'unknown' }
+  | { readonly outcome: 'busy'; readonly unfinishedTasks: number; readonly holds: number };
+
 /** What a new token needs. */
 export interface NewToken {
   readonly name: string;
@@ -268,6 +277,14 @@ export interface Store {
   getToken(id: string): Promise<TokenRecord | null>;
   /** Disables (refused from then on) or enables a token; the token as it now is, null when there is none. */
   setTokenDisabled(id: string, disabled: boolean): Promise<TokenRecord | null>;
+  /** Sets a token's quota (null: unlimited), even below what it used; the token as it now is, null when there is none. */
+  setTokenQuota(id: string, quota: number | null): Promise<TokenRecord | null>;
+  /**
+   * Deletes a token unless it is busy (see TokenDeletion), atomically with task creation and holds:
+   * once it is gone none can start for it, and none that started before is left without it. Its
+   * ledger rows, finished tasks and resources stay, as the record of what it did.
+   */
+  deleteToken(id: string): Promise<TokenDeletion>;
   /**
    * Atomically spends `amount` units if the quota allows it, with its ledger row; false, with
    * nothing written, when it does not.

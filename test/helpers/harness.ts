@@ -38,6 +38,8 @@ export interface HarnessOptions {
   readonly channelKey?: string;
   /** The first token, whose key is `key`. */
   readonly token?: TokenOptions;
+  /** Opens the admin routes to this key (GATEWAY_ADMIN_KEY); default: closed. */
+  readonly adminKey?: string;
 }
 
 /** A running simulator + gateway + token. */
@@ -69,7 +71,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
         ? (c) => (c.profile === 'alpha-native' ? { base_url: opts.upstreamUrl ?? sim.url, secrets: { key: opts.channelKey ?? sim.secrets.key! }, timeouts: opts.timeouts } : null)
         : undefined,
     });
-    gateway = createGateway({ snapshot: () => snapshot, store, log: silentLogger() });
+    gateway = createGateway({ snapshot: () => snapshot, store, log: silentLogger(), adminKey: opts.adminKey });
     await gateway.listen(0);
     let n = 0;
     const createKey = async (t: TokenOptions = {}) => {

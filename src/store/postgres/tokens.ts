@@ -1,10 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import type { ResourceRecord, Store } from '../store.js';
+import type { ResourceRecord, Store, TokenDeletion } from '../store.js';
 import { toRecord, toResource, type ResourceRow, type TokenRow } from '../sql-rows.js';
-import type { Pool } from './database.js';
+import { transaction, type Pool } from './database.js';
 
-/** Tokens (create, find, list, delete) and the resources clients created. */
-export function tokenMethods(pool: Pool): Pick<Store, 'createToken' | 'findTokenByHash' | 'listTokens' | 'getToken' | 'setTokenDisabled' | 'deleteTokensNamed' | 'putResource' | 'getResources'> {
+type TokenMethods = Pick<
+  Store,
+  'createToken' | 'findTokenByHash' | 'listTokens' | 'getToken' | 'setTokenDisabled' | 'setTokenQuota' | 'deleteToken' | 'deleteTokensNamed' | 'putResource' | 'getResources'
+>;
+
+const IN_USE = `SELECT (SELECT count(*) FROM tasks WHERE token_id = $1 AND status IN ('submitting', 'queued', 'in_progress'))::int AS tasks,
+  (SELECT count(*) FROM holds WHERE token_id = $1)::int AS holds`;
+
+/** Tokens (create, find, list, disable or enable, set the quota, delete) and the resources clients created. */
+export function tokenMethods(pool: Pool): TokenMethods {
   const one = async (sql: string, params: unknown[]) => {
     const row = (await pool.query<TokenRow>(sql, params)).rows[0];
     return row ? toRecord(row) : null;
@@ -23,6 +31,22 @@ export function tokenMethods(pool: Pool): Pick<Store, 'createToken' | 'findToken
       return (await pool.query<TokenRow>('SELECT * FROM tokens ORDER BY created_at, seq')).rows.map(toRecord);
     },
     setTokenDisabled: (id, disabled) => one('UPDATE tokens SET disabled = $2 WHERE id = $1 RETURNING *', [id, disabled ? 1 : 0]),
+    setTokenQuota: (id, quota) => one('UPDATE tokens SET quota = $2 WHERE id = $1 RETURNING *', [id, quota]),
+    deleteToken(id) {
+      // Not one statement: under READ COMMITTED a DELETE … WHERE NOT EXISTS (unfinished task) reads
+      // its snapshot before it waits for the token's row, so a task created by a statement holding
+      // that row would be missed. Locking the row first waits for such a statement (task creation
+      // and holds update the token's row in the statement that inserts them), and the counts after
+      // it see what it wrote; a later one waits for this transaction, then finds no token.
+      return transaction(pool, async (c): Promise<TokenDeletion> => {
+        const row = (await c.query<TokenRow>('SELECT * FROM tokens WHERE id = $1 FOR UPDATE', [id])).rows[0];
+        if (!row) return { outcome: 'unknown' };
+        const busy = (await c.query<{ tasks: number; holds: number }>(IN_USE, [id])).rows[0]!;
+        if (busy.tasks > 0 || busy.holds > 0) return { outcome: 'busy', unfinishedTasks: busy.tasks, holds: busy.holds };
+        await c.query('DELETE FROM tokens WHERE id = $1', [id]);
+        return { outcome: 'deleted', token: toRecord(row) };
+      });
+    },
     async deleteTokensNamed(name) {
       return (await pool.query('DELETE FROM tokens WHERE name = $1', [name])).rowCount ?? 0;
     },

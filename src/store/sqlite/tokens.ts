@@ -1,16 +1,37 @@
 import { randomUUID } from 'node:crypto';
-import type { NewToken, Store } from '../store.js';
+import type { NewToken, Store, TokenDeletion } from '../store.js';
 import type { Db } from './database.js';
 import { toRecord, type TokenRow } from '../sql-rows.js';
 
-/** Tokens: create, find, list, disable or enable, delete. */
-export function tokenMethods(db: Db): Pick<Store, 'createToken' | 'findTokenByHash' | 'listTokens' | 'getToken' | 'setTokenDisabled' | 'deleteTokensNamed'> {
+type TokenMethods = Pick<
+  Store,
+  'createToken' | 'findTokenByHash' | 'listTokens' | 'getToken' | 'setTokenDisabled' | 'setTokenQuota' | 'deleteToken' | 'deleteTokensNamed'
+>;
+
+/** Tokens: create, find, list, disable or enable, set the quota, delete. */
+export function tokenMethods(db: Db): TokenMethods {
   const insert = db.prepare('INSERT INTO tokens (id, name, key_hash, grp, models, quota, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
   const byHash = db.prepare('SELECT * FROM tokens WHERE key_hash = ?');
   const byId = db.prepare('SELECT * FROM tokens WHERE id = ?');
   const all = db.prepare('SELECT * FROM tokens ORDER BY created_at');
   const delNamed = db.prepare('DELETE FROM tokens WHERE name = ?');
   const setDisabled = db.prepare('UPDATE tokens SET disabled = ? WHERE id = ?');
+  const setQuota = db.prepare('UPDATE tokens SET quota = ? WHERE id = ? RETURNING *');
+  const inUse = db.prepare(
+    `SELECT (SELECT count(*) FROM tasks WHERE token_id = ? AND status IN ('submitting', 'queued', 'in_progress')) AS tasks,
+            (SELECT count(*) FROM holds WHERE token_id = ?) AS holds`,
+  );
+  const delById = db.prepare('DELETE FROM tokens WHERE id = ?');
+  // IMMEDIATE takes the write lock before the reads: a gateway process sharing the file cannot
+  // create a task or a hold for the token between the look and the delete.
+  const remove = db.transaction((id: string): TokenDeletion => {
+    const row = byId.get(id) as TokenRow | undefined;
+    if (!row) return { outcome: 'unknown' };
+    const busy = inUse.get(id, id) as { tasks: number; holds: number };
+    if (busy.tasks > 0 || busy.holds > 0) return { outcome: 'busy', unfinishedTasks: busy.tasks, holds: busy.holds };
+    delById.run(id);
+    return { outcome: 'deleted', token: toRecord(row) };
+  });
   return {
     async createToken(t: NewToken) {
       const id = randomUUID();
@@ -32,6 +53,13 @@ export function tokenMethods(db: Db): Pick<Store, 'createToken' | 'findTokenByHa
       setDisabled.run(disabled ? 1 : 0, id);
       const row = byId.get(id) as TokenRow | undefined;
       return row ? toRecord(row) : null;
+    },
+    async setTokenQuota(id, quota) {
+      const row = setQuota.get(quota, id) as TokenRow | undefined;
+      return row ? toRecord(row) : null;
+    },
+    async deleteToken(id) {
+      return remove.immediate(id);
     },
     async deleteTokensNamed(name) {
       return delNamed.run(name).changes;

@@ -1,0 +1,113 @@
+/** `gateway tokens …`: API tokens in the store of GATEWAY_DB (SQLite or PostgreSQL), for operators. */
+import type { Store, TokenRecord } from '../store/store.js';
+import { deletionProblem, groupProblem, issueToken, tokenView } from '../tokens/manage-tokens.js';
+import { CliExit, HelpAsked, parseCommand, usageError, usageOf, usageTable, wholeNumber, type UsageEntry } from './args.js';
+
+/** The forms of the tokens commands, for the usage texts. */
+export const TOKENS_USAGE = {
+  list: { synopsis: 'tokens list [--json]', about: 'list tokens (never their keys); --json: as JSON' },
+  create: {
+    synopsis: 'tokens create --group G [--quota N] [--models a,b] [--name NAME]',
+    about: 'create an API key (printed once on stdout; only its hash is stored)',
+  },
+  disable: { synopsis: 'tokens disable <id>', about: 'refuse the token from now on' },
+  enable: { synopsis: 'tokens enable <id>', about: 'let a disabled token work again' },
+  delete: { synopsis: 'tokens delete <id>', about: 'delete a token; refused while it has unfinished tasks or requests in flight' },
+  'set-quota': { synopsis: 'tokens set-quota <id> <N|unlimited>', about: 'set the units the token may spend in all (what it used stays used)' },
+} as const satisfies Record<string, UsageEntry>;
+
+/** One line of `tokens list`, and what the commands that change a token print. */
+function line(t: TokenRecord): string {
+  return `${t.id}  ${t.name}  group=${t.group}  quota=${t.quota ?? 'unlimited'}  used=${t.used}${t.models ? `  models=${t.models.join(',')}` : ''}${t.disabled ? '  disabled' : ''}`;
+}
+
+/** A token that was asked for by id and is not there: a failure (exit 1), not a usage error. */
+function found(t: TokenRecord | null, id: string): TokenRecord {
+  if (!t) throw new CliExit(`no token with id ${id}`, 1);
+  return t;
+}
+
+/** A subcommand checks its arguments (so a usage error opens no store, nor creates its file), then acts on the store. */
+type Subcommand = (args: string[]) => Promise<(store: Store) => Promise<void>>;
+
+const SUBCOMMANDS = new Map<string, Subcommand>([
+  [
+    'list',
+    async (args) => {
+      const { values } = parseCommand(args, usageOf(TOKENS_USAGE.list), { json: { type: 'boolean' } });
+      return async (store) => {
+        const tokens = await store.listTokens();
+        process.stdout.write(values.json ? JSON.stringify(tokens.map(tokenView), null, 2) + '\n' : tokens.map((t) => line(t) + '\n').join(''));
+      };
+    },
+  ],
+  [
+    'create',
+    async (args) => {
+      const u = usageOf(TOKENS_USAGE.create);
+      const { values } = parseCommand(args, u, { group: { type: 'string' }, quota: { type: 'string' }, models: { type: 'string' }, name: { type: 'string' } });
+      if (values.group === undefined) throw usageError('--group is required', u);
+      const quota = values.quota === undefined ? null : wholeNumber(values.quota, '--quota', 0, Number.MAX_SAFE_INTEGER, u);
+      const models = values.models === undefined ? null : values.models.split(',').map((m) => m.trim()).filter(Boolean);
+      if (models?.length === 0) throw usageError('--models takes model names separated by commas', u);
+      if (values.name === '') throw usageError('--name takes a name that is not empty', u);
+      const group = values.group;
+      const [{ settingsFromEnv }, { loadConfig }] = await Promise.all([import('../app.js'), import('../config/load.js')]);
+      const settings = settingsFromEnv();
+      const { snapshot } = loadConfig(settings.configDir, { extraDirs: settings.extraConfigDirs });
+      // A configuration that does not load cannot say which groups exist; `check` reports it.
+      const problem = snapshot ? groupProblem(snapshot.groups, group) : null;
+      if (problem) throw usageError(problem, u);
+      return async (store) => {
+        const { token, key } = await issueToken(store, { name: values.name ?? 'cli', group, models, quota });
+        process.stderr.write(`created token ${token.id} (${token.name}, group ${token.group}, quota ${token.quota ?? 'unlimited'}); the key is shown once:\n`);
+        process.stdout.write(`${key}\n`);
+      };
+    },
+  ],
+  ['disable', async (args) => setDisabled(args, true)],
+  ['enable', async (args) => setDisabled(args, false)],
+  [
+    'delete',
+    async (args) => {
+      const id = parseCommand(args, usageOf(TOKENS_USAGE.delete), {}, { required: ['id'] }).positionals[0]!;
+      return async (store) => {
+        const d = await store.deleteToken(id);
+        if (d.outcome !== 'deleted') throw new CliExit(deletionProblem(id, d), 1);
+        process.stdout.write(`deleted ${line(d.token)}\n`);
+      };
+    },
+  ],
+  [
+    'set-quota',
+    async (args) => {
+      const u = usageOf(TOKENS_USAGE['set-quota']);
+      const [id, raw] = parseCommand(args, u, {}, { required: ['id', 'N|unlimited'] }).positionals as [string, string];
+      const quota = raw === 'unlimited' ? null : wholeNumber(raw, 'the quota', 0, Number.MAX_SAFE_INTEGER, u, 'unlimited');
+      return async (store) => void process.stdout.write(line(found(await store.setTokenQuota(id, quota), id)) + '\n');
+    },
+  ],
+]);
+
+function setDisabled(args: string[], disabled: boolean): (store: Store) => Promise<void> {
+  const id = parseCommand(args, usageOf(TOKENS_USAGE[disabled ? 'disable' : 'enable']), {}, { required: ['id'] }).positionals[0]!;
+  return async (store) => void process.stdout.write(line(found(await store.setTokenDisabled(id, disabled), id)) + '\n');
+}
+
+/** Runs `gateway tokens <subcommand> …` on the store of GATEWAY_DB. */
+export async function tokensCommand(args: readonly string[]): Promise<void> {
+  const [sub, ...rest] = args;
+  const all = `usage: gateway tokens <command>\n${usageTable(Object.values(TOKENS_USAGE))}`;
+  if (sub === '--help' || sub === '-h' || sub === 'help') throw new HelpAsked(all);
+  const subcommand = sub === undefined ? undefined : SUBCOMMANDS.get(sub);
+  if (!subcommand) throw usageError(sub === undefined ? 'which tokens command?' : `unknown tokens command '${sub}'`, all);
+  const act = await subcommand(rest);
+  // Imported after the arguments parsed (see src/cli.ts).
+  const [{ settingsFromEnv }, { openStore }] = await Promise.all([import('../app.js'), import('../store/open-store.js')]);
+  const store = await openStore(settingsFromEnv().storeUrl);
+  try {
+    await act(store);
+  } finally {
+    await store.close();
+  }
+}
