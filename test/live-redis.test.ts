@@ -17,6 +17,11 @@ import { RoutingState } from '../src/routing/routing-state.js';
 import type { Snapshot } from '../src/config/snapshot.js';
 import { privateRedis, redisPrefixes, serviceUrl } from './helpers/services.js';
 import { until } from './helpers/until.js';
+import { runCli } from './helpers/process.js';
+import { hashKey } from '../src/tokens/keys.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const redisUrl = serviceUrl('REDIS_URL', 'shared live state over Redis');
 if (redisUrl) {
@@ -141,5 +146,26 @@ if (redisUrl) {
     await until('a resync after reconnecting', () => resyncs > 0);
     assert.ok(await live.takeSlot('channel:z', 1), 'shared again (the restarted Redis is empty)');
     assert.match(await metrics.registry.metrics(), /gateway_redis_up 1/);
+  });
+
+  test('redis: a token disabled with the CLI (a real process, not a replica) is told to every replica', async () => {
+    const prefix = prefixes.next();
+    const replica = await open(prefix, 'r1');
+    const heard: LiveEvent[] = [];
+    replica.onEvent((e) => heard.push(e));
+    const dir = mkdtempSync(join(tmpdir(), 'gw-cli-redis-'));
+    try {
+      const env = { GATEWAY_DB: join(dir, 'cli.db'), GATEWAY_REDIS: redisUrl, GATEWAY_REDIS_PREFIX: prefix };
+      const key = runCli(['tokens', 'create', '--group', 'default'], env).stdout.trim();
+      const id = (JSON.parse(runCli(['tokens', 'list', '--json'], env).stdout) as { id: string }[])[0]!.id;
+      const r = runCli(['tokens', 'disable', id], env);
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stderr, /the replicas were told through Redis/);
+      const event = await until('the token event', () => heard.find((e) => e.t === 'token'));
+      assert.deepEqual(event, { t: 'token', keyHash: hashKey(key) });
+      assert.ok(((await replica.replicas()) ?? []).every((x) => x.replica !== 'cli'), 'the CLI does not announce itself as a replica');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 }

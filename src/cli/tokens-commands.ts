@@ -27,8 +27,11 @@ function found(t: TokenRecord | null, id: string): TokenRecord {
   return t;
 }
 
-/** A subcommand checks its arguments (so a usage error opens no store, nor creates its file), then acts on the store. */
-type Subcommand = (args: string[]) => Promise<(store: Store) => Promise<void>>;
+/**
+ * A subcommand checks its arguments (so a usage error opens no store, nor creates its file), then
+ * acts on the store; a token it changed is returned, for the replicas to forget its key.
+ */
+type Subcommand = (args: string[]) => Promise<(store: Store) => Promise<TokenRecord | void>>;
 
 const SUBCOMMANDS = new Map<string, Subcommand>([
   [
@@ -75,6 +78,7 @@ const SUBCOMMANDS = new Map<string, Subcommand>([
         const d = await store.deleteToken(id);
         if (d.outcome !== 'deleted') throw new CliExit(deletionProblem(id, d), 1);
         process.stdout.write(`deleted ${line(d.token)}\n`);
+        return d.token;
       };
     },
   ],
@@ -84,14 +88,20 @@ const SUBCOMMANDS = new Map<string, Subcommand>([
       const u = usageOf(TOKENS_USAGE['set-quota']);
       const [id, raw] = parseCommand(args, u, {}, { required: ['id', 'N|unlimited'] }).positionals as [string, string];
       const quota = raw === 'unlimited' ? null : wholeNumber(raw, 'the quota', 0, Number.MAX_SAFE_INTEGER, u, 'unlimited');
-      return async (store) => void process.stdout.write(line(found(await store.setTokenQuota(id, quota), id)) + '\n');
+      return async (store) => printed(found(await store.setTokenQuota(id, quota), id));
     },
   ],
 ]);
 
-function setDisabled(args: string[], disabled: boolean): (store: Store) => Promise<void> {
+function setDisabled(args: string[], disabled: boolean): (store: Store) => Promise<TokenRecord> {
   const id = parseCommand(args, usageOf(TOKENS_USAGE[disabled ? 'disable' : 'enable']), {}, { required: ['id'] }).positionals[0]!;
-  return async (store) => void process.stdout.write(line(found(await store.setTokenDisabled(id, disabled), id)) + '\n');
+  return async (store) => printed(found(await store.setTokenDisabled(id, disabled), id));
+}
+
+/** Prints a token a command changed, and hands it on to be told to the replicas. */
+function printed(t: TokenRecord): TokenRecord {
+  process.stdout.write(line(t) + '\n');
+  return t;
 }
 
 /** Runs `gateway tokens <subcommand> …` on the store of GATEWAY_DB. */
@@ -104,10 +114,20 @@ export async function tokensCommand(args: readonly string[]): Promise<void> {
   const act = await subcommand(rest);
   // Imported after the arguments parsed (see src/cli.ts).
   const [{ settingsFromEnv }, { openStore }] = await Promise.all([import('../app.js'), import('../store/open-store.js')]);
-  const store = await openStore(settingsFromEnv().storeUrl);
+  const settings = settingsFromEnv();
+  const store = await openStore(settings.storeUrl);
+  let changed: TokenRecord | void;
   try {
-    await act(store);
+    changed = await act(store);
   } finally {
     await store.close();
+  }
+  // As the admin routes do: every replica forgets what it cached of the key at once (README, "Running several replicas").
+  if (changed && settings.redisUrl !== null) {
+    const { tellReplicas } = await import('../live/redis-live.js');
+    const told = await tellReplicas(settings.redisUrl, settings.redisPrefix, { t: 'token', keyHash: changed.keyHash });
+    process.stderr.write(
+      told ? 'the replicas were told through Redis\n' : 'Redis could not be reached: the replicas see the change when their cached lookup of the key runs out (GATEWAY_AUTH_CACHE_MS)\n',
+    );
   }
 }

@@ -303,3 +303,22 @@ function parseStatus(text: string): ReplicaStatus | null {
     return null;
   }
 }
+
+/**
+ * Tells the replicas sharing `prefix` one event and disconnects: for a process that is not a
+ * replica (`gateway tokens disable` run by an operator). False when Redis could not be told
+ * within a few seconds; the replicas then learn it when their cached lookups run out.
+ */
+export async function tellReplicas(url: string, prefix: string, event: LiveEvent): Promise<boolean> {
+  const redis = new Redis(url, { connectTimeout: 2_000, maxRetriesPerRequest: 0, retryStrategy: () => null, lazyConnect: true, commandTimeout: COMMAND_TIMEOUT_MS });
+  redis.on('error', () => undefined);
+  try {
+    await redis.connect();
+    await redis.publish(`${prefix}events`, JSON.stringify({ ...event, from: 'cli' }));
+    return true;
+  } catch {
+    return false;
+  } finally {
+    redis.disconnect();
+  }
+}
