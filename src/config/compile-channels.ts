@@ -12,7 +12,7 @@ import { DEFAULT_POLLING, routeServesModel } from './lookups.js';
 
 interface RawOperation {
   request: { method: string; path: string; query?: string; headers?: string; body?: string; encoding?: 'json' | 'multipart' };
-  response: { body: string; max_bytes?: number | string };
+  response: { body: string; max_bytes?: number | string; type?: 'json' | 'bytes' };
   error?: string;
   await?: { answer: string; interval_ms?: number; timeout_ms?: number; result_type?: string };
 }
@@ -304,7 +304,11 @@ function compileOperation(src: YamlSource, op: RawOperation, at: (string | numbe
       body: m(op.request.body, 'request', 'body'),
       encoding: op.request.encoding ?? 'json',
     },
-    response: { body: m(op.response.body, 'response', 'body')!, maxBytes: op.response.max_bytes === undefined ? DEFAULT_RESPONSE_BYTES : parseSize(op.response.max_bytes) },
+    response: {
+      body: m(op.response.body, 'response', 'body')!,
+      maxBytes: op.response.max_bytes === undefined ? DEFAULT_RESPONSE_BYTES : parseSize(op.response.max_bytes),
+      type: op.response.type ?? 'json',
+    },
     error: m(op.error, 'error'),
     await: op.await
       ? { answer: m(op.await.answer, 'await', 'answer')!, intervalMs: op.await.interval_ms ?? DEFAULT_AWAIT.intervalMs, timeoutMs: op.await.timeout_ms ?? DEFAULT_AWAIT.timeoutMs, resultType: op.await.result_type ?? DEFAULT_AWAIT.resultType }

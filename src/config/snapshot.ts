@@ -144,7 +144,8 @@ export interface CompiledOperation {
     /** How the body mapping's output is sent: JSON text, or multipart/form-data (data URIs become files). */
     readonly encoding: 'json' | 'multipart';
   };
-  readonly response: { readonly body: Mapping; readonly maxBytes: number };
+  /** `type`: how a 2xx answer is read, parsed as JSON or kept as bytes of any media type (README, channels.yaml `response.type`). */
+  readonly response: { readonly body: Mapping; readonly maxBytes: number; readonly type: 'json' | 'bytes' };
   readonly error: Mapping | null;
   /**
    * Synchronous routes over an asynchronous vendor: the response mapping gives a task update, the

@@ -17,9 +17,11 @@ export interface GatewayErrorDetails {
    * fallback"): `unsent` the request certainly never reached the vendor (connection refused, DNS,
    * connect timeout); `unknown` it may have been received (reset or timeout after sending, or a 2xx
    * that could not be read); `answered` the vendor gave a complete error answer of `status`.
-   * Absent: the failure is not the vendor's (a mapping of ours, the store).
+   * Absent: the failure is not the vendor's (a mapping of ours, the store). `blame: 'mapping'`: the
+   * vendor answered 2xx and our response mapping could not translate it; the call may have done
+   * its work (`unknown`), but the vendor is not to blame for it (its breaker does not count it).
    */
-  upstream?: { readonly phase: 'unsent' | 'unknown' | 'answered'; readonly status?: number };
+  upstream?: { readonly phase: 'unsent' | 'unknown' | 'answered'; readonly status?: number; readonly blame?: 'mapping' };
 }
 
 /** The only error type the engine throws on purpose; its code comes from the catalogue. */

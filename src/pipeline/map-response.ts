@@ -17,12 +17,37 @@ function parseJson(buf: Buffer): { ok: true; value: unknown } | { ok: false } {
   }
 }
 
+/**
+ * What the response mapping sees as `body`: the parsed JSON answer, or for an operation whose
+ * answer is bytes (`response.type: bytes`: an image, audio) its media type, size and base64.
+ */
+function answerBody(op: CompiledOperation, res: UpstreamResponse): { ok: true; value: unknown } | { ok: false } {
+  if (op.response.type === 'json') return parseJson(res.body);
+  return { ok: true, value: { content_type: contentTypeOf(res) ?? 'application/octet-stream', size: res.body.length, base64: res.body.toString('base64') } };
+}
+
+function contentTypeOf(res: UpstreamResponse): string | undefined {
+  const type = res.headers['content-type'];
+  return Array.isArray(type) ? type[0] : type;
+}
+
 /** Translates a 2xx vendor answer into the public body through the operation's response mapping. */
 export async function mapSuccess(op: CompiledOperation, res: UpstreamResponse, ctx: ResponseContext): Promise<unknown> {
-  const parsed = parseJson(res.body);
+  const parsed = answerBody(op, res);
   // A 2xx we cannot read may still be an acceptance: `unknown`, never sent again as a creation.
-  const upstream = { phase: 'unknown' as const };
-  if (!parsed.ok) throw new GatewayError('bad_response', 'the upstream answered malformed JSON', { upstream });
+  if (!parsed.ok) {
+    const type = contentTypeOf(res);
+    // JSON that does not parse is the vendor's fault; an image where the profile expects JSON is the profile's.
+    if (type !== undefined && !/json/i.test(type)) {
+      throw new GatewayError('bad_response', 'the upstream answer could not be translated', {
+        cause: { mapping: `${op.response.body.where}: the vendor answered ${type.slice(0, 100)}, not JSON; declare response.type: bytes` },
+        upstream: { phase: 'unknown', blame: 'mapping' },
+      });
+    }
+    throw new GatewayError('bad_response', 'the upstream answered malformed JSON', { upstream: { phase: 'unknown' } });
+  }
+  // One our mapping cannot translate is the same, but the vendor did its part (attempts.ts: its breaker does not count it).
+  const upstream = { phase: 'unknown' as const, blame: 'mapping' as const };
   let out: unknown;
   try {
     out = await op.response.body.evaluate({ status: res.status, headers: res.headers, body: parsed.value, ...ctx });

@@ -50,8 +50,13 @@ export function mayRetry(outcome: Outcome, creates: boolean): boolean {
   }
 }
 
-/** What the outcome says about the channel's health, for its breaker. */
-function healthOf(outcome: Outcome): Health {
+/**
+ * What a failed call says about the channel's health, for its breaker. A 2xx our mapping could not
+ * translate says nothing against the vendor: five such answers once opened a breaker on a vendor
+ * that did its job.
+ */
+function healthOf(outcome: Outcome, err: unknown): Health {
+  if (err instanceof GatewayError && err.details.upstream?.blame === 'mapping') return 'neutral';
   return outcome === 'rejected' ? 'success' : outcome === 'rate_limited' || outcome === 'fault' ? 'neutral' : 'failure';
 }
 
@@ -144,7 +149,7 @@ export async function withFallback<T>(
         const code = err instanceof GatewayError ? err.code : 'internal_error';
         // After acceptance the channel did its part: a later failure (the task failed, a look timed
         // out) says nothing of its health, and must reach the client as it is.
-        slot.done(accepted ? 'success' : healthOf(outcome), { code, message: err instanceof Error ? err.message : String(err) });
+        slot.done(accepted ? 'success' : healthOf(outcome, err), { code, message: err instanceof Error ? err.message : String(err) });
         deps.metrics.upstreamAttempts.inc({ channel: choice.channel.name, outcome: accepted ? 'accepted' : outcome });
         if (err instanceof GatewayError) err.details.channel ??= choice.channel.name;
         if (accepted || !mayRetry(outcome, creates(choice))) throw err;
