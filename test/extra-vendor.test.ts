@@ -1,8 +1,10 @@
 /**
  * Proof that a vendor is configuration: a made-up vendor with its own task protocol, served by a
- * small test server, is added to the shipped config from a temporary directory (a profile and a
- * channel in an extra config directory, as GATEWAY_CONFIG_EXTRA adds one) and a task is driven
- * through the public video routes to a downloaded file. No code of the gateway knows this vendor.
+ * small test server, is added to the shipped config from a temporary directory (as
+ * GATEWAY_CONFIG_EXTRA adds one), editing no shipped file: a channels fragment holds its profile
+ * and channel, a routes fragment adds its public model to the shipped video routes (`extend`) and
+ * gives it a family. A task is driven through those public routes to a downloaded file. No code of
+ * the gateway knows this vendor. Another vendor is one more pair of fragments (writeFragment).
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -12,13 +14,22 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { renderCatalogue } from '../src/config/catalogue.js';
 import { loadConfig } from '../src/config/load.js';
+import { routeServesModel } from '../src/config/lookups.js';
 import { PROJECT_ROOT } from '../src/config/paths.js';
+import type { CompiledRoute, Snapshot } from '../src/config/snapshot.js';
 import { createGateway, type Gateway } from '../src/gateway.js';
 import { silentLogger } from '../src/log.js';
+import { openApiDocument } from '../src/openapi/openapi-document.js';
 import { openStore } from '../src/store/open-store.js';
 import type { Store } from '../src/store/store.js';
 import { generateKey, hashKey } from '../src/tokens/keys.js';
+
+/** The kitchen's public model: no shipped route serves it, nor any of their patterns. */
+const KITCHEN_MODEL = 'kitchen-video-1';
+/** The shipped routes it joins: the two unified video submissions. */
+const VIDEO_ROUTES = ['video-generations', 'videos'];
 
 /** The vendor: orders are "cooking" until looked at twice, then "ready" with a file, or "burnt". */
 class Kitchen {
@@ -65,12 +76,25 @@ class Kitchen {
   }
 }
 
-/** The extra directory: one fragment holding the made-up profile and its channel, nothing else. */
-function writeExtraConfig(dir: string, kitchenUrl: string): void {
-  mkdirSync(join(dir, 'channels.d'));
-  writeFileSync(
-    join(dir, 'channels.d', 'kitchen.yaml'),
-    `version: 1
+/** Writes one fragment of the extra directory: `routes.d/<name>.yaml` or `channels.d/<name>.yaml`. */
+function writeFragment(dir: string, kind: 'routes' | 'channels', name: string, text: string): void {
+  mkdirSync(join(dir, `${kind}.d`), { recursive: true });
+  writeFileSync(join(dir, `${kind}.d`, `${name}.yaml`), text);
+}
+
+/** The kitchen's public surface: its model joins the shipped video routes, in a family of its own. */
+const KITCHEN_ROUTES = `version: 1
+extend:
+${VIDEO_ROUTES.map((id) => `  - { route: ${id}, models: [${KITCHEN_MODEL}] }`).join('\n')}
+families:
+  - name: kitchen video
+    description: The made-up kitchen vendor's one model; no limits, the vendor takes any prompt.
+    models: [${KITCHEN_MODEL}]
+`;
+
+/** The kitchen's protocol profile and its channel. */
+function kitchenChannels(kitchenUrl: string): string {
+  return `version: 1
 profiles:
   kitchen:
     description: A made-up vendor for the proof that a vendor is configuration.
@@ -100,18 +124,27 @@ channels:
     base_url: ${kitchenUrl}
     secrets: { pass: "kitchen-secret" }
     groups: [default]
-    # nu-* is a pattern of the shipped video routes; a channel naming the model exactly wins.
-    models: [nu-kitchen-1]
+    models: [${KITCHEN_MODEL}]
     polling: { interval_ms: 100, stale_ms: 0 }
-`,
-  );
+`;
 }
+
+test('the shipped routes do not serve the kitchen model: only the extension brings it', () => {
+  const { snapshot: shipped, issues } = loadConfig(PROJECT_ROOT, { env: {} });
+  assert.ok(shipped, issues.map((i) => `${i.file}:${i.line} ${i.message}`).join('\n'));
+  for (const id of VIDEO_ROUTES) {
+    const route: CompiledRoute | undefined = shipped.routes.find((r) => r.id === id);
+    assert.ok(route, `the shipped config declares route ${id}`);
+    assert.equal(routeServesModel(route, KITCHEN_MODEL), false, `shipped route ${id} already serves ${KITCHEN_MODEL}`);
+  }
+});
 
 describe('a vendor added as configuration only', () => {
   let kitchen: Kitchen;
   let dir: string;
   let store: Store;
   let gateway: Gateway;
+  let snapshot: Snapshot;
   let key: string;
   const call = (path: string, init: RequestInit = {}) =>
     fetch(gateway.url() + path, { ...init, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...(init.headers ?? {}) } });
@@ -120,9 +153,11 @@ describe('a vendor added as configuration only', () => {
     kitchen = new Kitchen('kitchen-secret');
     await kitchen.start();
     dir = mkdtempSync(join(tmpdir(), 'gw-extra-'));
-    writeExtraConfig(dir, kitchen.url);
-    const { snapshot, issues } = loadConfig(PROJECT_ROOT, { env: {}, extraDirs: [dir] });
-    assert.ok(snapshot, issues.map((i) => `${i.file}:${i.line} ${i.message}`).join('\n'));
+    writeFragment(dir, 'routes', 'kitchen', KITCHEN_ROUTES);
+    writeFragment(dir, 'channels', 'kitchen', kitchenChannels(kitchen.url));
+    const loaded = loadConfig(PROJECT_ROOT, { env: {}, extraDirs: [dir] });
+    assert.ok(loaded.snapshot, loaded.issues.map((i) => `${i.file}:${i.line} ${i.message}`).join('\n'));
+    snapshot = loaded.snapshot;
     assert.ok(snapshot.channelsByName.has('kitchen'), 'the extra channel is loaded');
     store = await openStore(':memory:');
     key = generateKey();
@@ -146,14 +181,29 @@ describe('a vendor added as configuration only', () => {
     throw new Error(`task ${id} never got there`);
   }
 
+  test('the extended routes serve the model, and the OpenAPI document and the catalogue show it', () => {
+    for (const id of VIDEO_ROUTES) {
+      const route = snapshot.routes.find((r) => r.id === id)!;
+      assert.ok(route.models.exact.has(KITCHEN_MODEL), `route ${id} lists ${KITCHEN_MODEL}`);
+      assert.ok(route.models.exact.has('epsilon-video-3'), `route ${id} keeps its own models`);
+    }
+    assert.equal(snapshot.routes.length, loadConfig(PROJECT_ROOT, { env: {} }).snapshot!.routes.length, 'no route was added');
+    const paths = openApiDocument(snapshot).paths as Record<string, Record<string, { 'x-models'?: string[] }>>;
+    assert.ok(paths['/v1/videos']!.post!['x-models']!.includes(KITCHEN_MODEL));
+    assert.ok(paths['/v1/video/generations']!.post!['x-models']!.includes(KITCHEN_MODEL));
+    const row = renderCatalogue(snapshot).split('\n').find((l) => l.startsWith('| kitchen video |'));
+    assert.ok(row, 'the catalogue has a row for the kitchen family');
+    assert.ok(row.includes('`POST /v1/videos`') && row.includes('`POST /v1/video/generations`'), row);
+  });
+
   test('submit, follow, and download through the public routes', async () => {
-    const res = await call('/v1/videos', { method: 'POST', body: JSON.stringify({ model: 'nu-kitchen-1', prompt: 'a soup' }) });
+    const res = await call('/v1/videos', { method: 'POST', body: JSON.stringify({ model: KITCHEN_MODEL, prompt: 'a soup' }) });
     const sub = (await res.json()) as { id: string; status: string };
     assert.equal(res.status, 200, JSON.stringify(sub));
     assert.match(sub.id, /^task_/);
     assert.equal(sub.status, 'queued');
     const order = kitchen.orders.get('T1')!;
-    assert.deepEqual(order.recipe, { dish: 'nu-kitchen-1', words: 'a soup' });
+    assert.deepEqual(order.recipe, { dish: KITCHEN_MODEL, words: 'a soup' });
     const done = await until(sub.id, (t) => t.status === 'completed');
     assert.equal(done.status, 'completed');
     const file = await call(`/v1/videos/${sub.id}/content`);
@@ -163,7 +213,7 @@ describe('a vendor added as configuration only', () => {
   });
 
   test("the vendor's failure reaches the client as the profile maps it", async () => {
-    const res = await call('/v1/video/generations', { method: 'POST', body: JSON.stringify({ model: 'nu-kitchen-1', prompt: 'burn it' }) });
+    const res = await call('/v1/video/generations', { method: 'POST', body: JSON.stringify({ model: KITCHEN_MODEL, prompt: 'burn it' }) });
     const sub = (await res.json()) as { id: string };
     assert.equal(res.status, 200, JSON.stringify(sub));
     const failed = await until(sub.id, (t) => t.status === 'failed');

@@ -295,6 +295,31 @@ describe('saturation', () => {
     assert.equal(res.headers.get('retry-after'), '2', "the simulators' own Retry-After");
     assert.equal(a.stats.requests + b.stats.requests, 2);
   });
+
+  it('every channel answering 429 with a wait stated in its error body → Retry-After is the shortest stated wait', async () => {
+    const [a, b] = [await alpha(), await alpha()];
+    const g = await routed(channel('one', 'alpha-native', a, [IMAGE], 'priority: 1') + channel('two', 'alpha-native', b, [IMAGE]));
+    after(() => g.close());
+    // The vendor states these waits in a RetryInfo detail of its body and sends no Retry-After header.
+    a.faults.push('429:wait:25');
+    b.faults.push('429:wait:40');
+    const res = await g.post(IMAGE_PATH, imageBody());
+    assert.equal(res.status, 429);
+    assert.deepEqual(res.json, { code: 'too_many_requests', message: 'the upstream is rate limiting this channel; retry later', data: null });
+    assert.equal(res.headers.get('retry-after'), '25', 'the shorter of the two stated waits, not the last one nor retry_after_s (3)');
+    assert.deepEqual([a.stats.requests, b.stats.requests], [1, 1]);
+  });
+
+  it('a 503 whose body states a wait → upstream_unavailable (shape A) with that Retry-After', async () => {
+    const a = await alpha();
+    const g = await routed(channel('only', 'alpha-native', a, [IMAGE]));
+    after(() => g.close());
+    a.faults.push('503:wait:30');
+    const res = await g.post(IMAGE_PATH, imageBody());
+    assert.equal(res.status, 503);
+    assert.equal(res.json.error.code, 'upstream_unavailable');
+    assert.equal(res.headers.get('retry-after'), '30');
+  });
 });
 
 describe('circuit breaker', () => {

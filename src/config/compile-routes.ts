@@ -10,7 +10,7 @@ import { compileResources, type RawResources } from './compile-resources.js';
 import type { SchemaCompiler } from './schema-compiler.js';
 import type { CompiledBody, CompiledRoute, CompiledRouteTask, KeySource, PathMatcher, RouteKind, TaskIdSource } from './snapshot.js';
 import { parseSize } from './sizes.js';
-import type { YamlSource } from './yaml-source.js';
+import { placeOf, type YamlSource } from './yaml-source.js';
 
 /** The raw shape of a route, as routes.schema.json admits it. */
 interface RawRoute extends RawResources {
@@ -66,11 +66,14 @@ export function compileRoutes(src: YamlSource, configDir: string, schemas: Schem
   raw.forEach((r, i) => {
     const at = (...rest: (string | number)[]) => ['routes', i, ...rest];
     const report = (rest: (string | number)[], msg: string) => void issues.push(src.issue(at(...rest), msg));
-    if (seenIds.has(r.id)) report(['id'], `route id "${r.id}" is already used by routes[${seenIds.get(r.id)}]`);
-    seenIds.set(r.id, i);
+    // The first declaration's place, as the merged list's index means nothing to the reader of a fragment.
+    const first = (j: number) => `route "${raw[j]!.id}" (${placeOf(src, ['routes', j])})`;
+    if (seenIds.has(r.id)) report(['id'], `route id "${r.id}" is already used by the route at ${placeOf(src, ['routes', seenIds.get(r.id)!])}`);
+    else seenIds.set(r.id, i);
     const { key, cond } = pathKey(r);
-    if (seenPaths.has(key)) report(['path'], `${r.method} ${r.path}${cond ? ` with ${cond}` : ''} is already declared by routes[${seenPaths.get(key)}]`);
-    seenPaths.set(key, i);
+    if (seenPaths.has(key)) {
+      report(['path'], `${r.method} ${r.path}${cond ? ` with ${cond}` : ''} is already declared by ${first(seenPaths.get(key)!)}; to add models to it from another file, use extend`);
+    } else seenPaths.set(key, i);
 
     let matcher: PathMatcher | undefined;
     try {

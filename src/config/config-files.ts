@@ -2,6 +2,7 @@ import { createHash, type Hash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { ConfigIssue } from './issues.js';
+import { applyRouteExtensions } from './route-extensions.js';
 import { parseYaml, type YamlSource } from './yaml-source.js';
 
 /**
@@ -11,6 +12,7 @@ import { parseYaml, type YamlSource } from './yaml-source.js';
  * directories (`GATEWAY_CONFIG_EXTRA`) add their own files the same way; their `routes.yaml` and
  * `channels.yaml` are optional. Every file is checked on its own, so an issue names its file and
  * line; the merged view routes an issue on `profiles.X` or `channels[i]` back to the file it came from.
+ * A routes file may also add models to a route another file declares (`extend`, route-extensions.ts).
  */
 
 /** The merged routes and channels, each a source whose issues point into the right file. */
@@ -46,7 +48,7 @@ export function readConfigSources(dirs: readonly string[], check: { routes: Chec
     }
   });
   if (!ok || routeFiles.length === 0 || channelFiles.length === 0) return null;
-  return { routes: mergeRoutes(routeFiles), channels: mergeChannels(channelFiles, issues), version: digest.digest('hex').slice(0, 16) };
+  return { routes: mergeRoutes(routeFiles, issues), channels: mergeChannels(channelFiles, issues), version: digest.digest('hex').slice(0, 16) };
 }
 
 /** The `*.yaml` files of `dir/sub` in name order, as paths relative to `dir`; none when it is absent. */
@@ -109,14 +111,23 @@ function listOwner(files: readonly YamlSource[], key: string) {
   return items;
 }
 
-function mergeRoutes(files: readonly YamlSource[]): YamlSource {
+/**
+ * Routes and families of every file, in reading order, with the files' `extend` entries applied
+ * (route-extensions.ts): a model an extension added to a route is owned by the extension's line.
+ */
+function mergeRoutes(files: readonly YamlSource[], issues: ConfigIssue[]): YamlSource {
   const routes = listOwner(files, 'routes');
   const families = listOwner(files, 'families');
+  const own = routes.map((r) => ((r.value as { models?: unknown[] }).models ?? []).length);
+  const added = applyRouteExtensions(routes, files, issues);
   const value = { version: 1, routes: routes.map((r) => r.value), families: families.map((f) => f.value) };
   return merged(files[0]!, value, (path) => {
-    const list = path[0] === 'routes' ? routes : path[0] === 'families' ? families : null;
-    const item = list && typeof path[1] === 'number' ? list[path[1]] : undefined;
-    return item ? { src: item.src, path: [path[0]!, item.index, ...path.slice(2)] } : { src: files[0]!, path };
+    const [key, i, field, j] = path;
+    const extension = key === 'routes' && typeof i === 'number' && field === 'models' && typeof j === 'number' && j >= own[i]! ? added.get(i)?.[j - own[i]!] : undefined;
+    if (extension) return { src: extension.src, path: [...extension.path, ...path.slice(4)] };
+    const list = key === 'routes' ? routes : key === 'families' ? families : null;
+    const item = list && typeof i === 'number' ? list[i] : undefined;
+    return item ? { src: item.src, path: [key!, item.index, ...path.slice(2)] } : { src: files[0]!, path };
   });
 }
 

@@ -11,6 +11,13 @@ export interface YamlSource {
   issue(path: readonly (string | number)[], message: string, severity?: 'error' | 'warning'): ConfigIssue;
 }
 
+/** `file:line` of the value at `path`; through a merged source, of the file that value came from. */
+export function placeOf(src: YamlSource, path: readonly (string | number)[]): string {
+  // issue() knows which file a merged path belongs to; locate() alone would name the main file.
+  const at = src.issue(path, '');
+  return `${at.file}:${at.line}`;
+}
+
 /** Parses YAML text keeping positions; syntax errors and duplicate keys come back as issues. */
 export function parseYaml(file: string, text: string): { source: YamlSource | null; issues: ConfigIssue[] } {
   const lineCounter = new LineCounter();

@@ -77,7 +77,7 @@ export const catalogue = {
   too_many_requests: {
     status: 429,
     shape: 'B',
-    when: 'Every channel that could serve the request is at its `max_concurrency` or answered 429, or the group is at its `max_concurrency`; retry after `Retry-After` (as the vendor sent it, else `routing.retry_after_s`).',
+    when: "Every channel that could serve the request is at its `max_concurrency` or answered 429, or the group is at its `max_concurrency`; retry after `Retry-After`: the shortest wait a vendor stated (its error mapping's `retry_after`, else its `Retry-After` header), else `routing.retry_after_s`.",
   },
   internal_error: {
     status: 500,
@@ -92,7 +92,7 @@ export const catalogue = {
   upstream_unavailable: {
     status: 503,
     shape: 'A',
-    when: 'The upstream says the model is temporarily overloaded or unavailable, or every channel for the model is taken out by its circuit breaker (`Retry-After`: when a probe may go).',
+    when: 'The upstream says the model is temporarily overloaded or unavailable, or every channel for the model is taken out by its circuit breaker (`Retry-After`: the wait the vendor stated, or when a probe may go).',
   },
   server_busy: {
     status: 503,

@@ -34,9 +34,19 @@ export function sendError(res: ServerResponse, thrown: unknown, log: Logger, req
     'x-request-id': requestId,
     ...err.details.headers,
   };
-  if (err.details.retryAfter !== undefined) headers['retry-after'] = Math.max(1, Math.ceil(err.details.retryAfter));
+  if (err.details.retryAfter !== undefined && waitMeansSomething(status)) headers['retry-after'] = Math.max(1, Math.ceil(err.details.retryAfter));
   res.writeHead(status, headers);
   res.end(body);
+}
+
+/**
+ * Whether an answer of this status carries `Retry-After`: the two statuses HTTP gives it a meaning
+ * for, 429 (shape B, RFC 6585) and 503 (shape A, RFC 9110), as the OpenAPI document says. A wait
+ * stated with a 4xx that blames the request would only invite the same refusal again; a 502 or 504
+ * says the call failed, not when the vendor will be back.
+ */
+function waitMeansSomething(status: number): boolean {
+  return status === 429 || status === 503;
 }
 
 function rawAnswer(err: GatewayError): string {

@@ -2,6 +2,7 @@ import type { CompiledOperation } from '../config/snapshot.js';
 import { isErrorCode } from '../errors/catalogue.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { UpstreamResponse } from '../upstream/upstream-request.js';
+import { statedWait } from './stated-wait.js';
 
 /**
  * Context the response and error mappings see besides the vendor's answer: `model`,
@@ -67,33 +68,42 @@ function fallbackCode(status: number) {
   return 'bad_response' as const;
 }
 
-/** The vendor's Retry-After in seconds (1 h at most), when it sent a usable one. */
-export function retryAfter(res: UpstreamResponse): number | undefined {
-  const h = res.headers['retry-after'];
-  const n = Number(Array.isArray(h) ? h[0] : h);
-  return Number.isFinite(n) && n > 0 ? Math.min(n, 3600) : undefined;
+/** The vendor's `Retry-After` in seconds (1 h at most), when it sent a usable one; a date counts from `nowMs`. */
+export function retryAfter(res: UpstreamResponse, nowMs: number): number | undefined {
+  return statedWait(res.headers['retry-after'], nowMs);
+}
+
+/** What an error mapping may give (README, channels.yaml reference: `operations.<op>.error`). */
+interface MappedError {
+  code?: unknown;
+  message?: unknown;
+  param?: unknown;
+  retry_after?: unknown;
 }
 
 /**
  * Translates a non-2xx vendor answer into a catalogue error through the operation's error
  * mapping. A mapping that fails, or gives no valid code, falls back to a code chosen by status
- * with a generic message: the vendor's body never reaches the client unmapped.
+ * with a generic message: the vendor's body never reaches the client unmapped. The wait the
+ * mapping states (`retry_after`, read from the vendor's body or headers) wins over the vendor's
+ * `Retry-After` header, which stands when the mapping states none it can use.
  */
 export async function mapFailure(op: CompiledOperation, res: UpstreamResponse, ctx: ResponseContext): Promise<GatewayError> {
   const parsed = parseJson(res.body);
+  // Mappings see `now` as the request's clock; a stated moment counts from it (golden runs fix it).
+  const nowMs = typeof ctx.now === 'string' ? Date.parse(ctx.now) : Date.now();
   const details = {
-    retryAfter: retryAfter(res),
+    retryAfter: retryAfter(res, nowMs),
     cause: { status: res.status, body: res.body.subarray(0, 2048).toString('utf8') },
     upstream: { phase: 'answered' as const, status: res.status },
   };
   if (op.error) {
     try {
-      const out = (await op.error.evaluate({ status: res.status, headers: res.headers, body: parsed.ok ? parsed.value : null, ...ctx })) as
-        | { code?: unknown; message?: unknown; param?: unknown }
-        | undefined;
+      const out = (await op.error.evaluate({ status: res.status, headers: res.headers, body: parsed.ok ? parsed.value : null, ...ctx })) as MappedError | undefined;
       if (out && isErrorCode(out.code)) {
         const message = typeof out.message === 'string' && out.message !== '' ? out.message.slice(0, 1000) : `the upstream failed with HTTP ${res.status}`;
-        return new GatewayError(out.code, message, { ...details, param: typeof out.param === 'string' ? out.param : undefined });
+        const retryAfter = statedWait(out.retry_after, nowMs) ?? details.retryAfter;
+        return new GatewayError(out.code, message, { ...details, retryAfter, param: typeof out.param === 'string' ? out.param : undefined });
       }
     } catch {
       // fall through to the status fallback; the cause is logged with the error

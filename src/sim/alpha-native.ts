@@ -44,6 +44,16 @@ export function alphaError(status: number, message?: string, reason?: string): u
   return { error };
 }
 
+/**
+ * The error body of a simulated fault: `waitS` becomes the wait the vendor states in its body, a
+ * RetryInfo detail whose `retryDelay` is a protobuf Duration ("37s"), as its quota errors carry one.
+ */
+export function alphaFaultError(status: number, waitS?: number): unknown {
+  const body = alphaError(status) as { error: Record<string, unknown> };
+  if (waitS !== undefined) body.error.details = [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${waitS}s` }];
+  return body;
+}
+
 interface Part {
   text?: string;
   inlineData?: { mimeType?: string; data?: string };
@@ -56,8 +66,9 @@ interface Body {
 /**
  * A fake vendor speaking alpha-native: checks the key the way the vendor does (x-goog-api-key or
  * ?key=), answers a real small PNG shaped like the requested aspect ratio, and can produce every
- * fault of faults.ts. Prompt markers: `[sim:block]` blocks the prompt (no candidates),
- * `[sim:no-image]` finishes with NO_IMAGE and text only.
+ * fault of faults.ts (`STATUS:wait:S` states the wait in the body: alphaFaultError). Prompt
+ * markers: `[sim:block]` blocks the prompt (no candidates), `[sim:no-image]` finishes with NO_IMAGE
+ * and text only.
  */
 export async function startAlphaSimulator(opts: AlphaSimOptions = {}): Promise<Simulator> {
   const key = opts.key ?? `sim-alpha-${randomBytes(6).toString('hex')}`;
@@ -93,7 +104,7 @@ export async function startAlphaSimulator(opts: AlphaSimOptions = {}): Promise<S
     const prompt = parts.map((p) => p.text ?? '').join(' ');
     const fault = pickFault(req, url, prompt, faults);
     const answer = () => answerFor(model, body, prompt, parts);
-    if (fault && (await applyFault(fault, res, (s) => alphaError(s), answer))) return;
+    if (fault && (await applyFault(fault, res, alphaFaultError, answer))) return;
 
     if (!MODELS.has(model)) return json(res, 404, alphaError(404, `models/${model} is not found for API version v1beta.`));
     if (parts.length === 0) return json(res, 400, alphaError(400, '* GenerateContentRequest.contents: contents is not specified'));

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
-import { alphaError } from './alpha-native.js';
+import { alphaError, alphaFaultError } from './alpha-native.js';
 import { etaInvalid, etaPrompt } from './eta-operations-check.js';
 import { applyFault, pickFault, type Fault } from './faults.js';
 import { json, listen, type Simulator } from './http.js';
@@ -18,7 +18,8 @@ import { TaskBook, type SimTask } from './task-book.js';
  *
  * Errors: the alpha-native shape `{"error":{"code","message","status"}}` (alphaError): 400
  * INVALID_ARGUMENT, 401 UNAUTHENTICATED, 403 PERMISSION_DENIED, 404 NOT_FOUND (also unknown paths and
- * methods), 429 RESOURCE_EXHAUSTED (with `retry-after: 2` when faulted), 500 INTERNAL, 503 UNAVAILABLE.
+ * methods), 429 RESOURCE_EXHAUSTED (with `retry-after: 2` when faulted; a `STATUS:wait:S` fault
+ * states the wait in a RetryInfo detail instead), 500 INTERNAL, 503 UNAVAILABLE.
  *
  * Submit `POST /v1beta/models/{model}:predictLongRunning`, models `eta_3_1` and `eta_3_1-fast`.
  * Order: path → auth → JSON parse (400 "Invalid JSON payload received.") → fault → model (404 NOT_FOUND
@@ -154,7 +155,7 @@ export async function startEtaOperationsSimulator(opts: EtaSimOptions = {}): Pro
     };
     const normal = () => (problem ? alphaError(problem[0], problem[1]) : accept());
     const fault = pickFault(req, url, prompt, faults);
-    if (fault && (await applyFault(fault, res, (s) => alphaError(s), normal))) return;
+    if (fault && (await applyFault(fault, res, alphaFaultError, normal))) return;
     if (problem) return json(res, problem[0], alphaError(problem[0], problem[1]));
     json(res, 200, accept());
   }
@@ -165,7 +166,7 @@ export async function startEtaOperationsSimulator(opts: EtaSimOptions = {}): Pro
     const task = found && found.model === model ? found : undefined;
     const missing = () => alphaError(404, `Operation models/${model}/operations/${id} was not found.`);
     const fault = pickFault(req, url, '', faults);
-    if (fault && (await applyFault(fault, res, (s) => alphaError(s), () => (task ? operation(task) : missing())))) return;
+    if (fault && (await applyFault(fault, res, alphaFaultError, () => (task ? operation(task) : missing())))) return;
     if (!task) return json(res, 404, missing());
     task.polls++;
     json(res, 200, operation(task));
@@ -177,7 +178,7 @@ export async function startEtaOperationsSimulator(opts: EtaSimOptions = {}): Pro
     const bytes = result(id);
     const fault = bytes ? pickFault(req, url, '', []) : null;
     if (fault?.kind === 'slow-body') return serveSlowly(res, bytes!, fault);
-    if (fault && (await applyFault(fault, res, (s) => alphaError(s), () => null))) return;
+    if (fault && (await applyFault(fault, res, alphaFaultError, () => null))) return;
     if (!bytes) return json(res, 404, alphaError(404, `File ${id} was not found.`));
     serveBytes(req, res, bytes, 'video/mp4');
   }

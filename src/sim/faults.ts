@@ -7,6 +7,9 @@ import { json } from './http.js';
  * `x-sim-fault` header, the `sim_fault` query parameter, a `[sim:fault=…]` marker in the prompt,
  * or the simulator's queue (`sim.faults.push(…)`). Forms:
  *   `429`, `500`, `503`, … any status: the vendor's own error body for that status
+ *   `STATUS:wait:S`    that status with a wait of S seconds stated the vendor's own way in its
+ *                      error body, and no Retry-After header (vendors whose error body has no place
+ *                      for a wait state none: alpha-native and eta-operations have one)
  *   `proxy:STATUS`     that status from something in front of the vendor (a proxy, a load
  *                      balancer): an HTML page that is nobody's JSON, e.g. `proxy:404`
  *   `slow-headers:MS`  wait MS before answering normally
@@ -16,7 +19,7 @@ import { json } from './http.js';
  *   `hang`             never answer
  */
 export type Fault =
-  | { kind: 'status'; status: number }
+  | { kind: 'status'; status: number; waitS?: number }
   | { kind: 'proxy'; status: number }
   | { kind: 'slow-headers'; ms: number }
   | { kind: 'slow-body'; ms: number }
@@ -29,6 +32,8 @@ export function parseFault(text: string | null | undefined): Fault | null {
   if (!text) return null;
   const t = text.trim();
   if (/^[1-5][0-9][0-9]$/.test(t)) return { kind: 'status', status: Number(t) };
+  const w = /^([1-5][0-9][0-9]):wait:([0-9]{1,6})$/.exec(t);
+  if (w) return { kind: 'status', status: Number(w[1]), waitS: Number(w[2]) };
   const p = /^proxy:([1-5][0-9][0-9])$/.exec(t);
   if (p) return { kind: 'proxy', status: Number(p[1]) };
   const m = /^(slow-headers|slow-body):([0-9]{1,6})$/.exec(t);
@@ -54,12 +59,15 @@ export function pickFault(req: IncomingMessage, url: URL, prompt: string, queue:
 export async function applyFault(
   fault: Fault,
   res: ServerResponse,
-  vendorError: (status: number) => unknown,
+  /** The vendor's error body for a status, stating `waitS` seconds where its protocol has a place for it. */
+  vendorError: (status: number, waitS?: number) => unknown,
   normalBody: () => unknown,
 ): Promise<boolean> {
   switch (fault.kind) {
     case 'status':
-      json(res, fault.status, vendorError(fault.status), fault.status === 429 ? { 'retry-after': '2' } : {});
+      // A stated wait is in the body only, so a test sees the body's wait reach the client.
+      if (fault.waitS !== undefined) json(res, fault.status, vendorError(fault.status, fault.waitS));
+      else json(res, fault.status, vendorError(fault.status), fault.status === 429 ? { 'retry-after': '2' } : {});
       return true;
     case 'proxy': {
       const title = `${fault.status} ${STATUS_CODES[fault.status] ?? 'Error'}`;

@@ -34,8 +34,8 @@ export function vendorView(task: VendorTask) {
   };
 }
 
-function retryAfterMs(res: UpstreamResponse): number | null {
-  const s = retryAfter(res);
+function retryAfterMs(res: UpstreamResponse, now: Date): number | null {
+  const s = retryAfter(res, now.getTime());
   return s === undefined ? null : s * 1000;
 }
 
@@ -69,10 +69,11 @@ async function failureOf(
   op: CompiledOperation,
   res: UpstreamResponse,
   input: Record<string, unknown>,
+  now: Date,
   kind: string,
   lostCounts: boolean,
 ): Promise<QueryOutcome<TaskUpdate>> {
-  const retry = retryAfterMs(res);
+  const retry = retryAfterMs(res, now);
   const transient = new GatewayError(res.status === 429 ? 'too_many_requests' : 'bad_response', `the vendor answered a task query with HTTP ${res.status}`, {
     cause: { status: res.status, body: res.body.subarray(0, 1024).toString('utf8') },
   });
@@ -85,7 +86,7 @@ async function failureOf(
     // left null: the mapping decides from the status
   }
   try {
-    const update = readTaskUpdate(await op.error.evaluate({ status: res.status, headers: res.headers, body, ...input }), kind);
+    const update = readTaskUpdate(await op.error.evaluate({ status: res.status, headers: res.headers, body, ...input, now: now.toISOString() }), kind);
     if (update?.status === 'failed' || (lostCounts && update?.lost)) return { ok: true, value: update };
   } catch {
     // a failing error mapping is the same as no verdict
@@ -123,7 +124,7 @@ export async function resolveResults(
   const { res } = sent;
   if (res.status < 200 || res.status >= 300) {
     // "Lost" speaks of a task, not of the file a finished task names: only a failure counts here.
-    const failed = await failureOf(op, res, { ...input, now: now.toISOString() }, task.kind, false);
+    const failed = await failureOf(op, res, input, now, task.kind, false);
     return failed.ok ? { ok: true, value: { ...update, ...failed.value, id: update.id } } : failed;
   }
   try {
@@ -159,7 +160,7 @@ export async function lookAt(op: CompiledOperation, channel: CompiledChannel, po
   const sent = await call(op, channel, pools, input, now, ids);
   if (!sent.ok) return sent;
   const { res } = sent;
-  if (res.status < 200 || res.status >= 300) return failureOf(op, res, { ...input, now: now.toISOString() }, task.kind, true);
+  if (res.status < 200 || res.status >= 300) return failureOf(op, res, input, now, task.kind, true);
   try {
     const update = readTaskUpdate(await mapSuccess(op, res, { ...input, now: now.toISOString() }), task.kind);
     if (update) return { ok: true, value: update };
@@ -190,7 +191,7 @@ export async function queryBatch(
     return {
       ok: false,
       error: new GatewayError('bad_response', `the vendor answered a batch task query with HTTP ${res.status}`),
-      retryAfterMs: retryAfterMs(res),
+      retryAfterMs: retryAfterMs(res, now),
       vendorTrouble: trouble,
     };
   }

@@ -267,6 +267,10 @@ describe('eta-operations simulator (real time)', () => {
     assert.equal(r429.status, 429);
     assert.equal(r429.body.error.status, 'RESOURCE_EXHAUSTED');
     assert.equal(r429.headers.get('retry-after'), '2');
+    const stated = await c.submit(video('x'), { headers: { 'x-sim-fault': '429:wait:45' } });
+    assert.equal(stated.status, 429);
+    assert.deepEqual(stated.body.error.details, [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '45s' }]);
+    assert.equal(stated.headers.get('retry-after'), null, 'a stated wait is in the body only');
     const r500 = await c.poll('models/eta_3_1/operations/any', { 'x-sim-fault': '500' });
     assert.equal(r500.status, 500);
     assert.equal(r500.body.error.status, 'INTERNAL');
