@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApiError, GoogleGenAI, HarmBlockThreshold, HarmCategory, type GenerateContentResponse } from '@google/genai';
 import { makePng, pngSize } from '../src/sim/png.js';
+import { hashKey } from '../src/tokens/keys.js';
 import { startHarness, type Harness } from './helpers/harness.js';
 
 interface Sent {
@@ -190,5 +191,99 @@ describe('official @google/genai client against the gateway', () => {
     assert.equal(err.status, 401);
     assert.match(err.message, /invalid_api_key/);
     assert.equal(sent.length - from, 1, 'the client retried a 401');
+  });
+
+  describe('generateContentStream (:streamGenerateContent?alt=sse)', () => {
+    type StreamParams = Parameters<GoogleGenAI['models']['generateContentStream']>[0];
+    const params = (config: StreamParams['config'] = {}): StreamParams => ({
+      model: MODEL,
+      contents: 'a cat',
+      config: { responseModalities: ['TEXT', 'IMAGE'], imageConfig: { aspectRatio: '1:1', imageSize: '1K' }, ...config },
+    });
+
+    /** Every chunk the client yields, and the requests it made; on failure says what it had sent. */
+    async function stream(ai: GoogleGenAI, p: StreamParams): Promise<{ chunks: GenerateContentResponse[]; requests: Sent[] }> {
+      const from = sent.length;
+      const chunks: GenerateContentResponse[] = [];
+      try {
+        for await (const chunk of await ai.models.generateContentStream(p)) chunks.push(chunk);
+      } catch (err) {
+        const last = sent.slice(from).map((s) => `${s.method} ${s.url}\n${s.body.slice(0, 2000)}`).join('\n');
+        throw new Error(`the gateway refused the official client's stream: ${(err as Error).message}\nclient sent:\n${last}`, { cause: err });
+      }
+      return { chunks, requests: sent.slice(from) };
+    }
+
+    /** What generateContentStream throws (it must throw before yielding anything). */
+    async function refusal(ai: GoogleGenAI, p: StreamParams): Promise<ApiError> {
+      const err = await ai.models.generateContentStream(p).then(
+        () => assert.fail('the client got a stream'),
+        (e: unknown) => e,
+      );
+      assert.ok(err instanceof ApiError, `not an ApiError: ${String(err)}`);
+      return err;
+    }
+
+    /** The token of an API key, for its ledger. */
+    async function tokenOf(key: string): Promise<string> {
+      const token = await h.store.findTokenByHash(hashKey(key));
+      assert.ok(token);
+      return token.id;
+    }
+
+    test('the chunks carry the text and a PNG of the asked shape; one request, to the streaming path with alt=sse', async () => {
+      const { chunks, requests } = await stream(client(h.key), params({ imageConfig: { aspectRatio: '16:9', imageSize: '2K' } }));
+      assert.ok(chunks.length >= 1, 'no chunk');
+      const parts = chunks.flatMap((c) => c.candidates?.[0]?.content?.parts ?? []);
+      assert.match(parts.map((p) => p.text ?? '').join(''), /Here is the image you asked for/);
+      const images = parts.filter((p) => p.inlineData);
+      assert.equal(images.length, 1, `image parts: ${JSON.stringify(parts).slice(0, 300)}`);
+      assert.equal(images[0]!.inlineData!.mimeType, 'image/png');
+      const size = pngSize(Buffer.from(images[0]!.inlineData!.data ?? '', 'base64'));
+      assert.ok(size, 'the image part does not decode to a PNG');
+      assert.equal(size.width * 9, size.height * 16, `${size.width}x${size.height} is not 16:9`);
+      const last = chunks.at(-1)!;
+      assert.equal(last.candidates?.[0]?.finishReason, 'STOP');
+      assert.equal(last.modelVersion, MODEL);
+      const u = last.usageMetadata;
+      assert.ok(u?.totalTokenCount !== undefined && u.totalTokenCount === (u.promptTokenCount ?? 0) + (u.candidatesTokenCount ?? 0));
+
+      assert.equal(requests.length, 1, 'the client made more than one request');
+      const url = new URL(requests[0]!.url);
+      assert.equal(url.pathname, `/v1beta/models/${MODEL}:streamGenerateContent`);
+      assert.equal(url.searchParams.get('alt'), 'sse');
+      assert.equal(requests[0]!.headers['x-goog-api-key'], h.key);
+    });
+
+    test('a streamed call is charged once, at the price of generateContent; a refused one is refunded', async () => {
+      const key = await h.createKey({ quota: 10 });
+      const token = await tokenOf(key);
+      await stream(client(key), params({ imageConfig: { aspectRatio: '1:1', imageSize: '2K' } }));
+      // 2K is 2 units (channels.yaml prices, alpha-*).
+      assert.deepEqual((await h.store.ledger(token, null, 10)).map((e) => [e.kind, e.amount]), [['debit', 2]]);
+
+      h.sim.faults.length = 0;
+      h.sim.faults.push('429');
+      const err = await refusal(client(key), params());
+      assert.equal(h.sim.faults.length, 0, 'the fault did not reach the upstream');
+      assert.equal(err.status, 429);
+      assert.match(err.message, /too_many_requests/);
+      assert.deepEqual(await h.store.ledgerBalance(token), { used: 2, debit: 3, refund: 1, settle: 0 });
+    });
+
+    test('a wrong key makes generateContentStream throw an ApiError with status 401, as generateContent does', async () => {
+      const from = sent.length;
+      const err = await refusal(client('gw-not-a-real-key'), params());
+      assert.equal(err.status, 401);
+      assert.match(err.message, /invalid_api_key/);
+      assert.equal(sent.length - from, 1, 'the client retried a 401');
+    });
+
+    test('a body without imageConfig makes it throw an ApiError with status 400 naming the field', async () => {
+      const err = await refusal(client(h.key), { model: MODEL, contents: 'a cat', config: { responseModalities: ['IMAGE'] } });
+      assert.equal(err.status, 400);
+      assert.match(err.message, /invalid_request/);
+      assert.match(err.message, /generationConfig\.imageConfig/);
+    });
   });
 });

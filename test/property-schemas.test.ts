@@ -61,8 +61,10 @@ function requestOf(t: Target, body: Json): { path: string; body: Json } {
   if (t.model !== null && route.model?.from === 'body' && body !== null && typeof body === 'object' && !Array.isArray(body)) {
     body = withAt(body, route.model.pointer, t.model);
   }
-  const path = route.model?.from === 'path' && t.model !== null ? route.path.replace(`{${route.model.name}}`, encodeURIComponent(t.model)) : pathOf(route, 'task_AAAAAAAAAAAAAAAAAAAAAAAA');
-  return { path, body };
+  if (route.model?.from !== 'path' || t.model === null) return { path: pathOf(route, 'task_AAAAAAAAAAAAAAAAAAAAAAAA'), body };
+  // With the query values that pick the route (alt=sse): without them every body would be refused before it is read.
+  const query = new URLSearchParams(route.matchQuery).toString();
+  return { path: route.path.replace(`{${route.model.name}}`, encodeURIComponent(t.model)) + (query ? `?${query}` : ''), body };
 }
 
 describe('bodies from each route’s own schema, valid and mistyped, on every route and model', () => {

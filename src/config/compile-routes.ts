@@ -8,7 +8,7 @@ import type { ConfigIssue } from './issues.js';
 import { compileMappingAt } from './compile-mapping.js';
 import { compileResources, type RawResources } from './compile-resources.js';
 import type { SchemaCompiler } from './schema-compiler.js';
-import type { CompiledBody, CompiledRoute, CompiledRouteTask, KeySource, PathMatcher, RouteKind, TaskIdSource } from './snapshot.js';
+import type { AnswerStream, CompiledBody, CompiledRoute, CompiledRouteTask, KeySource, PathMatcher, RouteKind, TaskIdSource } from './snapshot.js';
 import { parseSize } from './sizes.js';
 import { placeOf, type YamlSource } from './yaml-source.js';
 
@@ -35,14 +35,16 @@ interface RawRoute extends RawResources {
   example?: { params: Record<string, string>; body?: unknown };
   match_query?: Record<string, string>;
   mode?: string;
+  stream?: AnswerStream;
 }
 
 /** What each kind of route must and must not declare. */
 const KIND_RULES: Record<RouteKind, { needs: string[]; refuses: string[]; task: string[]; taskRefuses: string[] }> = {
   sync: { needs: ['operation', 'model', 'models'], refuses: ['task'], task: [], taskRefuses: [] },
-  'task-submit': { needs: ['operation', 'models', 'task'], refuses: [], task: ['kind', 'answer'], taskRefuses: ['kinds', 'id', 'max_ids'] },
-  'task-query': { needs: ['task'], refuses: ['operation', 'model', 'models', 'mode'], task: ['kinds', 'id', 'answer'], taskRefuses: ['kind', 'source'] },
-  'task-content': { needs: ['task'], refuses: ['operation', 'model', 'models', 'body', 'mode'], task: ['kinds', 'id'], taskRefuses: ['kind', 'answer', 'max_ids', 'source'] },
+  // Only a sync answer is streamed: a task's answer is its id at once, a download streams bytes already.
+  'task-submit': { needs: ['operation', 'models', 'task'], refuses: ['stream'], task: ['kind', 'answer'], taskRefuses: ['kinds', 'id', 'max_ids'] },
+  'task-query': { needs: ['task'], refuses: ['operation', 'model', 'models', 'mode', 'stream'], task: ['kinds', 'id', 'answer'], taskRefuses: ['kind', 'source'] },
+  'task-content': { needs: ['task'], refuses: ['operation', 'model', 'models', 'body', 'mode', 'stream'], task: ['kinds', 'id'], taskRefuses: ['kind', 'answer', 'max_ids', 'source'] },
 };
 
 const DEFAULT_BODY_BYTES = 1024 * 1024;
@@ -122,6 +124,7 @@ export function compileRoutes(src: YamlSource, configDir: string, schemas: Schem
         task,
         example,
         matchQuery: Object.freeze({ ...(r.match_query ?? {}) }),
+        stream: r.stream ?? null,
         mode: r.mode !== undefined ? compileMappingAt(src, r.mode, at('mode'), issues) : null,
         resource,
         references,

@@ -11,7 +11,7 @@ export function explainModel(snapshot: Snapshot, model: string, group?: string):
   const routes = snapshot.routes.filter((r) => routeServesModel(r, model));
   if (routes.length === 0) return null;
   const lines = [`model ${model}`, 'routes:'];
-  for (const r of routes) lines.push(`  ${r.id}  ${r.method} ${r.path}  (operation ${r.operation})`);
+  for (const r of routes) lines.push(`  ${r.id}  ${r.method} ${r.path}  (operation ${r.operation}${r.stream === 'sse' ? ', answered as Server-Sent Events' : ''})`);
 
   const channels = channelsForModel(snapshot, model).filter((c) => !group || c.groups.has(group));
   lines.push(group ? `channels for group ${group} (highest priority first, weighted inside a tier):` : 'channels (highest priority first, weighted inside a tier):');

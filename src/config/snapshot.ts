@@ -44,6 +44,8 @@ export interface CompiledRoute {
   readonly example: { readonly path: string; readonly body: unknown } | null;
   /** Query parameters the request must carry with these exact values to take this route (`match_query`). */
   readonly matchQuery: Readonly<Record<string, string>>;
+  /** How a `sync` route delivers its answer (`stream`): `sse`, as Server-Sent Events; null: one JSON answer. */
+  readonly stream: AnswerStream | null;
   /** The generation mode a request asks for (`mode`, JSONata over body, params, query, model); null: not checked. */
   readonly mode: Mapping | null;
   /** A resource the route creates or reads (routes.yaml `resource`); null: none. */
@@ -90,6 +92,9 @@ export interface CompiledFamily {
   readonly modelLimits: ReadonlyMap<string, ValidateFunction>;
   readonly rawModelLimits: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
 }
+
+/** How a streaming route sends its answer (routes.yaml `stream`); only Server-Sent Events so far. */
+export type AnswerStream = 'sse';
 
 /** Which engine runs a route (README, "routes.yaml"). */
 export type RouteKind = 'sync' | 'task-submit' | 'task-query' | 'task-content';

@@ -39,7 +39,10 @@ export interface GoldenStep {
    * asynchronous vendor submits, then queries): each what the vendor answers and must receive.
    */
   readonly then?: readonly { readonly upstream_response: NonNullable<GoldenStep['upstream_response']>; readonly upstream: RecordedRequest | null }[];
-  /** The public answer; headers listed here are compared, others ignored. */
+  /**
+   * The public answer; headers listed here are compared, others ignored. A body that is not JSON is
+   * its text; an event stream (`text/event-stream`) is the list of its frames' data, parsed as JSON.
+   */
   readonly response: { readonly status: number; readonly headers?: Record<string, string>; readonly body: unknown };
 }
 

@@ -210,7 +210,7 @@ function send(base: string, gcase: GoldenStep): Promise<Exchange['response']> {
         const text = Buffer.concat(chunks).toString('utf8');
         let body: unknown;
         try {
-          body = JSON.parse(text);
+          body = String(res.headers['content-type']).startsWith('text/event-stream') ? sseEvents(text) : JSON.parse(text);
         } catch {
           body = text;
         }
@@ -219,6 +219,20 @@ function send(base: string, gcase: GoldenStep): Promise<Exchange['response']> {
     });
     req.on('error', reject);
     req.end(payload);
+  });
+}
+
+/**
+ * An event stream as a case records it: the data of its frames, each parsed as JSON, when the text
+ * is exactly such frames (`data: <json>` and a blank line, CRLF line ends). Anything else throws,
+ * and the caller records the text itself: a change of framing shows in the diff.
+ */
+function sseEvents(text: string): unknown[] {
+  const frames = text.split('\r\n\r\n');
+  if (frames.pop() !== '') throw new Error('the stream does not end with a whole frame');
+  return frames.map((f) => {
+    if (!f.startsWith('data: ') || /[\r\n]/.test(f)) throw new Error(`not a one-line data frame: ${f.slice(0, 40)}`);
+    return JSON.parse(f.slice('data: '.length)) as unknown;
   });
 }
 

@@ -185,11 +185,18 @@ function successOf(routes: readonly CompiledRoute[]): Record<string, Response> {
 
 const REQUEST_ID = { 'X-Request-Id': { $ref: '#/components/headers/x-request-id' } };
 
+const SSE_ANSWER =
+  "Server-Sent Events: one frame `data: <answer JSON>` followed by a blank line (CRLF line ends), where the answer is the vendor's answer in this route's public shape " +
+  '(not declared as a schema); the stream ends when the answer ends, with no `[DONE]` event. Errors come before the stream, as JSON with their status.';
+
 function successResponses(r: CompiledRoute): Record<string, Response> {
   const json = { 'application/json': {} };
   switch (r.kind) {
-    case 'sync':
-      return { '200': { description: "The vendor's answer in this route's public shape (not declared as a schema).", headers: { ...REQUEST_ID, Warning: { $ref: '#/components/headers/warning' } }, content: json } };
+    case 'sync': {
+      const headers = { ...REQUEST_ID, Warning: { $ref: '#/components/headers/warning' } };
+      if (r.stream === 'sse') return { '200': { description: SSE_ANSWER, headers, content: { 'text/event-stream': { schema: { type: 'string' } } } } };
+      return { '200': { description: "The vendor's answer in this route's public shape (not declared as a schema).", headers, content: json } };
+    }
     case 'task-submit':
       return {
         '200': {

@@ -7,13 +7,15 @@ import { validateBody } from '../pipeline/validate-body.js';
 import type { TaskDeps } from './deps.js';
 import { runTaskContent } from './download.js';
 import { runTaskQuery } from './query.js';
+import { sendSse } from './sse-answer.js';
 import { runTaskSubmit } from './submit.js';
 import { runSyncOperation } from './sync.js';
 
 /**
  * One public request, matched, authenticated and read by the server: the stages in their order
  * (validate the body, check the family, check what it names is the caller's), then the route's
- * operation; a JSON answer is written here, a download streams its own.
+ * operation; its answer is written here, as JSON or (a route with `stream: sse`) as an event
+ * stream; a download streams its own.
  */
 export async function serveRequest(ctx: RequestContext, body: unknown, req: IncomingMessage, res: ServerResponse, deps: TaskDeps): Promise<void> {
   const { route } = ctx;
@@ -28,12 +30,9 @@ export async function serveRequest(ctx: RequestContext, body: unknown, req: Inco
     route.kind === 'sync' ? await runSyncOperation(ctx, body, deps, holder)
     : route.kind === 'task-submit' ? await runTaskSubmit(ctx, body, deps, holder)
     : await runTaskQuery(ctx, body, deps);
+  const headers = { 'x-request-id': ctx.requestId, ...(warning ? { warning } : {}) };
+  if (route.stream === 'sse') return sendSse(res, answer, headers);
   const text = JSON.stringify(answer);
-  res.writeHead(200, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(text),
-    'x-request-id': ctx.requestId,
-    ...(warning ? { warning } : {}),
-  });
+  res.writeHead(200, { ...headers, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
   res.end(text);
 }
