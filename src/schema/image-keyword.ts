@@ -39,7 +39,7 @@ const PIXELS_SCHEMA = { type: 'integer', minimum: 1 };
 /** What ajv checks an `image` keyword's value against when a schema is compiled. */
 const RULE_SCHEMA = {
   type: 'object',
-  additionalProperties: false,
+  // Unknown fields are refused by compileImageRule, which can name them (ajv's words cannot).
   minProperties: 1,
   properties: {
     min_width: PIXELS_SCHEMA,
@@ -119,6 +119,8 @@ export function describeImageRule(schema: ImageRule): string {
 
 /** Fills in defaults and parses sizes and ratios; throws on bounds that contradict each other. */
 function compileImageRule(schema: ImageRule): CompiledImageRule {
+  const unknown = Object.keys(schema).filter((k) => !(k in RULE_SCHEMA.properties));
+  if (unknown.length > 0) throw new Error(`${IMAGE_KEYWORD}: unknown field ${unknown.join(', ')} (it takes ${Object.keys(RULE_SCHEMA.properties).join(', ')})`);
   const rule: CompiledImageRule = {
     minWidth: schema.min_width ?? 0,
     minHeight: schema.min_height ?? 0,

@@ -68,7 +68,7 @@ describe('the image keyword', () => {
 
   test('a rule that is not one, or contradicts itself, does not compile', () => {
     const compile = (rule: unknown) => () => createAjv({ allErrors: false }).compile({ image: rule });
-    assert.throws(compile({ min_widht: 128 }), /image/);
+    assert.throws(compile({ min_widht: 128 }), /image: unknown field min_widht \(it takes min_width, /);
     assert.throws(compile({}), /image/);
     assert.throws(compile({ max_bytes: '50 MB' }), /image/);
     assert.throws(compile({ formats: ['gif'] }), /image/);
