@@ -41,3 +41,33 @@ test('the catalogue names refused and discouraged modes and the limits of a fami
   });
   assert.match(page, /\| toy \| `toy-1` \|  \| text; not recommended: reference; refused: first_last \| duration 4–15, default 5<br>images at most 9 item\(s\)<br>`toy-1`: seconds in "10" \|/);
 });
+
+test('the catalogue says an image rule in words, under the path of the items it bounds', () => {
+  const rule = { min_width: 128, min_height: 128, min_aspect: '1:4', max_aspect: '4:1', max_bytes: '50mb', formats: ['png', 'jpeg', 'webp'] };
+  const page = renderCatalogue({
+    routes: [],
+    families: [
+      {
+        name: 'toy',
+        description: '',
+        models: { exact: new Set(['toy-1']), prefixes: [] },
+        modelNames: ['toy-1'],
+        mode: null,
+        modes: new Map(),
+        limits: null,
+        rawLimits: {
+          properties: {
+            image: { image: { max_width: 4096, max_height: 4096, formats: ['jpg'] } },
+            subjects: { type: 'array', items: { type: 'object', properties: { images: { type: 'array', maxItems: 3, items: { image: rule } } } } },
+          },
+        },
+        modelLimits: new Map(),
+        rawModelLimits: {},
+      },
+    ],
+  });
+  assert.match(
+    page,
+    /\| image at most 4096x4096; JPEG<br>subjects\[\]\.images at most 3 item\(s\)<br>subjects\[\]\.images\[\] 128x128 or more, aspect 1:4 to 4:1, at most 50 MB; PNG, JPEG, WebP \|/,
+  );
+});

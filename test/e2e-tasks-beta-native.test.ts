@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { makeFlatPng } from '../src/sim/png.js';
 import { startTaskHarness, type TaskHarness } from './helpers/task-harness.js';
 
-// A 1×1 PNG as bare base64: the public route takes it, the vendor wants a data: URI.
-const PNG_B64 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+// A 128×128 PNG (section 8's smallest image) as bare base64: the public route takes it, the vendor wants a data: URI.
+const PNG_B64 = makeFlatPng(128, 128).toString('base64');
 const betaQuery = (id: string) => `/beta/ent/v2/tasks/${id}/creations`;
 
 describe('video tasks on beta-native (Token auth, four submit kinds, creations query), end to end', () => {

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
-import { makePng } from '../src/sim/png.js';
+import { makeFlatPng, makePng } from '../src/sim/png.js';
 import {
   Client,
   assertShapeA,
@@ -37,7 +37,8 @@ const IOTA_MUSIC = '/iota/submit/music';
 const IOTA_FETCH = '/iota/fetch';
 const POST_ROUTES = [VIDEO_GEN, VIDEOS, BETA, IOTA_MUSIC, IOTA_FETCH] as const;
 const IMG = 'https://example.com/ref.png';
-const PNG_URI = `data:image/png;base64,${makePng(8, 8, 3).toString('base64')}`;
+// 128x128: section 8's smallest image, which the beta families take.
+const PNG_URI = `data:image/png;base64,${makeFlatPng(128, 128).toString('base64')}`;
 const BETA_MODELS = ['betaq3-pro', 'betaq2-pro', 'betaq2-turbo', 'betaq2-pro-fast', 'betaq1', 'betaq1-classic', 'beta2.0'];
 
 // ---------------------------------------------------------------------------------------------

@@ -1,3 +1,4 @@
+import { describeImageRule, IMAGE_KEYWORD, type ImageRule } from '../schema/image-keyword.js';
 import { routeServesModel } from './lookups.js';
 import type { CompiledFamily, CompiledRoute, Snapshot } from './snapshot.js';
 
@@ -64,12 +65,7 @@ function limits(f: CompiledFamily): string {
 function describeSchema(schema: Readonly<Record<string, unknown>>, prefix: string): string[] {
   const out: string[] = [];
   const props = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;
-  for (const [name, rule] of Object.entries(props)) {
-    const path = prefix ? `${prefix}.${name}` : name;
-    const said = ruleWords(rule);
-    if (said) out.push(`${path} ${said}`);
-    if (rule.properties) out.push(...describeSchema(rule, path));
-  }
+  for (const [name, rule] of Object.entries(props)) out.push(...describeRule(rule, prefix ? `${prefix}.${name}` : name));
   for (const key of ['allOf', 'anyOf', 'oneOf'] as const) {
     for (const sub of (schema[key] ?? []) as Record<string, unknown>[]) {
       if (typeof sub.description === 'string') out.push(sub.description);
@@ -78,6 +74,16 @@ function describeSchema(schema: Readonly<Record<string, unknown>>, prefix: strin
   if (typeof schema.not === 'object' && schema.not !== null && typeof (schema.not as { description?: unknown }).description === 'string') {
     out.push((schema.not as { description: string }).description);
   }
+  return out;
+}
+
+/** The rules of one value, of its fields, and of its items (as `path[]`: `subjects[].images[]`). */
+function describeRule(rule: Record<string, unknown>, path: string): string[] {
+  const out: string[] = [];
+  const said = ruleWords(rule);
+  if (said) out.push(`${path} ${said}`);
+  if (rule.properties) out.push(...describeSchema(rule, path));
+  if (typeof rule.items === 'object' && rule.items !== null && !Array.isArray(rule.items)) out.push(...describeRule(rule.items as Record<string, unknown>, `${path}[]`));
   return out;
 }
 
@@ -91,6 +97,7 @@ function ruleWords(r: Record<string, unknown>): string {
   if (r.maxItems !== undefined) w.push(`at most ${String(r.maxItems)} item(s)`);
   if (r.minItems !== undefined) w.push(`at least ${String(r.minItems)} item(s)`);
   if (r.maxLength !== undefined) w.push(`at most ${String(r.maxLength)} characters`);
+  if (typeof r[IMAGE_KEYWORD] === 'object' && r[IMAGE_KEYWORD] !== null) w.push(describeImageRule(r[IMAGE_KEYWORD] as ImageRule));
   if (r.default !== undefined) w.push(`default ${JSON.stringify(r.default)}`);
   if (typeof r.description === 'string') w.push(`(${r.description})`);
   return w.join(', ');

@@ -5,7 +5,7 @@ import { Secret } from './secret.js';
 import { compileAuth } from '../signers/registry.js';
 import type { BreakerPolicy, CompiledChannel, RetryPolicy, CompiledOperation, CompiledProfile, CompiledRoute, CompiledTaskProtocol, LeftOutChannel } from './snapshot.js';
 import type { MissingEnv } from './env.js';
-import { parseSize } from './sizes.js';
+import { parseSize } from '../schema/sizes.js';
 import type { YamlSource } from './yaml-source.js';
 import { routeMayServePrefix } from './compile-routes.js';
 import { DEFAULT_POLLING, routeServesModel } from './lookups.js';

@@ -9,7 +9,7 @@ import { compileMappingAt } from './compile-mapping.js';
 import { compileResources, type RawResources } from './compile-resources.js';
 import type { SchemaCompiler } from './schema-compiler.js';
 import type { AnswerStream, CompiledBody, CompiledRoute, CompiledRouteTask, KeySource, PathMatcher, RouteKind, TaskIdSource } from './snapshot.js';
-import { parseSize } from './sizes.js';
+import { parseSize } from '../schema/sizes.js';
 import { placeOf, type YamlSource } from './yaml-source.js';
 
 /** The raw shape of a route, as routes.schema.json admits it. */

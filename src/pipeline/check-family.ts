@@ -3,6 +3,7 @@ import { familyOf } from '../config/lookups.js';
 import { MappingError } from '../mapping/mapping.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { describeError, dottedPath, usefulErrors } from '../schema/describe-error.js';
+import { IMAGE_KEYWORD } from '../schema/image-keyword.js';
 import type { RequestContext } from './context.js';
 import { inputFault } from './map-request.js';
 import { modelOf } from './model-of.js';
@@ -48,7 +49,8 @@ function checkLimits(validate: ValidateFunction | null, body: unknown, whose: st
   if (!first) throw new GatewayError('invalid_request', `the request is outside the limits of the ${whose}`);
   const problem = describeError(first, 'body');
   // A limit may say in words why (its sub-schema's `description`): "image: URLs are not accepted, send the bytes".
-  const said = (first.parentSchema as { description?: unknown } | undefined)?.description;
+  // Not over the image check's own words, which name the size it found.
+  const said = first.keyword === IMAGE_KEYWORD ? undefined : (first.parentSchema as { description?: unknown } | undefined)?.description;
   const param = dottedPath(problem.path);
   const base = typeof said === 'string' ? `${param || 'the request'}: ${said}` : problem.message;
   // Say what was refused too ("… not \"5:4\""): the client may have sent the value from elsewhere.

@@ -1,6 +1,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { createRequire } from 'node:module';
 import type { Ajv } from 'ajv';
+import { addImageKeyword } from './image-keyword.js';
 
 // ajv-formats is CommonJS with a default export that NodeNext typing cannot see; require() it.
 const addFormats = createRequire(import.meta.url)('ajv-formats') as (ajv: Ajv) => Ajv;
@@ -32,5 +33,7 @@ export function createAjv(options: { allErrors: boolean; verbose?: boolean }): A
   ajv.addFormat('base64', { type: 'string', validate: isBase64 });
   // Editors' hints in schema files; harmless to validation.
   ajv.addKeyword('x-note');
+  // Section 8's image bounds as data, in any schema the config gives (README, "Families, modes and limits").
+  addImageKeyword(ajv);
   return ajv;
 }

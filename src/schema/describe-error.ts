@@ -1,4 +1,5 @@
 import type { ErrorObject } from 'ajv';
+import { IMAGE_KEYWORD } from './image-keyword.js';
 
 /** A validation failure in words: the dotted path of the field at fault and what is wrong. */
 export interface FieldProblem {
@@ -92,6 +93,9 @@ export function describeError(e: ErrorObject, rootName: string): FieldProblem {
     case 'oneOf':
     case 'anyOf':
       return { path, message: `${at(path)} does not match any of the allowed forms` };
+    case IMAGE_KEYWORD:
+      // The keyword's message is a sentence of its own ("the image is 64x64; at least 128x128 is required").
+      return { path, message: `${at(path)}: ${e.message ?? 'the image is not acceptable'}` };
     default:
       return { path, message: `${at(path)} ${e.message ?? 'is invalid'}` };
   }

@@ -35,6 +35,27 @@ export function makePng(width: number, height: number, seed = 0): Buffer {
   ]);
 }
 
+/**
+ * A real, valid PNG of the given size in one shade of grey (1 bit per pixel, all black): it
+ * compresses to a few dozen bytes whatever its size, so a test or a golden case can carry a
+ * 640x128 image in one short line of base64.
+ */
+export function makeFlatPng(width: number, height: number): Buffer {
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr[8] = 1; // bit depth
+  ihdr[9] = 0; // colour type greyscale
+  // Each row: filter byte 0, then width bits rounded up to whole bytes, all zero.
+  const raw = Buffer.alloc((1 + Math.ceil(width / 8)) * height);
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', deflateSync(raw, { level: 9 })),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
+}
+
 /** Width and height of a PNG, read from its IHDR chunk; null when the bytes are not a PNG. */
 export function pngSize(buf: Buffer): { width: number; height: number } | null {
   if (buf.length < 24 || buf.readUInt32BE(0) !== 0x89504e47 || buf.toString('ascii', 12, 16) !== 'IHDR') return null;

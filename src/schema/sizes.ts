@@ -1,3 +1,5 @@
+// Here rather than in config/: the schema keywords (image-keyword.ts) take sizes too, and config/
+// already builds on schema/.
 const UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 };
 
 /** Turns a config size (`20mb`, `512kb` or a plain byte count) into bytes. */
