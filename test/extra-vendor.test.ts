@@ -1,10 +1,11 @@
 /**
- * Proof that a vendor is configuration: a made-up vendor with its own task protocol, served by a
- * small test server, is added to the shipped config from a temporary directory (as
- * GATEWAY_CONFIG_EXTRA adds one), editing no shipped file: a channels fragment holds its profile
- * and channel, a routes fragment adds its public model to the shipped video routes (`extend`) and
- * gives it a family. A task is driven through those public routes to a downloaded file. No code of
- * the gateway knows this vendor. Another vendor is one more pair of fragments (writeFragment).
+ * Proof that a vendor is configuration: a made-up vendor with its own task protocol and an image
+ * call that answers raw PNG bytes, served by a small test server, is added to the shipped config
+ * from a temporary directory (as GATEWAY_CONFIG_EXTRA adds one), editing no shipped file: a
+ * channels fragment holds its profile and channel, a routes fragment adds its public models to the
+ * shipped video and image routes (`extend`) and gives them families. A task is driven through those
+ * public routes to a downloaded file, and an image comes back from raw bytes. No code of the gateway
+ * knows this vendor. Another vendor is one more pair of fragments (writeFragment).
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -25,11 +26,15 @@ import { openApiDocument } from '../src/openapi/openapi-document.js';
 import { openStore } from '../src/store/open-store.js';
 import type { Store } from '../src/store/store.js';
 import { generateKey, hashKey } from '../src/tokens/keys.js';
+import { makePng } from '../src/sim/png.js';
 
 /** The kitchen's public model: no shipped route serves it, nor any of their patterns. */
 const KITCHEN_MODEL = 'kitchen-video-1';
 /** The shipped routes it joins: the two unified video submissions. */
 const VIDEO_ROUTES = ['video-generations', 'videos'];
+/** The kitchen's painter answers raw PNG bytes (no JSON), its seed and finish reason in headers. */
+const PAINTER_MODEL = 'kitchen-painter-1';
+const PAINTING = makePng(48, 32);
 
 /** The vendor: orders are "cooking" until looked at twice, then "ready" with a file, or "burnt". */
 class Kitchen {
@@ -56,6 +61,9 @@ class Kitchen {
           const state = order.looks < 2 ? 'cooking' : order.burn ? 'burnt' : 'ready';
           const body = { state, ...(state === 'ready' ? { plate: `/plates/${look[1]}.mp4` } : {}), ...(state === 'burnt' ? { why: 'too hot' } : {}) };
           return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+        }
+        if (req.method === 'POST' && url.pathname === '/paint') {
+          return void res.writeHead(200, { 'content-type': 'image/png', 'content-length': PAINTING.length, seed: '77', 'finish-reason': 'done' }).end(PAINTING);
         }
         const plate = /^\/plates\/(T[0-9]+)\.mp4$/.exec(url.pathname);
         const served = plate ? this.orders.get(plate[1]!) : undefined;
@@ -86,10 +94,14 @@ function writeFragment(dir: string, kind: 'routes' | 'channels', name: string, t
 const KITCHEN_ROUTES = `version: 1
 extend:
 ${VIDEO_ROUTES.map((id) => `  - { route: ${id}, models: [${KITCHEN_MODEL}] }`).join('\n')}
+  - { route: images-generations, models: [${PAINTER_MODEL}] }
 families:
   - name: kitchen video
-    description: The made-up kitchen vendor's one model; no limits, the vendor takes any prompt.
+    description: The made-up kitchen vendor's video model; no limits, the vendor takes any prompt.
     models: [${KITCHEN_MODEL}]
+  - name: kitchen painter
+    description: The kitchen's image model, answered as raw PNG bytes; no limits.
+    models: [${PAINTER_MODEL}]
 `;
 
 /** The kitchen's protocol profile and its channel. */
@@ -107,6 +119,14 @@ profiles:
           body: '{ "dish": model, "words": body.prompt }'
         response:
           body: '{ "id": body.ticket, "status": "queued" }'
+      generateImage:
+        request:
+          method: POST
+          path: '"/paint"'
+          body: '{ "words": body.prompt }'
+        response:
+          type: bytes
+          body: '{ "created": 0, "data": [{ "b64_json": body.base64 }], "seed": $number(headers.seed), "finish": headers."finish-reason" }'
     tasks:
       query:
         request: { method: GET, path: '"/orders/" & task.upstream_id' }
@@ -124,7 +144,7 @@ channels:
     base_url: ${kitchenUrl}
     secrets: { pass: "kitchen-secret" }
     groups: [default]
-    models: [${KITCHEN_MODEL}]
+    models: [${KITCHEN_MODEL}, ${PAINTER_MODEL}]
     polling: { interval_ms: 100, stale_ms: 0 }
 `;
 }
@@ -210,6 +230,14 @@ describe('a vendor added as configuration only', () => {
     assert.equal(file.status, 200);
     assert.equal(file.headers.get('content-type'), 'video/mp4');
     assert.ok(Buffer.from(await file.arrayBuffer()).equals(order.bytes), 'the bytes are the vendor plate');
+  });
+
+  test('a vendor answering raw image bytes serves the shipped image route through the extension', async () => {
+    const res = await call('/v1/images/generations', { method: 'POST', body: JSON.stringify({ model: PAINTER_MODEL, prompt: 'a pear' }) });
+    const answer = (await res.json()) as { data: { b64_json: string }[]; seed: number; finish: string };
+    assert.equal(res.status, 200, JSON.stringify(answer));
+    assert.ok(Buffer.from(answer.data[0]!.b64_json, 'base64').equals(PAINTING), 'the bytes are the painting');
+    assert.deepEqual({ seed: answer.seed, finish: answer.finish }, { seed: 77, finish: 'done' });
   });
 
   test("the vendor's failure reaches the client as the profile maps it", async () => {
