@@ -27,7 +27,7 @@ export const catalogue = {
   not_found: {
     status: 404,
     shape: 'A',
-    when: "No route has this path, or no resource of this API key (an asset) has this id: another API key's is answered the same.",
+    when: "No route has this path, or no resource of this API key (an asset) has this id: another API key's is answered the same; or a download asked for a `variant` the completed task has none of (a `thumbnail` its vendor did not make).",
   },
   model_not_found: {
     status: 404,
@@ -52,7 +52,7 @@ export const catalogue = {
   task_not_ready: {
     status: 409,
     shape: 'A',
-    when: 'A download was asked for a task that is not completed, or that has no result of that index or variant.',
+    when: 'A download was asked for a task that is not completed, or that has no result of that index.',
   },
   token_in_use: {
     status: 409,

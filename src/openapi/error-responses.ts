@@ -60,8 +60,9 @@ const BY_KIND: Readonly<Record<RouteKind, readonly ErrorCode[]>> = {
   sync: VENDOR_CALL,
   'task-submit': VENDOR_CALL,
   'task-query': ['task_not_found'],
-  // A download streams the vendor's bytes: the task must be the caller's and completed, and the vendor must answer.
-  'task-content': ['task_not_found', 'task_not_ready', 'bad_response', 'upstream_unavailable', 'upstream_timeout'],
+  // A download streams the vendor's bytes: the task must be the caller's and completed, the variant
+  // asked must exist (a thumbnail the vendor never made is not_found), and the vendor must answer.
+  'task-content': ['not_found', 'task_not_found', 'task_not_ready', 'bad_response', 'upstream_unavailable', 'upstream_timeout'],
 };
 
 /** The codes any of the routes can answer with, in catalogue order. */

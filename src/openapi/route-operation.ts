@@ -98,7 +98,7 @@ function parametersOf({ route: r, rename }: Variant): Parameter[] {
   if (r.kind === 'task-content') {
     out.push(
       { name: 'index', in: 'query', required: false, description: 'Which result to download, in the order of the task\'s results (default 0).', schema: { type: 'string', pattern: '^[0-9]{1,3}$' } },
-      { name: 'variant', in: 'query', required: false, description: 'Download the first result of this type (`video`, `image`, `audio`, …) instead of one by index.', schema: { type: 'string' } },
+      { name: 'variant', in: 'query', required: false, description: 'Download the first result of this type (`video`, `image`, `audio`, …) or variant (`thumbnail`, where the vendor makes one) instead of one by index; a completed task without it is `not_found`.', schema: { type: 'string' } },
       { name: 'Range', in: 'header', required: false, description: 'Passed to the vendor; a partial answer is 206.', schema: { type: 'string' } },
     );
   }
