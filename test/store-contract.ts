@@ -320,6 +320,81 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
       await store.close();
     }
   });
+
+  test(`${driver} store: a token's tasks are listed in pages, newest first (ties as taken), of the kinds asked, never another's or a submitting one`, async () => {
+    const store = await open();
+    try {
+      const a = await store.createToken({ name: 'la', keyHash: 'la', group: 'default', models: null, quota: null });
+      const b = await store.createToken({ name: 'lb', keyHash: 'lb', group: 'default', models: null, quota: null });
+      const seen = async (id: string, tokenId = a.id, extra: Partial<NewTask> = {}) => {
+        await store.createTask({ ...newTask(tokenId, id), ...extra });
+        assert.ok(await store.updateTask(id, 1, { status: 'queued', upstreamId: `u-${id}` }));
+      };
+      // Four created in the same millisecond, then one created later but dated earlier.
+      for (const id of ['task_a0', 'task_a1', 'task_a2', 'task_a3']) await seen(id);
+      await seen('task_old', a.id, { createdAt: 500 });
+      await store.createTask(newTask(a.id, 'task_a4'));
+      await seen('task_aud', a.id, { kind: 'audio' });
+      await seen('task_b0', b.id);
+      const ids = async (page: { after?: string | null; limit?: number; order?: 'asc' | 'desc' }, kinds = ['video'], tokenId = a.id) =>
+        (await store.listTasks(tokenId, kinds, { after: null, limit: 10, order: 'desc', ...page }))?.map((t) => t.id) ?? null;
+
+      assert.deepEqual(await ids({}), ['task_a3', 'task_a2', 'task_a1', 'task_a0', 'task_old'], 'newest first; a submitting task is not shown');
+      assert.deepEqual(await ids({ order: 'asc' }), ['task_old', 'task_a0', 'task_a1', 'task_a2', 'task_a3']);
+      assert.deepEqual(await ids({}, ['video', 'audio']), ['task_aud', 'task_a3', 'task_a2', 'task_a1', 'task_a0', 'task_old']);
+      // Pages of two, each after the last id of the one before.
+      const pages: string[][] = [];
+      for (let after: string | null = null; ; ) {
+        const page: string[] = (await ids({ after, limit: 2 }))!;
+        if (page.length === 0) break;
+        pages.push(page);
+        after = page.at(-1)!;
+      }
+      assert.deepEqual(pages, [['task_a3', 'task_a2'], ['task_a1', 'task_a0'], ['task_old']]);
+      assert.deepEqual(await ids({ after: 'task_a1', order: 'asc' }), ['task_a2', 'task_a3']);
+      assert.deepEqual(await ids({ after: 'task_old', order: 'asc', limit: 1 }), ['task_a0']);
+      // A cursor that is not one of these tasks is unknown, whoever's it is.
+      for (const after of ['task_b0', 'task_missing', 'task_a4']) assert.equal(await ids({ after }), null, after);
+      assert.equal(await ids({ after: 'task_aud' }), null, 'a task of another kind is no cursor for this one');
+      assert.deepEqual(await ids({}, ['video'], b.id), ['task_b0'], "b sees only its own");
+      assert.deepEqual(await ids({}, ['video'], 'nobody'), []);
+      // What the list answers is the record as stored.
+      assert.deepEqual((await store.listTasks(a.id, ['video'], { after: null, limit: 1, order: 'desc' }))![0], await store.getTask('task_a3'));
+    } finally {
+      await store.close();
+    }
+  });
+
+  test(`${driver} store: a finished task is deleted by its own token only, and moves no units; an unfinished one stays`, async () => {
+    const store = await open();
+    try {
+      const t = await store.createToken({ name: 'd', keyHash: 'd', group: 'default', models: null, quota: 10 });
+      const other = await store.createToken({ name: 'o', keyHash: 'o', group: 'default', models: null, quota: null });
+      await store.createTask(newTask(t.id, 'task_done', 3));
+      await store.createTask(newTask(t.id, 'task_failed', 2));
+      await store.createTask(newTask(t.id, 'task_running', 4));
+      await store.updateTask('task_done', 1, { status: 'completed', results: [{ url: 'http://v/x.mp4', type: 'video' }], settle: 3 });
+      await store.updateTask('task_failed', 1, { status: 'failed', refund: true });
+      await store.updateTask('task_running', 1, { status: 'in_progress' });
+      const before = { used: (await store.getToken(t.id))!.used, ledger: await store.ledger(t.id, null, 100) };
+      assert.equal(before.used, 7);
+
+      assert.equal(await store.deleteTask('task_done', other.id), false, "another token's task is not deleted");
+      assert.equal(await store.deleteTask('task_running', t.id), false, 'an unfinished task is not deleted');
+      assert.equal(await store.deleteTask('task_missing', t.id), false);
+      const racing = await Promise.all([store.deleteTask('task_done', t.id), store.deleteTask('task_done', t.id)]);
+      assert.deepEqual(racing.filter(Boolean).length, 1, 'two deletes: one of them deletes');
+      assert.equal(await store.deleteTask('task_failed', t.id), true);
+      assert.equal(await store.getTask('task_done'), null);
+      assert.equal(await store.getTask('task_failed'), null);
+      assert.equal((await store.getTask('task_running'))?.status, 'in_progress');
+      assert.deepEqual(await store.listTasks(t.id, ['video'], { after: null, limit: 10, order: 'desc' }).then((l) => l!.map((x) => x.id)), ['task_running']);
+      assert.equal((await store.getToken(t.id))!.used, before.used, 'nothing charged or given back');
+      assert.deepEqual(await store.ledger(t.id, null, 100), before.ledger, 'the ledger keeps what was spent');
+    } finally {
+      await store.close();
+    }
+  });
   /** Every ledger row of a token (paged through), after checking Σdebit − Σrefund − Σsettle = used. */
   async function balanced(store: Store, tokenId: string): Promise<LedgerEntry[]> {
     const rows: LedgerEntry[] = [];

@@ -37,9 +37,10 @@ test('sqlite store: a store from before the ledger opens with one debit row per 
   await a.createTask({ id: 'task_old', tokenId: t.id, kind: 'video', route: 'r', model: 'm', upstreamModel: 'm', channel: 'c', price: 2, createdAt: 1, deadlineAt: 2 });
   await a.updateTask('task_old', 1, { status: 'completed' });
   await a.close();
-  // Back to schema version 2: no ledger, no settlement columns, no holds, no resources, the units already used.
+  // Back to schema version 2: no ledger, no settlement columns, no holds, no resources, no leases, no
+  // task order, the units already used.
   const db = new Database(path);
-  db.exec(`DROP TABLE resources; DROP TABLE holds; DROP TABLE ledger; ALTER TABLE tasks DROP COLUMN pricing; ALTER TABLE tasks DROP COLUMN charged; ALTER TABLE tasks DROP COLUMN lease_owner; ALTER TABLE tasks DROP COLUMN lease_until; DELETE FROM schema_version WHERE version >= 3;`);
+  db.exec(`DROP TABLE resources; DROP TABLE holds; DROP TABLE ledger; ALTER TABLE tasks DROP COLUMN pricing; ALTER TABLE tasks DROP COLUMN charged; ALTER TABLE tasks DROP COLUMN lease_owner; ALTER TABLE tasks DROP COLUMN lease_until; DROP INDEX tasks_by_seq; DROP INDEX tasks_by_token; ALTER TABLE tasks DROP COLUMN seq; DELETE FROM schema_version WHERE version >= 3;`);
   db.close();
   const b = await openStore(path);
   try {
@@ -47,6 +48,7 @@ test('sqlite store: a store from before the ledger opens with one debit row per 
     assert.deepEqual((await b.ledger(t.id, null, 10)).map((r) => [r.kind, r.ref, r.amount]), [['debit', 'opening-balance', 5]]);
     assert.deepEqual(await b.ledger(idle.id, null, 10), [], 'nothing used, no row');
     assert.equal((await b.getTask('task_old'))?.charged, 2, 'a finished task counts as settled at its price');
+    assert.deepEqual((await b.listTasks(t.id, ['video'], { after: null, limit: 10, order: 'desc' }))?.map((x) => x.id), ['task_old'], 'an older task is listed');
     await b.refund(t.id, 1, { ref: 'r', model: 'm' });
     assert.deepEqual(await b.ledgerBalance(t.id), { used: 4, debit: 5, refund: 1, settle: 0 });
   } finally {

@@ -36,15 +36,23 @@ interface RawRoute extends RawResources {
   match_query?: Record<string, string>;
   mode?: string;
   stream?: AnswerStream;
+  answer?: string;
+  list?: string;
 }
 
 /** What each kind of route must and must not declare. */
 const KIND_RULES: Record<RouteKind, { needs: string[]; refuses: string[]; task: string[]; taskRefuses: string[] }> = {
-  sync: { needs: ['operation', 'model', 'models'], refuses: ['task'], task: [], taskRefuses: [] },
+  sync: { needs: ['operation', 'model', 'models'], refuses: ['task', 'answer', 'list'], task: [], taskRefuses: [] },
   // Only a sync answer is streamed: a task's answer is its id at once, a download streams bytes already.
-  'task-submit': { needs: ['operation', 'models', 'task'], refuses: ['stream'], task: ['kind', 'answer'], taskRefuses: ['kinds', 'id', 'max_ids'] },
-  'task-query': { needs: ['task'], refuses: ['operation', 'model', 'models', 'mode', 'stream'], task: ['kinds', 'id', 'answer'], taskRefuses: ['kind', 'source'] },
-  'task-content': { needs: ['task'], refuses: ['operation', 'model', 'models', 'body', 'mode', 'stream'], task: ['kinds', 'id'], taskRefuses: ['kind', 'answer', 'max_ids', 'source'] },
+  'task-submit': { needs: ['operation', 'models', 'task'], refuses: ['stream', 'answer', 'list'], task: ['kind', 'answer'], taskRefuses: ['kinds', 'id', 'max_ids'] },
+  'task-query': { needs: ['task'], refuses: ['operation', 'model', 'models', 'mode', 'stream', 'answer', 'list'], task: ['kinds', 'id', 'answer'], taskRefuses: ['kind', 'source'] },
+  'task-content': { needs: ['task'], refuses: ['operation', 'model', 'models', 'body', 'mode', 'stream', 'answer', 'list'], task: ['kinds', 'id'], taskRefuses: ['kind', 'answer', 'max_ids', 'source'] },
+  // A page of the caller's tasks: `task.answer` builds each item, `list` the page around them.
+  'task-list': { needs: ['task', 'list'], refuses: ['operation', 'model', 'models', 'body', 'mode', 'answer', 'stream'], task: ['kinds', 'answer'], taskRefuses: ['kind', 'id', 'max_ids', 'source'] },
+  'task-delete': { needs: ['task'], refuses: ['operation', 'model', 'models', 'body', 'mode', 'answer', 'list', 'stream'], task: ['kinds', 'id', 'answer'], taskRefuses: ['kind', 'max_ids', 'source'] },
+  // The models a token may use, read from the snapshot: `answer` builds one model, `list` the list.
+  'model-list': { needs: ['answer', 'list'], refuses: ['operation', 'model', 'models', 'body', 'mode', 'task', 'stream'], task: [], taskRefuses: [] },
+  'model-get': { needs: ['model', 'answer'], refuses: ['operation', 'models', 'body', 'mode', 'task', 'list', 'stream'], task: [], taskRefuses: [] },
 };
 
 const DEFAULT_BODY_BYTES = 1024 * 1024;
@@ -128,6 +136,8 @@ export function compileRoutes(src: YamlSource, configDir: string, schemas: Schem
         mode: r.mode !== undefined ? compileMappingAt(src, r.mode, at('mode'), issues) : null,
         resource,
         references,
+        answer: r.answer !== undefined ? compileMappingAt(src, r.answer, at('answer'), issues) : null,
+        list: r.list !== undefined ? compileMappingAt(src, r.list, at('list'), issues) : null,
       }),
     );
   });
@@ -167,6 +177,8 @@ function checkKindRules(r: RawRoute, matcher: PathMatcher | undefined, report: (
     report(['model', 'path'], `path parameter {${r.model.path}} does not appear in ${r.path}`);
   }
   if (r.model?.body !== undefined && !r.body) report(['model', 'body'], 'the model is read from the body but the route declares no body');
+  // The model a client asks about is named in the URL, as GET /v1/models/{model} names it.
+  if (r.kind === 'model-get' && r.model && r.model.path === undefined) report(['model'], 'a model-get route reads the model id from a path parameter: model: {path: <param>}');
 }
 
 /** A body schema file's validator and the schema it was compiled from. */

@@ -32,13 +32,14 @@ export interface CompiledRoute {
   readonly keySources: readonly KeySource[];
   /**
    * Where the model is (`sync`, `task-submit`): a path parameter, a body pointer, or one fixed
-   * model the route always serves (`value`, its `name`); null for routes that read tasks.
+   * model the route always serves (`value`, its `name`); `model-get`: the model id asked about;
+   * null for routes that read tasks.
    */
   readonly model: { readonly from: 'path' | 'body' | 'value'; readonly name: string; readonly pointer: readonly string[] } | null;
   /** Exact model names and prefix patterns (the part before a trailing `*`). */
   readonly models: { readonly exact: ReadonlySet<string>; readonly prefixes: readonly string[] };
   readonly body: CompiledBody | null;
-  /** Task rules of the task kinds; null for `sync`. */
+  /** Task rules of the task kinds; null for `sync` and the model kinds. */
   readonly task: CompiledRouteTask | null;
   /** A request known to pass this route (routes.yaml `example`), for the demo's banner. */
   readonly example: { readonly path: string; readonly body: unknown } | null;
@@ -50,6 +51,13 @@ export interface CompiledRoute {
   readonly mode: Mapping | null;
   /** A resource the route creates or reads (routes.yaml `resource`); null: none. */
   readonly resource: CompiledRouteResource | null;
+  /** `model-list`, `model-get`: builds one model's public answer from `model` (routes.yaml `answer`); null for other kinds. */
+  readonly answer: Mapping | null;
+  /**
+   * `model-list`, `task-list`: builds the list's envelope around its items (`data`; a task list also
+   * `first_id`, `last_id`, `has_more`) (routes.yaml `list`); null for other kinds.
+   */
+  readonly list: Mapping | null;
   /** Resources a request body may reference by a prefixed string (routes.yaml `references`). */
   readonly references: readonly ResourceReference[];
 }
@@ -97,7 +105,7 @@ export interface CompiledFamily {
 export type AnswerStream = 'sse';
 
 /** Which engine runs a route (README, "routes.yaml"). */
-export type RouteKind = 'sync' | 'task-submit' | 'task-query' | 'task-content';
+export type RouteKind = 'sync' | 'task-submit' | 'task-query' | 'task-content' | 'task-list' | 'task-delete' | 'model-list' | 'model-get';
 
 /** Where a task route finds the task id(s). `body` is a JSON pointer to an array of ids (a batch). */
 export type TaskIdSource =
@@ -108,7 +116,7 @@ export type TaskIdSource =
 export interface CompiledRouteTask {
   /** task-submit: the family its tasks belong to. Query and content routes: the families they serve. */
   readonly kinds: readonly string[];
-  /** Query and content routes: where the id is. */
+  /** Query, content and delete routes: where the id is. */
   readonly id: TaskIdSource | null;
   /**
    * Submit routes that work on an earlier task (a remix): where its id is. The source must be the
@@ -118,7 +126,7 @@ export interface CompiledRouteTask {
   readonly source: TaskIdSource | null;
   /** Most ids one batch query may name. */
   readonly maxIds: number;
-  /** Submit and query routes: builds the public answer from the task (README, "Answer mappings"). */
+  /** Submit, query, list (each item) and delete routes: builds the public answer from the task (README, "Answer mappings"). */
   readonly answer: Mapping | null;
 }
 

@@ -27,12 +27,12 @@ export const catalogue = {
   not_found: {
     status: 404,
     shape: 'A',
-    when: "No route has this path, or no resource of this API key (an asset) has this id: another API key's is answered the same.",
+    when: "No route has this path, or no resource of this API key (an asset) has this id: another API key's is answered the same; or a download asked for a `variant` the completed task has none of (a `thumbnail` its vendor did not make).",
   },
   model_not_found: {
     status: 404,
     shape: 'A',
-    when: 'The route does not list this model, or no configured channel serves it.',
+    when: "The route does not list this model, or no configured channel serves it; on `GET /v1/models/{model}`, also a model this API key may not use (answered like an unknown one).",
   },
   task_not_found: {
     status: 404,
@@ -52,7 +52,7 @@ export const catalogue = {
   task_not_ready: {
     status: 409,
     shape: 'A',
-    when: 'A download was asked for a task that is not completed, or that has no result of that index or variant.',
+    when: 'A download was asked for a task that is not completed, or that has no result of that index; or a delete was asked for a task still under way (only a completed or failed task can be deleted).',
   },
   token_in_use: {
     status: 409,

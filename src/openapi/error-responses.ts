@@ -60,8 +60,16 @@ const BY_KIND: Readonly<Record<RouteKind, readonly ErrorCode[]>> = {
   sync: VENDOR_CALL,
   'task-submit': VENDOR_CALL,
   'task-query': ['task_not_found'],
-  // A download streams the vendor's bytes: the task must be the caller's and completed, and the vendor must answer.
-  'task-content': ['task_not_found', 'task_not_ready', 'bad_response', 'upstream_unavailable', 'upstream_timeout'],
+  // A download streams the vendor's bytes: the task must be the caller's and completed, the variant
+  // asked must exist (a thumbnail the vendor never made is not_found), and the vendor must answer.
+  'task-content': ['not_found', 'task_not_found', 'task_not_ready', 'bad_response', 'upstream_unavailable', 'upstream_timeout'],
+  // A page of the caller's own tasks; a cursor not among them is invalid_request (in EVERY_ROUTE).
+  'task-list': [],
+  // Only the caller's own task, and only once it ended.
+  'task-delete': ['task_not_found', 'task_not_ready'],
+  'model-list': [],
+  // A model that does not exist and one the token may not use are answered alike.
+  'model-get': ['model_not_found'],
 };
 
 /** The codes any of the routes can answer with, in catalogue order. */

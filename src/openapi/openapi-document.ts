@@ -52,7 +52,8 @@ export function openApiDocument(snapshot: Pick<Snapshot, 'routes'>): OpenApiDocu
     openapi: '3.1.0',
     info: { title: 'Generation Gateway', version: version(), description: DESCRIPTION },
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
-    tags: (Object.keys(TAGS) as (keyof typeof TAGS)[]).filter((k) => kinds.has(k)).map((k) => TAGS[k]),
+    // Kinds may share a tag (the two model kinds): each tag is listed once.
+    tags: [...new Map((Object.keys(TAGS) as (keyof typeof TAGS)[]).filter((k) => kinds.has(k)).map((k) => [TAGS[k].name, TAGS[k]])).values()],
     paths,
     components,
   };

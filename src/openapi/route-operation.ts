@@ -29,6 +29,10 @@ export const TAGS: Readonly<Record<RouteKind, { readonly name: string; readonly 
   'task-submit': { name: 'task submission', description: "Creates a task and answers the gateway's own task id at once; the task is followed until it ends." },
   'task-query': { name: 'task query', description: "Answers a task record of the caller's API key." },
   'task-content': { name: 'task download', description: "Streams a completed task's result through the gateway (Range passes through)." },
+  'task-list': { name: 'task list', description: "Pages through the caller's own tasks, newest first." },
+  'task-delete': { name: 'task deletion', description: "Deletes one of the caller's finished tasks and its results." },
+  'model-list': { name: 'models', description: "The models the caller's API key may use, from the gateway's configuration." },
+  'model-get': { name: 'models', description: "The models the caller's API key may use, from the gateway's configuration." },
 };
 
 const MULTIPART_NOTE =
@@ -88,17 +92,25 @@ function parametersOf({ route: r, rename }: Variant): Parameter[] {
     in: 'path' as const,
     required: true,
     ...describeParam(r, 'path', p),
-    schema: r.model?.from === 'path' && r.model.name === p ? modelSchema(r) : { type: 'string' },
+    // A model-get route names any model id (the token's own list decides), not the route's models.
+    schema: r.model?.from === 'path' && r.model.name === p && r.kind !== 'model-get' ? modelSchema(r) : { type: 'string' },
   }));
   const inQuery = [r.task?.id, r.task?.source, r.resource?.id].filter((s) => s?.from === 'query').map((s) => s!.name);
   for (const q of new Set(inQuery)) out.push({ name: q, in: 'query', required: true, ...describeParam(r, 'query', q), schema: { type: 'string' } });
   for (const [k, v] of Object.entries(r.matchQuery)) {
     out.push({ name: k, in: 'query', required: true, description: 'Picks the route (see the description).', schema: { type: 'string', enum: [v] } });
   }
+  if (r.kind === 'task-list') {
+    out.push(
+      { name: 'after', in: 'query', required: false, description: 'The id of the last task of the previous page (its `last_id`): the page starts after it. It must be a task of this API key listed here.', schema: { type: 'string' } },
+      { name: 'limit', in: 'query', required: false, description: 'Most tasks on the page, 1 to 100 (default 20).', schema: { type: 'string', pattern: '^[0-9]{1,3}$' } },
+      { name: 'order', in: 'query', required: false, description: 'By creation time: `desc` (newest first, the default) or `asc`.', schema: { type: 'string', enum: ['asc', 'desc'] } },
+    );
+  }
   if (r.kind === 'task-content') {
     out.push(
       { name: 'index', in: 'query', required: false, description: 'Which result to download, in the order of the task\'s results (default 0).', schema: { type: 'string', pattern: '^[0-9]{1,3}$' } },
-      { name: 'variant', in: 'query', required: false, description: 'Download the first result of this type (`video`, `image`, `audio`, …) instead of one by index.', schema: { type: 'string' } },
+      { name: 'variant', in: 'query', required: false, description: 'Download the first result of this type (`video`, `image`, `audio`, …) or variant (`thumbnail`, where the vendor makes one) instead of one by index; a completed task without it is `not_found`.', schema: { type: 'string' } },
       { name: 'Range', in: 'header', required: false, description: 'Passed to the vendor; a partial answer is 206.', schema: { type: 'string' } },
     );
   }
@@ -108,7 +120,7 @@ function parametersOf({ route: r, rename }: Variant): Parameter[] {
 /** What a parameter of a route holds, when the route says. */
 function describeParam(r: CompiledRoute, where: 'path' | 'query', name: string): { description?: string } {
   const is = (s: { from: string; name: string } | null | undefined) => s?.from === where && s.name === name;
-  if (is(r.model)) return { description: 'The model, one of those the route serves.' };
+  if (is(r.model)) return { description: r.kind === 'model-get' ? 'A model id, as the model list names it.' : 'The model, one of those the route serves.' };
   if (is(r.task?.id)) return { description: `The id of a ${r.task!.kinds.join(' or ')} task of this API key, as its submission answered it.` };
   if (is(r.task?.source)) return { description: 'The id of a completed task of this API key to work on; the new task runs on its channel and model.' };
   if (r.resource?.id && is(r.resource.id)) {
@@ -207,6 +219,14 @@ function successResponses(r: CompiledRoute): Record<string, Response> {
       };
     case 'task-query':
       return { '200': { description: "The task record(s), as the route's answer mapping shapes them (not declared as a schema).", headers: REQUEST_ID, content: json } };
+    case 'task-list':
+      return { '200': { description: "A page of the caller's tasks, each as the route's answer mapping shapes it, in the list the route's `list` mapping makes (not declared as a schema).", headers: REQUEST_ID, content: json } };
+    case 'task-delete':
+      return { '200': { description: "The deleted task, as the route's answer mapping shapes it (not declared as a schema).", headers: REQUEST_ID, content: json } };
+    case 'model-list':
+      return { '200': { description: "The models the API key may use, in the shape of the route's `list` and `answer` mappings (not declared as a schema).", headers: REQUEST_ID, content: json } };
+    case 'model-get':
+      return { '200': { description: "The model, in the shape of the route's `answer` mapping (not declared as a schema).", headers: REQUEST_ID, content: json } };
     case 'task-content': {
       const bytes = { '*/*': {} };
       return {

@@ -1,21 +1,30 @@
+import type { Mapping } from '../mapping/mapping.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { RequestContext } from '../pipeline/context.js';
 import type { TaskRecord } from '../store/store.js';
-import { publicTask } from '../tasks/public-task.js';
+import { publicTask, type PublicTask } from '../tasks/public-task.js';
 
-/** The public answer of a task route: the route's answer mapping over the public task(s), and the request body as `request`. */
-export async function answerFor(ctx: RequestContext, task: TaskRecord | readonly TaskRecord[], request?: unknown): Promise<unknown> {
-  const answer = ctx.route.task!.answer!;
-  const base = ctx.publicBase;
-  const view = (t: TaskRecord) => publicTask(ctx.snapshot, base, t);
-  const now = ctx.now.toISOString();
-  const input = Array.isArray(task) ? { tasks: task.map(view), request, now } : { task: view(task as TaskRecord), request, now };
+/** Runs one of a route's answer mappings; a mapping that fails or gives nothing is our fault, never the client's. */
+export async function evaluateAnswer(mapping: Mapping, input: unknown): Promise<unknown> {
   let out: unknown;
   try {
-    out = await answer.evaluate(input);
+    out = await mapping.evaluate(input);
   } catch (err) {
     throw new GatewayError('internal_error', 'the answer could not be built', { cause: err });
   }
-  if (out === undefined) throw new GatewayError('internal_error', 'the answer could not be built', { cause: { mapping: answer.where } });
+  if (out === undefined) throw new GatewayError('internal_error', 'the answer could not be built', { cause: { mapping: mapping.where } });
   return out;
+}
+
+/** A task as the route's answer mappings see it (README, "Answer mappings"). */
+export function taskView(ctx: RequestContext, task: TaskRecord): PublicTask {
+  return publicTask(ctx.snapshot, ctx.publicBase, task);
+}
+
+/** The public answer of a task route: the route's answer mapping over the public task(s), and the request body as `request`. */
+export async function answerFor(ctx: RequestContext, task: TaskRecord | readonly TaskRecord[], request?: unknown): Promise<unknown> {
+  const now = ctx.now.toISOString();
+  const view = (t: TaskRecord) => taskView(ctx, t);
+  const input = Array.isArray(task) ? { tasks: task.map(view), request, now } : { task: view(task as TaskRecord), request, now };
+  return evaluateAnswer(ctx.route.task!.answer!, input);
 }

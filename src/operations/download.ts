@@ -22,14 +22,23 @@ const MAX_REDIRECTS = 3;
 const GONE = new Set([403, 404, 410]);
 const RANGE = /^bytes=[0-9]*-[0-9]*(,\s*[0-9]*-[0-9]*){0,7}$/;
 
-/** Picks the result a download asks for: `?index=N` (default 0) or `?variant=TYPE` (the first of that type). */
+/** Whether a result is what `?variant=` asks for: its type (`video`), or the variant its profile marked it as (`thumbnail`). */
+function isVariant(result: TaskResult, variant: string): boolean {
+  return result.type === variant || result.meta?.variant === variant;
+}
+
+/**
+ * Picks the result a download asks for: `?index=N` (default 0) or `?variant=V` (the first result
+ * of that type or marked that variant). A completed task without such a variant never gets one
+ * (OpenAI's `thumbnail` where the vendor made none): that is `not_found`, not "not ready".
+ */
 function pickResult(ctx: RequestContext, task: TaskRecord): { result: TaskResult & { url: string }; index: number } {
   const { index: rawIndex, variant } = ctx.query;
   if (rawIndex !== undefined && !/^[0-9]{1,3}$/.test(rawIndex)) throw new GatewayError('invalid_request', 'index must be a whole number', { param: 'index' });
   let index = rawIndex === undefined ? 0 : Number(rawIndex);
   if (variant !== undefined && rawIndex === undefined) {
-    index = task.results.findIndex((r) => r.type === variant && r.url !== null);
-    if (index === -1) throw new GatewayError('task_not_ready', `task ${task.id} has no ${JSON.stringify(variant.slice(0, 40))} result`, { param: 'variant' });
+    index = task.results.findIndex((r) => r.url !== null && isVariant(r, variant));
+    if (index === -1) throw new GatewayError('not_found', `task ${task.id} has no ${JSON.stringify(variant.slice(0, 40))} result: its vendor made none`, { param: 'variant' });
   }
   const result = task.results[index];
   if (!result) throw new GatewayError('task_not_ready', `task ${task.id} has ${task.results.length} result(s); there is no result ${index}`, { param: 'index' });

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { GatewayError } from '../errors/gateway-error.js';
 import { checkFamily } from '../pipeline/check-family.js';
 import { modelOf } from '../pipeline/model-of.js';
 import type { RequestContext } from '../pipeline/context.js';
@@ -6,10 +7,13 @@ import { ownedResources } from '../pipeline/resources.js';
 import { validateBody } from '../pipeline/validate-body.js';
 import type { TaskDeps } from './deps.js';
 import { runTaskContent } from './download.js';
+import { runModelGet, runModelList } from './models.js';
 import { runTaskQuery } from './query.js';
 import { sendSse } from './sse-answer.js';
 import { runTaskSubmit } from './submit.js';
 import { runSyncOperation } from './sync.js';
+import { runTaskDelete } from './task-delete.js';
+import { runTaskList } from './task-list.js';
 
 /**
  * One public request, matched, authenticated and read by the server: the stages in their order
@@ -26,13 +30,33 @@ export async function serveRequest(ctx: RequestContext, body: unknown, req: Inco
   const warning = route.kind === 'sync' || route.kind === 'task-submit' ? await checkFamily(ctx, body) : null;
   // What the request reads or references must be the caller's; it then goes where that is held.
   const holder = await ownedResources(ctx, body, deps.store);
-  const answer =
-    route.kind === 'sync' ? await runSyncOperation(ctx, body, deps, holder)
-    : route.kind === 'task-submit' ? await runTaskSubmit(ctx, body, deps, holder)
-    : await runTaskQuery(ctx, body, deps);
+  const answer = await answerOf(ctx, body, deps, holder);
   const headers = { 'x-request-id': ctx.requestId, ...(warning ? { warning } : {}) };
   if (route.stream === 'sse') return sendSse(res, answer, headers);
   const text = JSON.stringify(answer);
   res.writeHead(200, { ...headers, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
   res.end(text);
+}
+
+/** The JSON answer of a route that is not a download, by the route's kind. */
+function answerOf(ctx: RequestContext, body: unknown, deps: TaskDeps, holder: string | null): Promise<unknown> {
+  switch (ctx.route.kind) {
+    case 'sync':
+      return runSyncOperation(ctx, body, deps, holder);
+    case 'task-submit':
+      return runTaskSubmit(ctx, body, deps, holder);
+    case 'task-query':
+      return runTaskQuery(ctx, body, deps);
+    case 'task-list':
+      return runTaskList(ctx, deps);
+    case 'task-delete':
+      return runTaskDelete(ctx, deps);
+    case 'model-list':
+      return runModelList(ctx);
+    case 'model-get':
+      return runModelGet(ctx);
+    case 'task-content':
+      // Streamed by serveRequest before any JSON answer is made.
+      throw new GatewayError('internal_error', 'a download route has no JSON answer');
+  }
 }

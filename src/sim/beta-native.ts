@@ -36,7 +36,7 @@ import { TaskBook, type SimPhase, type SimTask } from './task-book.js';
  * `failed`, or the `[sim:status=WORD]` word. No progress figure. err_code: "" unless failed, then the fail reason
  * (`generation_failed` or the `[sim:fail=TEXT]` text). credits: 0 once failed (refunded). creations: [] until
  * success, then `[{id, url, cover_url, watermarked_url}]`: url and watermarked_url are MP4s, cover_url a PNG,
- * each signed and valid for a day (a wrong `sig` or a past `expires` answers 403). Result index 0 = `url`.
+ * each signed and valid for a day (a wrong `sig` or a past `expires` answers 403). Result index 0 = `url`, 1 = `cover_url`.
  * Unknown task id: 404 `{"err_code":404,"reason":"TaskNotFound",…}`.
  *
  * Error body, every status: `{"err_code": <HTTP status>, "reason": WORD, "message": text}` with reason
@@ -304,10 +304,11 @@ export async function startBetaSimulator(opts: BetaSimOptions = {}): Promise<Sim
     faults,
     stats,
     tasks,
+    // The gateway's results of a one-creation task: 0 the video, 1 its cover (the thumbnail).
     result(id: string, index = 0): Buffer | null {
       const task = tasks.get(id);
-      if (index !== 0 || !task || tasks.state(task).phase !== 'done') return null;
-      return bytesOf(task, 'mp4');
+      if (index > 1 || !task || tasks.state(task).phase !== 'done') return null;
+      return bytesOf(task, index === 0 ? 'mp4' : 'cover.png');
     },
     targets: server.targets, traces: server.traces, close: server.close,
   };

@@ -199,6 +199,17 @@ export type TaskPatch = Partial<
   >
 > & { readonly refund?: boolean; readonly settle?: number };
 
+/**
+ * A page of a token's tasks (`listTasks`): after the task `after` (null: from the start), at most
+ * `limit`, newest first (`desc`) or oldest first (`asc`). Newest means the later `createdAt`; tasks
+ * created in the same millisecond keep the order the store took them in.
+ */
+export interface TaskPage {
+  readonly after: string | null;
+  readonly limit: number;
+  readonly order: 'asc' | 'desc';
+}
+
 /** A movement of a token's `used`: `debit` adds, `refund` and `settle` (what settlement gives back) take away. */
 export type LedgerKind = 'debit' | 'refund' | 'settle';
 
@@ -332,6 +343,18 @@ export interface Store {
   updateTask(id: string, version: number, patch: TaskPatch): Promise<TaskRecord | null>;
   /** Removes a task the vendor never accepted and refunds its price, atomically (compare-and-set). */
   abortTask(id: string, version: number): Promise<boolean>;
+  /**
+   * A page of the token's tasks of those kinds that clients have seen (every status but
+   * `submitting`), in the page's order. Null when `after` is not such a task of that token (another
+   * token's id, an unknown or deleted one): a cursor of someone else's is unknown, never a position.
+   */
+  listTasks(tokenId: string, kinds: readonly string[], page: TaskPage): Promise<TaskRecord[] | null>;
+  /**
+   * Removes a finished task (`completed` or `failed`) of that token, results and all; true when this
+   * call removed it. An unfinished task, another token's and an unknown one are left (false). Its
+   * ledger rows stay, as the record of what was spent: a deletion moves no units.
+   */
+  deleteTask(id: string, tokenId: string): Promise<boolean>;
   /**
    * Records a resource a client created. True when recorded (or already recorded as this token's,
    * on this channel); false, with nothing written, when its kind and id already belong to another.

@@ -75,4 +75,8 @@ export const MIGRATIONS: readonly string[] = [
      created_at BIGINT NOT NULL,
      PRIMARY KEY (kind, id)
    );`,
+  // A token's own tasks, newest first, in pages (GET /v1/videos). seq orders tasks created in the
+  // same millisecond as they were taken in; existing rows are numbered as the table holds them.
+  `ALTER TABLE tasks ADD COLUMN seq BIGSERIAL;
+   CREATE INDEX tasks_by_token ON tasks (token_id, created_at, seq);`,
 ];

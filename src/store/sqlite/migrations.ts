@@ -79,4 +79,10 @@ export const MIGRATIONS: readonly string[] = [
   // Leases: which replica follows an unfinished task, until when (README, "Running several replicas").
   `ALTER TABLE tasks ADD COLUMN lease_owner TEXT;
    ALTER TABLE tasks ADD COLUMN lease_until INTEGER;`,
+  // A token's own tasks, newest first, in pages (GET /v1/videos). `seq` orders tasks created in the
+  // same millisecond as they were taken in; rows from before it keep their insertion order (rowid).
+  `ALTER TABLE tasks ADD COLUMN seq INTEGER;
+   UPDATE tasks SET seq = rowid;
+   CREATE INDEX tasks_by_seq ON tasks (seq);
+   CREATE INDEX tasks_by_token ON tasks (token_id, created_at, seq);`,
 ];

@@ -2,6 +2,7 @@ import type { Store } from '../store.js';
 import { openDatabase } from './database.js';
 import { groupCommit } from './group-commit.js';
 import { ledgerWrites } from './ledger-writes.js';
+import { ownTaskMethods } from './own-tasks.js';
 import { quotaMethods } from './quota.js';
 import { resourceMethods } from './resources.js';
 import { taskMethods } from './tasks.js';
@@ -19,6 +20,7 @@ export function openSqliteStore(path: string): Store {
     ...tokenMethods(db),
     ...quotaMethods(db, commits, money),
     ...taskMethods(db, commits, money),
+    ...ownTaskMethods(db, commits),
     ...resourceMethods(db, commits),
     onLedger: commits.onLedger,
     async ping() {

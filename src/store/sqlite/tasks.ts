@@ -13,12 +13,13 @@ const UNFINISHED = "status IN ('submitting', 'queued', 'in_progress')";
 
 /** Tasks: created with their debit, changed by compare-and-set, settled or refunded once. */
 export function taskMethods(db: Db, { write }: GroupCommit, ledger: LedgerWrites): TaskMethods {
+  // seq: the order tasks were taken in, which breaks ties of created_at in a token's pages (./own-tasks.ts).
   const insertTask = db.prepare(
-    `INSERT INTO tasks (id, token_id, kind, route, model, upstream_model, channel, status, price, pricing, created_at, updated_at, deadline_at, version, lease_owner, lease_until)
-     VALUES (?, ?, ?, ?, ?, ?, ?, 'submitting', ?, ?, ?, ?, ?, 1, ?, ?)`,
+    `INSERT INTO tasks (id, token_id, kind, route, model, upstream_model, channel, status, price, pricing, created_at, updated_at, deadline_at, version, lease_owner, lease_until, seq)
+     VALUES (?, ?, ?, ?, ?, ?, ?, 'submitting', ?, ?, ?, ?, ?, 1, ?, ?, (SELECT IFNULL(MAX(seq), 0) + 1 FROM tasks))`,
   );
   const taskById = db.prepare('SELECT * FROM tasks WHERE id = ?');
-  const deleteTask = db.prepare('DELETE FROM tasks WHERE id = ? AND version = ?');
+  const deleteAborted = db.prepare('DELETE FROM tasks WHERE id = ? AND version = ?');
   const unfinished = db.prepare(`SELECT * FROM tasks WHERE ${UNFINISHED} AND id > ? ORDER BY id LIMIT ?`);
   const countUnfinished = db.prepare(`SELECT status, count(*) AS n FROM tasks WHERE ${UNFINISHED} GROUP BY status`);
   const claim = db.prepare(
@@ -78,7 +79,7 @@ export function taskMethods(db: Db, { write }: GroupCommit, ledger: LedgerWrites
       return write(() => {
         const row = read(id);
         if (!row || row.version !== version) return false;
-        deleteTask.run(id, version);
+        deleteAborted.run(id, version);
         if (row.refunded === 0) ledger.giveBack(row.token_id, 'refund', row.charged ?? row.price, id, row.model);
         return true;
       });
