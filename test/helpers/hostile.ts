@@ -110,13 +110,16 @@ export function sendStreaming(
     });
     const piece = Buffer.alloc(chunkSize, 0x20);
     const pump = () => {
-      while (!answered && !req.destroyed && written < totalBytes) {
+      // One chunk per turn of the event loop: an answer that arrived meanwhile is seen before the
+      // next write. Writing in a loop for as long as the socket took it (a fast local drain rarely
+      // pushes back) kept the answer unread through megabytes, until the gateway's drain bound cut
+      // the connection and the reset swallowed it (seen on Node 24 in CI).
+      if (!answered && !req.destroyed && written < totalBytes) {
         const n = Math.min(chunkSize, totalBytes - written);
         written += n;
-        if (!req.write(n === chunkSize ? piece : piece.subarray(0, n))) {
-          req.once('drain', pump);
-          return;
-        }
+        if (req.write(n === chunkSize ? piece : piece.subarray(0, n))) setImmediate(pump);
+        else req.once('drain', pump);
+        return;
       }
       // With nothing to send the request stays open: only the declared length can draw an answer.
       if (endBody && totalBytes > 0 && !answered && !req.destroyed && written >= totalBytes) req.end();
