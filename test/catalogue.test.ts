@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import { CATALOGUE_END, CATALOGUE_START, renderCatalogue, withCatalogue } from '../src/config/catalogue.js';
 import { loadConfigOrThrow } from '../src/config/load.js';
 import { PROJECT_ROOT } from '../src/config/paths.js';
+import type { CompiledFamily } from '../src/config/snapshot.js';
 
 test('the README catalogue matches the families, routes, modes and limits of the config', () => {
   const snapshot = loadConfigOrThrow(PROJECT_ROOT, { env: {} });
@@ -17,34 +18,9 @@ test('the README catalogue matches the families, routes, modes and limits of the
   assert.equal(withCatalogue(readme, page), readme, 'README.md catalogue is stale: run npm run catalogue');
 });
 
-test('the catalogue names refused and discouraged modes and the limits of a family', () => {
-  const page = renderCatalogue({
-    routes: [],
-    families: [
-      {
-        name: 'toy',
-        description: '',
-        models: { exact: new Set(['toy-1']), prefixes: [] },
-        modelNames: ['toy-1'],
-        mode: null,
-        modes: new Map([
-          ['text', 'supported'],
-          ['reference', 'discouraged'],
-          ['first_last', 'unsupported'],
-        ]),
-        limits: null,
-        rawLimits: { properties: { duration: { type: 'integer', minimum: 4, maximum: 15, default: 5 }, images: { maxItems: 9 } } },
-        modelLimits: new Map(),
-        rawModelLimits: { 'toy-1': { properties: { seconds: { enum: ['10'] } } } },
-      },
-    ],
-  });
-  assert.match(page, /\| toy \| `toy-1` \|  \| text; not recommended: reference; refused: first_last \| duration 4–15, default 5<br>images at most 9 item\(s\)<br>`toy-1`: seconds in "10" \|/);
-});
-
-test('the catalogue says an image rule in words, under the path of the items it bounds', () => {
-  const rule = { min_width: 128, min_height: 128, min_aspect: '1:4', max_aspect: '4:1', max_bytes: '50mb', formats: ['png', 'jpeg', 'webp'] };
-  const page = renderCatalogue({
+/** The catalogue of one family `toy` (model `toy-1`, no routes), with what a test sets. */
+function toyCatalogue(family: Partial<Pick<CompiledFamily, 'modes' | 'rawLimits' | 'rawModelLimits'>>): string {
+  return renderCatalogue({
     routes: [],
     families: [
       {
@@ -55,16 +31,37 @@ test('the catalogue says an image rule in words, under the path of the items it 
         mode: null,
         modes: new Map(),
         limits: null,
-        rawLimits: {
-          properties: {
-            image: { image: { max_width: 4096, max_height: 4096, formats: ['jpg'] } },
-            subjects: { type: 'array', items: { type: 'object', properties: { images: { type: 'array', maxItems: 3, items: { image: rule } } } } },
-          },
-        },
+        rawLimits: null,
         modelLimits: new Map(),
         rawModelLimits: {},
+        ...family,
       },
     ],
+  });
+}
+
+test('the catalogue names refused and discouraged modes and the limits of a family', () => {
+  const page = toyCatalogue({
+    modes: new Map([
+      ['text', 'supported'],
+      ['reference', 'discouraged'],
+      ['first_last', 'unsupported'],
+    ]),
+    rawLimits: { properties: { duration: { type: 'integer', minimum: 4, maximum: 15, default: 5 }, images: { maxItems: 9 } } },
+    rawModelLimits: { 'toy-1': { properties: { seconds: { enum: ['10'] } } } },
+  });
+  assert.match(page, /\| toy \| `toy-1` \|  \| text; not recommended: reference; refused: first_last \| duration 4–15, default 5<br>images at most 9 item\(s\)<br>`toy-1`: seconds in "10" \|/);
+});
+
+test('the catalogue says an image rule in words, under the path of the items it bounds', () => {
+  const rule = { min_width: 128, min_height: 128, min_aspect: '1:4', max_aspect: '4:1', max_bytes: '50mb', formats: ['png', 'jpeg', 'webp'] };
+  const page = toyCatalogue({
+    rawLimits: {
+      properties: {
+        image: { image: { max_width: 4096, max_height: 4096, formats: ['jpg'] } },
+        subjects: { type: 'array', items: { type: 'object', properties: { images: { type: 'array', maxItems: 3, items: { image: rule } } } } },
+      },
+    },
   });
   assert.match(
     page,

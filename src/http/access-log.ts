@@ -23,7 +23,7 @@ const QUIET_PATHS = new Set(['/metrics', '/healthz', '/readyz']);
 const MAX_LOGGED_MODEL = 200;
 
 /**
- * The `model` label of a request: a model some channel names exactly, the pattern (`xi-*`) that
+ * The `model` label of a request: a model some channel names exactly, the pattern (`name-*`) that
  * serves it, `other` for a name nothing serves, `none` when the request named none. Clients choose
  * model names; a label set must stay bounded by the configuration.
  */
