@@ -6,7 +6,7 @@ import { compileAuth } from '../signers/registry.js';
 import type { BreakerPolicy, CompiledChannel, RetryPolicy, CompiledOperation, CompiledProfile, CompiledRoute, CompiledTaskProtocol, LeftOutChannel } from './snapshot.js';
 import type { MissingEnv } from './env.js';
 import { parseSize } from '../schema/sizes.js';
-import type { YamlSource } from './yaml-source.js';
+import { placeOf, type YamlSource } from './yaml-source.js';
 import { routeMayServePrefix } from './compile-routes.js';
 import { DEFAULT_POLLING, routeServesModel } from './lookups.js';
 
@@ -106,22 +106,20 @@ export function compileChannels(
     const before = issues.length;
     const first = seen.get(c.name);
     if (first !== undefined) {
-      const where = src.issue(['channels', first, 'name'], '');
-      issues.push(src.issue(at('name'), `channel name "${c.name}" is already used by the channel at ${where.file}:${where.line}`));
+      issues.push(src.issue(at('name'), `channel name "${c.name}" is already used by the channel at ${placeOf(src, ['channels', first, 'name'])}`));
     } else seen.set(c.name, i);
     // A value made of an unset variable cannot be judged (an empty base_url is not a typo).
     const unjudged = new Set(unset.map((m) => m.path[2]));
     const compiled = compileChannel(src, c, at, { raw, profiles, groups, routes, unjudged }, issues);
     if (!compiled || issues.length !== before) return;
     if (c.enabled === false || unset.length > 0) {
-      const where = src.issue(at(), '');
       leftOut.push(
         Object.freeze({
           name: c.name,
           profile: c.profile,
           reason: c.enabled === false ? 'disabled' : 'unset_env',
           unset: Object.freeze([...new Set(unset.map((m) => m.name))]),
-          at: `${where.file}:${where.line}`,
+          at: placeOf(src, at()),
         }),
       );
     } else out.push(compiled);
