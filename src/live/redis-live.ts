@@ -81,7 +81,7 @@ export class RedisLive implements SharedLive {
       this.#subscribedOnce = true;
     });
     this.#sub.on('message', (_channel: string, text: string) => this.#deliver(text));
-    this.#subscribed = this.#sub.subscribe(this.#key('events')).then(
+    this.#subscribed = this.#sub.subscribe(this.#key(EVENTS)).then(
       () => undefined,
       () => undefined,
     );
@@ -148,7 +148,7 @@ export class RedisLive implements SharedLive {
       if (event.state === 'open' && event.retryAt !== null) pipe.set(key, JSON.stringify(event), 'PX', Math.max(1_000, event.retryAt - Date.now()));
       else pipe.del(key);
     }
-    pipe.publish(this.#key('events'), JSON.stringify({ ...event, from: this.#o.replica }));
+    pipe.publish(this.#key(EVENTS), eventMessage(event, this.#o.replica));
     pipe.exec().catch(() => this.#fallback('publish'));
   }
 
@@ -304,6 +304,14 @@ function parseStatus(text: string): ReplicaStatus | null {
   }
 }
 
+/** The pub/sub channel (after the prefix) every replica's events go through. */
+const EVENTS = 'events';
+
+/** An event as published: what happened and who says so (a replica ignores its own; parseEvent reads it). */
+function eventMessage(event: LiveEvent, from: string): string {
+  return JSON.stringify({ ...event, from });
+}
+
 /**
  * Tells the replicas sharing `prefix` one event and disconnects: for a process that is not a
  * replica (`gateway tokens disable` run by an operator). False when Redis could not be told
@@ -314,7 +322,7 @@ export async function tellReplicas(url: string, prefix: string, event: LiveEvent
   redis.on('error', () => undefined);
   try {
     await redis.connect();
-    await redis.publish(`${prefix}events`, JSON.stringify({ ...event, from: 'cli' }));
+    await redis.publish(`${prefix}${EVENTS}`, eventMessage(event, 'cli'));
     return true;
   } catch {
     return false;
