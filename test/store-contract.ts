@@ -621,6 +621,39 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
     }
   });
 
+  test(`${driver} store: links are kept all or none, found while they serve, deleted once expired, and die with their token`, async () => {
+    const store = await open();
+    try {
+      const t = await store.createToken({ name: 'k', keyHash: 'k', group: 'default', models: null, quota: null });
+      const gone = await store.createToken({ name: 'g', keyHash: 'g', group: 'default', models: null, quota: null });
+      const bytes = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 255, 1]);
+      const url = { id: 'l-url', tokenId: t.id, channel: 'c1', url: 'https://cdn.vendor.test/a.png?sig=1', data: null, contentType: null, createdAt: 10, expiresAt: 100 };
+      const stored = { id: 'l-data', tokenId: t.id, channel: 'c1', url: null, data: bytes, contentType: 'image/png', createdAt: 10, expiresAt: 200 };
+      await store.putLinks([url, stored]);
+      await store.putLinks([]);
+      assert.deepEqual(await store.getLink('l-url', 50), url);
+      assert.deepEqual(await store.getLink('l-data', 99), stored, 'bytes round-trip exactly');
+      assert.equal(await store.getLink('l-url', 100), null, 'expired at expiresAt');
+      assert.equal(await store.getLink('nope', 0), null);
+      // One id taken: the whole batch is refused, its other link never written.
+      await assert.rejects(store.putLinks([{ ...url, id: 'l-new' }, { ...url }]));
+      assert.equal(await store.getLink('l-new', 50), null, 'all or none');
+
+      await store.putLinks([{ ...url, id: 'l-gone', tokenId: gone.id }]);
+      assert.ok(await store.getLink('l-gone', 50));
+      assert.equal((await store.deleteToken(gone.id)).outcome, 'deleted');
+      assert.equal(await store.getLink('l-gone', 50), null, "a deleted token's links stop serving");
+
+      await store.putLinks(Array.from({ length: 5 }, (_, i) => ({ ...url, id: `old-${i}`, expiresAt: 20 + i })));
+      assert.equal(await store.deleteExpiredLinks(22, 2), 2, 'at most the limit');
+      assert.equal(await store.deleteExpiredLinks(22, 10), 1, 'only the expired ones');
+      assert.equal(await store.deleteExpiredLinks(150, 10), 4, 'the rest of the old ones, l-url and l-gone');
+      assert.deepEqual(await store.getLink('l-data', 150), stored, 'a link still serving stays');
+    } finally {
+      await store.close();
+    }
+  });
+
   test(`${driver} store: a lease gives each unfinished task to one replica at a time`, async () => {
     const store = await open();
     try {

@@ -38,9 +38,9 @@ test('sqlite store: a store from before the ledger opens with one debit row per 
   await a.updateTask('task_old', 1, { status: 'completed' });
   await a.close();
   // Back to schema version 2: no ledger, no settlement columns, no holds, no resources, no leases, no
-  // task order, the units already used.
+  // task order, no links, the units already used.
   const db = new Database(path);
-  db.exec(`DROP TABLE resources; DROP TABLE holds; DROP TABLE ledger; ALTER TABLE tasks DROP COLUMN pricing; ALTER TABLE tasks DROP COLUMN charged; ALTER TABLE tasks DROP COLUMN lease_owner; ALTER TABLE tasks DROP COLUMN lease_until; DROP INDEX tasks_by_seq; DROP INDEX tasks_by_token; ALTER TABLE tasks DROP COLUMN seq; DELETE FROM schema_version WHERE version >= 3;`);
+  db.exec(`DROP TABLE links; DROP TABLE resources; DROP TABLE holds; DROP TABLE ledger; ALTER TABLE tasks DROP COLUMN pricing; ALTER TABLE tasks DROP COLUMN charged; ALTER TABLE tasks DROP COLUMN lease_owner; ALTER TABLE tasks DROP COLUMN lease_until; DROP INDEX tasks_by_seq; DROP INDEX tasks_by_token; ALTER TABLE tasks DROP COLUMN seq; DELETE FROM schema_version WHERE version >= 3;`);
   db.close();
   const b = await openStore(path);
   try {

@@ -1,4 +1,4 @@
-import type { LedgerEntry, LedgerKind, ResourceRecord, TaskPatch, TaskRecord, TokenRecord } from './store.js';
+import type { LedgerEntry, LedgerKind, LinkRecord, ResourceRecord, TaskPatch, TaskRecord, TokenRecord } from './store.js';
 
 /**
  * The rows of the SQL drivers (SQLite and PostgreSQL keep the same columns: flags as 0/1, JSON as
@@ -18,6 +18,32 @@ export interface ResourceRow {
 /** A resource as the store answers it. */
 export function toResource(r: ResourceRow): ResourceRecord {
   return { kind: r.kind, id: r.id, tokenId: r.token_id, channel: r.channel, vendorId: r.vendor_id, createdAt: r.created_at };
+}
+
+/** A `links` row. */
+export interface LinkRow {
+  id: string;
+  token_id: string;
+  channel: string;
+  url: string | null;
+  data: Uint8Array | null;
+  content_type: string | null;
+  created_at: number;
+  expires_at: number;
+}
+
+/** A link as the store answers it (libsql gives a BLOB as an ArrayBuffer view, pg as a Buffer). */
+export function toLink(r: LinkRow): LinkRecord {
+  return {
+    id: r.id,
+    tokenId: r.token_id,
+    channel: r.channel,
+    url: r.url,
+    data: r.data === null ? null : Buffer.isBuffer(r.data) ? r.data : Buffer.from(r.data.buffer, r.data.byteOffset, r.data.byteLength),
+    contentType: r.content_type,
+    createdAt: r.created_at,
+    expiresAt: r.expires_at,
+  };
 }
 
 /** A `holds` row. */

@@ -262,6 +262,28 @@ export interface ResourceRecord {
   readonly createdAt: number;
 }
 
+/**
+ * A link a synchronous answer handed out instead of a vendor's URL (README, "Links instead of
+ * vendor URLs"): the vendor URL it stands for, or the file itself (a raw answer kept as a stored
+ * result). Found by the hash of the link's secret, served until `expiresAt`.
+ */
+export interface LinkRecord {
+  /** SHA-256 (hex) of the secret in the link: the link itself is never stored. */
+  readonly id: string;
+  readonly tokenId: string;
+  /** The channel that answered: a URL is fetched through it. */
+  readonly channel: string;
+  /** The vendor's URL; null when `data` holds the file. */
+  readonly url: string | null;
+  /** The file's bytes; null when the vendor serves it at `url`. */
+  readonly data: Buffer | null;
+  /** The media type `data` is served as; null for a URL (the vendor's answer says). */
+  readonly contentType: string | null;
+  /** Unix milliseconds. */
+  readonly createdAt: number;
+  readonly expiresAt: number;
+}
+
 /** A hold given back because it expired. */
 export interface ExpiredHold {
   readonly ref: string;
@@ -362,6 +384,12 @@ export interface Store {
   putResource(resource: ResourceRecord): Promise<boolean>;
   /** The resources of that kind and those ids that exist, in no particular order. */
   getResources(kind: string, ids: readonly string[]): Promise<ResourceRecord[]>;
+  /** Records the links of one answer, all or none. */
+  putLinks(links: readonly LinkRecord[]): Promise<void>;
+  /** A link by id while it serves: null when unknown, expired at `now`, or its token was deleted. */
+  getLink(id: string, now: number): Promise<LinkRecord | null>;
+  /** Deletes up to `limit` links expired at `now` (their stored files with them); returns how many. */
+  deleteExpiredLinks(now: number, limit: number): Promise<number>;
   /** Ledger rows of a token with ids after `after` (null: from the start), oldest first, at most `limit`. */
   ledger(tokenId: string, after: number | null, limit: number): Promise<LedgerEntry[]>;
   /** The token's `used` and its ledger's sums, read together; null for an unknown token. */

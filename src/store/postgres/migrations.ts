@@ -79,4 +79,16 @@ export const MIGRATIONS: readonly string[] = [
   // same millisecond as they were taken in; existing rows are numbered as the table holds them.
   `ALTER TABLE tasks ADD COLUMN seq BIGSERIAL;
    CREATE INDEX tasks_by_token ON tasks (token_id, created_at, seq);`,
+  // Links handed out instead of vendor URLs, and stored results (README, "Links instead of vendor URLs").
+  `CREATE TABLE links (
+     id TEXT PRIMARY KEY,
+     token_id TEXT NOT NULL,
+     channel TEXT NOT NULL,
+     url TEXT,
+     data BYTEA,
+     content_type TEXT,
+     created_at BIGINT NOT NULL,
+     expires_at BIGINT NOT NULL
+   );
+   CREATE INDEX links_by_expiry ON links (expires_at);`,
 ];

@@ -85,4 +85,16 @@ export const MIGRATIONS: readonly string[] = [
    UPDATE tasks SET seq = rowid;
    CREATE INDEX tasks_by_seq ON tasks (seq);
    CREATE INDEX tasks_by_token ON tasks (token_id, created_at, seq);`,
+  // Links handed out instead of vendor URLs, and stored results (README, "Links instead of vendor URLs").
+  `CREATE TABLE links (
+     id TEXT PRIMARY KEY,
+     token_id TEXT NOT NULL,
+     channel TEXT NOT NULL,
+     url TEXT,
+     data BLOB,
+     content_type TEXT,
+     created_at INTEGER NOT NULL,
+     expires_at INTEGER NOT NULL
+   );
+   CREATE INDEX links_by_expiry ON links (expires_at);`,
 ];

@@ -2,6 +2,7 @@ import type { Store } from '../store.js';
 import { openDatabase } from './database.js';
 import { groupCommit } from './group-commit.js';
 import { ledgerWrites } from './ledger-writes.js';
+import { linkMethods } from './links.js';
 import { ownTaskMethods } from './own-tasks.js';
 import { quotaMethods } from './quota.js';
 import { resourceMethods } from './resources.js';
@@ -22,6 +23,7 @@ export function openSqliteStore(path: string): Store {
     ...taskMethods(db, commits, money),
     ...ownTaskMethods(db, commits),
     ...resourceMethods(db, commits),
+    ...linkMethods(db, commits),
     onLedger: commits.onLedger,
     async ping() {
       db.prepare('SELECT 1').get();
