@@ -9,6 +9,7 @@ import { createGateway, type Gateway } from './gateway.js';
 import { DEFAULT_DRAIN_MS } from './http/drain.js';
 import { RedisLive } from './live/redis-live.js';
 import { perProcess, type SharedLive } from './live/shared-live.js';
+import { DEFAULT_LINK_TTL_MS } from './links/hand-out.js';
 import { Metrics } from './metrics/metrics.js';
 import type { Simulator } from './sim/http.js';
 import { SIMULATORS } from './sim/registry.js';
@@ -52,6 +53,8 @@ export interface AppSettings {
   readonly strict: boolean;
   /** GATEWAY_DRAIN_MS: how long a stop waits for requests in flight before closing their connections (NaN when malformed). */
   readonly drainMs: number;
+  /** GATEWAY_LINK_TTL_MS: how long a link handed out instead of a vendor URL serves (NaN when malformed, refused at start). */
+  readonly linkTtlMs: number;
 }
 
 /** Reads process settings from the environment, with the documented defaults. */
@@ -76,6 +79,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env, defaults: 
     authCacheMs: env.GATEWAY_AUTH_CACHE_MS ? Number(env.GATEWAY_AUTH_CACHE_MS) : (defaults.authCacheMs ?? null),
     strict: env.GATEWAY_STRICT !== undefined ? /^(1|true|yes|on)$/i.test(env.GATEWAY_STRICT.trim()) : (defaults.strict ?? false),
     drainMs: env.GATEWAY_DRAIN_MS ? Number(env.GATEWAY_DRAIN_MS) : (defaults.drainMs ?? DEFAULT_DRAIN_MS),
+    linkTtlMs: env.GATEWAY_LINK_TTL_MS ? Number(env.GATEWAY_LINK_TTL_MS) : (defaults.linkTtlMs ?? DEFAULT_LINK_TTL_MS),
   };
 }
 
@@ -115,6 +119,8 @@ export async function startApp(settings: AppSettings, log: Logger, opts: { simul
   if (authCache !== null && !(Number.isInteger(authCache) && authCache >= 0 && authCache <= 600_000)) throw new Error('GATEWAY_AUTH_CACHE_MS must be whole milliseconds from 0 to 600000');
   if (settings.redisUrl !== null && !/^rediss?:\/\//.test(settings.redisUrl)) throw new Error('GATEWAY_REDIS must be a redis:// or rediss:// URL');
   if (!(Number.isInteger(settings.drainMs) && settings.drainMs >= 0 && settings.drainMs <= 600_000)) throw new Error('GATEWAY_DRAIN_MS must be whole milliseconds from 0 to 600000');
+  const linkTtl = settings.linkTtlMs;
+  if (!(Number.isInteger(linkTtl) && linkTtl >= 60_000 && linkTtl <= 604_800_000)) throw new Error('GATEWAY_LINK_TTL_MS must be whole milliseconds from 60000 (a minute) to 604800000 (a week)');
   const replica = settings.replicaId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   const sharedStore = isSharedStore(settings.storeUrl);
   const simulators: Simulator[] = [];
@@ -163,6 +169,7 @@ export async function startApp(settings: AppSettings, log: Logger, opts: { simul
       headersTimeoutMs: headers,
       requestTimeoutMs: whole,
       drainMs: settings.drainMs,
+      linkTtlMs: linkTtl,
       lease: {
         owner: replica,
         ms: lease,

@@ -13,7 +13,11 @@ import { Metrics } from './metrics/metrics.js';
 import type { TaskDeps } from './operations/deps.js';
 import { serveRequest } from './operations/serve.js';
 import { Authenticator } from './pipeline/authenticate.js';
-import { startHoldSweeper, sweepExpiredHolds } from './quota/hold-sweep.js';
+import { HOLD_SWEEP_INTERVAL_MS, sweepExpiredHolds } from './quota/hold-sweep.js';
+import { startSweeper } from './store/sweeper.js';
+import { DEFAULT_LINK_TTL_MS } from './links/hand-out.js';
+import { LINK_SWEEP_INTERVAL_MS, sweepExpiredLinks } from './links/link-sweep.js';
+import { runLinkContent } from './operations/link-content.js';
 import { countQuotaUnits } from './quota/quota-metrics.js';
 import { RoutingState } from './routing/routing-state.js';
 import type { Store } from './store/store.js';
@@ -44,6 +48,10 @@ export interface GatewayOptions {
   readonly authCacheTtlMs?: number;
   /** Task ids; golden runs make them deterministic. */
   readonly newTaskId?: () => string;
+  /** GATEWAY_LINK_TTL_MS: how long a link handed out instead of a vendor URL serves; default an hour. */
+  readonly linkTtlMs?: number;
+  /** Link secrets; golden runs make them deterministic. */
+  readonly newLinkSecret?: () => string;
   /**
    * False: no background work (no polling, no resume of tasks and no sweep of expired holds at
    * start); every task query asks the vendor (golden runs, where each vendor call must be one the
@@ -91,7 +99,7 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-/** Assembles the gateway: the HTTP server over the operations, the poller, the sweeper of holds, and their shared state. */
+/** Assembles the gateway: the HTTP server over the operations, the poller, the sweepers of expired holds and links, and their shared state. */
 export function createGateway(opts: GatewayOptions): Gateway {
   const pools = new Pools();
   let port = 0;
@@ -124,11 +132,11 @@ export function createGateway(opts: GatewayOptions): Gateway {
     self,
     tokenChanged,
   };
-  let stopSweeper: () => void = () => undefined;
+  let stopSweepers: () => void = () => undefined;
   const poller = new Poller({ store: opts.store, pools, snapshot: opts.snapshot, log: opts.log, clock, random: opts.random, lostAfterMs: opts.lostAfterMs, lease: opts.lease, metrics });
   if (!poll) poller.stop();
   reportTaskGauges(opts.store, poller, metrics, opts.log);
-  const deps: TaskDeps = { store: opts.store, pools, random: opts.random, poller, newId: opts.newTaskId ?? newTaskId, refreshAlways: !poll, awaitIntervalMs: opts.awaitIntervalMs, lostAfterMs: opts.lostAfterMs, clock, routing, metrics };
+  const deps: TaskDeps = { store: opts.store, pools, random: opts.random, poller, newId: opts.newTaskId ?? newTaskId, linkTtlMs: opts.linkTtlMs ?? DEFAULT_LINK_TTL_MS, newLinkSecret: opts.newLinkSecret, refreshAlways: !poll, awaitIntervalMs: opts.awaitIntervalMs, lostAfterMs: opts.lostAfterMs, clock, routing, metrics };
 
   const server = createHttpServer({
     snapshot: opts.snapshot,
@@ -143,6 +151,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
     handlers: {
       admin: { owns: isAdminPath, handle: (req, res, pathname, search, snapshot, requestId) => handleAdmin(req, res, pathname, search, snapshot, admin, requestId) },
       serve: (ctx, body, req, res) => serveRequest(ctx, body, req, res, deps),
+      link: (req, res, link) => runLinkContent(req, res, link, deps),
     },
   });
   const requests = drainable(server);
@@ -161,7 +170,12 @@ export function createGateway(opts: GatewayOptions): Gateway {
         // Holds of requests a crash cut off go back before the first new request can be refused for them.
         const given = await sweepExpiredHolds(opts.store, opts.log, clock().getTime());
         if (given > 0) opts.log.info({ holds: given }, 'gave back expired holds');
-        stopSweeper = startHoldSweeper(opts.store, opts.log, clock);
+        const holds = startSweeper('expired holds', (now) => sweepExpiredHolds(opts.store, opts.log, now), opts.log, clock, HOLD_SWEEP_INTERVAL_MS);
+        const links = startSweeper('expired links', (now) => sweepExpiredLinks(opts.store, now), opts.log, clock, LINK_SWEEP_INTERVAL_MS);
+        stopSweepers = () => {
+          holds();
+          links();
+        };
       }
       await routing.pullBreakers();
       shared.announce(self);
@@ -180,7 +194,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
       const started = performance.now();
       opts.log.info({ inflight: requests.inflight, deadline_ms: deadlineMs }, 'stopping: requests in flight may finish, no new ones are taken');
       poller.stop();
-      stopSweeper();
+      stopSweepers();
       const { cutOff } = await requests.drain(deadlineMs);
       // Past the deadline the vendor calls of the requests cut off are abandoned too (a submission
       // cut off this way is found and settled later: README, "Tasks cut off by a crash").

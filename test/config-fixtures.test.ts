@@ -65,7 +65,7 @@ test('two routes may share one body schema file that declares an $id', () => {
   const dir = mkdtempSync(join(tmpdir(), 'config-shared-schema-'));
   try {
     const route = (id: string) =>
-      `  - { id: ${id}, method: POST, path: "/${id}/{model}", kind: sync, operation: generate, model: { path: model }, models: [${id}-m], body: { schema: body.json } }\n`;
+      `  - { id: ${id}, method: POST, path: "/${id}/{model}", kind: sync, operation: generate, model: { path: model }, models: [${id}-m], body: { schema: body.json }, links: [] }\n`;
     writeFileSync(join(dir, 'routes.yaml'), `version: 1\nroutes:\n${route('a')}${route('b')}families:\n  - { name: f, models: [a-m, b-m] }\n`);
     writeFileSync(join(dir, 'body.json'), JSON.stringify({ $id: 'https://example.test/body.json', type: 'object' }));
     writeFileSync(

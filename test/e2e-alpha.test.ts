@@ -335,13 +335,13 @@ describe('alpha generateContent end to end (URL delivery)', () => {
   });
   after(() => h.close());
 
-  test('inlineData.data is the upstream URL, passed through, and fetching it yields the PNG', async () => {
+  test('inlineData.data as a URL reaches the client as a gateway link, and fetching it yields the PNG', async () => {
     const res = await postJson(h.url, pathOf(MODELS[0]), requestBody('a sailing ship', { ratio: '9:16' }), { authorization: `Bearer ${h.key}` });
     assert.equal(res.status, 200, res.text.slice(0, 300));
     const images = partsOf(res.json).filter((p) => p.inlineData);
     assert.equal(images.length, 1);
     const data: string = images[0].inlineData.data;
-    assert.ok(data.startsWith(`${h.sim.url}/files/`), `not the simulator's URL: ${data.slice(0, 100)}`);
+    assert.ok(data.startsWith(`${h.url}/v1/links/`), `not a gateway link: ${data.slice(0, 100)}`);
     const file = await fetch(data);
     assert.equal(file.status, 200);
     assert.equal(file.headers.get('content-type'), 'image/png');

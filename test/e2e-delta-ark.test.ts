@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { makePng } from '../src/sim/png.js';
+import { vendorUrlBehind } from './helpers/links.js';
 import { startTaskHarness, type TaskHarness } from './helpers/task-harness.js';
 
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
@@ -28,8 +29,10 @@ describe('delta-ark (delta image, delta video 2 and 1.5, assets), end to end', (
     assert.equal(url.status, 200, url.text);
     assert.equal(url.json.data.length, 3, 'n 3 → sequential generation of 3 images');
     const link = url.json.data[0].url as string;
-    assert.ok(link.startsWith(sim().url), 'the vendor URL is answered as it is');
-    const id = /\/files\/(img-[^/]+)\.png$/.exec(link)![1]!;
+    assert.ok(link.startsWith(`${h.url}/v1/links/`), `a gateway link, not the vendor's URL: ${link}`);
+    const vendorUrl = await vendorUrlBehind(h.store, link);
+    assert.ok(vendorUrl.startsWith(sim().url), 'the link stands for the vendor URL');
+    const id = /\/files\/(img-[^/]+)\.png$/.exec(vendorUrl)![1]!;
     const bytes = Buffer.from(await (await fetch(link)).arrayBuffer());
     assert.ok(bytes.equals(sim().result!(id)!));
 

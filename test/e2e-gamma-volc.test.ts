@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { vendorUrlBehind } from './helpers/links.js';
 import { startTaskHarness, type TaskHarness } from './helpers/task-harness.js';
 
 /** The vendor's task id inside one of its result URLs (`…/files/<id>-<i>.png` or `…/files/<id>.mp4`). */
@@ -27,7 +28,8 @@ describe('gamma-volc end to end (signed, asynchronous images and videos)', () =>
     assert.equal(typeof res.json.created, 'number');
     assert.equal(res.json.data.length, 1);
     const url = res.json.data[0].url as string;
-    const id = vendorIdOf(url);
+    assert.ok(url.startsWith(`${h.url}/v1/links/`), `a gateway link, not the vendor's URL: ${url}`);
+    const id = vendorIdOf(await vendorUrlBehind(h.store, url));
     const sent = vendorRequest(h, id);
     assert.equal(sent.req_key, 'gamma_t2i_v45');
     assert.deepEqual([sent.width, sent.height], [1280, 720]);
@@ -62,7 +64,7 @@ describe('gamma-volc end to end (signed, asynchronous images and videos)', () =>
     const res = await fetch(`${h.url}/v1/images/edits`, { method: 'POST', headers: { authorization: `Bearer ${h.key}` }, body: form });
     const json = (await res.json()) as any;
     assert.equal(res.status, 200, JSON.stringify(json));
-    const id = vendorIdOf(json.data[0].url);
+    const id = vendorIdOf(await vendorUrlBehind(h.store, json.data[0].url));
     const sent = vendorRequest(h, id);
     assert.deepEqual(sent.binary_data_base64, [png.toString('base64')]);
     assert.deepEqual([sent.width, sent.height], [1024, 768]);

@@ -8,7 +8,7 @@ import type { ConfigIssue } from './issues.js';
 import { compileMappingAt } from './compile-mapping.js';
 import { compileResources, type RawResources } from './compile-resources.js';
 import type { SchemaCompiler } from './schema-compiler.js';
-import type { AnswerStream, CompiledBody, CompiledRoute, CompiledRouteTask, KeySource, PathMatcher, RouteKind, TaskIdSource } from './snapshot.js';
+import type { AnswerStream, CompiledBody, CompiledRoute, CompiledRouteTask, KeySource, LinkPlaces, PathMatcher, RouteKind, TaskIdSource } from './snapshot.js';
 import { parseSize } from '../schema/sizes.js';
 import { placeOf, type YamlSource } from './yaml-source.js';
 
@@ -38,21 +38,26 @@ interface RawRoute extends RawResources {
   stream?: AnswerStream;
   answer?: string;
   list?: string;
+  links?: string[];
+  pass_vendor_url?: boolean;
 }
 
 /** What each kind of route must and must not declare. */
 const KIND_RULES: Record<RouteKind, { needs: string[]; refuses: string[]; task: string[]; taskRefuses: string[] }> = {
   sync: { needs: ['operation', 'model', 'models'], refuses: ['task', 'answer', 'list'], task: [], taskRefuses: [] },
   // Only a sync answer is streamed: a task's answer is its id at once, a download streams bytes already.
-  'task-submit': { needs: ['operation', 'models', 'task'], refuses: ['stream', 'answer', 'list'], task: ['kind', 'answer'], taskRefuses: ['kinds', 'id', 'max_ids'] },
-  'task-query': { needs: ['task'], refuses: ['operation', 'model', 'models', 'mode', 'stream', 'answer', 'list'], task: ['kinds', 'id', 'answer'], taskRefuses: ['kind', 'source'] },
-  'task-content': { needs: ['task'], refuses: ['operation', 'model', 'models', 'body', 'mode', 'stream', 'answer', 'list'], task: ['kinds', 'id'], taskRefuses: ['kind', 'answer', 'max_ids', 'source'] },
+  // Only a sync answer hands out links: a task's files are served by its content route.
+  'task-submit': { needs: ['operation', 'models', 'task'], refuses: ['stream', 'answer', 'list', 'links', 'pass_vendor_url'], task: ['kind', 'answer'], taskRefuses: ['kinds', 'id', 'max_ids'] },
+  'task-query': { needs: ['task'], refuses: ['operation', 'model', 'models', 'mode', 'stream', 'answer', 'list', 'links', 'pass_vendor_url'], task: ['kinds', 'id', 'answer'], taskRefuses: ['kind', 'source'] },
+  'task-content': { needs: ['task'], refuses: ['operation', 'model', 'models', 'body', 'mode', 'stream', 'answer', 'list', 'links', 'pass_vendor_url'], task: ['kinds', 'id'], taskRefuses: ['kind', 'answer', 'max_ids', 'source'] },
   // A page of the caller's tasks: `task.answer` builds each item, `list` the page around them.
-  'task-list': { needs: ['task', 'list'], refuses: ['operation', 'model', 'models', 'body', 'mode', 'answer', 'stream'], task: ['kinds', 'answer'], taskRefuses: ['kind', 'id', 'max_ids', 'source'] },
-  'task-delete': { needs: ['task'], refuses: ['operation', 'model', 'models', 'body', 'mode', 'answer', 'list', 'stream'], task: ['kinds', 'id', 'answer'], taskRefuses: ['kind', 'max_ids', 'source'] },
+  'task-list': { needs: ['task', 'list'], refuses: ['operation', 'model', 'models', 'body', 'mode', 'answer', 'stream', 'links', 'pass_vendor_url'], task: ['kinds', 'answer'], taskRefuses: ['kind', 'id', 'max_ids', 'source'] },
+  'task-delete': { needs: ['task'], refuses: ['operation', 'model', 'models', 'body', 'mode', 'answer', 'list', 'stream', 'links', 'pass_vendor_url'], task: ['kinds', 'id', 'answer'], taskRefuses: ['kind', 'max_ids', 'source'] },
   // The models a token may use, read from the snapshot: `answer` builds one model, `list` the list.
-  'model-list': { needs: ['answer', 'list'], refuses: ['operation', 'model', 'models', 'body', 'mode', 'task', 'stream'], task: [], taskRefuses: [] },
-  'model-get': { needs: ['model', 'answer'], refuses: ['operation', 'models', 'body', 'mode', 'task', 'list', 'stream'], task: [], taskRefuses: [] },
+  'model-list': { needs: ['answer', 'list'], refuses: ['operation', 'model', 'models', 'body', 'mode', 'task', 'stream', 'links', 'pass_vendor_url'], task: [], taskRefuses: [] },
+  'model-get': { needs: ['model', 'answer'], refuses: ['operation', 'models', 'body', 'mode', 'task', 'list', 'stream', 'links', 'pass_vendor_url'], task: [], taskRefuses: [] },
+  // The link is its own credential (a presigned URL's stand-in): no key is asked for.
+  'link-content': { needs: [], refuses: ['operation', 'model', 'models', 'body', 'mode', 'task', 'list', 'answer', 'stream', 'auth', 'links', 'pass_vendor_url'], task: [], taskRefuses: [] },
 };
 
 const DEFAULT_BODY_BYTES = 1024 * 1024;
@@ -125,7 +130,8 @@ export function compileRoutes(src: YamlSource, configDir: string, schemas: Schem
         matcher: matcher ?? { template: r.path, params: [], match: () => null },
         kind: r.kind,
         operation: r.operation ?? '',
-        keySources: keySourcesOf(r.auth),
+        // A link is its own credential: its route asks for no key.
+        keySources: r.kind === 'link-content' ? [] : keySourcesOf(r.auth),
         model: modelSourceOf(r.model),
         models,
         body,
@@ -138,10 +144,41 @@ export function compileRoutes(src: YamlSource, configDir: string, schemas: Schem
         references,
         answer: r.answer !== undefined ? compileMappingAt(src, r.answer, at('answer'), issues) : null,
         list: r.list !== undefined ? compileMappingAt(src, r.list, at('list'), issues) : null,
+        links: r.kind === 'sync' ? linkPlacesOf(r) : null,
       }),
     );
   });
-  return out;
+  return checkLinkRoute(src, raw, out, issues);
+}
+
+/** A sync route's `links` and `pass_vendor_url`, compiled (snapshot.ts, LinkPlaces). */
+function linkPlacesOf(r: RawRoute): LinkPlaces {
+  if (r.pass_vendor_url) return { mode: 'pass' };
+  if (r.links === undefined) return { mode: 'scan' };
+  return { mode: 'at', places: r.links.map(pointerOf) };
+}
+
+/**
+ * Links need one route to serve them: a second `link-content` route is an error, and so is a link
+ * path without exactly one parameter (the link's secret). Without any, sync routes pass vendor URLs,
+ * a warning for each that would have linked them, an error where the route asked for `links`.
+ */
+function checkLinkRoute(src: YamlSource, raw: readonly RawRoute[], routes: CompiledRoute[], issues: ConfigIssue[]): CompiledRoute[] {
+  const served = routes.map((r, i) => ({ r, i })).filter(({ r }) => r.kind === 'link-content');
+  for (const { r, i } of served.slice(1)) issues.push(src.issue(['routes', i, 'kind'], `only one link-content route may serve links; route "${served[0]!.r.id}" (${placeOf(src, ['routes', served[0]!.i])}) already does`));
+  for (const { r, i } of served) {
+    if (r.matcher.params.length !== 1) issues.push(src.issue(['routes', i, 'path'], `a link-content path names exactly one parameter, the link's secret: ${r.path}`));
+  }
+  if (served.length > 0) return routes;
+  return routes.map((r, i) => {
+    if (r.links === null || r.links.mode === 'pass') return r;
+    if (raw[i]!.links !== undefined && raw[i]!.links!.length > 0) {
+      issues.push(src.issue(['routes', i, 'links'], 'links need a link-content route to serve them; none is declared'));
+    } else if (r.links.mode === 'scan') {
+      issues.push(src.issue(['routes', i], `no link-content route is declared: the answers of sync route "${r.id}" pass vendor URLs to clients (declare one, or say pass_vendor_url: true)`, 'warning'));
+    }
+    return Object.freeze({ ...r, links: { mode: 'pass' } as const });
+  });
 }
 
 /**

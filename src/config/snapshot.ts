@@ -60,7 +60,18 @@ export interface CompiledRoute {
   readonly list: Mapping | null;
   /** Resources a request body may reference by a prefixed string (routes.yaml `references`). */
   readonly references: readonly ResourceReference[];
+  /** `sync`: where its answers carry files, each handed out as a gateway link; null for other kinds. */
+  readonly links: LinkPlaces | null;
 }
+
+/**
+ * Where a `sync` route's answers carry files (routes.yaml `links`, `pass_vendor_url`; README, "Links
+ * instead of vendor URLs"). `scan`: every string of the answer that is an absolute http(s) URL (no
+ * `links` given); `at`: the places `links` names (a `*` segment is every key or index), where a
+ * `data:` URI also becomes a stored result; `pass`: `pass_vendor_url: true`, or no `link-content`
+ * route declared to serve links (check warns).
+ */
+export type LinkPlaces = { readonly mode: 'scan' } | { readonly mode: 'at'; readonly places: readonly (readonly string[])[] } | { readonly mode: 'pass' };
 
 /** A route's resource (README, "Authentication, tokens and quota"): it creates one, or reads one. */
 export interface CompiledRouteResource {
@@ -105,7 +116,7 @@ export interface CompiledFamily {
 export type AnswerStream = 'sse';
 
 /** Which engine runs a route (README, "routes.yaml"). */
-export type RouteKind = 'sync' | 'task-submit' | 'task-query' | 'task-content' | 'task-list' | 'task-delete' | 'model-list' | 'model-get';
+export type RouteKind = 'sync' | 'task-submit' | 'task-query' | 'task-content' | 'task-list' | 'task-delete' | 'model-list' | 'model-get' | 'link-content';
 
 /** Where a task route finds the task id(s). `body` is a JSON pointer to an array of ids (a batch). */
 export type TaskIdSource =

@@ -27,7 +27,7 @@ export const catalogue = {
   not_found: {
     status: 404,
     shape: 'A',
-    when: "No route has this path, or no resource of this API key (an asset) has this id: another API key's is answered the same; or a download asked for a `variant` the completed task has none of (a `thumbnail` its vendor did not make).",
+    when: "No route has this path, or no resource of this API key (an asset) has this id: another API key's is answered the same; or a download asked for a `variant` the completed task has none of (a `thumbnail` its vendor did not make); or a link that is unknown, has expired, or belonged to a deleted API key.",
   },
   model_not_found: {
     status: 404,

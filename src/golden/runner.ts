@@ -14,6 +14,7 @@ import { silentLogger } from '../log.js';
 import { openStore } from '../store/open-store.js';
 import { hashKey } from '../tokens/keys.js';
 import { sequentialTaskIds } from '../tasks/task-id.js';
+import { sequentialLinkSecrets } from '../links/hand-out.js';
 import type { GoldenCase, GoldenStep, RecordedRequest } from './golden-case.js';
 
 /** Fixed inputs of every golden run, so expected outputs are stable. */
@@ -98,6 +99,7 @@ async function runCase(file: string, name: string, snapshot: Snapshot, vendor: R
     random: () => 0,
     poll: false,
     newTaskId: sequentialTaskIds(),
+    newLinkSecret: sequentialLinkSecrets(),
     publicUrl: GOLDEN_PUBLIC_URL,
     // Synchronous routes over asynchronous vendors look again at once: the vendor here is scripted.
     awaitIntervalMs: 0,

@@ -4,7 +4,7 @@ import type { Snapshot } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Authenticator } from '../pipeline/authenticate.js';
-import type { RequestContext, RequestFacts } from '../pipeline/context.js';
+import type { LinkRequest, RequestContext, RequestFacts } from '../pipeline/context.js';
 import { traceparentOf } from '../upstream/trace-headers.js';
 import { recordRequest } from './access-log.js';
 import type { BodyBudget } from './body-budget.js';
@@ -23,6 +23,8 @@ export interface ServerHandlers {
   };
   /** A public route's operation (operations/serve.ts): it writes the answer. */
   serve(ctx: RequestContext, body: unknown, req: IncomingMessage, res: ServerResponse): Promise<void>;
+  /** The `link-content` route (operations/link-content.ts): no key, the link is the credential. */
+  link(req: IncomingMessage, res: ServerResponse, link: LinkRequest): Promise<void>;
 }
 
 /** What the server is built from. */
@@ -114,6 +116,7 @@ export function createHttpServer(opts: ServerOptions): Server {
     const { route, params } = matchRoute(snapshot, req.method ?? 'GET', pathname, search);
     seen.route = route.id;
     seen.path = route.path;
+    if (route.kind === 'link-content') return opts.handlers.link(req, res, { requestId, trace: seen.ids.trace, snapshot, params, log, now: opts.clock() });
     const token = await opts.auth.authenticate(route.keySources, req.headers, search);
     seen.facts.token = token.id;
     let body: unknown;

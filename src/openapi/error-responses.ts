@@ -70,6 +70,8 @@ const BY_KIND: Readonly<Record<RouteKind, readonly ErrorCode[]>> = {
   'model-list': [],
   // A model that does not exist and one the token may not use are answered alike.
   'model-get': ['model_not_found'],
+  // A link unknown or expired is not_found; one that stands for a vendor URL needs the vendor.
+  'link-content': ['not_found', 'bad_response', 'upstream_unavailable', 'upstream_timeout'],
 };
 
 /** The codes any of the routes can answer with, in catalogue order. */

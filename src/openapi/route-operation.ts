@@ -33,6 +33,7 @@ export const TAGS: Readonly<Record<RouteKind, { readonly name: string; readonly 
   'task-delete': { name: 'task deletion', description: "Deletes one of the caller's finished tasks and its results." },
   'model-list': { name: 'models', description: "The models the caller's API key may use, from the gateway's configuration." },
   'model-get': { name: 'models', description: "The models the caller's API key may use, from the gateway's configuration." },
+  'link-content': { name: 'links', description: 'Serves the files synchronous answers link to instead of vendor URLs, until the link expires; the link itself is the credential.' },
 };
 
 const MULTIPART_NOTE =
@@ -227,6 +228,11 @@ function successResponses(r: CompiledRoute): Record<string, Response> {
       return { '200': { description: "The models the API key may use, in the shape of the route's `list` and `answer` mappings (not declared as a schema).", headers: REQUEST_ID, content: json } };
     case 'model-get':
       return { '200': { description: "The model, in the shape of the route's `answer` mapping (not declared as a schema).", headers: REQUEST_ID, content: json } };
+    case 'link-content':
+      return {
+        '200': { description: 'The file the link stands for: fetched from the vendor as it serves it, or stored by the gateway.', headers: REQUEST_ID, content: { '*/*': {} } },
+        '206': { description: 'The part of a vendor-served file that `Range` asked for.', headers: { ...REQUEST_ID, 'Content-Range': { description: 'The part sent.', schema: { type: 'string' } } }, content: { '*/*': {} } },
+      };
     case 'task-content': {
       const bytes = { '*/*': {} };
       return {

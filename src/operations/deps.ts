@@ -1,12 +1,11 @@
 import type { Metrics } from '../metrics/metrics.js';
 import type { RoutingState } from '../routing/routing-state.js';
-import type { Store } from '../store/store.js';
 import type { Pools } from '../upstream/pools.js';
 import type { Poller } from '../tasks/poller.js';
+import type { LinkDeps } from '../links/hand-out.js';
 
 /** What a synchronous operation needs from the process. */
-export interface SyncDeps {
-  readonly store: Store;
+export interface SyncDeps extends LinkDeps {
   readonly pools: Pools;
   readonly random?: () => number;
   /** Overrides every awaiting operation's interval (golden runs look again at once). */

@@ -1,26 +1,18 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { pipeline } from 'node:stream/promises';
-import type { Dispatcher } from 'undici';
 import type { CompiledChannel } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { RequestContext } from '../pipeline/context.js';
 import { pathProblem } from '../mapping/jsonata-functions.js';
 import { signFor, upstreamRequest } from '../pipeline/call-upstream.js';
 import type { TaskRecord, TaskResult } from '../store/store.js';
-import { discard, send } from '../upstream/dispatch.js';
+import { discard } from '../upstream/dispatch.js';
 import type { UpstreamRequest } from '../upstream/upstream-request.js';
 import { addCallerHeaders } from '../upstream/trace-headers.js';
 import { findOwnTask, taskIdOf } from './find-task.js';
 import type { TaskDeps } from './deps.js';
 import type { TaskUpdate } from '../tasks/task-update.js';
 import { resolveResults, vendorView } from '../tasks/vendor-query.js';
-
-/** Vendor headers a download passes on; everything else (cookies, vendor ids, URLs) stays behind. */
-const PASSED = ['content-type', 'content-length', 'content-range', 'accept-ranges', 'etag', 'last-modified'] as const;
-const MAX_REDIRECTS = 3;
-/** Download answers that mean the stored URL no longer works. */
-const GONE = new Set([403, 404, 410]);
-const RANGE = /^bytes=[0-9]*-[0-9]*(,\s*[0-9]*-[0-9]*){0,7}$/;
+import { abortOnClose, fetchVendorFile, GONE, rangeOf, streamVendorFile } from './vendor-file.js';
 
 /** Whether a result is what `?variant=` asks for: its type (`video`), or the variant its profile marked it as (`thumbnail`). */
 function isVariant(result: TaskResult, variant: string): boolean {
@@ -66,7 +58,7 @@ function vendorPath(path: string): string {
   return path;
 }
 
-/** Sends the request for one result, following redirects here (credentials stay on the channel's origin). */
+/** Sends the request for one result (vendor-file.ts follows redirects). */
 async function fetchResult(
   ctx: RequestContext,
   deps: TaskDeps,
@@ -76,22 +68,8 @@ async function fetchResult(
   index: number,
   range: string | null,
   signal: AbortSignal,
-): Promise<Dispatcher.ResponseData> {
-  let { req: upstream, signed } = await requestFor(ctx, channel, task, result, index);
-  if (range) upstream.headers.range = range;
-  for (let hop = 0; ; hop++) {
-    const answer = await send(deps.pools, channel, upstream, signal);
-    const location = answer.headers.location;
-    if (answer.statusCode < 300 || answer.statusCode > 399 || typeof location !== 'string' || hop >= MAX_REDIRECTS) return answer;
-    discard(answer.body);
-    const from = /^https?:\/\//i.test(upstream.path) ? upstream.path : `${channel.origin}${upstream.path}`;
-    const next = new URL(location, from);
-    const keep = signed && next.origin === new URL(from).origin;
-    upstream = { method: 'GET', path: next.href, query: {}, headers: keep ? upstream.headers : upstream.headers.range ? { range: upstream.headers.range } : {}, body: null };
-    // The request id and trace follow a redirect anywhere (they are no credentials).
-    if (!keep) addCallerHeaders(upstream, ctx);
-    signed = keep;
-  }
+) {
+  return fetchVendorFile(deps.pools, channel, await requestFor(ctx, channel, task, result, index), ctx, range, signal);
 }
 
 /** Asks the vendor for the task's files again (profile `tasks.result`) and stores them; null when that fails. */
@@ -128,40 +106,17 @@ export async function runTaskContent(ctx: RequestContext, req: IncomingMessage, 
   const channel = deps.poller.channelFor(task, ctx.snapshot);
   if (!channel) throw new GatewayError('upstream_unavailable', 'the channel that ran this task is no longer configured');
 
-  const abort = new AbortController();
-  res.on('close', () => {
-    if (!res.writableFinished) abort.abort();
-  });
-  const range = typeof req.headers.range === 'string' && RANGE.test(req.headers.range.trim()) ? req.headers.range.trim() : null;
-  let answer = await fetchResult(ctx, deps, channel, task, result, index, range, abort.signal);
+  const signal = abortOnClose(res);
+  const range = rangeOf(req);
+  let answer = await fetchResult(ctx, deps, channel, task, result, index, range, signal);
   // An expired result URL (two-step vendors sign theirs for a while): look the files up again, once.
   if (GONE.has(answer.statusCode) && channel.profile.tasks?.result) {
     const fresh = await refreshResults(ctx, deps, channel, task);
     const again = fresh?.results[index];
     if (again?.url) {
       discard(answer.body);
-      answer = await fetchResult(ctx, deps, channel, fresh!, again as TaskResult & { url: string }, index, range, abort.signal);
+      answer = await fetchResult(ctx, deps, channel, fresh!, again as TaskResult & { url: string }, index, range, signal);
     }
   }
-  const status = answer.statusCode;
-  if (status !== 200 && status !== 206 && status !== 416) {
-    discard(answer.body);
-    throw new GatewayError('bad_response', GONE.has(status) ? 'the vendor no longer serves this result' : `the vendor answered the download with HTTP ${status}`, {
-      cause: { status, channel: channel.name },
-    });
-  }
-  const headers: Record<string, string> = { 'x-request-id': ctx.requestId };
-  for (const h of PASSED) {
-    const v = answer.headers[h];
-    if (typeof v === 'string') headers[h] = v;
-  }
-  headers['content-type'] ??= 'application/octet-stream';
-  res.writeHead(status, headers);
-  try {
-    await pipeline(answer.body, res);
-  } catch (err) {
-    // Headers are out: the only honest signal left is a cut connection.
-    ctx.log.warn({ req_id: ctx.requestId, task: task.id, err: (err as Error).message }, 'download cut off');
-    res.destroy();
-  }
+  await streamVendorFile(answer, res, channel, ctx.requestId, ctx.log, { task: task.id });
 }

@@ -56,7 +56,8 @@ function answerOf(ctx: RequestContext, body: unknown, deps: TaskDeps, holder: st
     case 'model-get':
       return runModelGet(ctx);
     case 'task-content':
-      // Streamed by serveRequest before any JSON answer is made.
+    case 'link-content':
+      // Streamed by serveRequest before any JSON answer is made, or served by the server with no key (runLinkContent).
       throw new GatewayError('internal_error', 'a download route has no JSON answer');
   }
 }

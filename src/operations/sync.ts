@@ -17,6 +17,7 @@ import type { ResponseContext } from '../pipeline/map-response.js';
 import { callUpstream, mapAnswer } from '../pipeline/call-upstream.js';
 import { modelOf } from '../pipeline/model-of.js';
 import { onHolder, recordCreated } from '../pipeline/resources.js';
+import { handOutLinks } from '../links/hand-out.js';
 import type { SyncDeps } from './deps.js';
 
 /**
@@ -38,7 +39,8 @@ export async function callOperation(
   const input = { body, params: ctx.params, query: ctx.query, model: upstreamModel, public_model: model, ...(task ? { task } : {}), ...(source ? { source } : {}) };
   const res = await callUpstream(op, channel, input, ctx.now, pools, { requestError: clientInputError, ids: ctx });
   const now = ctx.now.toISOString();
-  return { res, mctx: { model: upstreamModel, public_model: model, now, ...(task || op.await ? { request: body } : {}), ...(source ? { source } : {}) } };
+  // `request`: what the client asked (a vendor that always answers bytes, say, is answered as a URL or base64 as the client's response_format says).
+  return { res, mctx: { model: upstreamModel, public_model: model, now, request: body, ...(source ? { source } : {}) } };
 }
 
 /**
@@ -75,9 +77,11 @@ export async function runSyncOperation(ctx: RequestContext, body: unknown, deps:
       });
     });
     await recordCreated(ctx, answer, served, deps.store);
+    // Before the settlement: a link that could not be recorded fails the request, and its price goes back.
+    const linked = await handOutLinks(ctx, answer, served, deps);
     // Before the answer leaves: once the client has it, a crash must not give its price back.
     await hold.settle();
-    return answer;
+    return linked;
   } catch (err) {
     await hold.refund();
     throw err;

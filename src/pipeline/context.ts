@@ -39,3 +39,13 @@ export interface RequestContext {
   /** The gateway's own base URL as this client reaches it, for download links in task answers. */
   readonly publicBase: string;
 }
+
+/** A request for a link, matched by the server; no key is asked for, the link is the credential. */
+export interface LinkRequest {
+  readonly requestId: string;
+  readonly trace: TraceContext;
+  readonly snapshot: Snapshot;
+  readonly params: Readonly<Record<string, string>>;
+  readonly log: Logger;
+  readonly now: Date;
+}

@@ -6,7 +6,7 @@ import { statedWait } from './stated-wait.js';
 
 /**
  * Context the response and error mappings see besides the vendor's answer: `model`,
- * `public_model`, `now`, and for tasks `request` (the public body) or `task` (README, "Mapping inputs").
+ * `public_model`, `now`, `request` (the public body) and for tasks `task` (README, "Mapping inputs").
  */
 export type ResponseContext = Readonly<Record<string, unknown>>;
 

@@ -20,17 +20,3 @@ export async function sweepExpiredHolds(store: Store, log: Logger, now: number):
     if (page.length < PAGE) return total;
   }
 }
-
-/** Sweeps every `intervalMs` until the returned function is called; a failed sweep is logged and tried again next time. */
-export function startHoldSweeper(store: Store, log: Logger, clock: () => Date, intervalMs = HOLD_SWEEP_INTERVAL_MS): () => void {
-  let running = false;
-  const timer = setInterval(() => {
-    if (running) return;
-    running = true;
-    sweepExpiredHolds(store, log, clock().getTime())
-      .catch((err: unknown) => log.warn({ err: (err as Error).message }, 'sweeping expired holds failed'))
-      .finally(() => (running = false));
-  }, intervalMs);
-  timer.unref();
-  return () => clearInterval(timer);
-}

@@ -1,0 +1,130 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { CompiledRoute, LinkPlaces } from '../config/snapshot.js';
+import type { RequestContext } from '../pipeline/context.js';
+import type { LinkRecord, Store } from '../store/store.js';
+
+/**
+ * Links instead of vendor URLs (README, "Links instead of vendor URLs"): the files a synchronous
+ * answer carries, a vendor's URL or a `data:` URI, are replaced by links to the gateway's
+ * `link-content` route. What a link stands for is kept in the store under the hash of its secret,
+ * so any replica serves it and a copy of the store gives no working link.
+ */
+
+/** What handing out links needs from the process. */
+export interface LinkDeps {
+  readonly store: Store;
+  /** How long a link serves; README, GATEWAY_LINK_TTL_MS. */
+  readonly linkTtlMs: number;
+  /** Makes a link's secret; golden runs make them deterministic. */
+  readonly newLinkSecret?: () => string;
+}
+
+/** How long a link serves by default: an hour, as long as the presigned URLs OpenAI hands out. */
+export const DEFAULT_LINK_TTL_MS = 3_600_000;
+
+/** A new link secret: 24 random bytes, as unguessable as an API key. */
+export function newLinkSecret(): string {
+  return randomBytes(24).toString('base64url');
+}
+
+/** Deterministic link secrets for golden runs: `goldenlink1…`, `goldenlink2…`, each 32 characters as real ones. */
+export function sequentialLinkSecrets(): () => string {
+  let n = 0;
+  return () => `goldenlink${String(++n)}`.padEnd(32, '0');
+}
+
+/** The store's id of a link: the SHA-256 of its secret. */
+export function linkIdOf(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
+const VENDOR_URL = /^https?:\/\/[^\s]+$/i;
+/** A `data:` URI in base64: its media type (parameters dropped) and where the bytes start. */
+const DATA_URI = /^data:([^,;]*)(?:;[^,;]*)*;base64,/i;
+
+/**
+ * The answer with its files replaced by gateway links, each recorded in the store (all of them or
+ * none) for `ctx.token`, through `channel`: the route's `links` places (a `data:` URI there becomes
+ * a stored result), or every vendor URL of the answer when it names none. An answer the route
+ * passes as it is (`pass_vendor_url`) is returned untouched, as is one that carries no file.
+ */
+export async function handOutLinks(ctx: RequestContext, answer: unknown, channel: string, deps: LinkDeps): Promise<unknown> {
+  const places = ctx.route.links;
+  const route = ctx.snapshot.routes.find((r) => r.kind === 'link-content');
+  if (!places || places.mode === 'pass' || !route) return answer;
+  const now = ctx.now.getTime();
+  const records: LinkRecord[] = [];
+  const handedOut = new Set<string>();
+  const link = (value: string, stored: boolean): string => {
+    if (handedOut.has(value)) return value;
+    const data = stored ? DATA_URI.exec(value) : null;
+    if (!data && !VENDOR_URL.test(value)) return value;
+    const secret = (deps.newLinkSecret ?? newLinkSecret)();
+    records.push({
+      id: linkIdOf(secret),
+      tokenId: ctx.token.id,
+      channel,
+      url: data ? null : value,
+      data: data ? Buffer.from(value.slice(data[0].length), 'base64') : null,
+      contentType: data ? data[1] || 'application/octet-stream' : null,
+      createdAt: now,
+      expiresAt: now + deps.linkTtlMs,
+    });
+    const url = linkUrl(ctx.publicBase, route, secret);
+    handedOut.add(url);
+    return url;
+  };
+  const out = rewrite(answer, places, link);
+  if (records.length > 0) await deps.store.putLinks(records);
+  return out;
+}
+
+/** The public URL of a link: the link route's path with the secret as its one parameter. */
+function linkUrl(base: string, route: CompiledRoute, secret: string): string {
+  return `${base}${route.path.replace(`{${route.matcher.params[0]!}}`, secret)}`;
+}
+
+type Swap = (value: string, stored: boolean) => string;
+
+function rewrite(answer: unknown, places: Exclude<LinkPlaces, { mode: 'pass' }>, swap: Swap): unknown {
+  if (places.mode === 'scan') return everyString(answer, (s) => swap(s, false));
+  let out = answer;
+  for (const place of places.places) out = atPlace(out, place, 0, (s) => swap(s, true));
+  return out;
+}
+
+/** `value` with `swap` applied to every string in it; parts that did not change are shared, not copied. */
+function everyString(value: unknown, swap: (s: string) => string): unknown {
+  if (typeof value === 'string') return swap(value);
+  return eachChild(value, () => true, (child) => everyString(child, swap));
+}
+
+/** `value` with `swap` applied to the strings at a JSON pointer whose `*` segments match every key or index. */
+function atPlace(value: unknown, place: readonly string[], depth: number, swap: (s: string) => string): unknown {
+  if (depth === place.length) return typeof value === 'string' ? swap(value) : value;
+  const key = place[depth]!;
+  return eachChild(value, (k) => key === '*' || k === key, (child) => atPlace(child, place, depth + 1, swap));
+}
+
+/** A copy of an array or object with `change` applied to the children `picked` chooses; itself when none changed. */
+function eachChild(value: unknown, picked: (key: string) => boolean, change: (child: unknown) => unknown): unknown {
+  if (Array.isArray(value)) {
+    let copy: unknown[] | null = null;
+    value.forEach((child, i) => {
+      if (!picked(String(i))) return;
+      const next = change(child);
+      if (next !== child) (copy ??= [...value])[i] = next;
+    });
+    return copy ?? value;
+  }
+  if (value !== null && typeof value === 'object') {
+    let copy: Record<string, unknown> | null = null;
+    for (const [k, child] of Object.entries(value)) {
+      if (!picked(k)) continue;
+      const next = change(child);
+      if (next !== child) (copy ??= { ...(value as Record<string, unknown>) })[k] = next;
+    }
+    return copy ?? value;
+  }
+  return value;
+}

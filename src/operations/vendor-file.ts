@@ -1,0 +1,100 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { pipeline } from 'node:stream/promises';
+import type { Logger } from 'pino';
+import type { Dispatcher } from 'undici';
+import type { CompiledChannel } from '../config/snapshot.js';
+import { GatewayError } from '../errors/gateway-error.js';
+import { discard, send } from '../upstream/dispatch.js';
+import type { UpstreamRequest } from '../upstream/upstream-request.js';
+import type { Pools } from '../upstream/pools.js';
+import { addCallerHeaders, type CallerIds } from '../upstream/trace-headers.js';
+
+/**
+ * A file a vendor serves, passed to a client through the gateway (a task's result, a link's URL):
+ * fetched with redirects followed here, streamed with only the headers that describe the bytes.
+ */
+
+/** Vendor headers a download passes on; everything else (cookies, vendor ids, URLs) stays behind. */
+const PASSED = ['content-type', 'content-length', 'content-range', 'accept-ranges', 'etag', 'last-modified'] as const;
+const MAX_REDIRECTS = 3;
+/** Download answers that mean the vendor's URL no longer works. */
+export const GONE: ReadonlySet<number> = new Set([403, 404, 410]);
+const RANGE = /^bytes=[0-9]*-[0-9]*(,\s*[0-9]*-[0-9]*){0,7}$/;
+
+/** The client's `Range`, when it is one to pass on (a few byte ranges); null otherwise. */
+export function rangeOf(req: IncomingMessage): string | null {
+  const range = req.headers.range;
+  return typeof range === 'string' && RANGE.test(range.trim()) ? range.trim() : null;
+}
+
+/**
+ * Sends the request for a file, following redirects here: the channel's credentials (`signed`)
+ * follow only to the channel's own origin; the request id and trace follow anywhere.
+ */
+export async function fetchVendorFile(
+  pools: Pools,
+  channel: CompiledChannel,
+  first: { req: UpstreamRequest; signed: boolean },
+  ids: CallerIds,
+  range: string | null,
+  signal: AbortSignal,
+): Promise<Dispatcher.ResponseData> {
+  let { req: upstream, signed } = first;
+  if (range) upstream.headers.range = range;
+  for (let hop = 0; ; hop++) {
+    const answer = await send(pools, channel, upstream, signal);
+    const location = answer.headers.location;
+    if (answer.statusCode < 300 || answer.statusCode > 399 || typeof location !== 'string' || hop >= MAX_REDIRECTS) return answer;
+    discard(answer.body);
+    const from = /^https?:\/\//i.test(upstream.path) ? upstream.path : `${channel.origin}${upstream.path}`;
+    const next = new URL(location, from);
+    const keep = signed && next.origin === new URL(from).origin;
+    upstream = { method: 'GET', path: next.href, query: {}, headers: keep ? upstream.headers : upstream.headers.range ? { range: upstream.headers.range } : {}, body: null };
+    if (!keep) addCallerHeaders(upstream, ids);
+    signed = keep;
+  }
+}
+
+/** An abort signal that fires when the client goes away before its answer is complete. */
+export function abortOnClose(res: ServerResponse): AbortSignal {
+  const abort = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) abort.abort();
+  });
+  return abort.signal;
+}
+
+/**
+ * Streams the vendor's answer to the client: 200, 206 and 416 pass with the headers that describe
+ * the bytes; any other status is `bad_response` (the body thrown away), before a byte is written.
+ */
+export async function streamVendorFile(
+  answer: Dispatcher.ResponseData,
+  res: ServerResponse,
+  channel: CompiledChannel,
+  requestId: string,
+  log: Logger,
+  logged: Record<string, unknown>,
+): Promise<void> {
+  const status = answer.statusCode;
+  if (status !== 200 && status !== 206 && status !== 416) {
+    discard(answer.body);
+    throw new GatewayError('bad_response', GONE.has(status) ? 'the vendor no longer serves this file' : `the vendor answered the download with HTTP ${status}`, {
+      cause: { status, channel: channel.name },
+    });
+  }
+  const headers: Record<string, string> = { 'x-request-id': requestId };
+  for (const h of PASSED) {
+    const v = answer.headers[h];
+    if (typeof v === 'string') headers[h] = v;
+  }
+  headers['content-type'] ??= 'application/octet-stream';
+  res.writeHead(status, headers);
+  try {
+    await pipeline(answer.body, res);
+  } catch (err) {
+    // Headers are out: the only honest signal left is a cut connection.
+    log.warn({ req_id: requestId, ...logged, err: (err as Error).message }, 'download cut off');
+    res.destroy();
+  }
+}

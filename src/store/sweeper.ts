@@ -1,0 +1,19 @@
+import type { Logger } from 'pino';
+
+/**
+ * Runs `sweep` every `intervalMs` until the returned function is called: housekeeping of rows that
+ * expired (holds of requests that died, links past their time). A sweep still running when the
+ * next is due is not doubled; a failed one is logged and tried again next time.
+ */
+export function startSweeper(what: string, sweep: (now: number) => Promise<unknown>, log: Logger, clock: () => Date, intervalMs: number): () => void {
+  let running = false;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    sweep(clock().getTime())
+      .catch((err: unknown) => log.warn({ err: (err as Error).message }, `sweeping ${what} failed`))
+      .finally(() => (running = false));
+  }, intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
