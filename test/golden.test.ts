@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
-import { readdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { stringify } from 'yaml';
 import { loadConfigOrThrow } from '../src/config/load.js';
 import { PROJECT_ROOT } from '../src/config/paths.js';
 import { runGolden } from '../src/golden/runner.js';
@@ -22,4 +24,26 @@ test('golden cases: every profile of channels.yaml has a folder of cases', () =>
   const snapshot = loadConfigOrThrow(PROJECT_ROOT);
   const folders = new Set(readdirSync(CASES));
   for (const profile of snapshot.profiles.keys()) assert.ok(folders.has(profile), `test/golden/${profile} is missing`);
+});
+
+test('golden cases: an answer scripted two ways, or bytes that are not base64, fail the case, saying so', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-golden-malformed-'));
+  try {
+    mkdirSync(join(dir, 'alpha-native'));
+    const request = { method: 'POST', path: '/v1beta/models/alpha-3-pro-image-preview:generateContent', body: {} };
+    const response = { status: 200, body: {} };
+    writeFileSync(join(dir, 'alpha-native/two-bodies.yaml'), stringify({ description: 'd', request, upstream_response: { status: 200, body: {}, body_base64: 'iVBORw==' }, upstream: null, response }));
+    const step = { request, upstream_response: { status: 200, raw_body: '' }, upstream: null, response, then: [{ upstream_response: { status: 200, body_base64: 'not base64!' }, upstream: null }] };
+    writeFileSync(join(dir, 'alpha-native/not-base64.yaml'), stringify({ description: 'd', steps: [step] }));
+    const results = await runGolden(PROJECT_ROOT, dir);
+    assert.deepEqual(
+      results.map((r) => [r.name, r.ok, r.diff]),
+      [
+        ['alpha-native/not-base64', false, 'the case is malformed: step 1: then[0].upstream_response.body_base64 is not base64 (standard alphabet, padded)'],
+        ['alpha-native/two-bodies', false, 'the case is malformed: upstream_response gives body and body_base64; give one of body, raw_body, body_base64'],
+      ],
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -2,7 +2,7 @@ import busboy from 'busboy';
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { GoldenStep, RecordedRequest } from './golden-case.js';
+import type { GoldenStep, RecordedRequest, UpstreamAnswer } from './golden-case.js';
 
 /**
  * Headers the case does not record: those the transport adds by itself, and the request id and
@@ -53,9 +53,8 @@ export async function startRecordingVendor(): Promise<RecordingVendor> {
           status: 500,
           raw_body: `golden case has no upstream_response for vendor call ${n + 1}`,
         };
-        const out = answer.raw_body ?? JSON.stringify(answer.body ?? null);
-        res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers });
-        res.end(out);
+        if (answer.body_base64 !== undefined) res.writeHead(answer.status, answer.headers).end(Buffer.from(answer.body_base64, 'base64'));
+        else res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers }).end(answer.raw_body ?? JSON.stringify(answer.body ?? null));
       })();
     });
   });
@@ -73,6 +72,27 @@ export async function startRecordingVendor(): Promise<RecordingVendor> {
         vendor.closeAllConnections();
       }),
   };
+}
+
+/** Standard base64, padded: what `Buffer.from(…, 'base64')` would otherwise half-read in silence. */
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/**
+ * What is wrong with the answers a step scripts, each named by where it is: more than one body, or
+ * a `body_base64` that is not base64. A case that says two things of one answer runs neither.
+ */
+export function scriptedAnswerProblems(step: GoldenStep): string[] {
+  const answers: [string, UpstreamAnswer | undefined][] = [
+    ['upstream_response', step.upstream_response],
+    ...(step.then ?? []).map((t, k): [string, UpstreamAnswer] => [`then[${k}].upstream_response`, t.upstream_response]),
+  ];
+  return answers.flatMap(([where, answer]) => {
+    if (!answer) return [];
+    const given = (['body', 'raw_body', 'body_base64'] as const).filter((k) => answer[k] !== undefined);
+    const problems = given.length > 1 ? [`${where} gives ${given.join(' and ')}; give one of body, raw_body, body_base64`] : [];
+    if (answer.body_base64 !== undefined && (typeof answer.body_base64 !== 'string' || !BASE64.test(answer.body_base64))) problems.push(`${where}.body_base64 is not base64 (standard alphabet, padded)`);
+    return problems;
+  });
 }
 
 /** The parts of a multipart body as a case records them: text parts by value, files by size and digest. */

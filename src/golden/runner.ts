@@ -12,7 +12,7 @@ import { openStore } from '../store/open-store.js';
 import { hashKey } from '../tokens/keys.js';
 import { sequentialTaskIds } from '../tasks/task-id.js';
 import type { GoldenCase, GoldenStep, RecordedRequest } from './golden-case.js';
-import { startRecordingVendor, type RecordingVendor } from './recording-vendor.js';
+import { scriptedAnswerProblems, startRecordingVendor, type RecordingVendor } from './recording-vendor.js';
 
 /** Fixed inputs of every golden run, so expected outputs are stable. */
 export const GOLDEN_CLOCK = new Date('2026-01-01T00:00:00.000Z');
@@ -102,6 +102,8 @@ async function runCase(file: string, name: string, snapshot: Snapshot, vendor: R
     if (doc.errors.length > 0) throw new Error(doc.errors.map((e) => e.message).join('\n'));
     const gcase = doc.toJS() as GoldenCase;
     const steps = gcase.steps ?? [gcase];
+    const malformed = steps.flatMap((step, i) => scriptedAnswerProblems(step).map((p) => (gcase.steps ? `step ${i + 1}: ${p}` : p)));
+    if (malformed.length > 0) return { name, file, ok: false, diff: `the case is malformed: ${malformed.join('\n')}` };
     const diffs: string[] = [];
     let updated = false;
     for (const [i, step] of steps.entries()) {
