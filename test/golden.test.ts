@@ -7,24 +7,25 @@ import { stringify } from 'yaml';
 import { loadConfigOrThrow } from '../src/config/load.js';
 import { PROJECT_ROOT } from '../src/config/paths.js';
 import { runGolden } from '../src/golden/runner.js';
+import { GOLDEN_SUITES } from '../src/golden/suites.js';
 
-const CASES = join(PROJECT_ROOT, 'test/golden');
+for (const suite of GOLDEN_SUITES) {
+  test(`golden cases of ${suite.cases}: every mapping agrees with its cases`, async (t) => {
+    const results = await runGolden(suite.configDir, suite.casesDir);
+    assert.ok(results.length > 0, `no golden cases found in ${suite.cases}`);
+    for (const r of results) {
+      await t.test(r.name, () => {
+        assert.ok(r.ok, r.diff);
+      });
+    }
+  });
 
-test('golden cases: every mapping agrees with its cases', async (t) => {
-  const results = await runGolden(PROJECT_ROOT, CASES);
-  assert.ok(results.length > 0, 'no golden cases found');
-  for (const r of results) {
-    await t.test(r.name, () => {
-      assert.ok(r.ok, r.diff);
-    });
-  }
-});
-
-test('golden cases: every profile of channels.yaml has a folder of cases', () => {
-  const snapshot = loadConfigOrThrow(PROJECT_ROOT);
-  const folders = new Set(readdirSync(CASES));
-  for (const profile of snapshot.profiles.keys()) assert.ok(folders.has(profile), `test/golden/${profile} is missing`);
-});
+  test(`golden cases of ${suite.cases}: every profile of its config has a folder of cases`, () => {
+    const snapshot = loadConfigOrThrow(suite.configDir);
+    const folders = new Set(readdirSync(suite.casesDir));
+    for (const profile of snapshot.profiles.keys()) assert.ok(folders.has(profile), `${suite.cases}/${profile} is missing`);
+  });
+}
 
 test('golden cases: an answer scripted two ways, or bytes that are not base64, fail the case, saying so', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'gw-golden-malformed-'));
