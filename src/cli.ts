@@ -22,7 +22,7 @@ const USAGE = {
   },
   check: { synopsis: 'check [dir]', about: 'validate routes.yaml and channels.yaml; print every problem; exit 1 on errors' },
   explain: { synopsis: 'explain <model> [--group G]', about: 'show the routes and channels that would serve a model' },
-  golden: { synopsis: 'golden [--update] [filter]', about: 'run the golden cases of test/golden (those whose name contains filter)' },
+  golden: { synopsis: 'golden [--update] [filter]', about: 'run the golden cases of test/golden and test/golden-made-up (those whose name contains filter)' },
   catalogue: { synopsis: 'catalogue [--write]', about: 'print the family catalogue from the config (--write: into README.md)' },
   openapi: { synopsis: 'openapi [--write]', about: 'print the OpenAPI document of the public routes (--write: into openapi.json)' },
 } as const satisfies Record<string, UsageEntry>;
@@ -174,10 +174,14 @@ async function explain(args: string[]): Promise<void> {
 async function golden(args: string[]): Promise<void> {
   const { values, positionals } = parseCommand(args, usageOf(USAGE.golden), { update: { type: 'boolean' } }, { optional: ['filter'] });
   const filter = positionals[0];
-  const { runGolden } = await import('./golden/runner.js');
-  const results = await runGolden(PROJECT_ROOT, join(PROJECT_ROOT, 'test/golden'), { update: values.update === true, filter });
+  const [{ runGolden }, { GOLDEN_SUITES }] = await Promise.all([import('./golden/runner.js'), import('./golden/suites.js')]);
+  const results = [];
+  for (const suite of GOLDEN_SUITES) results.push(...(await runGolden(suite.configDir, suite.casesDir, { update: values.update === true, filter })));
   // Nothing run is not a pass: a mistyped filter in CI would otherwise check nothing, silently.
-  if (results.length === 0) throw new CliExit(filter === undefined ? 'no golden cases found in test/golden' : `no golden case name contains "${filter}" (names are <profile>/<case>, as listed by gateway golden)`, 1);
+  if (results.length === 0) {
+    const where = GOLDEN_SUITES.map((s) => s.cases).join(', ');
+    throw new CliExit(filter === undefined ? `no golden cases found in ${where}` : `no golden case name contains "${filter}" (names are <profile>/<case>, as listed by gateway golden)`, 1);
+  }
   for (const r of results) {
     process.stdout.write(`${r.ok ? (r.updated ? 'updated' : 'ok     ') : 'FAIL   '} ${r.name}\n`);
     if (r.diff) process.stdout.write(`${r.diff.replace(/^/gm, '        ')}\n`);

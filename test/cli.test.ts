@@ -107,6 +107,12 @@ test('golden: a filter that matches no case fails, saying so', () => {
   assert.match(r.stderr, /^gateway: no golden case name contains "no-such-case-anywhere"/);
 });
 
+test('golden: the made-up vendors\' suite runs too, by the same filter', () => {
+  const r = runCli(['golden', 'painter-bytes/png-answer']);
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+  assert.equal(r.stdout, 'ok      painter-bytes/png-answer\n1 passed, 0 failed\n');
+});
+
 test('explain: the explanation on stdout, the warnings about left-out channels on stderr', () => {
   const r = runCli(['explain', 'alpha-3-pro-image-preview', '--group=default'], NO_CHANNEL_ENV);
   assert.equal(r.status, 0, r.stderr);

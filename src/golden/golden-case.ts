@@ -26,24 +26,32 @@ export interface GoldenStep {
     readonly auth?: boolean;
   };
   /** What the fake vendor answers, if the gateway calls it. */
-  readonly upstream_response?: {
-    readonly status: number;
-    readonly headers?: Record<string, string>;
-    readonly body?: unknown;
-    readonly raw_body?: string;
-  };
+  readonly upstream_response?: UpstreamAnswer;
   /** The vendor request the mapping must produce; null: the gateway must not call the vendor. */
   readonly upstream: RecordedRequest | null;
   /**
    * Further vendor calls of the same public request, in order (a synchronous route over an
    * asynchronous vendor submits, then queries): each what the vendor answers and must receive.
    */
-  readonly then?: readonly { readonly upstream_response: NonNullable<GoldenStep['upstream_response']>; readonly upstream: RecordedRequest | null }[];
+  readonly then?: readonly { readonly upstream_response: UpstreamAnswer; readonly upstream: RecordedRequest | null }[];
   /**
    * The public answer; headers listed here are compared, others ignored. A body that is not JSON is
    * its text; an event stream (`text/event-stream`) is the list of its frames' data, parsed as JSON.
    */
   readonly response: { readonly status: number; readonly headers?: Record<string, string>; readonly body: unknown };
+}
+
+/**
+ * What the fake vendor answers: at most one of `body` (sent as JSON), `raw_body` (sent as text) and
+ * `body_base64` (sent as those bytes: a PNG, a JPEG), with the case's headers. `content-type` is
+ * `application/json` unless the headers say otherwise; a `body_base64` answer has none of its own.
+ */
+export interface UpstreamAnswer {
+  readonly status: number;
+  readonly headers?: Record<string, string>;
+  readonly body?: unknown;
+  readonly raw_body?: string;
+  readonly body_base64?: string;
 }
 
 /** A request as the fake vendor received it. */

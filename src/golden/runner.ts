@@ -1,8 +1,5 @@
 import { deepStrictEqual } from 'node:assert/strict';
-import busboy from 'busboy';
-import { createHash } from 'node:crypto';
-import { createServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { request as httpRequest } from 'node:http';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { parseDocument } from 'yaml';
@@ -16,19 +13,13 @@ import { hashKey } from '../tokens/keys.js';
 import { sequentialTaskIds } from '../tasks/task-id.js';
 import { sequentialLinkSecrets } from '../links/hand-out.js';
 import type { GoldenCase, GoldenStep, RecordedRequest } from './golden-case.js';
+import { scriptedAnswerProblems, startRecordingVendor, type RecordingVendor } from './recording-vendor.js';
 
 /** Fixed inputs of every golden run, so expected outputs are stable. */
 export const GOLDEN_CLOCK = new Date('2026-01-01T00:00:00.000Z');
 export const GOLDEN_KEY = 'gw-golden-client-key';
 /** The gateway's public URL in golden answers (download links). */
 export const GOLDEN_PUBLIC_URL = 'http://gateway.test';
-/**
- * Headers the case does not record: those the transport adds by itself, and the request id and
- * trace every vendor call of a public request carries (src/upstream/trace-headers.ts). Neither says
- * anything about a mapping, and the ids are new for every request; test/observability.test.ts
- * checks that they are sent.
- */
-const UNRECORDED_HEADERS = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', 'x-request-id', 'traceparent', 'tracestate']);
 
 /** The outcome of one case. */
 export interface GoldenResult {
@@ -113,6 +104,8 @@ async function runCase(file: string, name: string, snapshot: Snapshot, vendor: R
     if (doc.errors.length > 0) throw new Error(doc.errors.map((e) => e.message).join('\n'));
     const gcase = doc.toJS() as GoldenCase;
     const steps = gcase.steps ?? [gcase];
+    const malformed = steps.flatMap((step, i) => scriptedAnswerProblems(step).map((p) => (gcase.steps ? `step ${i + 1}: ${p}` : p)));
+    if (malformed.length > 0) return { name, file, ok: false, diff: `the case is malformed: ${malformed.join('\n')}` };
     const diffs: string[] = [];
     let updated = false;
     for (const [i, step] of steps.entries()) {
@@ -131,68 +124,6 @@ async function runCase(file: string, name: string, snapshot: Snapshot, vendor: R
     await gateway.close();
     await store.close();
   }
-}
-
-/** The fake vendor of a golden run: it records what it is sent and answers what the step scripts. */
-interface RecordingVendor {
-  readonly url: string;
-  /** Scripts the answers for `step` and forgets what was recorded before. */
-  play(step: GoldenStep): void;
-  recorded(): RecordedRequest[];
-  close(): Promise<void>;
-}
-
-async function startRecordingVendor(): Promise<RecordingVendor> {
-  let current: GoldenStep | null = null;
-  let recorded: RecordedRequest[] = [];
-  const vendor = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      void (async () => {
-        const url = new URL(req.url ?? '/', 'http://vendor');
-        const headers: Record<string, string> = {};
-        for (const [k, v] of Object.entries(req.headers)) if (!UNRECORDED_HEADERS.has(k) && typeof v === 'string') headers[k] = v;
-        const raw = Buffer.concat(chunks);
-        let body: unknown;
-        if ((headers['content-type'] ?? '').startsWith('multipart/form-data')) {
-          // The boundary is random: the case records the parts, and the header without it.
-          body = await readParts(req.headers, raw);
-          headers['content-type'] = 'multipart/form-data; boundary=<boundary>';
-        } else {
-          const text = raw.toString('utf8');
-          try {
-            body = text === '' ? null : JSON.parse(text);
-          } catch {
-            body = text;
-          }
-        }
-        const n = recorded.length;
-        recorded.push({ method: req.method ?? '', path: url.pathname, query: Object.fromEntries(url.searchParams), headers, body });
-        const answer = (n === 0 ? current?.upstream_response : current?.then?.[n - 1]?.upstream_response) ?? {
-          status: 500,
-          raw_body: `golden case has no upstream_response for vendor call ${n + 1}`,
-        };
-        const out = answer.raw_body ?? JSON.stringify(answer.body ?? null);
-        res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers });
-        res.end(out);
-      })();
-    });
-  });
-  await new Promise<void>((r) => vendor.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(vendor.address() as AddressInfo).port}`,
-    play(step) {
-      current = step;
-      recorded = [];
-    },
-    recorded: () => recorded,
-    close: () =>
-      new Promise<void>((r) => {
-        vendor.close(() => r());
-        vendor.closeAllConnections();
-      }),
-  };
 }
 
 function send(base: string, gcase: GoldenStep): Promise<Exchange['response']> {
@@ -275,25 +206,4 @@ function compare(
     return { updated: true };
   }
   return { diff: diffs.join('\n'), updated: false };
-}
-
-/** The parts of a multipart body as a case records them: text parts by value, files by size and digest. */
-async function readParts(headers: IncomingHttpHeaders, raw: Buffer): Promise<unknown> {
-  const parts: unknown[] = [];
-  await new Promise<void>((resolve, reject) => {
-    const bb = busboy({ headers, limits: { fieldSize: 64 * 1024 * 1024 } });
-    bb.on('field', (name, value) => parts.push({ name, value }));
-    bb.on('file', (name, stream, info) => {
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => {
-        const bytes = Buffer.concat(chunks);
-        parts.push({ name, filename: info.filename, type: info.mimeType, bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex').slice(0, 16) });
-      });
-    });
-    bb.on('close', resolve);
-    bb.on('error', reject);
-    bb.end(raw);
-  });
-  return { parts };
 }
