@@ -4,8 +4,9 @@
  * from a temporary directory (as GATEWAY_CONFIG_EXTRA adds one), editing no shipped file: a
  * channels fragment holds its profile and channel, a routes fragment adds its public models to the
  * shipped video and image routes (`extend`) and gives them families. A task is driven through those
- * public routes to a downloaded file, and an image comes back from raw bytes. No code of the gateway
- * knows this vendor. Another vendor is one more pair of fragments (writeFragment).
+ * public routes to a downloaded file, and an image comes back from raw bytes, inline or as a stored
+ * result behind a gateway link. No code of the gateway knows this vendor. Another vendor is one
+ * more pair of fragments (writeFragment).
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -126,7 +127,15 @@ profiles:
           body: '{ "words": body.prompt }'
         response:
           type: bytes
-          body: '{ "created": 0, "data": [{ "b64_json": body.base64 }], "seed": $number(headers.seed), "finish": headers."finish-reason" }'
+          body: |
+            {
+              "created": 0,
+              "data": [request.response_format = "url"
+                ? { "url": "data:" & body.content_type & ";base64," & body.base64 }
+                : { "b64_json": body.base64 }],
+              "seed": $number(headers.seed),
+              "finish": headers."finish-reason"
+            }
     tasks:
       query:
         request: { method: GET, path: '"/orders/" & task.upstream_id' }
@@ -238,6 +247,18 @@ describe('a vendor added as configuration only', () => {
     assert.equal(res.status, 200, JSON.stringify(answer));
     assert.ok(Buffer.from(answer.data[0]!.b64_json, 'base64').equals(PAINTING), 'the bytes are the painting');
     assert.deepEqual({ seed: answer.seed, finish: answer.finish }, { seed: 77, finish: 'done' });
+  });
+
+  test('asked for a URL, the raw image is a stored result behind a gateway link (the shipped route links data/*/url)', async () => {
+    const res = await call('/v1/images/generations', { method: 'POST', body: JSON.stringify({ model: PAINTER_MODEL, prompt: 'a plum', response_format: 'url' }) });
+    const answer = (await res.json()) as { data: { url: string }[] };
+    assert.equal(res.status, 200, JSON.stringify(answer));
+    assert.match(answer.data[0]!.url, /\/v1\/links\/[A-Za-z0-9_-]{32}$/);
+    // No key: a link is used as a vendor's presigned URL would be, in an <img> say.
+    const file = await fetch(answer.data[0]!.url);
+    assert.equal(file.status, 200);
+    assert.equal(file.headers.get('content-type'), 'image/png');
+    assert.ok(Buffer.from(await file.arrayBuffer()).equals(PAINTING), 'the stored bytes are the painting');
   });
 
   test("the vendor's failure reaches the client as the profile maps it", async () => {
