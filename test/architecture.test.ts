@@ -83,9 +83,9 @@ export function roomGraph(files: ReadonlyMap<string, readonly string[]>): Map<st
 }
 
 /** Rooms that run requests or hold live state: config/ compiles, it must never reach into them. */
-const RUNTIME_ROOMS = ['http', 'operations', 'pipeline', 'routing', 'quota', 'upstream', 'tasks', 'store', 'live', 'tokens', 'admin', 'sim', 'golden', 'gateway.ts', 'app.ts', 'cli.ts'];
+const RUNTIME_ROOMS = ['http', 'operations', 'pipeline', 'routing', 'quota', 'links', 'upstream', 'tasks', 'store', 'live', 'tokens', 'admin', 'sim', 'golden', 'gateway.ts', 'app.ts', 'cli.ts'];
 /** The rooms of the running engine, which read the snapshot and never compile it. */
-const ENGINE_ROOMS = ['http', 'operations', 'pipeline', 'routing', 'quota', 'upstream', 'tasks', 'store', 'live'];
+const ENGINE_ROOMS = ['http', 'operations', 'pipeline', 'routing', 'quota', 'links', 'upstream', 'tasks', 'store', 'live'];
 
 /** Vendor names and the headers that belong to a vendor or a route, read from the YAML that declares them. */
 function vendorWords(): string[] {
