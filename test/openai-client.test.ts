@@ -137,3 +137,24 @@ describe('the official openai client on /v1/videos', () => {
     }
   });
 });
+
+describe('the official openai client on /v1/images', () => {
+  let h: TaskHarness;
+  let client: OpenAI;
+  before(async () => {
+    h = await startTaskHarness({ finishMs: 300 });
+    client = new OpenAI({ baseURL: h.url + '/v1', apiKey: h.key, maxRetries: 0, timeout: 10_000 });
+  });
+  after(() => h.close());
+
+  test("images.generate with response_format url: the url is a gateway link, served with no key, never the vendor's", async () => {
+    const image = await client.images.generate({ model: 'zeta-image-2', prompt: 'a red kite', size: '1024x1024', response_format: 'url' });
+    const url = image.data?.[0]?.url ?? '';
+    assert.match(url, new RegExp(`^${h.url}/v1/links/[A-Za-z0-9_-]{32}$`));
+    assert.ok(!url.includes(h.sims['zeta-openai']!.url), 'not the vendor host');
+    const file = await fetch(url);
+    assert.equal(file.status, 200);
+    assert.equal(file.headers.get('content-type'), 'image/png');
+    assert.ok(Buffer.from(await file.arrayBuffer()).subarray(1, 4).equals(Buffer.from('PNG')));
+  });
+});
