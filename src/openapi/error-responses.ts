@@ -42,8 +42,8 @@ export const HEADERS: Readonly<Record<string, Header>> = {
   warning: { description: 'Present when the generation mode asked is served but not recommended for the model\'s family.', schema: { type: 'string' } },
 };
 
-/** What any route can fail with: the URL or body, the key, a client too slow, a fault of ours. */
-const EVERY_ROUTE: readonly ErrorCode[] = ['invalid_request', 'invalid_api_key', 'request_timeout', 'internal_error'];
+/** What any route can fail with: the URL or body, a client too slow, a fault of ours. */
+const EVERY_ROUTE: readonly ErrorCode[] = ['invalid_request', 'request_timeout', 'internal_error'];
 /** Reading a body: too large for the route or for the memory budget, or of a type the route does not take. */
 const WITH_BODY: readonly ErrorCode[] = ['payload_too_large', 'unsupported_media_type', 'server_busy'];
 /** A vendor call: the token's quota and models, the routing limits, the vendor's failures. */
@@ -78,6 +78,8 @@ const BY_KIND: Readonly<Record<RouteKind, readonly ErrorCode[]>> = {
 export function errorCodesOf(routes: readonly CompiledRoute[]): ErrorCode[] {
   const codes = new Set<ErrorCode>(EVERY_ROUTE);
   for (const route of routes) {
+    // A route that asks for a key refuses a wrong one; a link asks for none.
+    if (route.keySources.length > 0) codes.add('invalid_api_key');
     for (const c of BY_KIND[route.kind]) codes.add(c);
     if (route.body) for (const c of WITH_BODY) codes.add(c);
     // Work on an earlier task (a remix): it must be the caller's own, and completed.
