@@ -3,14 +3,7 @@ import { test } from 'node:test';
 import { STEPS_EXCEEDED, STRING_EXCEEDED } from '../../src/mapping/budget.js';
 import { compileMapping, MAPPING_LIMITS, MappingError } from '../../src/mapping/mapping.js';
 import { exceedsDepth } from '../../src/http/read-json.js';
-
-/** Blocks the event loop for `ms` of wall-clock time, as other requests or a GC pause would. */
-function busyWait(ms: number): void {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    // spin
-  }
-}
+import { busyWait } from '../helpers/config-gateway.js';
 
 /** Rejects unless `m` fails with a MappingError naming its file:line and jsonata's (or the budget's) code. */
 async function failsWith(source: string, code: string): Promise<void> {
