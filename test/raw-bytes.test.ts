@@ -6,19 +6,12 @@
  * channel's breaker: the vendor did its job.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { loadConfigOrThrow } from '../src/config/load.js';
-import { createGateway, type Gateway } from '../src/gateway.js';
-import { silentLogger } from '../src/log.js';
 import { makePng, pngSize } from '../src/sim/png.js';
-import { openStore } from '../src/store/open-store.js';
-import type { Store } from '../src/store/store.js';
-import { generateKey, hashKey } from '../src/tokens/keys.js';
+import { listenLocal, startConfigGateway, type ConfigGateway } from './helpers/config-gateway.js';
 
 const ADMIN = 'admin-raw-bytes';
 const PNG = makePng(96, 64);
@@ -33,14 +26,11 @@ function painter(): Promise<{ server: Server; url: string; calls: () => number }
       res.writeHead(200, { 'content-type': 'image/png', 'content-length': PNG.length, seed: '4242', 'finish-reason': 'STOP' }).end(PNG);
     });
   });
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () => resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, calls: () => calls })),
-  );
+  return listenLocal(server).then((url) => ({ server, url, calls: () => calls }));
 }
 
-/** A config of one route and three profiles over the same vendor: bytes, JSON by mistake, and a mapping that fails. */
+/** A config (beside the helper's body.json) of one route and three profiles over the same vendor: bytes, JSON by mistake, and a mapping that fails. */
 function writeConfig(dir: string, vendorUrl: string): void {
-  writeFileSync(join(dir, 'body.json'), JSON.stringify({ type: 'object', required: ['prompt'], properties: { prompt: { type: 'string' } } }));
   writeFileSync(
     join(dir, 'routes.yaml'),
     `version: 1
@@ -91,33 +81,21 @@ channels:
   );
 }
 
-let dir: string;
 let vendor: Awaited<ReturnType<typeof painter>>;
-let store: Store;
-let gateway: Gateway;
-let key: string;
+let g: ConfigGateway;
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'gw-raw-bytes-'));
   vendor = await painter();
-  writeConfig(dir, vendor.url);
-  const snapshot = loadConfigOrThrow(dir, { env: {} });
-  store = await openStore(':memory:');
-  key = generateKey();
-  await store.createToken({ name: 'raw', keyHash: hashKey(key), group: 'default', models: null, quota: null });
-  gateway = createGateway({ snapshot: () => snapshot, store, log: silentLogger(), adminKey: ADMIN });
-  await gateway.listen(0);
+  g = await startConfigGateway((dir) => writeConfig(dir, vendor.url), { quota: null, adminKey: ADMIN });
 });
 after(async () => {
-  await gateway.close();
-  await store.close();
+  await g.close();
   await new Promise<void>((r) => vendor.server.close(() => r()));
-  rmSync(dir, { recursive: true, force: true });
 });
 
 const draw = (model: string) =>
-  fetch(`${gateway.url()}/v1/pictures/${model}:draw`, {
+  fetch(`${g.gateway.url()}/v1/pictures/${model}:draw`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${g.key}`, 'content-type': 'application/json' },
     body: JSON.stringify({ prompt: 'a red kite' }),
   });
 
@@ -139,7 +117,7 @@ test('2xx answers our profile cannot translate are bad_response, and never open 
       assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'bad_response');
     }
     assert.equal(vendor.calls() - before, 6, 'every call reached the vendor');
-    const report = (await (await fetch(`${gateway.url()}/admin/channels`, { headers: { authorization: `Bearer ${ADMIN}` } })).json()) as {
+    const report = (await (await fetch(`${g.gateway.url()}/admin/channels`, { headers: { authorization: `Bearer ${ADMIN}` } })).json()) as {
       channels: { name: string; breaker: { state: string } }[];
     };
     assert.equal(report.channels.find((c) => c.name === channel)?.breaker.state, 'closed', channel);

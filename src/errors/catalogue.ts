@@ -82,7 +82,7 @@ export const catalogue = {
   internal_error: {
     status: 500,
     shape: 'A',
-    when: "A fault inside the gateway, including a request mapping that failed for a reason other than the client's values (it ran out of time, say; see below). Logged with a request id.",
+    when: "A fault inside the gateway, including a request mapping that failed for a reason other than the client's values (it went over its budget of work, say; see below). Logged with a request id.",
   },
   bad_response: {
     status: 502,

@@ -1,16 +1,30 @@
 import jsonata from 'jsonata';
 import { COMPILE_CACHE_LIMITS, CompileCache } from './compile-cache.js';
+import { limitWork } from './budget.js';
 import { registerFastFunctions } from './jsonata-functions.js';
 import { BAIL, compileFast, type FastMapping } from './mapping-fast.js';
 
-/** Limits every mapping runs under, so a bad expression fails fast instead of hanging a request. */
+/**
+ * Limits every evaluation runs under, so a bad expression fails fast instead of hanging a request.
+ * All count the evaluation's own work, never wall-clock time: jsonata awaits every node, so under
+ * load an evaluation waits behind other requests, and a time limit failed healthy mappings then.
+ */
 export const MAPPING_LIMITS = {
-  /** Milliseconds one evaluation may take. */
-  timeoutMs: 250,
+  /**
+   * Steps (budget.ts: a node evaluated, or an item of an array a node gives). The most a shipped
+   * mapping took over the golden cases was 949, and gamma-volc's createVideo on 16 images 1,376;
+   * 200,000 is over 100 times that, and a runaway spends it in ~150 ms of CPU (2-core machine).
+   */
+  steps: 200_000,
   /** Deepest evaluation stack (guards against runaway recursion). */
   stack: 300,
   /** Longest sequence an expression may build. */
   sequence: 100_000,
+  /**
+   * Longest string an operator or a function call may build (64 Mi characters): above a data URI
+   * built from the largest body a route takes (50 MB), far below V8's own limit (~512 Mi).
+   */
+  stringLength: 64 * 1024 * 1024,
 } as const;
 
 /** A JSONata expression of a profile, compiled at load and evaluated under MAPPING_LIMITS. */
@@ -26,7 +40,7 @@ export interface Mapping {
   evaluate(input: unknown): Promise<unknown>;
 }
 
-/** Thrown by Mapping.evaluate: the expression failed or ran out of time. */
+/** Thrown by Mapping.evaluate: the expression failed or went over one of MAPPING_LIMITS. */
 export class MappingError extends Error {
   constructor(
     readonly where: string,
@@ -52,21 +66,26 @@ interface CompiledExpression {
  * in jsonata 2.2.2's jsonata.js): evaluate() binds `$`, the bindings, the depth and the guardrails
  * in a new frame per call and never writes to the AST; the only state kept between calls is the
  * `$now()`/`$millis()` timestamp, which concurrent requests on one snapshot already share, and the
- * shared frame changes only through assign()/registerFunction(), which the gateway calls only here,
- * once, before the expression is shared (jsonata-functions.ts).
+ * shared frame changes only through assign()/registerFunction(), which the gateway calls only in
+ * limitedJsonata, once, before the expression is shared (budget.ts, jsonata-functions.ts). The work
+ * budget's count lives on each evaluation's own frame (budget.ts).
  * The fast path keeps no state between calls.
  */
 export const expressionCache = new CompileCache<CompiledExpression>(COMPILE_CACHE_LIMITS.expressions);
 
+/** `source` compiled by jsonata under MAPPING_LIMITS, with the gateway's functions: what the fast path must agree with. */
+export function limitedJsonata(source: string): jsonata.Expression {
+  // No `timeout`: jsonata's is wall-clock time (see MAPPING_LIMITS); `stack` counts depth per evaluation.
+  const expr = jsonata(source, { stack: MAPPING_LIMITS.stack, sequence: MAPPING_LIMITS.sequence });
+  limitWork(expr, MAPPING_LIMITS);
+  registerFastFunctions(expr);
+  return expr;
+}
+
 function compileExpression(source: string): CompiledExpression {
   const hit = expressionCache.get(source);
   if (hit) return hit;
-  const expr = jsonata(source, {
-    timeout: MAPPING_LIMITS.timeoutMs,
-    stack: MAPPING_LIMITS.stack,
-    sequence: MAPPING_LIMITS.sequence,
-  });
-  registerFastFunctions(expr);
+  const expr = limitedJsonata(source);
   // jsonata is async per AST node (~90 µs a response mapping); the fast path gives the same value
   // synchronously or BAIL, and then jsonata runs as before, with its limits and its errors.
   const compiled: CompiledExpression = Object.freeze({ expr, fast: compileFast(expr.ast(), MAPPING_LIMITS) });

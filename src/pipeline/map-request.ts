@@ -37,9 +37,9 @@ export interface RequestMappingInput {
  * the gateway's own UNSAFE_PATH_VALUE, a value `$segment` or the path check refuses): a
  * function argument or operand of a type it cannot take (T0410-T0412, T1003, T2001-T2010), a value
  * it cannot cast or use (D1001, D1002, D1009, D2014, D3001, D3010-D3030, D3040, D3060, D3061,
- * D3070, D3110-D3121, D3137-D3141). Left out on purpose: time-outs (D1012), runaway recursion
- * (U1001), calls of what is not a function (T1005-T1008, T2006) and transform clauses
- * (T2011-T2013), which are the expression's own faults.
+ * D3070, D3110-D3121, D3137-D3141). Left out on purpose: going over MAPPING_LIMITS (steps G0002,
+ * strings G0003, stack depth D1011, sequence length D2015), calls of what is not a function
+ * (T1005-T1008, T2006) and transform clauses (T2011-T2013), which are the expression's own faults.
  */
 const DATA_ERRORS: ReadonlySet<string> = new Set([
   UNSAFE_PATH_VALUE,

@@ -9,12 +9,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import jsonata from 'jsonata';
+import type jsonata from 'jsonata';
 import { parse as parseYaml, parseDocument } from 'yaml';
-import { compileMapping, MAPPING_LIMITS } from '../../src/mapping/mapping.js';
+import { compileMapping, limitedJsonata, MAPPING_LIMITS } from '../../src/mapping/mapping.js';
 import { BAIL, compileFast } from '../../src/mapping/mapping-fast.js';
 import { PROJECT_ROOT } from '../../src/config/paths.js';
-import { registerFastFunctions } from '../../src/mapping/jsonata-functions.js';
 
 type Outcome = 'fast' | 'bail' | 'none';
 type Obj = Record<string, unknown>;
@@ -39,9 +38,8 @@ const compiled = new Map<string, { expr: jsonata.Expression; fast: ReturnType<ty
 function compile(source: string) {
   let c = compiled.get(source);
   if (!c) {
-    const expr = jsonata(source, { timeout: MAPPING_LIMITS.timeoutMs, stack: MAPPING_LIMITS.stack, sequence: MAPPING_LIMITS.sequence });
-    // The reference is jsonata with the gateway's own functions ($segment), as every mapping runs.
-    registerFastFunctions(expr);
+    // The reference is jsonata with the gateway's limits and functions ($segment), as every mapping runs.
+    const expr = limitedJsonata(source);
     c = { expr, fast: compileFast(expr.ast(), MAPPING_LIMITS) };
     compiled.set(source, c);
   }
