@@ -1,7 +1,7 @@
 import jsonata from 'jsonata';
 import { COMPILE_CACHE_LIMITS, CompileCache } from './compile-cache.js';
 import { registerFastFunctions } from './jsonata-functions.js';
-import { BAIL, compileFast, type FastMapping } from './mapping-fast.js';
+import { BAIL, compileFast, FastBudgetExceeded, type FastMapping } from './mapping-fast.js';
 
 /** Limits every mapping runs under, so a bad expression fails fast instead of hanging a request. */
 export const MAPPING_LIMITS = {
@@ -85,7 +85,14 @@ export function compileMapping(source: string, where: string): Mapping {
     stats,
     async evaluate(input: unknown): Promise<unknown> {
       if (fast) {
-        const out = fast(input);
+        let out: unknown;
+        try {
+          out = fast(input);
+        } catch (err) {
+          // a runaway stopped by its own work: asking jsonata would only run it again
+          if (!(err instanceof FastBudgetExceeded)) throw err;
+          throw new MappingError(where, err.code, `mapping at ${where} failed: ${err.code} ${err.message}`, err.message);
+        }
         if (out !== BAIL) {
           stats.fast++;
           return out;

@@ -1,0 +1,323 @@
+/**
+ * The built-in functions on the fast path. The pure, synchronous ones are jsonata 2.2.2's own
+ * implementations (with the gateway's $substring and $segment), taken once from a jsonata
+ * expression, so their results and their argument validation (signatures) are jsonata's by
+ * construction. jsonata's higher-order and pattern functions are async there; they are rewritten
+ * here synchronously, line for line, under jsonata's own signatures.
+ */
+import jsonata from 'jsonata';
+import { registerFastFunctions } from '../jsonata-functions.js';
+import { bail, boolean, createSequence, isArrayOfNumbers, isArrayOfStrings, isFunction, push, type Seq } from './values.js';
+
+/** A function value as jsonata represents a native one. */
+export interface Native {
+  readonly _jsonata_function: true;
+  readonly implementation: (...args: unknown[]) => unknown;
+  readonly signature?: { validate(args: unknown[], context: unknown): unknown[] };
+}
+
+/** A lambda of the fast path, flagged as jsonata flags its own. */
+export interface Lambda {
+  readonly _jsonata_lambda: true;
+  /** Its parameters, for the arity higher-order functions look at. */
+  readonly arguments: readonly unknown[];
+  /** Its body evaluated once in a new frame: a value, or the TailCall its tail position made. */
+  once(args: unknown[], context: unknown): unknown;
+}
+
+/**
+ * A call in a lambda's tail position, its procedure and arguments evaluated, made by the lambda's
+ * caller: jsonata's thunks and apply() trampoline (tail-call optimisation), so a tail recursion
+ * runs in a loop, at constant depth, there and here.
+ */
+export class TailCall {
+  constructor(
+    readonly proc: unknown,
+    readonly args: unknown[],
+  ) {}
+}
+
+/**
+ * True for a function value the fast path made (a lambda, a regex, a built-in); false for data that
+ * merely carries jsonata's function flags, which jsonata itself mistakes for a function.
+ */
+export function isOwnFunction(v: unknown): boolean {
+  if (typeof v === 'function') return (v as { regex?: boolean }).regex === true;
+  const o = v as Partial<Lambda & Native> | null;
+  return !!o && typeof o === 'object' && (typeof o.once === 'function' || typeof o.implementation === 'function');
+}
+
+/** Calls a function value with arguments (jsonata's apply); anything else bails to jsonata's error. */
+export function applyFunction(proc: unknown, args: unknown[], input: unknown): unknown {
+  let result = applyOnce(proc, args, input);
+  while (result instanceof TailCall) result = applyOnce(result.proc, result.args, input);
+  return result;
+}
+
+function applyOnce(proc: unknown, args: unknown[], input: unknown): unknown {
+  const p = proc as Partial<Native & Lambda> | undefined;
+  if (p && p._jsonata_lambda === true && p.once) return p.once(args, input);
+  if (p && p._jsonata_function === true && p.implementation) {
+    const validated = p.signature ? p.signature.validate(args, input) : args;
+    // jsonata's own natives would see a function argument wrapped in a closure: not modelled
+    if (!REWRITTEN_IMPLEMENTATIONS.has(p.implementation) && validated.some((a) => isFunction(a))) bail();
+    return p.implementation.apply(FOCUS(input), validated);
+  }
+  return bail();
+}
+
+/** What jsonata passes as `this` to a native: the sequence factory and the context. */
+function FOCUS(input: unknown): object {
+  return { input, createSequence, options: undefined };
+}
+
+/** jsonata's getFunctionArity, for a function passed to a higher-order function. */
+function arity(f: unknown): number {
+  const o = f as { arguments?: unknown[]; implementation?: { length: number } };
+  return o.implementation ? o.implementation.length : (o.arguments?.length ?? 0);
+}
+
+function hofArgs(f: unknown, a: unknown, i: number, arr: unknown): unknown[] {
+  const n = arity(f);
+  return n >= 3 ? [a, i, arr] : n >= 2 ? [a, i] : [a];
+}
+
+/** A matcher's result (jsonata's regex closure). */
+interface Match {
+  match: string;
+  start: number;
+  end: number;
+  groups: string[];
+  next(): Match | undefined;
+}
+
+function matcher(m: unknown, str: string): Match | undefined {
+  // only our own regex closures: a user lambda as a matcher is left to jsonata
+  if (typeof m !== 'function' || !(m as { regex?: boolean }).regex) bail();
+  return (m as (s: string) => Match | undefined)(str);
+}
+
+/** jsonata's evaluateRegex: a closure over the regex that finds matches one after another. */
+export function regexMatcher(source: RegExp): (str: string, from?: number) => Match | undefined {
+  const re = new RegExp(source);
+  const closure = (str: string, fromIndex?: number): Match | undefined => {
+    re.lastIndex = fromIndex || 0;
+    const m = re.exec(str);
+    if (m === null) return undefined;
+    const result: Match = {
+      match: m[0],
+      start: m.index,
+      end: m.index + m[0].length,
+      groups: m.slice(1) as string[],
+      next() {
+        if (re.lastIndex >= str.length) return undefined;
+        const next = closure(str, re.lastIndex);
+        if (next && next.match === '') bail(); // D1004 in jsonata
+        return next;
+      },
+    };
+    return result;
+  };
+  return Object.assign(closure, { regex: true });
+}
+
+function contains(str: unknown, token: unknown): unknown {
+  if (str === undefined || token === undefined) return undefined;
+  if (typeof token === 'string') return (str as string).indexOf(token) !== -1;
+  return matcher(token, str as string) !== undefined;
+}
+
+function match(str: unknown, regex: unknown, limit: unknown): unknown {
+  if (str === undefined) return undefined;
+  if ((limit as number) < 0) bail();
+  const result = createSequence();
+  if (limit === undefined || (limit as number) > 0) {
+    let count = 0;
+    let m = matcher(regex, str as string);
+    while (m !== undefined && (limit === undefined || count < (limit as number))) {
+      push(result, { match: m.match, index: m.start, groups: m.groups });
+      m = m.next();
+      count++;
+    }
+  }
+  return result;
+}
+
+function replace(str: unknown, pattern: unknown, replacement: unknown, limit: unknown): unknown {
+  if (str === undefined) return undefined;
+  // an empty pattern, a negative limit (jsonata's errors) or a function replacement: left to jsonata
+  if (pattern === '' || (limit as number) < 0 || typeof replacement !== 'string') bail();
+  const s = str as string;
+  let result = '';
+  let position = 0;
+  if (limit !== undefined && !((limit as number) > 0)) return s;
+  let count = 0;
+  if (typeof pattern === 'string') {
+    let index = s.indexOf(pattern, position);
+    while (index !== -1 && (limit === undefined || count < (limit as number))) {
+      result += s.substring(position, index) + replacement;
+      position = index + pattern.length;
+      count++;
+      index = s.indexOf(pattern, position);
+    }
+    return result + s.substring(position);
+  }
+  let m = matcher(pattern, s);
+  if (m === undefined) return s;
+  while (m !== undefined && (limit === undefined || count < (limit as number))) {
+    result += s.substring(position, m.start) + substitute(replacement, m);
+    position = m.start + m.match.length;
+    count++;
+    m = m.next();
+  }
+  return result + s.substring(position);
+}
+
+/** jsonata's replacement text for one match: `$0`, `$n` groups, `$$`. */
+function substitute(replacement: string, m: Match): string {
+  let out = '';
+  let position = 0;
+  let index = replacement.indexOf('$', position);
+  while (index !== -1 && position < replacement.length) {
+    out += replacement.substring(position, index);
+    position = index + 1;
+    const c = replacement.charAt(position);
+    if (c === '$') {
+      out += '$';
+      position++;
+    } else if (c === '0') {
+      out += m.match;
+      position++;
+    } else {
+      const maxDigits = m.groups.length === 0 ? 1 : Math.floor(Math.log(m.groups.length) * Math.LOG10E) + 1;
+      let n = parseInt(replacement.substring(position, position + maxDigits), 10);
+      if (maxDigits > 1 && n > m.groups.length) n = parseInt(replacement.substring(position, position + maxDigits - 1), 10);
+      if (!Number.isNaN(n)) {
+        if (m.groups.length > 0) {
+          const sub = m.groups[n - 1];
+          if (sub !== undefined) out += sub;
+        }
+        position += n.toString().length;
+      } else out += '$';
+    }
+    index = replacement.indexOf('$', position);
+  }
+  return out + replacement.substring(position);
+}
+
+function split(str: unknown, separator: unknown, limit: unknown): unknown {
+  if (str === undefined) return undefined;
+  if ((limit as number) < 0) bail();
+  const s = str as string;
+  let result: string[] = [];
+  if (limit !== undefined && !((limit as number) > 0)) return result;
+  if (typeof separator === 'string') return s.split(separator, limit as number | undefined);
+  let count = 0;
+  let m = matcher(separator, s);
+  if (m === undefined) return [s];
+  let start = 0;
+  while (m !== undefined && (limit === undefined || count < (limit as number))) {
+    result.push(s.substring(start, m.start));
+    start = m.end;
+    m = m.next();
+    count++;
+  }
+  if (limit === undefined || count < (limit as number)) result.push(s.substring(start));
+  return (result = result);
+}
+
+function map(arr: unknown, func: unknown): unknown {
+  if (arr === undefined) return undefined;
+  const a = arr as unknown[];
+  const result = createSequence();
+  for (let i = 0; i < a.length; i++) {
+    const res = applyFunction(func, hofArgs(func, a[i], i, a), null);
+    if (res !== undefined) push(result, res);
+  }
+  return result;
+}
+
+function filter(arr: unknown, func: unknown): unknown {
+  if (arr === undefined) return undefined;
+  const a = arr as unknown[];
+  const result = createSequence();
+  for (let i = 0; i < a.length; i++) {
+    if (boolean(applyFunction(func, hofArgs(func, a[i], i, a), null))) push(result, a[i]);
+  }
+  return result;
+}
+
+function foldLeft(sequence: unknown, func: unknown, init: unknown): unknown {
+  if (sequence === undefined) return undefined;
+  const s = sequence as unknown[];
+  const n = arity(func);
+  if (n < 2) bail(); // D3050
+  let result: unknown;
+  let index: number;
+  if (init === undefined && s.length > 0) {
+    result = s[0];
+    index = 1;
+  } else {
+    result = init;
+    index = 0;
+  }
+  for (; index < s.length; index++) {
+    const args = [result, s[index]];
+    if (n >= 3) args.push(index);
+    if (n >= 4) args.push(s);
+    result = applyFunction(func, args, null);
+  }
+  return result;
+}
+
+/** jsonata's merge sort: `comp(a, b)` true puts b first; ties keep their order. */
+export function mergeSort(arr: unknown[], comp: (a: unknown, b: unknown) => boolean): unknown[] {
+  if (arr.length <= 1) return arr;
+  const middle = Math.floor(arr.length / 2);
+  const left = mergeSort(arr.slice(0, middle), comp);
+  const right = mergeSort(arr.slice(middle), comp);
+  const out: unknown[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < left.length && j < right.length) out.push(comp(left[i], right[j]) ? right[j++] : left[i++]);
+  while (i < left.length) out.push(left[i++]);
+  while (j < right.length) out.push(right[j++]);
+  return out;
+}
+
+function sort(arr: unknown, comparator: unknown): unknown {
+  if (arr === undefined) return undefined;
+  const a = arr as Seq;
+  if (a.length <= 1) return a;
+  if (comparator === undefined) {
+    if (!isArrayOfNumbers(a) && !isArrayOfStrings(a)) bail(); // D3070
+    return mergeSort(a, (x, y) => (x as number) > (y as number));
+  }
+  return mergeSort(a, (x, y) => applyFunction(comparator, [x, y], null) as boolean);
+}
+
+/** Our synchronous versions of jsonata's async built-ins (same parameter counts: arity counts them). */
+const REWRITTEN: Record<string, (...args: never[]) => unknown> = { contains, match, replace, split, map, filter, reduce: foldLeft, sort };
+const REWRITTEN_IMPLEMENTATIONS = new Set<unknown>(Object.values(REWRITTEN));
+
+/** jsonata's own synchronous built-ins the fast path calls as they are (their errors, $error's too, bail: jsonata reports them; $now, $millis, $random, $eval are left to jsonata). */
+const PURE = [
+  'sum', 'count', 'max', 'min', 'average', 'string', 'substring', 'substringBefore', 'substringAfter', 'lowercase', 'uppercase',
+  'length', 'trim', 'pad', 'join', 'formatNumber', 'formatBase', 'formatInteger', 'parseInteger', 'number', 'floor', 'ceil',
+  'round', 'abs', 'sqrt', 'power', 'boolean', 'not', 'zip', 'keys', 'lookup', 'append', 'exists', 'spread', 'merge', 'reverse',
+  'type', 'distinct', 'base64encode', 'base64decode', 'encodeUrlComponent', 'encodeUrl', 'decodeUrlComponent', 'decodeUrl',
+  'toMillis', 'fromMillis', 'segment', 'error', 'assert',
+];
+
+/** Built-in functions by name (without `$`). */
+export const BUILTINS: ReadonlyMap<string, Native> = await (async () => {
+  const probe = jsonata(`{ ${[...PURE, ...Object.keys(REWRITTEN)].map((n) => `"${n}": $${n}`).join(', ')} }`);
+  registerFastFunctions(probe);
+  const found = (await probe.evaluate({})) as Record<string, Native>;
+  const out = new Map<string, Native>();
+  for (const name of PURE) out.set(name, found[name]!);
+  for (const [name, impl] of Object.entries(REWRITTEN)) {
+    out.set(name, Object.freeze({ _jsonata_function: true, implementation: impl as Native['implementation'], signature: found[name]!.signature }));
+  }
+  return out;
+})();
