@@ -7,6 +7,7 @@
  */
 import jsonata from 'jsonata';
 import { registerFastFunctions } from '../jsonata-functions.js';
+import { FastBudgetExceeded, work } from './budget.js';
 import { bail, boolean, createSequence, isArrayOfNumbers, isArrayOfStrings, isFunction, push, type Seq } from './values.js';
 
 /** A function value as jsonata represents a native one. */
@@ -61,14 +62,20 @@ function applyOnce(proc: unknown, args: unknown[], input: unknown): unknown {
     const validated = p.signature ? p.signature.validate(args, input) : args;
     // jsonata's own natives would see a function argument wrapped in a closure: not modelled
     if (!REWRITTEN_IMPLEMENTATIONS.has(p.implementation) && validated.some((a) => isFunction(a))) bail();
-    return p.implementation.apply(FOCUS(input), validated);
+    try {
+      return p.implementation.apply(focus(input), validated);
+    } catch (err) {
+      // jsonata's own sequence limit ($append): a runaway, as in any other sequence built here
+      if ((err as { code?: unknown } | null)?.code === 'D2015') throw new FastBudgetExceeded('sequence', work.maxSequence);
+      throw err;
+    }
   }
   return bail();
 }
 
-/** What jsonata passes as `this` to a native: the sequence factory and the context. */
-function FOCUS(input: unknown): object {
-  return { input, createSequence, options: undefined };
+/** What jsonata passes as `this` to a native: the sequence factory, the context and the sequence limit. */
+function focus(input: unknown): object {
+  return { input, createSequence, options: { sequence: work.maxSequence } };
 }
 
 /** jsonata's getFunctionArity, for a function passed to a higher-order function. */
