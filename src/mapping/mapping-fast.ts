@@ -16,7 +16,7 @@
  * bailing would only run the runaway again on jsonata.
  */
 import { type FastBudget, DEFAULT_FAST_BUDGET, FastBudgetExceeded, startWork } from './fast/budget.js';
-import { compileNode, Unsupported } from './fast/compile.js';
+import { boundNames, compileNode, Unsupported } from './fast/compile.js';
 import { type Fn, Frame } from './fast/frame.js';
 import { createSequence, isFunction, isSequence } from './fast/values.js';
 
@@ -35,7 +35,7 @@ export interface FastLimits {
 }
 
 function compileAst(ast: unknown): Fn {
-  return compileNode(ast as Parameters<typeof compileNode>[0], { parallel: false });
+  return compileNode(ast as Parameters<typeof compileNode>[0], { parallel: false, bound: boundNames(ast) });
 }
 
 /** Why a jsonata AST does not compile to the fast path (the construct, as `$now`), or null when it does. */

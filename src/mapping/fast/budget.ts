@@ -52,6 +52,11 @@ export function enter(): void {
   if (++work.depth > work.maxDepth) throw new FastBudgetExceeded('depth', work.maxDepth);
 }
 
+/** Counts one evaluation step that enters no deeper (a name looked up in place). */
+export function countStep(): void {
+  if (++work.steps > work.maxSteps) throw new FastBudgetExceeded('steps', work.maxSteps);
+}
+
 /** Counts one node evaluation left. */
 export function leave(): void {
   work.depth--;

@@ -5,7 +5,7 @@
  * decide as jsonata would throws Bail at run time. Every node evaluation counts against the budget.
  */
 import { enter, leave } from './budget.js';
-import { applyFunction, isOwnFunction, type Lambda, regexMatcher, TailCall } from './builtins.js';
+import { applyFunction, BUILTINS, isOwnFunction, type Lambda, regexMatcher, TailCall } from './builtins.js';
 import { type Fn, Frame } from './frame.js';
 import { arrayConstructor, binaryOp, groupBy, negate } from './operators.js';
 import { filter, pathOf, type Stage, type Step } from './paths.js';
@@ -30,9 +30,27 @@ const KNOWN = new Set([
   'index', 'nextFunction', 'name',
 ]);
 
-/** Compile-time context: whether a bind here would run beside its siblings (jsonata evaluates those in parallel). */
-interface Ctx {
+/** Compile-time context: whether a bind here would run beside its siblings (jsonata evaluates those in parallel), and every name the expression binds. */
+export interface Ctx {
   readonly parallel: boolean;
+  readonly bound: ReadonlySet<string>;
+}
+
+/** The variable names an expression may bind anywhere (`:=`, parameters, `@$v`, `#$i`): any other name is a built-in or nothing. */
+export function boundNames(ast: unknown): Set<string> {
+  const names = new Set<string>();
+  const visit = (v: unknown): void => {
+    if (v === null || typeof v !== 'object') return;
+    const n = v as Node;
+    if (n.type === 'bind' && (n.lhs as Node | undefined)?.type === 'variable') names.add(String((n.lhs as Node).value));
+    if (n.type === 'lambda') for (const a of (n.arguments as Node[] | undefined) ?? []) names.add(String(a.value));
+    if (typeof n.focus === 'string') names.add(n.focus);
+    if (typeof n.index === 'string') names.add(n.index);
+    if (n.type === 'index') names.add(String(n.value));
+    for (const x of Object.values(n)) if (x !== null && typeof x === 'object' && !(x instanceof RegExp)) visit(x);
+  };
+  visit(ast);
+  return names;
 }
 
 function unsupported(what: string): never {
@@ -69,8 +87,12 @@ function filterStage(p: Node, cx: Ctx): { filter: Fn; numeric: number | null } {
 }
 
 function objectOf(g: Node, cx: Ctx): (input: unknown, env: Frame) => unknown {
-  const pairs = (g.lhs as [Node, Node][]).map(([k, v]): [Fn, Fn] => [compileNode(k, cx), compileNode(v, { parallel: true })]);
-  return groupBy(pairs);
+  const raw = g.lhs as [Node, Node][];
+  const pairs = raw.map(([k, v]): [Fn, Fn] => [compileNode(k, cx), compileNode(v, { ...cx, parallel: true })]);
+  // keys written as distinct plain strings: known now, so one context needs no grouping (literalObject)
+  const keys = raw.map(([k]) => (k.type === 'string' && Object.keys(k).every((x) => x === 'type' || x === 'value' || x === 'position') ? String(k.value) : null));
+  const literal = keys.every((k) => k !== null && k !== '_jsonata_lambda' && k !== '_jsonata_function') && new Set(keys).size === keys.length;
+  return groupBy(pairs, literal ? (keys as string[]) : null);
 }
 
 function compileCore(n: Node, cx: Ctx): Fn {
@@ -86,7 +108,7 @@ function compileCore(n: Node, cx: Ctx): Fn {
       return (input) => lookup(input, key);
     }
     case 'variable':
-      return variable(n);
+      return variable(n, cx);
     case 'path':
       return path(n, cx);
     case 'binary': {
@@ -102,7 +124,7 @@ function compileCore(n: Node, cx: Ctx): Fn {
       return (input, env) => (boolean(c(input, env)) ? t(input, env) : e?.(input, env));
     }
     case 'block': {
-      const fns = (n.expressions as Node[]).map((e) => compileNode(e, { parallel: false }));
+      const fns = (n.expressions as Node[]).map((e) => compileNode(e, { ...cx, parallel: false }));
       return (input, env) => {
         const frame = new Frame(env);
         let result: unknown;
@@ -131,7 +153,7 @@ function compileCore(n: Node, cx: Ctx): Fn {
       return call(n, cx, undefined);
     case 'lambda':
       // jsonata's parser wraps a call in a lambda's tail position into a thunk, which its apply() makes
-      return n.thunk === true ? call(n.body as Node, cx, undefined, true) : lambda(n);
+      return n.thunk === true ? call(n.body as Node, cx, undefined, true) : lambda(n, cx);
     case 'apply':
       return applyChain(n, cx);
     default:
@@ -139,10 +161,15 @@ function compileCore(n: Node, cx: Ctx): Fn {
   }
 }
 
-function variable(n: Node): Fn {
+function variable(n: Node, cx: Ctx): Fn {
   const name = String(n.value);
   if (name === '') return (input) => (input && (input as Seq).outerWrapper ? (input as unknown[])[0] : input);
   if (LEFT_TO_JSONATA.has(name)) unsupported(`$${name}`);
+  // a name nothing binds is a built-in (or undefined) wherever it is read: resolved once, here
+  if (!cx.bound.has(name) && name !== '$') {
+    const builtin = BUILTINS.get(name);
+    return () => builtin;
+  }
   return (_input, env) => env.lookup(name);
 }
 
@@ -153,7 +180,10 @@ function path(n: Node, cx: Ctx): Fn {
     if ((s as { ancestor?: unknown }).ancestor !== undefined) unsupported('parent (%)');
     const stages: Stage[] = ((s.stages as Node[] | undefined) ?? []).map((st) => (st.type === 'index' ? { index: String(st.value) } : filterStage(st, cx)));
     const { stages: _s, ...rest } = s;
+    // keepArray flags only a sequence the lookup gives, which the plain lookup leaves to the general step
+    const plain = s.type === 'name' && Object.keys(s).every((k) => k === 'type' || k === 'value' || k === 'position' || k === 'keepArray' || (k === 'stages' && stages.length === 0));
     return {
+      name: plain ? String(s.value) : undefined,
       eval: compileNode(rest as Node, cx),
       stages,
       consarray: s.consarray === true,
@@ -173,7 +203,7 @@ function unary(n: Node, cx: Ctx): Fn {
     case '-':
       return negate(compileNode(n.expression as Node, cx));
     case '[': {
-      const items = (n.expressions as Node[]).map((e) => ({ f: compileNode(e, { parallel: true }), nested: e.value === '[' }));
+      const items = (n.expressions as Node[]).map((e) => ({ f: compileNode(e, { ...cx, parallel: true }), nested: e.value === '[' }));
       return arrayConstructor(items, n.consarray === true);
     }
     case '{':
@@ -220,10 +250,10 @@ function applyChain(n: Node, cx: Ctx): Fn {
 }
 
 /** jsonata's evaluateLambda and applyProcedure: a closure over its scope and context, a frame per call. */
-function lambda(n: Node): Fn {
+function lambda(n: Node, cx: Ctx): Fn {
   const params = (n.arguments as Node[]).map((a) => String(a.value));
   const sig = n.signature as { validate(args: unknown[], context: unknown): unknown[] } | undefined;
-  const body = compileNode(n.body as Node, { parallel: false });
+  const body = compileNode(n.body as Node, { ...cx, parallel: false });
   return (input, env) => {
     const procedure: Lambda = {
       _jsonata_lambda: true,

@@ -117,9 +117,21 @@ export function arrayConstructor(items: readonly { f: Fn; nested: boolean }[], c
   };
 }
 
-/** jsonata's evaluateGroupExpression: an object constructor over its input (grouping when it is a sequence). */
-export function groupBy(pairs: readonly [Fn, Fn][]): (input: unknown, env: Parameters<Fn>[1]) => unknown {
+/**
+ * jsonata's evaluateGroupExpression: an object constructor over its input (grouping when it is a
+ * sequence). With `literalKeys` (distinct plain strings) and one context, grouping has one group per
+ * key: the values are evaluated on the context directly.
+ */
+export function groupBy(pairs: readonly [Fn, Fn][], literalKeys: readonly string[] | null): (input: unknown, env: Parameters<Fn>[1]) => unknown {
   return (input0, env) => {
+    if (literalKeys && !Array.isArray(input0) && !(input0 && (input0 as Seq).tupleStream)) {
+      const out = Object.create(null) as Record<string, unknown>;
+      for (let p = 0; p < pairs.length; p++) {
+        const value = pairs[p]![1](input0, env);
+        if (value !== undefined) out[literalKeys[p]!] = value;
+      }
+      return out;
+    }
     const result = Object.create(null) as Record<string, unknown>;
     const groups = Object.create(null) as Record<string, { data: unknown; exprIndex: number }>;
     const reduce = !!(input0 && (input0 as Seq).tupleStream);

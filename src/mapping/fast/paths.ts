@@ -4,7 +4,8 @@
  * step, filters with numeric indexes and predicates, `#$i` and `@$v` tuple bindings, `[]`.
  */
 import { type Fn, type Frame, frameFromTuple } from './frame.js';
-import { boolean, createSequence, isArrayOfNumbers, isNumeric, isSequence, push, type Seq } from './values.js';
+import { countStep } from './budget.js';
+import { boolean, createSequence, isArrayOfNumbers, isFunction, isNumeric, isSequence, push, type Seq } from './values.js';
 
 /** A stage after a step: a filter, or `#$name` (the position bound to a variable). */
 export type Stage = { readonly filter: Fn; readonly numeric: number | null } | { readonly index: string };
@@ -17,6 +18,8 @@ export interface Step {
   readonly tuple: boolean;
   readonly focus: string | undefined;
   readonly index: string | undefined;
+  /** The name, when the step is a plain name (no stages, predicates, flags): looked up without sequences. */
+  readonly name: string | undefined;
 }
 
 type Tuple = Record<string, unknown>;
@@ -24,19 +27,54 @@ type Tuple = Record<string, unknown>;
 /** A compiled path: its steps, whether the first is a variable, `[]` at its end, `tuple` kept. */
 export function pathOf(steps: readonly Step[], firstIsVariable: boolean, keepSingletonArray: boolean, keepTuples: boolean): Fn {
   return (input, env) => {
-    let inputSequence: Seq = Array.isArray(input) && !firstIsVariable ? (input as Seq) : createSequence(input);
+    // While the context is one value that is not an array and the steps are plain names, the
+    // sequences jsonata builds hold one item: `one` is that item, and no sequence is built.
+    let one: unknown = input;
+    let single = !Array.isArray(input) || firstIsVariable;
+    let inputSequence: Seq = single ? EMPTY : (input as Seq);
     let resultSequence: Seq | undefined;
     let isTupleStream = false;
     let tupleBindings: Tuple[] | undefined;
     for (let i = 0; i < steps.length; i++) {
       const step = steps[i]!;
       if (step.tuple) isTupleStream = true;
+      if (single && step.name !== undefined && !isTupleStream && !Array.isArray(one)) {
+        countStep();
+        const res = ownValue(one, step.name);
+        if (res === undefined) {
+          resultSequence = createSequence();
+          single = false;
+          break;
+        }
+        if (!Array.isArray(res)) {
+          one = res;
+          continue;
+        }
+        if (!isSequence(res)) {
+          // stepOf on one data array: the answer as is on the last step, else its items (a constructed array whole)
+          single = false;
+          if (i === steps.length - 1) resultSequence = res as Seq;
+          else {
+            resultSequence = createSequence();
+            if ((res as Seq).cons) push(resultSequence, res);
+            else for (const v of res) push(resultSequence, v);
+          }
+          if (resultSequence.length === 0) break;
+          inputSequence = resultSequence;
+          continue;
+        }
+      }
+      if (single) {
+        inputSequence = createSequence(one);
+        single = false;
+      }
       if (i === 0 && step.consarray) resultSequence = step.eval(inputSequence, env) as Seq;
       else if (isTupleStream) tupleBindings = tupleStep(step, inputSequence, tupleBindings, env);
       else resultSequence = stepOf(step, inputSequence, env, i === steps.length - 1);
       if (!isTupleStream && (resultSequence === undefined || resultSequence.length === 0)) break;
       if (step.focus === undefined) inputSequence = resultSequence!;
     }
+    if (single) resultSequence = createSequence(one);
     if (isTupleStream) {
       if (keepTuples) resultSequence = tupleBindings as Seq;
       else {
@@ -51,6 +89,14 @@ export function pathOf(steps: readonly Step[], firstIsVariable: boolean, keepSin
     }
     return resultSequence;
   };
+}
+
+const EMPTY: Seq = [];
+
+/** jsonata's lookup on one value that is not an array: an own property of an object that is not a function. */
+function ownValue(x: unknown, key: string): unknown {
+  if (x !== null && typeof x === 'object' && Object.prototype.hasOwnProperty.call(x, key) && !isFunction(x)) return (x as Record<string, unknown>)[key];
+  return undefined;
 }
 
 function stepOf(step: Step, input: Seq, env: Frame, lastStep: boolean): Seq {
