@@ -5,10 +5,11 @@
  * decide as jsonata would throws Bail at run time. Every node evaluation counts against the budget.
  */
 import { enter, leave } from './budget.js';
-import { applyFunction, BUILTINS, isOwnFunction, type Lambda, regexMatcher, TailCall } from './builtins.js';
+import { applyFunction, BUILTINS, isOwnFunction, type Lambda, TailCall } from './builtins.js';
 import { type Fn, Frame } from './frame.js';
 import { arrayConstructor, binaryOp, groupBy, negate } from './operators.js';
 import { filter, pathOf, type Stage, type Step } from './paths.js';
+import { regexMatcher } from './patterns.js';
 import { bail, boolean, isFunction, isSequence, lookup, type Seq } from './values.js';
 
 /** A construct the fast path does not compile; the message names it (`gateway check` shows it). */

@@ -31,6 +31,7 @@ export function push(s: Seq, x: unknown): void {
   s.push(x);
 }
 
+/** True for an array jsonata flagged as its own sequence. */
 export function isSequence(v: unknown): v is Seq {
   return Array.isArray(v) && (v as Seq).sequence === true;
 }
@@ -42,10 +43,12 @@ export function isNumeric(n: unknown): n is number {
   return true;
 }
 
+/** jsonata's isArrayOfNumbers (an Infinity bails, as its D1001). */
 export function isArrayOfNumbers(v: unknown): boolean {
   return Array.isArray(v) && v.every((x) => isNumeric(x));
 }
 
+/** jsonata's isArrayOfStrings. */
 export function isArrayOfStrings(v: unknown): boolean {
   return Array.isArray(v) && v.every((x) => typeof x === 'string');
 }
