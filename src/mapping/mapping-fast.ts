@@ -2,8 +2,8 @@
  * The synchronous fast path of the profile mappings. jsonata 2.x evaluates every AST node through an
  * async function (a promise per node), which made the mappings the largest cost of a proxied
  * request. Here the AST jsonata already parsed is compiled once into plain closures (src/mapping/fast/:
- * compile.ts walks the AST, paths.ts, operators.ts, builtins.ts and patterns.ts evaluate, values.ts is jsonata's
- * value model, budget.ts bounds the work).
+ * compile.ts walks the AST; paths.ts, operators.ts, builtins.ts and patterns.ts evaluate; values.ts
+ * is jsonata's value model; budget.ts bounds the work).
  *
  * The contract: a fast mapping gives exactly the value jsonata 2.2.2 gives for the same input, or
  * BAIL, and then the caller asks jsonata (which reports its own errors: whatever jsonata would reject
