@@ -146,14 +146,18 @@ describe('architecture of src/', () => {
     const words = vendorWords();
     assert.ok(words.includes('x-date') || words.some((w) => w.startsWith('x-')), 'the YAML names headers to look for');
     const pattern = new RegExp(`(?<![A-Za-z0-9_-])(${words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})(?![A-Za-z0-9_-])`, 'i');
+    // JSONata's own word for a function literal (its AST type `lambda`) is also a vendor's name:
+    // the evaluator may say it, nothing else may.
+    const jsonataTerms = (f: string, word: string) => roomOf(f) === 'mapping' && word.toLowerCase() === 'lambda';
     const found: string[] = [];
     for (const f of files) {
       if (roomOf(f) === 'sim') continue;
       readFileSync(join(SRC, f), 'utf8')
         .split('\n')
         .forEach((line, i) => {
-          const m = pattern.exec(line);
-          if (m) found.push(`src/${f}:${i + 1}: ${m[1]}`);
+          for (const m of line.matchAll(new RegExp(pattern.source, 'gi'))) {
+            if (!jsonataTerms(f, m[1]!)) found.push(`src/${f}:${i + 1}: ${m[1]}`);
+          }
         });
     }
     assert.deepEqual(found, []);

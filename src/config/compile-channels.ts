@@ -1,4 +1,4 @@
-import type { ConfigIssue } from './issues.js';
+import { type ConfigIssue, errorsSince } from './issues.js';
 import { compileMappingAt as mapping } from './compile-mapping.js';
 import type { Mapping } from '../mapping/mapping.js';
 import { Secret } from './secret.js';
@@ -111,7 +111,7 @@ export function compileChannels(
     // A value made of an unset variable cannot be judged (an empty base_url is not a typo).
     const unjudged = new Set(unset.map((m) => m.path[2]));
     const compiled = compileChannel(src, c, at, { raw, profiles, groups, routes, unjudged }, issues);
-    if (!compiled || issues.length !== before) return;
+    if (!compiled || errorsSince(issues, before)) return;
     if (c.enabled === false || unset.length > 0) {
       leftOut.push(
         Object.freeze({
@@ -197,7 +197,7 @@ function compileChannel(src: YamlSource, c: RawChannel, at: At, ctx: ChannelCont
   const declared = profile ? Object.keys(ctx.raw.profiles[profile.name]!.operations) : [];
   const { models, prefixes } = channelModels(src, c, at, profile, declared, ctx.routes, issues);
 
-  if (issues.length > before || !profile || !url) return null;
+  if (errorsSince(issues, before) || !profile || !url) return null;
   return Object.freeze({
     name: c.name,
     profile,
@@ -312,7 +312,7 @@ function compileOperation(src: YamlSource, op: RawOperation, at: (string | numbe
       ? { answer: m(op.await.answer, 'await', 'answer')!, intervalMs: op.await.interval_ms ?? DEFAULT_AWAIT.intervalMs, timeoutMs: op.await.timeout_ms ?? DEFAULT_AWAIT.timeoutMs, resultType: op.await.result_type ?? DEFAULT_AWAIT.resultType }
       : null,
   };
-  return issues.length > before ? null : compiled;
+  return errorsSince(issues, before) ? null : compiled;
 }
 
 /** Compiles a profile's task protocol: query, optional batch query, result, adoption lookups and content download. */

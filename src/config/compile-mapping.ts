@@ -1,16 +1,25 @@
+import jsonata from 'jsonata';
 import { compileMapping, type Mapping } from '../mapping/mapping.js';
+import { whyNotFast } from '../mapping/mapping-fast.js';
 import type { ConfigIssue } from './issues.js';
 import type { YamlSource } from './yaml-source.js';
+
+/** The start of the warning for a mapping that runs on jsonata instead of the fast path (tests look for it). */
+export const FALLBACK_WARNING = 'mapping falls back to jsonata';
 
 /** Compiles the expression at `path` of a config file; a syntax error becomes an issue there and null. */
 export function compileMappingAt(src: YamlSource, expr: string, path: (string | number)[], issues: ConfigIssue[]): Mapping | null {
   // issue() knows which fragment a merged path came from; locate() alone would name the main file.
   const at = src.issue(path, '');
+  let mapping: Mapping;
   try {
-    return compileMapping(expr, `${at.file}:${at.line}`);
+    mapping = compileMapping(expr, `${at.file}:${at.line}`);
   } catch (err) {
     const e = err as { message?: string; position?: number };
     issues.push(src.issue(path, `JSONata syntax error${e.position !== undefined ? ` at character ${e.position}` : ''}: ${e.message ?? String(err)}`));
     return null;
   }
+  // Slower (a promise per AST node), not wrong: a warning naming the construct the fast path lacks.
+  if (!mapping.fast) issues.push(src.issue(path, `${FALLBACK_WARNING} (${whyNotFast(jsonata(expr).ast()) ?? 'unknown'})`, 'warning'));
+  return mapping;
 }

@@ -1,6 +1,6 @@
 import { routeMayServePrefix } from './compile-routes.js';
 import { routeServesModel } from './lookups.js';
-import type { ConfigIssue } from './issues.js';
+import { type ConfigIssue, errorsSince } from './issues.js';
 import { compileMappingAt } from './compile-mapping.js';
 import type { CompiledPrice, CompiledPrices, CompiledRoute } from './snapshot.js';
 import type { YamlSource } from './yaml-source.js';
@@ -67,7 +67,7 @@ function compilePrice(src: YamlSource, name: string, p: RawPrice, at: (...rest: 
   }
   const seconds = p.seconds === undefined ? null : compileMappingAt(src, p.seconds, at('seconds'), issues);
   const of = p.resolution === undefined ? null : compileMappingAt(src, p.resolution, at('resolution'), issues);
-  if (issues.length > before) return null;
+  if (errorsSince(issues, before)) return null;
   return Object.freeze({
     name,
     where,
