@@ -198,6 +198,7 @@ describe('links instead of vendor URLs', () => {
     assert.equal(onCdn.headers.get('content-type'), 'image/png');
     assert.equal(onCdn.headers.get('x-vendor-trace'), null, 'only the headers that describe the bytes pass');
     assert.equal(onCdn.headers.get('set-cookie'), null);
+    assert.equal(onCdn.headers.get('content-security-policy'), "default-src 'none'; sandbox", 'nothing in a vendor file runs with our origin');
     assert.ok(Buffer.from(await onCdn.arrayBuffer()).equals(ON_CDN));
     const atCdn = cdn.seen.at(-1)!;
     assert.equal(atCdn.path, '/img/cdn.png?X-Signature=abc', 'the presigned URL as the vendor gave it');
@@ -247,6 +248,8 @@ describe('links instead of vendor URLs', () => {
     assert.equal(file.status, 200);
     assert.equal(file.headers.get('content-type'), 'image/png');
     assert.equal(file.headers.get('cache-control'), `private, max-age=${TTL_MS / 1000}`);
+    assert.equal(file.headers.get('x-content-type-options'), 'nosniff');
+    assert.equal(file.headers.get('content-security-policy'), "default-src 'none'; sandbox", 'nothing in a stored file runs with our origin');
     assert.ok(Buffer.from(await file.arrayBuffer()).equals(PAINTED));
     assert.equal(paints, before, 'the stored bytes, not a new call');
     const inline = await ask('painted', { response_format: 'b64_json' });

@@ -41,6 +41,8 @@ export function linkIdOf(secret: string): string {
 const VENDOR_URL = /^https?:\/\/[^\s]+$/i;
 /** A `data:` URI in base64: its media type (parameters dropped) and where the bytes start. */
 const DATA_URI = /^data:([^,;]*)(?:;[^,;]*)*;base64,/i;
+/** A media type fit for a header (`type/subtype`); anything else is served as bytes. */
+const MEDIA_TYPE = /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,63}\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,63}$/;
 
 /**
  * The answer with its files replaced by gateway links, each recorded in the store (all of them or
@@ -66,7 +68,7 @@ export async function handOutLinks(ctx: RequestContext, answer: unknown, channel
       channel,
       url: data ? null : value,
       data: data ? Buffer.from(value.slice(data[0].length), 'base64') : null,
-      contentType: data ? data[1] || 'application/octet-stream' : null,
+      contentType: data ? (MEDIA_TYPE.test(data[1]!) ? data[1]!.toLowerCase() : 'application/octet-stream') : null,
       createdAt: now,
       expiresAt: now + deps.linkTtlMs,
     });

@@ -7,7 +7,7 @@ import type { LinkRecord, Store } from '../store/store.js';
 import type { UpstreamRequest } from '../upstream/upstream-request.js';
 import type { Pools } from '../upstream/pools.js';
 import { addCallerHeaders } from '../upstream/trace-headers.js';
-import { abortOnClose, fetchVendorFile, rangeOf, streamVendorFile } from './vendor-file.js';
+import { abortOnClose, fetchVendorFile, FILE_HEADERS, rangeOf, streamVendorFile } from './vendor-file.js';
 
 /** A secret as links carry them (base64url); anything else is no link of ours, and never reaches the store. */
 const SECRET = /^[A-Za-z0-9_-]{16,128}$/;
@@ -38,6 +38,7 @@ function sendStored(res: ServerResponse, found: LinkRecord, data: Buffer, link: 
   const maxAge = Math.max(0, Math.floor((found.expiresAt - link.now.getTime()) / 1000));
   res.writeHead(200, {
     'x-request-id': link.requestId,
+    ...FILE_HEADERS,
     'content-type': found.contentType ?? 'application/octet-stream',
     'content-length': data.length,
     'cache-control': `private, max-age=${maxAge}`,

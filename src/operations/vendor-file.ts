@@ -14,6 +14,16 @@ import { addCallerHeaders, type CallerIds } from '../upstream/trace-headers.js';
  * fetched with redirects followed here, streamed with only the headers that describe the bytes.
  */
 
+/**
+ * Headers of every file served through the gateway: the browser takes it for what its type says
+ * and runs nothing in it (an SVG or HTML a vendor made, opened from a link, would otherwise run
+ * with the gateway's origin).
+ */
+export const FILE_HEADERS: Readonly<Record<string, string>> = {
+  'x-content-type-options': 'nosniff',
+  'content-security-policy': "default-src 'none'; sandbox",
+};
+
 /** Vendor headers a download passes on; everything else (cookies, vendor ids, URLs) stays behind. */
 const PASSED = ['content-type', 'content-length', 'content-range', 'accept-ranges', 'etag', 'last-modified'] as const;
 const MAX_REDIRECTS = 3;
@@ -83,7 +93,7 @@ export async function streamVendorFile(
       cause: { status, channel: channel.name },
     });
   }
-  const headers: Record<string, string> = { 'x-request-id': requestId };
+  const headers: Record<string, string> = { 'x-request-id': requestId, ...FILE_HEADERS };
   for (const h of PASSED) {
     const v = answer.headers[h];
     if (typeof v === 'string') headers[h] = v;
