@@ -292,14 +292,14 @@ const SUBSET = [
 test('each construct of the subset agrees with jsonata on random inputs', async () => {
   for (const source of SUBSET) {
     assert.notEqual(compile(source).fast, null, `${source} compiles to the fast path`);
-    let fast = 0;
+    // Agreement only: whether 25 random inputs include one the construct answers (a string $segment
+    // takes, say) depends on the seed; the grid of special values below checks that each does.
     await fc.assert(
       fc.asyncProperty(input, async (inp) => {
-        if ((await differential(source, inp)) === 'fast') fast++;
+        await differential(source, inp);
       }),
       { ...FC, numRuns: 25 },
     );
-    assert.ok(fast > 0, `${source} never answered on the fast path`);
   }
 });
 
