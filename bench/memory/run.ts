@@ -15,13 +15,14 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { Agent, request } from 'undici';
 import { boundedNumber, parseBenchArgs } from '../args.js';
 import { benchWorkspace, machineLine } from '../workspace.js';
 import { channelEnvNames } from '../../src/config/env.js';
 import { PROJECT_ROOT } from '../../src/config/paths.js';
 import { startChild, stopChild, waitForLine, type Child } from '../overhead/children.js';
-import { memory } from '../overhead/proc.js';
+import { sendAtOnce } from '../overhead/big-bodies.js';
+import { memory, watchPeak } from '../overhead/proc.js';
+import { BIG_BODY_PATH, bigAlphaBody } from '../overhead/scenarios.js';
 
 const USAGE = `usage: npm run bench:memory [-- options]
   --parallel N   requests sent at once (env BENCH_PARALLEL, default 100; 20 with --quick)
@@ -29,18 +30,9 @@ const USAGE = `usage: npm run bench:memory [-- options]
   --heap-mb M    the gateway's --max-old-space-size (env BENCH_HEAP_MB, default: Node's own limit)
   --quick        a smaller run for a smoke test`;
 
-const PATH = '/v1beta/models/alpha-3-pro-image-preview:generateContent';
+const PATH = BIG_BODY_PATH;
 const CLI = join(PROJECT_ROOT, 'dist/src/cli.js');
 const SIM = join(PROJECT_ROOT, 'dist/bench/overhead/sim-process.js');
-
-/** A legal generateContent body of exactly `bytes` bytes: a prompt and one inline image, padded to size. */
-function bigBody(bytes: number): Buffer {
-  const head = '{"contents":[{"role":"user","parts":[{"text":"make it a watercolour"},{"inlineData":{"mimeType":"image/png","data":"';
-  const tail = '"}}]}],"generationConfig":{"responseModalities":["IMAGE"],"imageConfig":{"aspectRatio":"1:1","imageSize":"1K"}}}';
-  const room = bytes - head.length - tail.length;
-  const data = Buffer.alloc(Math.floor((room * 3) / 4), 7).toString('base64').slice(0, room - (room % 4));
-  return Buffer.from(head + data + ' '.repeat(room - data.length) + tail);
-}
 
 interface Outcome {
   readonly served: number;
@@ -57,27 +49,6 @@ interface Outcome {
   readonly seconds: number;
 }
 
-/** Samples a process's VmHWM until it is stopped; the last reading survives the process's death. */
-function watchPeak(pid: number): { stop(): number } {
-  let peak = 0;
-  const read = () => {
-    try {
-      peak = Math.max(peak, memory(pid).peak);
-    } catch {
-      // gone: keep the last reading
-    }
-  };
-  read();
-  const timer = setInterval(read, 20);
-  return {
-    stop() {
-      clearInterval(timer);
-      read();
-      return peak / 2 ** 20;
-    },
-  };
-}
-
 async function run(tmp: string, name: string, env: NodeJS.ProcessEnv, heapMb: number | null, body: Buffer, parallel: number, children: Child[]): Promise<Outcome> {
   const gwEnv = { ...env, GATEWAY_DB: join(tmp, `${name}.db`) };
   const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'tokens', 'create', '--group', 'default'], { env: gwEnv, cwd: PROJECT_ROOT });
@@ -90,36 +61,22 @@ async function run(tmp: string, name: string, env: NodeJS.ProcessEnv, heapMb: nu
   const peak = watchPeak(gw.pid);
   let died = false;
   void gw.exited.then(() => (died = true));
-  const agent = new Agent({ connections: parallel, headersTimeout: 300_000, bodyTimeout: 300_000 });
   const other = new Map<number, number>();
   let served = 0;
   let refused = 0;
   let withRetryAfter = 0;
   let lost = 0;
   const started = performance.now();
-  await Promise.all(
-    Array.from({ length: parallel }, async () => {
-      try {
-        const res = await request(`${url}${PATH}`, {
-          method: 'POST',
-          dispatcher: agent,
-          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-          body,
-        });
-        const text = await res.body.text();
-        if (res.statusCode === 200 && text.includes('inlineData')) served++;
-        else if (res.statusCode === 503 && text.includes('server_busy')) {
-          refused++;
-          if (res.headers['retry-after'] !== undefined) withRetryAfter++;
-        } else other.set(res.statusCode, (other.get(res.statusCode) ?? 0) + 1);
-      } catch {
-        lost++;
-      }
-    }),
-  );
+  for (const a of await sendAtOnce(`${url}${PATH}`, { authorization: `Bearer ${key}` }, body, parallel)) {
+    if ('error' in a) lost++;
+    else if (a.status === 200 && a.text.includes('inlineData')) served++;
+    else if (a.status === 503 && a.text.includes('server_busy')) {
+      refused++;
+      if (a.headers['retry-after'] !== undefined) withRetryAfter++;
+    } else other.set(a.status, (other.get(a.status) ?? 0) + 1);
+  }
   const seconds = (performance.now() - started) / 1000;
-  await agent.close();
-  const peakMb = peak.stop();
+  const peakMb = peak.stop() / 2 ** 20;
   const survived = !died && gw.proc.exitCode === null;
   await stopChild(gw);
   return { served, refused, withRetryAfter, other, lost, survived, idleMb, peakMb, seconds };
@@ -139,7 +96,7 @@ async function main(): Promise<number> {
   const heapMb = heapRaw ? Math.round(num('--heap-mb', heapRaw, 0, 256, 65_536)) : null;
   const { tmp, children, cleanup } = benchWorkspace<Child>('gateway-bench-memory-');
   try {
-    const body = bigBody(Math.floor(sizeMb * 1024 * 1024));
+    const body = bigAlphaBody(Math.floor(sizeMb * 1024 * 1024));
     process.stdout.write(
       machineLine('bench/memory') +
         `${parallel} parallel POST ${PATH}, ${(body.length / 2 ** 20).toFixed(1)} MB each; gateway heap limit: ${heapMb ? `${heapMb} MB (--max-old-space-size)` : "Node's default"}\n\n`,

@@ -1,13 +1,17 @@
 /**
  * Benchmark bench/overhead: the gateway and a bare undici pass-through proxy in front of the same
- * alpha simulator, with the same request, in one run; plus the simulator called directly as the
- * floor. Prints req/s, p50/p99 latency, CPU ms per request and RSS of each, their ratios, and
- * whether the issue's targets are met. Two phases: a closed loop (flat out, where the targets are
- * judged) and a paced one at a rate all three sustain (the latency added when nothing queues). Timings are printed, never asserted: the exit code is 0
- * unless something crashed or a request failed (then the figures are not comparable).
+ * simulator, with the same request, in one run; plus the simulator called directly as the floor.
+ * Two routes (scenarios.ts): alpha generateContent and the OpenAI images route. Prints req/s,
+ * p50/p99 latency, CPU ms, V8 heap KB allocated and GC pause p99 per request of each, idle and peak
+ * RSS, their ratios, a big-body phase (N alpha bodies of S MB at once: peak RSS against the bytes in
+ * flight), and whether the issue's targets are met. Two load phases per route: a closed loop (flat
+ * out) and a paced one at a rate all three sustain (the latency added when nothing queues).
+ * Timings are printed, never asserted: the exit code is 0 unless something crashed or a request
+ * failed (then the figures are not comparable).
  *
- * Usage: npm run bench [-- --quick] [--duration S] [--warmup S] [--connections N] [--rounds N]
- *        [--rate R] [--max-requests N] [--profile]   (see bench/README.md)
+ * Usage: npm run bench [-- --quick] [--scenario alpha|images|both] [--duration S] [--warmup S]
+ *        [--connections N] [--rounds N] [--rate R] [--max-requests N] [--big-bodies N]
+ *        [--big-body-mb S] [--profile]   (see bench/README.md)
  */
 import { execFile } from 'node:child_process';
 import { mkdirSync, readdirSync } from 'node:fs';
@@ -19,41 +23,45 @@ import { benchWorkspace, machineLine } from '../workspace.js';
 import { request } from 'undici';
 import { channelEnvNames } from '../../src/config/env.js';
 import { PROJECT_ROOT } from '../../src/config/paths.js';
+import { bigBodies, bigBodyTable, type BigBodyResult } from './big-bodies.js';
 import { jsonLines, startChild, stopChild, waitForLine, type Child } from './children.js';
-import { percentile, runLoad, type LoadTarget } from './load.js';
-import { cpuMs, machineCpuMs, memory } from './proc.js';
+import { runPhase, type Target } from './measure.js';
+import { probeArgs } from './probe-client.js';
+import { memory } from './proc.js';
 import { summariseProfile } from './profile.js';
-import { medianRow, table, verdict, type Row } from './report.js';
+import { f, grid, type Row } from './report.js';
+import { SCENARIOS, type Scenario } from './scenarios.js';
+import { verdict, type RouteFigures } from './verdict.js';
 
 const USAGE = `usage: npm run bench [-- options]
-  --quick             short smoke run: 0.3 s warm-up, 1.5 s measured per target
+  --quick             short smoke run: 0.3 s warm-up, 1.5 s measured per target, 10 x 5 MB big bodies
+  --scenario W        alpha, images or both (env BENCH_SCENARIO, default both)
   --duration S        measured seconds per target (env BENCH_DURATION, default 5)
   --warmup S          unmeasured seconds before each window (env BENCH_WARMUP, default 1)
   --connections N     concurrent connections = requests in flight (env BENCH_CONNECTIONS, default 50)
   --rounds N          repeat direct, passthrough, gateway N times; report medians (env BENCH_ROUNDS, default 1)
   --rate R            requests/s of the paced phase over the same connections; 0 skips it
-                      (env BENCH_RATE, default: half the slowest closed-loop req/s)
+                      (env BENCH_RATE, default: half the slowest closed-loop req/s of each route)
   --max-requests N    close a window early after N requests (env BENCH_MAX_REQUESTS, default 1000000)
+  --big-bodies N      alpha bodies sent at once in the big-body phase; 0 skips it (env BENCH_BIG_BODIES, default 10)
+  --big-body-mb S     size of each, in MB (env BENCH_BIG_BODY_MB, default 20, the route's limit; 5 with --quick)
   --profile           run the gateway under node --cpu-prof and print its hot spots
                       (env BENCH_PROFILE_DIR keeps the .cpuprofile there; otherwise it is deleted)`;
 
-const PATH = '/v1beta/models/alpha-3-pro-image-preview:generateContent';
-/** A small, valid text-to-image request of the alpha route (interface.md 2.1). */
-const BODY = JSON.stringify({
-  contents: [{ role: 'user', parts: [{ text: 'a red bicycle' }] }],
-  generationConfig: { responseModalities: ['IMAGE'], imageConfig: { aspectRatio: '1:1', imageSize: '1K' } },
-});
 const CLI = join(PROJECT_ROOT, 'dist/src/cli.js');
 const HERE = join(PROJECT_ROOT, 'dist/bench/overhead');
 
 interface Settings {
+  readonly scenarios: readonly Scenario[];
   readonly warmupMs: number;
   readonly durationMs: number;
   readonly connections: number;
   readonly rounds: number;
   readonly maxRequests: number;
-  /** Paced phase rate; undefined picks half the slowest closed-loop throughput, 0 skips it. */
+  /** Paced phase rate; undefined picks half the slowest closed-loop throughput of each route, 0 skips it. */
   readonly rate: number | undefined;
+  readonly bigBodies: number;
+  readonly bigBodyBytes: number;
   readonly profile: boolean;
 }
 
@@ -62,12 +70,15 @@ function settings(argv: string[]): Settings {
     argv,
     {
       quick: { type: 'boolean' },
+      scenario: { type: 'string' },
       duration: { type: 'string' },
       warmup: { type: 'string' },
       connections: { type: 'string' },
       rounds: { type: 'string' },
       rate: { type: 'string' },
       'max-requests': { type: 'string' },
+      'big-bodies': { type: 'string' },
+      'big-body-mb': { type: 'string' },
       profile: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -76,90 +87,64 @@ function settings(argv: string[]): Settings {
   const env = process.env;
   const num = boundedNumber(USAGE);
   const quick = values.quick === true;
+  const scenario = values.scenario ?? env.BENCH_SCENARIO ?? 'both';
+  if (scenario !== 'both' && !SCENARIOS.some((sc) => sc.name === scenario)) {
+    process.stderr.write(`--scenario must be alpha, images or both, got "${scenario}"\n${USAGE}\n`);
+    process.exit(2);
+  }
   return {
+    scenarios: SCENARIOS.filter((sc) => scenario === 'both' || sc.name === scenario),
     durationMs: 1000 * num('--duration', values.duration ?? env.BENCH_DURATION, quick ? 1.5 : 5, 0.2, 120),
     warmupMs: 1000 * num('--warmup', values.warmup ?? env.BENCH_WARMUP, quick ? 0.3 : 1, 0, 30),
     connections: Math.round(num('--connections', values.connections ?? env.BENCH_CONNECTIONS, 50, 1, 1000)),
     rounds: Math.round(num('--rounds', values.rounds ?? env.BENCH_ROUNDS, 1, 1, 10)),
     maxRequests: Math.round(num('--max-requests', values['max-requests'] ?? env.BENCH_MAX_REQUESTS, 1_000_000, 100, 10_000_000)),
     rate: (values.rate ?? env.BENCH_RATE) ? Math.round(num('--rate', values.rate ?? env.BENCH_RATE, 0, 0, 100_000)) : undefined,
+    bigBodies: Math.round(num('--big-bodies', values['big-bodies'] ?? env.BENCH_BIG_BODIES, 10, 0, 100)),
+    bigBodyBytes: Math.floor(2 ** 20 * num('--big-body-mb', values['big-body-mb'] ?? env.BENCH_BIG_BODY_MB, quick ? 5 : 20, 0.1, 20)),
     profile: values.profile === true,
   };
 }
 
-/** One request to a target, checked for a 200 answer carrying a PNG, before any load is sent. */
-async function sanityCheck(name: string, target: LoadTarget): Promise<void> {
-  const res = await request(`${target.origin}${target.path}`, {
+/** One request to a target, checked for a 200 answer carrying an image, before any load is sent. */
+async function sanityCheck(scenario: Scenario, t: Target): Promise<void> {
+  const res = await request(`${t.load.origin}${t.load.path}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...target.headers },
-    body: target.body,
+    headers: { 'content-type': 'application/json', ...t.load.headers },
+    body: t.load.body,
   });
   const text = await res.body.text();
   let ok = false;
   try {
-    const parts = (JSON.parse(text) as { candidates?: { content?: { parts?: { inlineData?: { mimeType?: string } }[] } }[] }).candidates?.[0]?.content?.parts;
-    ok = parts?.some((p) => p.inlineData?.mimeType === 'image/png') ?? false;
+    ok = scenario.isImage(text);
   } catch {
     ok = false;
   }
-  if (res.statusCode !== 200 || !ok) throw new Error(`${name}: the check request got HTTP ${res.statusCode}, not an image:\n${text.slice(0, 500)}`);
+  if (res.statusCode !== 200 || !ok) throw new Error(`${scenario.name} ${t.name}: the check request got HTTP ${res.statusCode}, not an image:\n${text.slice(0, 500)}`);
 }
 
-/** Drives one target for one window and reads the processes' counters at the window's edges. */
-async function measure(name: string, target: LoadTarget, pid: number, simPid: number, s: Settings, rate: number): Promise<{ row: Row; errors: string[] }> {
-  let machine0 = machineCpuMs();
-  let machine1 = machine0;
-  let cpu0 = 0;
-  let sim0 = 0;
-  let self0 = process.cpuUsage();
-  let cpu1 = 0;
-  let sim1 = 0;
-  let self1 = self0;
-  const result = await runLoad(target, {
-    connections: s.connections,
-    warmupMs: s.warmupMs,
-    durationMs: s.durationMs,
-    maxRequests: s.maxRequests,
-    rate,
-    onWindowStart: () => {
-      machine0 = machineCpuMs();
-      cpu0 = cpuMs(pid);
-      sim0 = cpuMs(simPid);
-      self0 = process.cpuUsage();
-    },
-    onWindowEnd: () => {
-      machine1 = machineCpuMs();
-      cpu1 = cpuMs(pid);
-      sim1 = cpuMs(simPid);
-      self1 = process.cpuUsage(self0);
-    },
-  });
-  const mem = memory(pid);
-  const n = result.completed;
-  const selfMs = (self1.user + self1.system) / 1000;
-  const measuredMs = cpu1 - cpu0;
-  const simMs = sim1 - sim0;
-  const errors = [...result.errors.values()].reduce((a, b) => a + b, 0);
-  const row: Row = {
-    name,
-    reqPerSec: (n * 1000) / result.windowMs,
-    p50: percentile(result.latencies, 0.5),
-    p99: percentile(result.latencies, 0.99),
-    max: percentile(result.latencies, 1),
-    cpuPerReq: measuredMs / n,
-    simCpuPerReq: simMs / n,
-    loadCpuPerReq: selfMs / n,
-    busyCores: (measuredMs + (pid === simPid ? 0 : simMs) + selfMs) / result.windowMs,
-    machineCores: (machine1.busy - machine0.busy) / result.windowMs,
-    stealPct: (100 * (machine1.steal - machine0.steal)) / Math.max(1, machine1.busy + machine1.idle + machine1.steal - (machine0.busy + machine0.idle + machine0.steal)),
-    rssMb: mem.rss / 2 ** 20,
-    peakMb: mem.peak / 2 ** 20,
-    completed: n,
-    errors,
-  };
-  const lines = [...result.errors].map(([kind, count]) => `${name}: ${count} x ${kind}`);
-  if (result.firstError) lines.push(`${name}: first failure: ${result.firstError.slice(0, 300)}`);
-  return { row, errors: lines };
+/** The processes behind one route: its simulator and its bare pass-through. */
+interface RouteProcesses {
+  readonly scenario: Scenario;
+  readonly sim: Child;
+  readonly simUrl: string;
+  readonly simKey: string;
+  readonly pass: Child;
+}
+
+/** Starts a route's simulator and pass-through (each with the probe), and waits for the simulator. */
+async function startRoute(scenario: Scenario, tmp: string, children: Child[]): Promise<RouteProcesses> {
+  const name = scenario.name;
+  const sim = startChild(`${name} simulator`, [...probeArgs(), join(HERE, 'sim-process.js')], { ...process.env, BENCH_SIM_PROFILE: scenario.simProfile }, join(tmp, `${name}-simulator.log`), PROJECT_ROOT);
+  children.push(sim);
+  const ready = await waitForLine(sim, (l) => l.ready === 'simulator');
+  const simUrl = String(ready.url);
+  const simKey = String(ready.key);
+  const auth = scenario.auth(simKey);
+  const passEnv = { ...process.env, BENCH_SIM_URL: simUrl, BENCH_AUTH_HEADER: auth.header, BENCH_AUTH_VALUE: auth.value, BENCH_UPSTREAM_PATH: scenario.upstreamPath };
+  const pass = startChild(`${name} passthrough`, [...probeArgs(), join(HERE, 'passthrough.js')], passEnv, join(tmp, `${name}-passthrough.log`), PROJECT_ROOT);
+  children.push(pass);
+  return { scenario, sim, simUrl, simKey, pass };
 }
 
 async function main(): Promise<number> {
@@ -170,27 +155,16 @@ async function main(): Promise<number> {
   try {
     process.stdout.write(
       machineLine('bench/overhead') +
-        `${s.connections} connections; per target and phase ${s.warmupMs / 1000} s warm-up + ${s.durationMs / 1000} s measured; ` +
-        `${s.rounds} round(s); request: ${Buffer.byteLength(BODY)} B text-to-image, POST ${PATH}\n\n`,
+        `${s.connections} connections; per target and phase ${s.warmupMs / 1000} s warm-up + ${s.durationMs / 1000} s measured; ${s.rounds} round(s)\n` +
+        s.scenarios.map((sc) => `${sc.name}: ${Buffer.byteLength(sc.body)} B ${sc.describe}, POST ${sc.path}\n`).join('') +
+        '\n',
     );
 
-    const sim = startChild('simulator', [join(HERE, 'sim-process.js')], process.env, join(tmp, 'simulator.log'), PROJECT_ROOT);
-    children.push(sim);
-    const simReady = await waitForLine(sim, (l) => l.ready === 'simulator');
-    const simUrl = String(simReady.url);
-    const simKey = String(simReady.key);
-
-    const pass = startChild(
-      'passthrough',
-      [join(HERE, 'passthrough.js')],
-      { ...process.env, BENCH_SIM_URL: simUrl, BENCH_SIM_KEY: simKey },
-      join(tmp, 'passthrough.log'),
-      PROJECT_ROOT,
-    );
-    children.push(pass);
+    const routes: RouteProcesses[] = [];
+    for (const sc of s.scenarios) routes.push(await startRoute(sc, tmp, children));
 
     // Every other channel gets a dead local address: `start` refuses unset variables, and this
-    // benchmark measures the alpha route only.
+    // benchmark measures the scenarios' routes only.
     const otherChannels = Object.fromEntries(channelEnvNames(PROJECT_ROOT).map((n) => [n, n.endsWith('_BASE_URL') ? 'http://127.0.0.1:9' : 'unused']));
     const gwEnv = {
       ...otherChannels,
@@ -200,78 +174,89 @@ async function main(): Promise<number> {
       GATEWAY_CONFIG_DIR: PROJECT_ROOT,
       GATEWAY_DB: join(tmp, 'gateway.db'),
       LOG_LEVEL: 'info',
-      ALPHA_BASE_URL: simUrl,
-      ALPHA_API_KEY: simKey,
+      ...Object.assign({}, ...routes.map((r) => r.scenario.gatewayEnv(r.simUrl, r.simKey))),
     };
     const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'tokens', 'create', '--group', 'default'], { env: gwEnv, cwd: PROJECT_ROOT });
     const apiKey = stdout.trim();
     if (s.profile) mkdirSync(profileDir, { recursive: true });
     const oldProfiles = new Set(s.profile ? readdirSync(profileDir) : []);
-    const gwArgs = s.profile ? ['--cpu-prof', '--cpu-prof-dir', profileDir, CLI, 'start'] : [CLI, 'start'];
+    const gwArgs = [...probeArgs(), ...(s.profile ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), CLI, 'start'];
     const gw = startChild('gateway', gwArgs, gwEnv, join(tmp, 'gateway.log'), PROJECT_ROOT);
     children.push(gw);
 
-    const passUrl = String((await waitForLine(pass, (l) => l.ready === 'passthrough')).url);
+    const passUrls = await Promise.all(routes.map(async (r) => String((await waitForLine(r.pass, (l) => l.ready === 'passthrough')).url)));
     const gwUrl = String((await waitForLine(gw, (l) => l.msg === 'gateway listening')).url);
+    // Idle: started, settled, not yet asked anything.
+    await new Promise((r) => setTimeout(r, 1000));
+    const idleMb = new Map(children.map((c) => [c, memory(c.pid).rss / 2 ** 20]));
 
-    // The same request to all three; the bearer key is the gateway's and ignored by the others.
+    // The same request to all three; the bearer key is the gateway's, replaced by the others.
     const common = { authorization: `Bearer ${apiKey}` };
-    const targets: { name: string; pid: number; target: LoadTarget }[] = [
-      { name: 'direct', pid: sim.pid, target: { origin: simUrl, path: PATH, body: BODY, headers: { ...common, 'x-goog-api-key': simKey } } },
-      { name: 'passthrough', pid: pass.pid, target: { origin: passUrl, path: PATH, body: BODY, headers: common } },
-      { name: 'gateway', pid: gw.pid, target: { origin: gwUrl, path: PATH, body: BODY, headers: common } },
-    ];
-    for (const t of targets) await sanityCheck(t.name, t.target);
+    const targetsOf = (r: RouteProcesses, i: number): Target[] => {
+      const { path, body } = r.scenario;
+      const auth = r.scenario.auth(r.simKey);
+      return [
+        { name: 'direct', child: r.sim, load: { origin: r.simUrl, path, body, headers: { ...common, [auth.header]: auth.value } } },
+        { name: 'passthrough', child: r.pass, load: { origin: passUrls[i]!, path, body, headers: common } },
+        { name: 'gateway', child: gw, load: { origin: gwUrl, path, body, headers: common } },
+      ];
+    };
+    const targets = routes.map(targetsOf);
+    for (const [i, r] of routes.entries()) for (const t of targets[i]!) await sanityCheck(r.scenario, t);
 
     const errorLines: string[] = [];
-    /** Every target for every round at one rate (0: closed loop); the per-target medians. */
-    const phase = async (title: string, rate: number): Promise<[Row, Row, Row]> => {
-      const rows = new Map<string, Row[]>(targets.map((t) => [t.name, []]));
-      for (let round = 1; round <= s.rounds; round++) {
-        // Later rounds alternate the order so slow drift on the machine does not favour one target.
-        const order = round % 2 === 1 ? targets : [...targets].reverse();
-        for (const t of order) {
-          const { row, errors } = await measure(t.name, t.target, t.pid, sim.pid, s, rate);
-          rows.get(t.name)!.push(row);
-          errorLines.push(...errors.map((e) => `${title}, ${e}`));
-          await new Promise((r) => setTimeout(r, 200));
-        }
-        if (s.rounds > 1) process.stdout.write(`${title}, round ${round}\n${table(targets.map((t) => rows.get(t.name)!.at(-1)!))}\n\n`);
-      }
-      const summary = targets.map((t) => medianRow(rows.get(t.name)!)) as [Row, Row, Row];
-      process.stdout.write(`${title}${s.rounds > 1 ? `, median of ${s.rounds} rounds` : ''}\n${table(summary)}\n`);
-      process.stdout.write(`load generator CPU ms/req: ${summary.map((r) => `${r.name} ${r.loadCpuPerReq.toFixed(3)}`).join(', ')}\n\n`);
-      return summary;
-    };
-
-    const closed = await phase(`closed loop, ${s.connections} connections`, 0);
-    const slowest = Math.min(...closed.map((r) => r.reqPerSec));
-    const rate = s.rate ?? Math.max(10, Math.floor(slowest / 2 / 10) * 10);
-    const paced = rate > 0 ? { rate, rows: await phase(`paced at ${rate} req/s over ${s.connections} connections`, rate) } : undefined;
+    const figures: RouteFigures[] = [];
+    for (const [i, r] of routes.entries()) {
+      const name = r.scenario.name;
+      const closed = await runPhase(`${name}: closed loop, ${s.connections} connections`, targets[i]!, r.sim, s, 0, errorLines);
+      const slowest = Math.min(...closed.map((row) => row.reqPerSec));
+      const rate = s.rate ?? Math.max(10, Math.floor(slowest / 2 / 10) * 10);
+      const paced = rate > 0 ? await runPhase(`${name}: paced at ${rate} req/s over ${s.connections} connections`, targets[i]!, r.sim, s, rate, errorLines) : undefined;
+      figures.push({ route: name, closed: closed as [Row, Row, Row], paced: paced && { rate, rows: paced as [Row, Row, Row] } });
+    }
     process.stdout.write(
       'CPU ms/req: the measured process only (the simulator itself for direct); sim CPU ms/req: the same simulator work behind every row.\n' +
+        'KB/req: V8 heap allocated by the measured process per request; GCs, GC p99 ms: its GC pauses in the window (probe.ts).\n' +
         'our cores: measured process + simulator + load generator; all cores: the whole machine (of ' +
         `${cpus().length}), kernel included.\n\n`,
     );
-    const v = verdict(closed, paced);
-    process.stdout.write(`${v.text}\n`);
 
-    const gwLogs = jsonLines(gw);
+    // Peak over the load phases, read before the big bodies move it.
+    const peakMb = new Map(children.map((c) => [c, memory(c.pid).peak / 2 ** 20]));
+    const memRows = children.map((c) => [c.name, f(idleMb.get(c)!, 1), f(peakMb.get(c)!, 1)]);
+    process.stdout.write(`memory per process: RSS MB after start, before any request (idle), and its peak over the load phases (VmHWM)\n${grid(['process', 'idle', 'peak'], memRows)}\n\n`);
+
+    const alpha = routes.findIndex((r) => r.scenario.name === 'alpha');
+    const big: BigBodyResult[] = [];
+    if (s.bigBodies > 0 && alpha >= 0) {
+      for (const t of targets[alpha]!.slice(1)) {
+        big.push(await bigBodies(t.name, { origin: t.load.origin, headers: t.load.headers as Record<string, string>, pid: t.child.pid, idleMb: idleMb.get(t.child)! }, s.bigBodies, s.bigBodyBytes));
+      }
+      const size = f(s.bigBodyBytes / 2 ** 20, 0);
+      process.stdout.write(`big bodies: ${s.bigBodies} x ${size} MB alpha generateContent at once, per target (the pass-through for reference)\n${bigBodyTable(big)}\n\n`);
+      for (const b of big) errorLines.push(...b.failures);
+    } else if (s.bigBodies > 0) process.stdout.write('big bodies: skipped (they go to the alpha route, not in this run)\n\n');
+
+    const failedRequests = figures.flatMap((r) => [...r.closed, ...(r.paced?.rows ?? [])]).reduce((n, row) => n + row.errors, 0) + big.reduce((n, b) => n + b.failures.length, 0);
+    const gwBig = big.find((b) => b.name === 'gateway');
+    process.stdout.write(`${verdict(figures, { idleMb: idleMb.get(gw)!, peakMb: peakMb.get(gw)!, big: gwBig }, failedRequests)}\n`);
+
+    const gwLogs = jsonLines(gw).filter((l) => l.probe === undefined);
     const loud = gwLogs.filter((l) => typeof l.level === 'number' && l.level >= 40).length;
     process.stdout.write(`\ngateway log (LOG_LEVEL=info): ${gwLogs.length} line(s), ${loud} at warn or above\n`);
     if (errorLines.length > 0) process.stdout.write(`\nFAILED REQUESTS (figures are not comparable):\n${errorLines.join('\n')}\n`);
 
     if (s.profile) {
       await stopChild(gw);
-      const files = readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile') && !oldProfiles.has(f));
+      const files = readdirSync(profileDir).filter((name) => name.endsWith('.cpuprofile') && !oldProfiles.has(name));
       if (files.length === 0) process.stdout.write('\nno .cpuprofile was written by the gateway\n');
-      for (const f of files) {
+      for (const file of files) {
         process.stdout.write(`\ngateway CPU profile (whole process life: start-up, warm-up and windows; profiling inflates CPU figures)\n`);
-        process.stdout.write(`${summariseProfile(join(profileDir, f), PROJECT_ROOT)}\n`);
-        if (process.env.BENCH_PROFILE_DIR) process.stdout.write(`kept ${join(profileDir, f)}\n`);
+        process.stdout.write(`${summariseProfile(join(profileDir, file), PROJECT_ROOT)}\n`);
+        if (process.env.BENCH_PROFILE_DIR) process.stdout.write(`kept ${join(profileDir, file)}\n`);
       }
     }
-    const failed = errorLines.length > 0 || [...closed, ...(paced?.rows ?? [])].some((r) => r.completed === 0);
+    const failed = errorLines.length > 0 || figures.some((r) => [...r.closed, ...(r.paced?.rows ?? [])].some((row) => row.completed === 0));
     return failed ? 1 : 0;
   } finally {
     await cleanup();
