@@ -165,7 +165,7 @@ function linkPlacesOf(r: RawRoute): LinkPlaces {
  */
 function checkLinkRoute(src: YamlSource, raw: readonly RawRoute[], routes: CompiledRoute[], issues: ConfigIssue[]): CompiledRoute[] {
   const served = routes.map((r, i) => ({ r, i })).filter(({ r }) => r.kind === 'link-content');
-  for (const { r, i } of served.slice(1)) issues.push(src.issue(['routes', i, 'kind'], `only one link-content route may serve links; route "${served[0]!.r.id}" (${placeOf(src, ['routes', served[0]!.i])}) already does`));
+  for (const { i } of served.slice(1)) issues.push(src.issue(['routes', i, 'kind'], `only one link-content route may serve links; route "${served[0]!.r.id}" (${placeOf(src, ['routes', served[0]!.i])}) already does`));
   for (const { r, i } of served) {
     if (r.matcher.params.length !== 1) issues.push(src.issue(['routes', i, 'path'], `a link-content path names exactly one parameter, the link's secret: ${r.path}`));
   }
