@@ -21,7 +21,7 @@ async function untilEnded(client: OpenAI, id: string): Promise<OpenAI.Videos.Vid
   throw new Error(`video ${id} did not end; last answer ${JSON.stringify(last)}`);
 }
 
-describe('the official openai client on /v1/videos', () => {
+describe('the official openai client on /v1/videos and /v1/images', () => {
   let h: TaskHarness;
   let client: OpenAI;
   before(async () => {
@@ -136,16 +136,6 @@ describe('the official openai client on /v1/videos', () => {
       assert.equal(err.code, 'task_not_found');
     }
   });
-});
-
-describe('the official openai client on /v1/images', () => {
-  let h: TaskHarness;
-  let client: OpenAI;
-  before(async () => {
-    h = await startTaskHarness({ finishMs: 300 });
-    client = new OpenAI({ baseURL: h.url + '/v1', apiKey: h.key, maxRetries: 0, timeout: 10_000 });
-  });
-  after(() => h.close());
 
   test("images.generate with response_format url: the url is a gateway link, served with no key, never the vendor's", async () => {
     const image = await client.images.generate({ model: 'zeta-image-2', prompt: 'a red kite', size: '1024x1024', response_format: 'url' });
