@@ -2,6 +2,7 @@
  * The official `openai` package against the gateway's OpenAI-format video routes (POST /v1/videos,
  * GET /v1/videos/{id}, GET /v1/videos/{id}/content), in front of the zeta-openai simulator. The
  * client sends multipart/form-data for creation; an `input_reference` upload must reach the vendor.
+ * And `images.generate` asking for a URL, which must be a gateway link, never the vendor's.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
