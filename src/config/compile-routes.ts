@@ -148,7 +148,7 @@ export function compileRoutes(src: YamlSource, configDir: string, schemas: Schem
       }),
     );
   });
-  return checkLinkRoute(src, raw, out, issues);
+  return checkLinkRoute(src, out, issues);
 }
 
 /** A sync route's `links` and `pass_vendor_url`, compiled (snapshot.ts, LinkPlaces). */
@@ -163,7 +163,7 @@ function linkPlacesOf(r: RawRoute): LinkPlaces {
  * path without exactly one parameter (the link's secret). Without any, sync routes pass vendor URLs,
  * a warning for each that would have linked them, an error where the route asked for `links`.
  */
-function checkLinkRoute(src: YamlSource, raw: readonly RawRoute[], routes: CompiledRoute[], issues: ConfigIssue[]): CompiledRoute[] {
+function checkLinkRoute(src: YamlSource, routes: CompiledRoute[], issues: ConfigIssue[]): CompiledRoute[] {
   const served = routes.map((r, i) => ({ r, i })).filter(({ r }) => r.kind === 'link-content');
   for (const { i } of served.slice(1)) issues.push(src.issue(['routes', i, 'kind'], `only one link-content route may serve links; route "${served[0]!.r.id}" (${placeOf(src, ['routes', served[0]!.i])}) already does`));
   for (const { r, i } of served) {
@@ -172,7 +172,7 @@ function checkLinkRoute(src: YamlSource, raw: readonly RawRoute[], routes: Compi
   if (served.length > 0) return routes;
   return routes.map((r, i) => {
     if (r.links === null || r.links.mode === 'pass') return r;
-    if (raw[i]!.links !== undefined && raw[i]!.links!.length > 0) {
+    if (r.links.mode === 'at' && r.links.places.length > 0) {
       issues.push(src.issue(['routes', i, 'links'], 'links need a link-content route to serve them; none is declared'));
     } else if (r.links.mode === 'scan') {
       issues.push(src.issue(['routes', i], `no link-content route is declared: the answers of sync route "${r.id}" pass vendor URLs to clients (declare one, or say pass_vendor_url: true)`, 'warning'));
