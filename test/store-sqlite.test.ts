@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import Database from 'libsql';
 import { openStore } from '../src/store/open-store.js';
+import { BACKSTOP_PAGES, startCheckpointer } from '../src/store/sqlite/checkpointer.js';
 import { storeContract } from './store-contract.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gw-store-'));
@@ -53,5 +54,68 @@ test('sqlite store: a store from before the ledger opens with one debit row per 
     assert.deepEqual(await b.ledgerBalance(t.id), { used: 4, debit: 5, refund: 1, settle: 0 });
   } finally {
     await b.close();
+  }
+});
+
+/** The token's `used` as the database file alone holds it: what a checkpoint has copied out of the WAL. */
+function usedInFileAlone(path: string, tokenId: string): number | null {
+  const copy = `${path}.alone`;
+  copyFileSync(path, copy);
+  const db = new Database(copy);
+  try {
+    return (db.prepare('SELECT used FROM tokens WHERE id = ?').get(tokenId) as { used: number } | undefined)?.used ?? null;
+  } catch {
+    return null; // not even the tables copied yet
+  } finally {
+    db.close();
+    rmSync(copy, { force: true });
+  }
+}
+
+test('sqlite store: the WAL is checkpointed by the worker thread, not inside a commit on the event loop', async () => {
+  const path = join(dir, 'checkpoint.db');
+  const store = await openStore(path);
+  try {
+    const t = await store.createToken({ name: 'c', keyHash: 'hc', group: 'default', models: null, quota: null });
+    // 300 commits: far below the writer's own backstop (BACKSTOP_PAGES), so only the worker can have copied them.
+    for (let i = 0; i < 300; i++) await store.debit(t.id, 1, { ref: `r${i}`, model: 'm' });
+    assert.ok(BACKSTOP_PAGES >= 10_000);
+    const deadline = Date.now() + 10_000;
+    let used = usedInFileAlone(path, t.id);
+    while (used !== 300 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+      used = usedInFileAlone(path, t.id);
+    }
+    assert.equal(used, 300, 'the database file itself holds every commit');
+  } finally {
+    await store.close();
+  }
+});
+
+test('sqlite store: the checkpointer copies a WAL another connection wrote, and stops when closed', async () => {
+  const path = join(dir, 'checkpointer.db');
+  const db = new Database(path);
+  db.exec('PRAGMA journal_mode = WAL');
+  db.exec('PRAGMA wal_autocheckpoint = 0');
+  db.exec('CREATE TABLE t (x TEXT)');
+  const insert = db.prepare('INSERT INTO t VALUES (?)');
+  for (let i = 0; i < 500; i++) insert.run(`row ${i}`);
+  const cp = startCheckpointer(path, 60_000);
+  try {
+    const round = await new Promise<{ log: number; checkpointed: number }>((resolve) => {
+      cp.onRound(resolve);
+      cp.now();
+    });
+    assert.ok(round.log >= 500, `the WAL held every commit (${round.log} frames)`);
+    assert.equal(round.checkpointed, round.log, 'all of it copied');
+  } finally {
+    await cp.close();
+    db.close();
+  }
+  const copy = new Database(`${path}`, { readonly: true });
+  try {
+    assert.equal((copy.prepare('SELECT COUNT(*) AS n FROM t').get() as { n: number }).n, 500);
+  } finally {
+    copy.close();
   }
 });

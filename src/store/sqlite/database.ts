@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'libsql';
+import { BACKSTOP_PAGES } from './checkpointer.js';
 import { MIGRATIONS } from './migrations.js';
 
 /** A libsql connection; the store's pieces prepare their statements on it. */
@@ -14,10 +15,11 @@ export function openDatabase(path: string): Db {
     // WAL lets the CLI create tokens while a gateway runs on the same file.
     db.exec('PRAGMA journal_mode = WAL');
     db.exec('PRAGMA synchronous = NORMAL');
-    // A checkpoint runs inside the commit that triggers it, on the event loop (1-4 ms with its
-    // fsync). Every 10,000 pages instead of 1,000 makes that stall ten times rarer; the WAL file
-    // stays under ~40 MB.
-    db.exec('PRAGMA wal_autocheckpoint = 10000');
+    // Checkpoints are the checkpointer's (./checkpointer.ts), off the event loop; the writer's
+    // own, which would run inside a commit, is only the backstop. When the WAL starts over its file
+    // is cut back to 16 MB.
+    db.exec(`PRAGMA wal_autocheckpoint = ${BACKSTOP_PAGES}`);
+    db.exec(`PRAGMA journal_size_limit = ${16 * 2 ** 20}`);
   }
   db.exec('PRAGMA busy_timeout = 5000');
   migrate(db);

@@ -16,7 +16,8 @@ export interface GroupCommit {
   flush(): void;
 }
 
-export function groupCommit(db: Db): GroupCommit {
+/** `afterCommit` is called after each transaction that committed (the store starts its checkpointer on the first). */
+export function groupCommit(db: Db, afterCommit: () => void = () => undefined): GroupCommit {
   // Prepared once: exec() would parse BEGIN and COMMIT again on every flush.
   const begin = db.prepare('BEGIN');
   const commit = db.prepare('COMMIT');
@@ -56,6 +57,7 @@ export function groupCommit(db: Db): GroupCommit {
       for (const w of batch) w.reject(err);
       return;
     }
+    afterCommit();
     const rows = written;
     written = [];
     tell(rows);

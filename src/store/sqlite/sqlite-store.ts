@@ -1,4 +1,5 @@
 import type { Store } from '../store.js';
+import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 import { openDatabase } from './database.js';
 import { groupCommit } from './group-commit.js';
 import { ledgerWrites } from './ledger-writes.js';
@@ -11,11 +12,16 @@ import { tokenMethods } from './tokens.js';
 
 /**
  * The embedded store: SQLite through libsql, in a file or (`:memory:`) in memory for tests. Its
- * writes go through one group commit, so a burst of requests pays for one transaction.
+ * writes go through one group commit, so a burst of requests pays for one transaction; a file's
+ * WAL is checkpointed by a worker thread, off the event loop.
  */
 export function openSqliteStore(path: string): Store {
   const db = openDatabase(path);
-  const commits = groupCommit(db);
+  // Started by the first commit: a store only read (a CLI listing, an idle gateway) has no WAL to copy.
+  let checkpointer: Checkpointer | null = null;
+  const commits = groupCommit(db, () => {
+    if (checkpointer === null && path !== ':memory:') checkpointer = startCheckpointer(path);
+  });
   const money = ledgerWrites(db, commits);
   return {
     ...tokenMethods(db),
@@ -30,6 +36,7 @@ export function openSqliteStore(path: string): Store {
     },
     async close() {
       commits.flush();
+      await checkpointer?.close();
       db.close();
     },
   };
