@@ -7,7 +7,6 @@ import type { ChannelOverride } from './config/load.js';
 import type { LeftOutChannel, Snapshot } from './config/snapshot.js';
 import { createGateway, type Gateway } from './gateway.js';
 import { DEFAULT_DRAIN_MS } from './http/drain.js';
-import { RedisLive } from './live/redis-live.js';
 import { perProcess, type SharedLive } from './live/shared-live.js';
 import { DEFAULT_LINK_TTL_MS } from './links/hand-out.js';
 import { Metrics } from './metrics/metrics.js';
@@ -156,7 +155,8 @@ export async function startApp(settings: AppSettings, log: Logger, opts: { simul
     });
     for (const c of config.current().leftOut) logLeftOut(log, c);
     const store = opts.store ?? (await openStore(settings.storeUrl));
-    shared = settings.redisUrl === null ? perProcess : await RedisLive.open({ url: settings.redisUrl, prefix: settings.redisPrefix, replica, log, metrics });
+    // ioredis is loaded only when Redis is configured (a few MB a single process never needs).
+    shared = settings.redisUrl === null ? perProcess : await (await import('./live/redis-live.js')).RedisLive.open({ url: settings.redisUrl, prefix: settings.redisPrefix, replica, log, metrics });
     const gateway = createGateway({
       snapshot: () => config.current(),
       store,

@@ -1,6 +1,5 @@
 import { fileURLToPath } from 'node:url';
 import { GatewayError } from '../errors/gateway-error.js';
-import { openPostgresStore } from './postgres/postgres-store.js';
 import { openSqliteStore } from './sqlite/sqlite-store.js';
 import type { Store } from './store.js';
 
@@ -19,7 +18,11 @@ export async function openStore(url: string, opts: { poolSize?: number } = {}): 
   if (url === ':memory:') return openSqliteStore(url);
   if (/^file:/i.test(url)) return openSqliteStore(fileURLToPath(url));
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(url)?.[1]?.toLowerCase();
-  if (isSharedStore(url)) return openPostgresStore(url, opts.poolSize);
+  if (isSharedStore(url)) {
+    // Loaded only when asked for: pg is a few MB of heap and code an embedded store never needs.
+    const { openPostgresStore } = await import('./postgres/postgres-store.js');
+    return openPostgresStore(url, opts.poolSize);
+  }
   if (scheme) {
     throw new GatewayError('internal_error', `the store URL scheme "${scheme}:" is not supported; use a file path, a file: URL, :memory: or postgres://`);
   }
