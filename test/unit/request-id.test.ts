@@ -61,6 +61,21 @@ describe('request ids and trace context', () => {
     assert.equal(traceparentOf(cont.trace), `00-${TRACE}-${cont.trace.spanId}-01`);
   });
 
+  test('trace and span ids stay well formed and distinct across many requests (the random pool refills)', () => {
+    const traces = new Set<string>();
+    const spans = new Set<string>();
+    // 1,000 requests draw 24,000 bytes: the 4 KB pool is refilled several times.
+    for (let i = 0; i < 1000; i++) {
+      const { trace } = requestIds({});
+      assert.match(trace.traceId, /^[0-9a-f]{32}$/);
+      assert.match(trace.spanId, /^[0-9a-f]{16}$/);
+      traces.add(trace.traceId);
+      spans.add(trace.spanId);
+    }
+    assert.equal(traces.size, 1000);
+    assert.equal(spans.size, 1000);
+  });
+
   test("vendor calls get the ids, unless the profile's mapping set a header of that name", () => {
     const ids = requestIds({ 'x-request-id': 'r-1', traceparent: `00-${TRACE}-${PARENT}-01`, tracestate: 'a=b' });
     const req: UpstreamRequest = { method: 'POST', path: '/x', query: {}, headers: { 'X-Request-Id': 'the-vendors-own' }, body: null };
