@@ -98,31 +98,53 @@ function rewrite(answer: unknown, places: Exclude<LinkPlaces, { mode: 'pass' }>,
 /** `value` with `swap` applied to every string in it; parts that did not change are shared, not copied. */
 function everyString(value: unknown, swap: (s: string) => string): unknown {
   if (typeof value === 'string') return swap(value);
-  return eachChild(value, () => true, (child) => everyString(child, swap));
+  return eachChild(value, (child) => everyString(child, swap));
 }
 
-/** `value` with `swap` applied to the strings at a JSON pointer whose `*` segments match every key or index. */
+/** An array index as a JSON pointer writes it: `0`, `1`, … (no sign, no leading zero). */
+const INDEX = /^(0|[1-9][0-9]*)$/;
+
+/**
+ * `value` with `swap` applied to the strings at a JSON pointer whose `*` segments match every key
+ * or index. A named segment goes straight to its child: this runs on every answer of a route
+ * with `links`, so it walks no more of the answer than the pointer names.
+ */
 function atPlace(value: unknown, place: readonly string[], depth: number, swap: (s: string) => string): unknown {
   if (depth === place.length) return typeof value === 'string' ? swap(value) : value;
   const key = place[depth]!;
-  return eachChild(value, (k) => key === '*' || k === key, (child) => atPlace(child, place, depth + 1, swap));
+  if (key === '*') return eachChild(value, (child) => atPlace(child, place, depth + 1, swap));
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    if (!INDEX.test(key) || Number(key) >= value.length) return value;
+    const i = Number(key);
+    const next = atPlace(value[i], place, depth + 1, swap);
+    if (next === value[i]) return value;
+    const copy = value.slice();
+    copy[i] = next;
+    return copy;
+  }
+  if (!Object.prototype.hasOwnProperty.call(value, key)) return value;
+  const child = (value as Record<string, unknown>)[key];
+  const next = atPlace(child, place, depth + 1, swap);
+  return next === child ? value : { ...(value as Record<string, unknown>), [key]: next };
 }
 
-/** A copy of an array or object with `change` applied to the children `picked` chooses; itself when none changed. */
-function eachChild(value: unknown, picked: (key: string) => boolean, change: (child: unknown) => unknown): unknown {
+/** A copy of an array or object with `change` applied to each child; itself when none changed. */
+function eachChild(value: unknown, change: (child: unknown) => unknown): unknown {
   if (Array.isArray(value)) {
     let copy: unknown[] | null = null;
-    value.forEach((child, i) => {
-      if (!picked(String(i))) return;
+    for (let i = 0; i < value.length; i++) {
+      const child: unknown = value[i];
       const next = change(child);
-      if (next !== child) (copy ??= [...value])[i] = next;
-    });
+      if (next !== child) (copy ??= value.slice())[i] = next;
+    }
     return copy ?? value;
   }
   if (value !== null && typeof value === 'object') {
     let copy: Record<string, unknown> | null = null;
-    for (const [k, child] of Object.entries(value)) {
-      if (!picked(k)) continue;
+    for (const k in value) {
+      if (!Object.prototype.hasOwnProperty.call(value, k)) continue;
+      const child = (value as Record<string, unknown>)[k];
       const next = change(child);
       if (next !== child) (copy ??= { ...(value as Record<string, unknown>) })[k] = next;
     }

@@ -67,6 +67,18 @@ test('the scan links every http(s) URL of the answer, never a data: URI; overlap
   assert.equal(twice.recorded[0]!.length, 1);
 });
 
+test('a named segment goes to its own child only: an index as a pointer writes it, a key the answer lacks, an index past the end', async () => {
+  const answer = { data: [{ url: 'http://v.test/0' }, { url: 'http://v.test/1' }], keep: { url: 'http://v.test/k' } };
+  const { out, recorded } = await handOut({ mode: 'at', places: [['data', '1', 'url'], ['data', '01', 'url'], ['data', '9', 'url'], ['nothing', '*']] }, answer);
+  assert.deepEqual(out, { data: [{ url: 'http://v.test/0' }, { url: link(1) }], keep: { url: 'http://v.test/k' } });
+  assert.equal(recorded[0]!.length, 1);
+  const o = out as typeof answer;
+  assert.equal(o.data[0], answer.data[0], 'an untouched sibling is shared, not copied');
+  assert.equal(o.keep, answer.keep);
+  assert.notEqual(o.data, answer.data, 'the answer given is never changed in place');
+  assert.equal(answer.data[1]!.url, 'http://v.test/1');
+});
+
 test('nothing to link, pass_vendor_url, or no link route: the very same answer, no store call', async () => {
   const plain = { data: [{ url: 'plain' }], n: 1 };
   const withUrl = { u: 'https://v.test/x' };
