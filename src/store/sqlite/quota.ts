@@ -9,7 +9,8 @@ type QuotaMethods = Pick<Store, 'debit' | 'refund' | 'hold' | 'releaseHold' | 'e
 /** Spending a token's quota outside tasks (debits, holds, refunds) and reading its ledger. */
 export function quotaMethods(db: Db, { write }: GroupCommit, money: LedgerWrites): QuotaMethods {
   const insertHold = db.prepare('INSERT INTO holds (ref, token_id, model, amount, expires_at) VALUES (?, ?, ?, ?, ?)');
-  const holdByRef = db.prepare('SELECT * FROM holds WHERE ref = ?');
+  // One statement ends a hold: what it deletes is what it answers (a second release finds nothing).
+  const endHold = db.prepare('DELETE FROM holds WHERE ref = ? RETURNING token_id, model, amount');
   const deleteHold = db.prepare('DELETE FROM holds WHERE ref = ?');
   const expiredHolds = db.prepare('SELECT * FROM holds WHERE expires_at <= ? ORDER BY expires_at LIMIT ?');
   const tokenById = db.prepare('SELECT * FROM tokens WHERE id = ?');
@@ -31,9 +32,8 @@ export function quotaMethods(db: Db, { write }: GroupCommit, money: LedgerWrites
     },
     releaseHold(ref, refund) {
       return write(() => {
-        const row = holdByRef.get(ref) as HoldRow | undefined;
+        const row = endHold.get(ref) as Pick<HoldRow, 'token_id' | 'model' | 'amount'> | undefined;
         if (!row) return false;
-        deleteHold.run(ref);
         if (refund) money.giveBack(row.token_id, 'refund', row.amount, ref, row.model);
         return true;
       });
