@@ -8,6 +8,7 @@ import { tokensCommand, TOKENS_USAGE } from './cli/tokens-commands.js';
 import { formatIssue } from './config/issues.js';
 import { PROJECT_ROOT } from './config/paths.js';
 import type { Simulator } from './sim/http.js';
+import { trimHeapWhenIdle } from './heap-trim.js';
 
 // Each command imports what it runs on only once its arguments parsed: a usage error or --help
 // answers at once, without loading the engine (about a second of start-up).
@@ -70,6 +71,7 @@ async function serve(simulate: boolean): Promise<void> {
     fail((err as Error).message);
   }
   stopOnSignals(app);
+  trimHeapWhenIdle();
   const base = `http://${settings.host === '0.0.0.0' ? '127.0.0.1' : settings.host}:${app.port}`;
   if (!simulate) {
     log.info({ url: base, admin: settings.adminKey !== null, watching: app.config.status().watching }, 'gateway listening');
