@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { CompiledBody } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Admission } from './body-budget.js';
+import { parseJsonBytes } from './parse-json.js';
 import { readBody } from './read-body.js';
 import { parseMultipart } from './read-multipart.js';
 import { jsonErrorPosition } from '../schema/json-syntax.js';
@@ -30,12 +31,11 @@ export async function readJsonBody(req: IncomingMessage, rules: CompiledBody, ad
     return form;
   }
   if (raw.length === 0) throw new GatewayError('invalid_request', 'the request body is empty; a JSON object is expected');
-  const text = raw.toString('utf8');
   let body: unknown;
   try {
-    body = JSON.parse(text);
+    body = parseJsonBytes(raw);
   } catch (err) {
-    throw new GatewayError('invalid_request', `the request body is not valid JSON${jsonErrorPosition(text, err)}`);
+    throw new GatewayError('invalid_request', `the request body is not valid JSON${jsonErrorPosition(raw.toString('utf8'), err)}`);
   }
   if (exceedsDepth(body, rules.maxDepth)) {
     throw new GatewayError('invalid_request', `the request body is nested deeper than ${rules.maxDepth} levels`);

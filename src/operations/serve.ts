@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GatewayError } from '../errors/gateway-error.js';
+import { encodeJson } from '../upstream/json-body.js';
 import { checkFamily } from '../pipeline/check-family.js';
 import { modelOf } from '../pipeline/model-of.js';
 import type { RequestContext } from '../pipeline/context.js';
@@ -33,9 +34,10 @@ export async function serveRequest(ctx: RequestContext, body: unknown, req: Inco
   const answer = await answerOf(ctx, body, deps, holder);
   const headers = { 'x-request-id': ctx.requestId, ...(warning ? { warning } : {}) };
   if (route.stream === 'sse') return sendSse(res, answer, headers);
-  const text = JSON.stringify(answer);
-  res.writeHead(200, { ...headers, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
+  // An answer carrying an inline image goes out as the one Buffer it is written into, not a text the socket copies again.
+  const out = encodeJson(answer);
+  res.writeHead(200, { ...headers, 'content-type': 'application/json; charset=utf-8', 'content-length': typeof out === 'string' ? Buffer.byteLength(out) : out.length });
+  res.end(out);
 }
 
 /** The JSON answer of a route that is not a download, by the route's kind. */

@@ -2,6 +2,7 @@ import { pathProblem, UNSAFE_PATH_VALUE } from '../mapping/jsonata-functions.js'
 import { MappingError } from '../mapping/mapping.js';
 import type { CompiledChannel, CompiledOperation } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
+import { encodeJson } from '../upstream/json-body.js';
 import { encodeMultipart } from '../upstream/multipart-body.js';
 import type { UpstreamRequest } from '../upstream/upstream-request.js';
 
@@ -120,7 +121,8 @@ export async function mapRequest(
       encoded = form.body;
       headers['content-type'] = form.contentType;
     } else if (body !== undefined) {
-      encoded = JSON.stringify(body);
+      // JSON.stringify's bytes; a body with a long string (inline media) as one Buffer, not a text copied again.
+      encoded = encodeJson(body);
       // Said before signing, so signers that sign the content type see it.
       headers['content-type'] ??= 'application/json';
     }

@@ -1,0 +1,94 @@
+import { isAscii } from 'node:buffer';
+import { randomUUID } from 'node:crypto';
+
+/** A string literal at least this many bytes long (an inline base64 image) is decoded on its own. */
+export const LONG_LITERAL = 64 * 1024;
+
+/** How many string literals the look for long ones reads before it leaves the body to JSON.parse. */
+const LITERAL_BUDGET = 10_000;
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COLON = 0x3a;
+
+/**
+ * Parses a JSON body from its bytes: the same value as `JSON.parse(raw.toString('utf8'))`, and
+ * the same SyntaxError for a body that is not JSON. A long string literal made only of plain
+ * ASCII (no escape, no control character) is decoded straight from the bytes into its string,
+ * and the rest parsed with a short stand-in in its place: a 20 MB base64 image then becomes one
+ * string, instead of a 20 MB text first and the string JSON.parse copies out of it (V8 copies;
+ * it does not slice the source) (issue #14).
+ */
+export function parseJsonBytes(raw: Buffer, longLiteral = LONG_LITERAL): unknown {
+  const spans = raw.length >= longLiteral ? longLiterals(raw, longLiteral) : [];
+  if (spans.length === 0) return JSON.parse(raw.toString('utf8'));
+  // The stand-ins carry fresh randomness, so no string the client sent can be taken for one.
+  const prefix = `\u0000${randomUUID()}:`;
+  const pieces: Buffer[] = [];
+  const longs: string[] = [];
+  let at = 0;
+  for (const [start, end] of spans) {
+    const s = raw.toString('latin1', start, end);
+    // A control character is not JSON: left in place, for JSON.parse to refuse.
+    if (/[\u0000-\u001f]/.test(s)) continue;
+    // Cut only next to a quote, so decoding the pieces apart decodes every byte as the whole would.
+    pieces.push(raw.subarray(at, start), Buffer.from(JSON.stringify(prefix + longs.length).slice(1, -1), 'latin1'));
+    longs.push(s);
+    at = end;
+  }
+  pieces.push(raw.subarray(at));
+  const skeleton = Buffer.concat(pieces).toString('utf8');
+  let placed = 0;
+  let value: unknown;
+  try {
+    value = JSON.parse(skeleton, (_key, v: unknown) => {
+      if (typeof v !== 'string' || !v.startsWith(prefix)) return v;
+      placed++;
+      return longs[Number(v.slice(prefix.length))];
+    });
+  } catch {
+    // Not JSON: JSON.parse of the whole text says where, in the client's own offsets.
+    return JSON.parse(raw.toString('utf8'));
+  }
+  // Every stand-in is a value (never a key), so each is met once; anything else is our mistake.
+  if (placed !== longs.length) return JSON.parse(raw.toString('utf8'));
+  return value;
+}
+
+/**
+ * (Exported for its test.) The [start, end) byte ranges of the contents of string literals of at least `min` bytes that
+ * are values (not keys) and hold only ASCII with no escape. Quotes are paired as JSON pairs them:
+ * outside a string a quote opens one, inside it the first quote not escaped closes it; so for a
+ * body that is JSON these are its literals, and for one that is not, putting a valid literal in
+ * place of another leaves it just as invalid.
+ */
+export function longLiterals(raw: Buffer, min: number): [number, number][] {
+  const spans: [number, number][] = [];
+  let open = raw.indexOf(QUOTE);
+  for (let n = 0; open !== -1 && n < LITERAL_BUDGET; n++) {
+    let close = raw.indexOf(QUOTE, open + 1);
+    while (close !== -1 && escaped(raw, open, close)) close = raw.indexOf(QUOTE, close + 1);
+    if (close === -1) break;
+    if (close - open - 1 >= min && !isKey(raw, close + 1)) {
+      const contents = raw.subarray(open + 1, close);
+      if (contents.indexOf(BACKSLASH) === -1 && isAscii(contents)) spans.push([open + 1, close]);
+    }
+    open = raw.indexOf(QUOTE, close + 1);
+  }
+  // Past the budget the literals after are unknown; those found so far are still literals.
+  return spans;
+}
+
+/** Whether the quote at `at` is escaped: an odd run of backslashes before it, after `open`. */
+function escaped(raw: Buffer, open: number, at: number): boolean {
+  let n = 0;
+  for (let i = at - 1; i > open && raw[i] === BACKSLASH; i--) n++;
+  return n % 2 === 1;
+}
+
+/** Whether a literal ending before `from` is a key: a colon follows it, after any JSON whitespace. */
+function isKey(raw: Buffer, from: number): boolean {
+  let i = from;
+  while (i < raw.length && (raw[i] === 0x20 || raw[i] === 0x09 || raw[i] === 0x0a || raw[i] === 0x0d)) i++;
+  return raw[i] === COLON;
+}
