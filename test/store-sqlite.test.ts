@@ -6,6 +6,7 @@ import { after, test } from 'node:test';
 import Database from 'libsql';
 import { openStore } from '../src/store/open-store.js';
 import { BACKSTOP_PAGES, startCheckpointer } from '../src/store/sqlite/checkpointer.js';
+import { groupCommit } from '../src/store/sqlite/group-commit.js';
 import { storeContract } from './store-contract.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gw-store-'));
@@ -117,5 +118,27 @@ test('sqlite store: the checkpointer copies a WAL another connection wrote, and 
     assert.equal((copy.prepare('SELECT COUNT(*) AS n FROM t').get() as { n: number }).n, 500);
   } finally {
     copy.close();
+  }
+});
+
+test('group commit: a step run at once answers before the commit, is durable after the turn, and undoes only itself when it fails', async () => {
+  const path = join(dir, 'now.db');
+  const db = new Database(path);
+  db.exec('PRAGMA journal_mode = WAL');
+  db.exec('CREATE TABLE t (x TEXT UNIQUE)');
+  const insert = db.prepare('INSERT INTO t VALUES (?)');
+  const commits = groupCommit(db);
+  const other = new Database(path);
+  const count = () => (other.prepare('SELECT COUNT(*) AS n FROM t').get() as { n: number }).n;
+  try {
+    assert.equal(commits.now(() => insert.run('a').changes), 1, 'answered at once');
+    assert.equal(count(), 0, 'not yet committed: another connection sees nothing');
+    // A failing step (a duplicate) is undone alone; a queued write of the same turn still commits.
+    assert.throws(() => commits.now(() => (insert.run('b'), insert.run('a'))), /UNIQUE/);
+    await commits.write(() => insert.run('c'));
+    assert.deepEqual((other.prepare('SELECT x FROM t ORDER BY x').all() as { x: string }[]).map((r) => r.x), ['a', 'c'], "the turn's commit holds the step run at once, not the failed one");
+  } finally {
+    other.close();
+    db.close();
   }
 });

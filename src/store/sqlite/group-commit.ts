@@ -9,6 +9,15 @@ import type { Db } from './database.js';
 export interface GroupCommit {
   /** Runs `run` inside the next transaction; resolves with its answer once that committed. */
   write<T>(run: () => T): Promise<T>;
+  /**
+   * Runs `run` at once, as one atomic step of this turn's transaction (opened now if need be), and
+   * answers without waiting for the commit, which comes at the end of the turn with the others.
+   * For a step whose answer matters now and whose durability can follow: a hold, which must be
+   * exact against concurrent requests (one connection, so it is) but need only be durable before
+   * its settlement, and the settlement is a `write`. Should the turn's transaction fail, the step
+   * is undone with it, and what follows it finds nothing recorded (src/quota/account.ts).
+   */
+  now<T>(run: () => T): T;
   /** Notes a ledger row written by the running step; listeners hear of it once its transaction committed. */
   wrote(entry: LedgerEntry): void;
   onLedger(listener: (entry: LedgerEntry) => void): () => void;
@@ -22,8 +31,15 @@ export function groupCommit(db: Db, afterCommit: () => void = () => undefined): 
   const begin = db.prepare('BEGIN');
   const commit = db.prepare('COMMIT');
   const rollback = db.prepare('ROLLBACK');
+  // A step run at once (`now`) is a savepoint inside the turn's transaction: a failing one undoes itself only.
+  const savepoint = db.prepare('SAVEPOINT step');
+  const release = db.prepare('RELEASE step');
+  const undoStep = db.prepare('ROLLBACK TO step');
   type Write = { run: () => unknown; resolve: (out: unknown) => void; reject: (e: unknown) => void };
   let queue: Write[] = [];
+  // Whether this turn's transaction is open (a `now` step opened it before the flush).
+  let open = false;
+  let scheduled = false;
   // Ledger rows of the transaction being written.
   let written: LedgerEntry[] = [];
   const listeners = new Set<(entry: LedgerEntry) => void>();
@@ -39,21 +55,32 @@ export function groupCommit(db: Db, afterCommit: () => void = () => undefined): 
       }
     }
   };
+  const schedule = () => {
+    if (scheduled) return;
+    scheduled = true;
+    setImmediate(flush);
+  };
   const flush = () => {
+    scheduled = false;
+    // Already committed by an early flush (close, a token's deletion) in this turn.
+    if (queue.length === 0 && !open) return;
     const batch = queue;
     queue = [];
-    written = [];
     const results: unknown[] = [];
     try {
-      begin.run();
+      if (!open) begin.run();
+      open = true;
       try {
         for (const w of batch) results.push(w.run());
         commit.run();
+        open = false;
       } catch (err) {
         rollback.run();
+        open = false;
         throw err;
       }
     } catch (err) {
+      written = [];
       for (const w of batch) w.reject(err);
       return;
     }
@@ -67,16 +94,35 @@ export function groupCommit(db: Db, afterCommit: () => void = () => undefined): 
   return {
     write: <T>(run: () => T) =>
       new Promise<T>((resolve, reject) => {
-        if (queue.length === 0) setImmediate(flush);
         queue.push({ run, resolve: resolve as (out: unknown) => void, reject });
+        schedule();
       }),
+    now<T>(run: () => T): T {
+      if (!open) {
+        begin.run();
+        open = true;
+      }
+      schedule();
+      const before = written.length;
+      savepoint.run();
+      try {
+        const out = run();
+        release.run();
+        return out;
+      } catch (err) {
+        undoStep.run();
+        release.run();
+        written.length = before;
+        throw err;
+      }
+    },
     wrote: (entry) => void written.push(entry),
     onLedger(listener) {
       listeners.add(listener);
       return () => void listeners.delete(listener);
     },
     flush: () => {
-      if (queue.length > 0) flush();
+      if (queue.length > 0 || open) flush();
     },
   };
 }

@@ -7,7 +7,7 @@ import { toLedger, type HoldRow, type LedgerRow, type TokenRow } from '../sql-ro
 type QuotaMethods = Pick<Store, 'debit' | 'refund' | 'hold' | 'releaseHold' | 'expireHolds' | 'charge' | 'ledger' | 'ledgerBalance'>;
 
 /** Spending a token's quota outside tasks (debits, holds, refunds) and reading its ledger. */
-export function quotaMethods(db: Db, { write }: GroupCommit, money: LedgerWrites): QuotaMethods {
+export function quotaMethods(db: Db, { write, now }: GroupCommit, money: LedgerWrites): QuotaMethods {
   const insertHold = db.prepare('INSERT INTO holds (ref, token_id, model, amount, expires_at) VALUES (?, ?, ?, ?, ?)');
   // One statement ends a hold: what it deletes is what it answers (a second release finds nothing).
   const endHold = db.prepare('DELETE FROM holds WHERE ref = ? RETURNING token_id, model, amount');
@@ -23,8 +23,11 @@ export function quotaMethods(db: Db, { write }: GroupCommit, money: LedgerWrites
     async refund(tokenId, amount, entry) {
       await write(() => money.giveBack(tokenId, 'refund', amount, entry.ref, entry.model));
     },
-    hold(tokenId, amount, entry) {
-      return write(() => {
+    // Exact at once, durable with the turn's commit: the request does not wait for that commit
+    // before it calls the vendor (a crash before it leaves nothing charged and nothing answered);
+    // its settlement is a `write`, so the answer leaves only once both are durable.
+    async hold(tokenId, amount, entry) {
+      return now(() => {
         if (!money.spend(tokenId, amount, entry.ref, entry.model)) return false;
         if (amount > 0) insertHold.run(entry.ref, tokenId, entry.model, amount, entry.expiresAt);
         return true;

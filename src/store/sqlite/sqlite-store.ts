@@ -24,7 +24,7 @@ export function openSqliteStore(path: string): Store {
   });
   const money = ledgerWrites(db, commits);
   return {
-    ...tokenMethods(db),
+    ...tokenMethods(db, commits),
     ...quotaMethods(db, commits, money),
     ...taskMethods(db, commits, money),
     ...ownTaskMethods(db, commits),

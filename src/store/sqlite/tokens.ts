@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { NewToken, Store, TokenDeletion } from '../store.js';
 import type { Db } from './database.js';
+import type { GroupCommit } from './group-commit.js';
 import { toRecord, type TokenRow } from '../sql-rows.js';
 
 type TokenMethods = Pick<
@@ -9,7 +10,7 @@ type TokenMethods = Pick<
 >;
 
 /** Tokens: create, find, list, disable or enable, set the quota, delete. */
-export function tokenMethods(db: Db): TokenMethods {
+export function tokenMethods(db: Db, commits: Pick<GroupCommit, 'flush'>): TokenMethods {
   const insert = db.prepare('INSERT INTO tokens (id, name, key_hash, grp, models, quota, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
   const byHash = db.prepare('SELECT * FROM tokens WHERE key_hash = ?');
   const byId = db.prepare('SELECT * FROM tokens WHERE id = ?');
@@ -59,6 +60,8 @@ export function tokenMethods(db: Db): TokenMethods {
       return row ? toRecord(row) : null;
     },
     async deleteToken(id) {
+      // Its own IMMEDIATE transaction cannot open inside the turn's group commit (a hold opens one at once): that commits first.
+      commits.flush();
       return remove.immediate(id);
     },
     async deleteTokensNamed(name) {
