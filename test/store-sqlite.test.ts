@@ -121,7 +121,7 @@ test('sqlite store: the checkpointer copies a WAL another connection wrote, and 
   }
 });
 
-test('group commit: a step run at once answers before the commit, is durable after the turn, and undoes only itself when it fails', async () => {
+test('group commit: a step run at once answers before the commit and is durable after the turn; one that fails fails its turn whole', async () => {
   const path = join(dir, 'now.db');
   const db = new Database(path);
   db.exec('PRAGMA journal_mode = WAL');
@@ -129,14 +129,21 @@ test('group commit: a step run at once answers before the commit, is durable aft
   const insert = db.prepare('INSERT INTO t VALUES (?)');
   const commits = groupCommit(db);
   const other = new Database(path);
-  const count = () => (other.prepare('SELECT COUNT(*) AS n FROM t').get() as { n: number }).n;
+  const rows = () => (other.prepare('SELECT x FROM t ORDER BY x').all() as { x: string }[]).map((r) => r.x);
   try {
     assert.equal(commits.now(() => insert.run('a').changes), 1, 'answered at once');
-    assert.equal(count(), 0, 'not yet committed: another connection sees nothing');
-    // A failing step (a duplicate) is undone alone; a queued write of the same turn still commits.
-    assert.throws(() => commits.now(() => (insert.run('b'), insert.run('a'))), /UNIQUE/);
-    await commits.write(() => insert.run('c'));
-    assert.deepEqual((other.prepare('SELECT x FROM t ORDER BY x').all() as { x: string }[]).map((r) => r.x), ['a', 'c'], "the turn's commit holds the step run at once, not the failed one");
+    assert.deepEqual(rows(), [], 'not yet committed: another connection sees nothing');
+    await commits.write(() => insert.run('b'));
+    assert.deepEqual(rows(), ['a', 'b'], "the turn's commit holds the step run at once");
+    // A step that fails part way (its second insert is a duplicate) fails its turn: the step before it and the turn's writes too.
+    commits.now(() => insert.run('c'));
+    assert.throws(() => commits.now(() => (insert.run('d'), insert.run('a'))), /UNIQUE/);
+    await assert.rejects(commits.write(() => insert.run('e')), /UNIQUE/);
+    assert.deepEqual(rows(), ['a', 'b'], 'nothing of the failed turn');
+    // The next turn is a new transaction.
+    commits.now(() => insert.run('f'));
+    await commits.write(() => insert.run('g'));
+    assert.deepEqual(rows(), ['a', 'b', 'f', 'g']);
   } finally {
     other.close();
     db.close();

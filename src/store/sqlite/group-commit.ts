@@ -14,8 +14,10 @@ export interface GroupCommit {
    * answers without waiting for the commit, which comes at the end of the turn with the others.
    * For a step whose answer matters now and whose durability can follow: a hold, which must be
    * exact against concurrent requests (one connection, so it is) but need only be durable before
-   * its settlement, and the settlement is a `write`. Should the turn's transaction fail, the step
-   * is undone with it, and what follows it finds nothing recorded (src/quota/account.ts).
+   * its settlement, and the settlement is a `write`. Should the turn's transaction fail (a step that
+   * throws fails it, with the writes queued in the same turn), the step is undone with it, and
+   * what follows finds nothing recorded (src/quota/account.ts: a settlement then charges, a refund
+   * gives nothing back).
    */
   now<T>(run: () => T): T;
   /** Notes a ledger row written by the running step; listeners hear of it once its transaction committed. */
@@ -31,14 +33,12 @@ export function groupCommit(db: Db, afterCommit: () => void = () => undefined): 
   const begin = db.prepare('BEGIN');
   const commit = db.prepare('COMMIT');
   const rollback = db.prepare('ROLLBACK');
-  // A step run at once (`now`) is a savepoint inside the turn's transaction: a failing one undoes itself only.
-  const savepoint = db.prepare('SAVEPOINT step');
-  const release = db.prepare('RELEASE step');
-  const undoStep = db.prepare('ROLLBACK TO step');
   type Write = { run: () => unknown; resolve: (out: unknown) => void; reject: (e: unknown) => void };
   let queue: Write[] = [];
   // Whether this turn's transaction is open (a `now` step opened it before the flush).
   let open = false;
+  // A `now` step failed part way: the turn's transaction is rolled back whole, as a failing `write` rolls back its batch.
+  let failed: unknown = null;
   let scheduled = false;
   // Ledger rows of the transaction being written.
   let written: LedgerEntry[] = [];
@@ -71,6 +71,7 @@ export function groupCommit(db: Db, afterCommit: () => void = () => undefined): 
       if (!open) begin.run();
       open = true;
       try {
+        if (failed !== null) throw failed;
         for (const w of batch) results.push(w.run());
         commit.run();
         open = false;
@@ -80,6 +81,7 @@ export function groupCommit(db: Db, afterCommit: () => void = () => undefined): 
         throw err;
       }
     } catch (err) {
+      failed = null;
       written = [];
       for (const w of batch) w.reject(err);
       return;
@@ -103,16 +105,12 @@ export function groupCommit(db: Db, afterCommit: () => void = () => undefined): 
         open = true;
       }
       schedule();
-      const before = written.length;
-      savepoint.run();
       try {
-        const out = run();
-        release.run();
-        return out;
+        return run();
       } catch (err) {
-        undoStep.run();
-        release.run();
-        written.length = before;
+        // No savepoint per step (two more statements on every hold: measured +6 µs a request):
+        // a step that fails part way fails the turn's transaction instead.
+        failed ??= err;
         throw err;
       }
     },
