@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { CompiledBody } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Admission } from './body-budget.js';
-import { parseJsonBytes } from './parse-json.js';
+import { parseJsonBytes } from '../json/from-bytes.js';
 import { readBody } from './read-body.js';
 import { parseMultipart } from './read-multipart.js';
 import { jsonErrorPosition } from '../schema/json-syntax.js';

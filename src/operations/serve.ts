@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GatewayError } from '../errors/gateway-error.js';
-import { encodeJson } from '../upstream/json-body.js';
+import { encodeJson } from '../json/to-bytes.js';
 import { checkFamily } from '../pipeline/check-family.js';
 import { modelOf } from '../pipeline/model-of.js';
 import type { RequestContext } from '../pipeline/context.js';

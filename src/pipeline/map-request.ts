@@ -2,7 +2,7 @@ import { pathProblem, UNSAFE_PATH_VALUE } from '../mapping/jsonata-functions.js'
 import { MappingError } from '../mapping/mapping.js';
 import type { CompiledChannel, CompiledOperation } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
-import { encodeJson } from '../upstream/json-body.js';
+import { encodeJson } from '../json/to-bytes.js';
 import { encodeMultipart } from '../upstream/multipart-body.js';
 import type { UpstreamRequest } from '../upstream/upstream-request.js';
 

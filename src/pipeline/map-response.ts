@@ -1,6 +1,7 @@
 import type { CompiledOperation } from '../config/snapshot.js';
 import { isErrorCode } from '../errors/catalogue.js';
 import { GatewayError } from '../errors/gateway-error.js';
+import { parseJsonBytes } from '../json/from-bytes.js';
 import type { UpstreamResponse } from '../upstream/upstream-request.js';
 import { statedWait } from './stated-wait.js';
 
@@ -10,9 +11,10 @@ import { statedWait } from './stated-wait.js';
  */
 export type ResponseContext = Readonly<Record<string, unknown>>;
 
+/** A vendor's JSON answer, parsed from its bytes: a long base64 field (an image) becomes one string, with no whole-answer text beside it. */
 function parseJson(buf: Buffer): { ok: true; value: unknown } | { ok: false } {
   try {
-    return { ok: true, value: JSON.parse(buf.toString('utf8')) };
+    return { ok: true, value: parseJsonBytes(buf) };
   } catch {
     return { ok: false };
   }

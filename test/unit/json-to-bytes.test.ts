@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { encodeJson, LONG_STRING } from '../../src/upstream/json-body.js';
+import { encodeJson, LONG_STRING } from '../../src/json/to-bytes.js';
 
 /** The bytes encodeJson gives, or the error's class name when it throws. */
 function bytesOf(encode: () => string | Buffer | undefined): Buffer | string {

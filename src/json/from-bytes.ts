@@ -12,8 +12,8 @@ const BACKSLASH = 0x5c;
 const COLON = 0x3a;
 
 /**
- * Parses a JSON body from its bytes: the same value as `JSON.parse(raw.toString('utf8'))`, and
- * the same SyntaxError for a body that is not JSON. A long string literal made only of plain
+ * Parses JSON from its bytes (a client's body, a vendor's answer): the same value as
+ * `JSON.parse(raw.toString('utf8'))`, and the same SyntaxError for bytes that are not JSON. A long string literal made only of plain
  * ASCII (no escape, no control character) is decoded straight from the bytes into its string,
  * and the rest parsed with a short stand-in in its place: a 20 MB base64 image then becomes one
  * string, instead of a 20 MB text first and the string JSON.parse copies out of it (V8 copies;
@@ -22,7 +22,7 @@ const COLON = 0x3a;
 export function parseJsonBytes(raw: Buffer, longLiteral = LONG_LITERAL): unknown {
   const spans = raw.length >= longLiteral ? longLiterals(raw, longLiteral) : [];
   if (spans.length === 0) return JSON.parse(raw.toString('utf8'));
-  // The stand-ins carry fresh randomness, so no string the client sent can be taken for one.
+  // The stand-ins carry fresh randomness, so no string a client or vendor sent can be taken for one.
   const prefix = `\u0000${randomUUID()}:`;
   const pieces: Buffer[] = [];
   const longs: string[] = [];

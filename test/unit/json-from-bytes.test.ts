@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { LONG_LITERAL, longLiterals, parseJsonBytes } from '../../src/http/parse-json.js';
+import { LONG_LITERAL, longLiterals, parseJsonBytes } from '../../src/json/from-bytes.js';
 
 type Outcome = { value: unknown } | { error: string };
 
