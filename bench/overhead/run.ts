@@ -52,6 +52,8 @@ const CLI = join(PROJECT_ROOT, 'dist/src/cli.js');
 const HERE = join(PROJECT_ROOT, 'dist/bench/overhead');
 /** How long after the first idle reading the settled one is taken: the gateway's heap trim needs a few quiet seconds. */
 const SETTLE_MS = 12_000;
+/** Seconds after start of the settled reading (the first is 1 s after). */
+const SETTLED_AT_S = 1 + SETTLE_MS / 1000;
 
 interface Settings {
   readonly scenarios: readonly Scenario[];
@@ -231,7 +233,7 @@ async function main(): Promise<number> {
     const peakMb = new Map(children.map((c) => [c, memory(c.pid).peak / 2 ** 20]));
     const memRows = children.map((c) => [c.name, f(idleMb.get(c)!, 1), f(settledMb.get(c)!, 1), f(peakMb.get(c)!, 1)]);
     process.stdout.write(
-      `memory per process: RSS MB 1 s after start and ${SETTLE_MS / 1000 + 1} s after start (idle, before any request), and its peak over the load phases (VmHWM)\n${grid(['process', 'idle 1 s', `idle ${SETTLE_MS / 1000 + 1} s`, 'peak'], memRows)}\n\n`,
+      `memory per process: RSS MB 1 s and ${SETTLED_AT_S} s after start (idle, before any request), and its peak over the load phases (VmHWM)\n${grid(['process', 'idle 1 s', `idle ${SETTLED_AT_S} s`, 'peak'], memRows)}\n\n`,
     );
 
     const alpha = routes.findIndex((r) => r.scenario.name === 'alpha');
@@ -247,7 +249,7 @@ async function main(): Promise<number> {
 
     const failedRequests = figures.flatMap((r) => [...r.closed, ...(r.paced?.rows ?? [])]).reduce((n, row) => n + row.errors, 0) + big.reduce((n, b) => n + b.failures.length, 0);
     const gwBig = big.find((b) => b.name === 'gateway');
-    process.stdout.write(`${verdict(figures, { idleMb: settledMb.get(gw)!, idleAfterS: SETTLE_MS / 1000 + 1, peakMb: peakMb.get(gw)!, big: gwBig }, failedRequests)}\n`);
+    process.stdout.write(`${verdict(figures, { idleMb: settledMb.get(gw)!, idleAfterS: SETTLED_AT_S, peakMb: peakMb.get(gw)!, big: gwBig }, failedRequests)}\n`);
 
     const gwLogs = jsonLines(gw).filter((l) => l.probe === undefined);
     const loud = gwLogs.filter((l) => typeof l.level === 'number' && l.level >= 40).length;
