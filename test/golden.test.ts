@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import { test } from 'node:test';
 import { stringify } from 'yaml';
 import { loadConfigOrThrow } from '../src/config/load.js';
@@ -44,6 +47,23 @@ test('golden cases: an answer scripted two ways, or bytes that are not base64, f
         ['alpha-native/two-bodies', false, 'the case is malformed: upstream_response gives body and body_base64; give one of body, raw_body, body_base64'],
       ],
     );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('golden: a config that does not load fails the run and leaves no recording vendor listening', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-golden-bad-'));
+  try {
+    writeFileSync(join(dir, 'routes.yaml'), 'routes: [not, a, route]\n');
+    writeFileSync(join(dir, 'channels.yaml'), 'profiles: {}\nchannels: []\n');
+    mkdirSync(join(dir, 'cases', 'any'), { recursive: true });
+    writeFileSync(join(dir, 'cases', 'any', 'one.yaml'), 'request: {method: GET, path: /x}\n');
+    // A process of its own, which must end by itself: a vendor left listening would keep it alive.
+    const runner = pathToFileURL(join(PROJECT_ROOT, 'dist/src/golden/runner.js')).href;
+    const script = `const { runGolden } = await import(${JSON.stringify(runner)}); await runGolden(process.argv[1], process.argv[2]).then(() => console.log('ran'), () => console.log('refused'));`;
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script, dir, join(dir, 'cases')], { timeout: 30_000 });
+    assert.equal(stdout.trim(), 'refused');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

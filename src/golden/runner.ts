@@ -58,14 +58,15 @@ export async function runGolden(configDir: string, casesDir: string, opts: { upd
   // Nothing to run: answered before the config is compiled and the vendor started.
   if (cases.length === 0) return [];
   const vendor = await startRecordingVendor();
-  const full = loadConfigOrThrow(configDir, {
-    overrideChannel: (channel) => ({
-      base_url: vendor.url,
-      secrets: Object.fromEntries(Object.keys(channel.secrets ?? {}).map((k) => [k, `golden-${k}`])),
-    }),
-  });
   const results: GoldenResult[] = [];
+  // A config that does not load still stops the recording vendor (its server would keep the process alive).
   try {
+    const full = loadConfigOrThrow(configDir, {
+      overrideChannel: (channel) => ({
+        base_url: vendor.url,
+        secrets: Object.fromEntries(Object.keys(channel.secrets ?? {}).map((k) => [k, `golden-${k}`])),
+      }),
+    });
     for (const { file, name } of cases) {
       const profile = name.split('/')[0]!;
       results.push(await runCase(file, name, restrictChannels(full, (c) => c.profile.name === profile), vendor, opts.update ?? false));
