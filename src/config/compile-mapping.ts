@@ -1,6 +1,4 @@
-import jsonata from 'jsonata';
 import { compileMapping, type Mapping } from '../mapping/mapping.js';
-import { whyNotFast } from '../mapping/mapping-fast.js';
 import type { ConfigIssue } from './issues.js';
 import type { YamlSource } from './yaml-source.js';
 
@@ -20,6 +18,6 @@ export function compileMappingAt(src: YamlSource, expr: string, path: (string | 
     return null;
   }
   // Slower (a promise per AST node), not wrong: a warning naming the construct the fast path lacks.
-  if (!mapping.fast) issues.push(src.issue(path, `${FALLBACK_WARNING} (${whyNotFast(jsonata(expr).ast()) ?? 'unknown'})`, 'warning'));
+  if (mapping.slowBecause !== null) issues.push(src.issue(path, `${FALLBACK_WARNING} (${mapping.slowBecause})`, 'warning'));
   return mapping;
 }

@@ -2,7 +2,7 @@ import jsonata from 'jsonata';
 import { COMPILE_CACHE_LIMITS, CompileCache } from './compile-cache.js';
 import { limitWork } from './jsonata-budget.js';
 import { registerFastFunctions } from './jsonata-functions.js';
-import { BAIL, compileFast, FastBudgetExceeded, type FastMapping } from './mapping-fast.js';
+import { BAIL, compileFast, FastBudgetExceeded, type FastMapping, whyNotFast } from './mapping-fast.js';
 
 /**
  * Limits every evaluation runs under, so a bad expression fails fast instead of hanging a request.
@@ -36,6 +36,8 @@ export interface Mapping {
   readonly where: string;
   /** True when the expression compiled to the synchronous fast path (mapping-fast.ts); jsonata stays the fallback. */
   readonly fast: boolean;
+  /** Why it did not (the construct the fast path lacks, as `$now`); null when it did. */
+  readonly slowBecause: string | null;
   /** Evaluations answered by the fast path and by jsonata, so a lost optimisation shows in tests and metrics. */
   readonly stats: { readonly fast: number; readonly jsonata: number };
   evaluate(input: unknown): Promise<unknown>;
@@ -59,6 +61,7 @@ export class MappingError extends Error {
 interface CompiledExpression {
   readonly expr: jsonata.Expression;
   readonly fast: FastMapping | null;
+  readonly slowBecause: string | null;
 }
 
 /**
@@ -89,19 +92,21 @@ function compileExpression(source: string): CompiledExpression {
   const expr = limitedJsonata(source);
   // jsonata is async per AST node (~90 µs a response mapping); the fast path gives the same value
   // synchronously or BAIL, and then jsonata runs as before, with its limits and its errors.
-  const compiled: CompiledExpression = Object.freeze({ expr, fast: compileFast(expr.ast(), MAPPING_LIMITS) });
+  const fast = compileFast(expr.ast(), MAPPING_LIMITS);
+  const compiled: CompiledExpression = Object.freeze({ expr, fast, slowBecause: fast ? null : (whyNotFast(expr.ast()) ?? 'unknown') });
   expressionCache.set(source, compiled);
   return compiled;
 }
 
 /** Compiles a JSONata expression (or reuses an earlier compile of the same text); throws with the JSONata message when its syntax is wrong. */
 export function compileMapping(source: string, where: string): Mapping {
-  const { expr, fast } = compileExpression(source);
+  const { expr, fast, slowBecause } = compileExpression(source);
   const stats = { fast: 0, jsonata: 0 };
   return {
     source,
     where,
     fast: fast !== null,
+    slowBecause,
     stats,
     async evaluate(input: unknown): Promise<unknown> {
       if (fast) {
