@@ -8,9 +8,9 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { makePng } from '../src/sim/png.js';
+import { listenLocal } from './helpers/config-gateway.js';
 import { postJson, startHarness, type Harness } from './helpers/harness.js';
 
 const MODEL = 'alpha-3-pro-image-preview';
@@ -37,8 +37,7 @@ before(async () => {
       res.end(JSON.stringify(answer));
     });
   });
-  await new Promise<void>((r) => vendor.listen(0, '127.0.0.1', r));
-  h = await startHarness({ upstreamUrl: `http://127.0.0.1:${(vendor.address() as AddressInfo).port}` });
+  h = await startHarness({ upstreamUrl: await listenLocal(vendor) });
 });
 after(async () => {
   await h?.close();

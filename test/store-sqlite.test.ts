@@ -8,6 +8,7 @@ import { openStore } from '../src/store/open-store.js';
 import { BACKSTOP_PAGES, startCheckpointer } from '../src/store/sqlite/checkpointer.js';
 import { groupCommit } from '../src/store/sqlite/group-commit.js';
 import { storeContract } from './store-contract.js';
+import { until } from './helpers/until.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gw-store-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -81,13 +82,7 @@ test('sqlite store: the WAL is checkpointed by the worker thread, not inside a c
     // 300 commits: far below the writer's own backstop (BACKSTOP_PAGES), so only the worker can have copied them.
     for (let i = 0; i < 300; i++) await store.debit(t.id, 1, { ref: `r${i}`, model: 'm' });
     assert.ok(BACKSTOP_PAGES >= 10_000);
-    const deadline = Date.now() + 10_000;
-    let used = usedInFileAlone(path, t.id);
-    while (used !== 300 && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 50));
-      used = usedInFileAlone(path, t.id);
-    }
-    assert.equal(used, 300, 'the database file itself holds every commit');
+    await until('the database file itself to hold every commit', () => usedInFileAlone(path, t.id) === 300);
   } finally {
     await store.close();
   }
