@@ -7,7 +7,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'libsql';
 
 interface Checkpointed {
-  /** Frames in the WAL, and how many of them are now in the database file (both -1 when busy). */
+  /** Frames in the WAL, and how many of them are now in the database file (both -1 when the file is not in WAL mode). */
   readonly log: number;
   readonly checkpointed: number;
 }
