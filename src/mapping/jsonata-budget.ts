@@ -35,7 +35,7 @@ interface Frame {
  * Safe under concurrency although the hook is bound once on an expression that every request and
  * snapshot shares: the hook keeps no state of its own. What it counts lives on `environment.base`,
  * the root frame jsonata 2.2.2 creates anew in each `evaluate()` call and hands down to every frame
- * of that call (blocks, lambdas, `$eval`); two evaluations in flight never share one, and the
+ * of that call (blocks, function definitions, `$eval`); two evaluations in flight never share one, and the
  * read-and-add below runs without an await in between. Call once, before the expression is shared.
  */
 export function limitWork(expr: jsonata.Expression, budget: WorkBudget): void {

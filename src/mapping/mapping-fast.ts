@@ -10,7 +10,7 @@
  * bails here). Each construct mirrors jsonata's evaluator; re-check on a jsonata upgrade (the
  * differential test helps). Left out (Unsupported, jsonata evaluates): order-by `^( )`, parent `%`,
  * wildcards `*` and `**`, transforms `|…|`, partial application, function composition with `~>`,
- * lambdas as results, and `$now $millis $random $shuffle $eval $each $sift $single`.
+ * function definitions as results, and `$now $millis $random $shuffle $eval $each $sift $single`.
  *
  * An evaluation that runs over its budget (steps, depth, sequence length) throws FastBudgetExceeded:
  * bailing would only run the runaway again on jsonata.

@@ -35,7 +35,7 @@ export function inlineImage(value: string): InlineImage {
 
 /**
  * The bytes of the base64 text `s` from `start`, decoded four characters (three bytes) at a time
- * around the offsets read. The whole text is not scanned: a character out of the alphabet where
+ * around the offsets read. The whole text is not scanned: a character that is not base64 where
  * nothing is read goes unseen here (a route's schema checks the whole string by its pattern or
  * `format: base64`), but the length must be one base64 can have, since the size is counted from it.
  */
