@@ -57,11 +57,22 @@ export class MappingError extends Error {
   }
 }
 
-/** What compiling an expression's text gives, independent of where the text was written. */
+/**
+ * What compiling an expression's text gives, independent of where the text was written. A load
+ * parses every expression and finds whether the fast path takes it (so syntax errors and fallbacks
+ * are reported at once), but keeps neither the parse nor the compiled closures: those are made on
+ * the expression's first evaluation. A shipped config holds some 200 mappings, of which a gateway
+ * usually serves a few; kept compiled, each cost its closures, its AST and jsonata's parser
+ * (about 10 MB of idle heap for the shipped config). The first request of a mapping pays its
+ * compile once (well under a millisecond).
+ */
 interface CompiledExpression {
-  readonly expr: jsonata.Expression;
-  readonly fast: FastMapping | null;
+  /** Why the fast path does not take the expression (the construct it lacks, as `$now`); null when it does. */
   readonly slowBecause: string | null;
+  /** The fast path's function, null when slowBecause says why not; compiled on first call. */
+  readonly fast: () => FastMapping | null;
+  /** jsonata's Expression under MAPPING_LIMITS, for a mapping off the fast path or a value it hands back (BAIL); made on first call. */
+  readonly jsonata: () => jsonata.Expression;
 }
 
 /**
@@ -89,26 +100,34 @@ export function limitedJsonata(source: string): jsonata.Expression {
 function compileExpression(source: string): CompiledExpression {
   const hit = expressionCache.get(source);
   if (hit) return hit;
-  const expr = limitedJsonata(source);
-  // jsonata is async per AST node (~90 µs a response mapping); the fast path gives the same value
-  // synchronously or BAIL, and then jsonata runs as before, with its limits and its errors.
-  const fast = compileFast(expr.ast(), MAPPING_LIMITS);
-  const compiled: CompiledExpression = Object.freeze({ expr, fast, slowBecause: fast ? null : (whyNotFast(expr.ast()) ?? 'unknown') });
+  // Throws on a syntax error, for the load to report. jsonata is async per AST node (~90 µs a
+  // response mapping); the fast path gives the same value synchronously or BAIL, and then jsonata
+  // runs as before, with its limits and its errors.
+  const slowBecause = whyNotFast(jsonata(source).ast());
+  let fast: FastMapping | null | undefined;
+  let expr: jsonata.Expression | undefined;
+  const compiled: CompiledExpression = Object.freeze({
+    slowBecause,
+    fast: () => (fast !== undefined ? fast : (fast = slowBecause === null ? compileFast(jsonata(source).ast(), MAPPING_LIMITS) : null)),
+    jsonata: () => (expr ??= limitedJsonata(source)),
+  });
   expressionCache.set(source, compiled);
   return compiled;
 }
 
 /** Compiles a JSONata expression (or reuses an earlier compile of the same text); throws with the JSONata message when its syntax is wrong. */
 export function compileMapping(source: string, where: string): Mapping {
-  const { expr, fast, slowBecause } = compileExpression(source);
+  const compiled = compileExpression(source);
+  const { slowBecause } = compiled;
   const stats = { fast: 0, jsonata: 0 };
   return {
     source,
     where,
-    fast: fast !== null,
+    fast: slowBecause === null,
     slowBecause,
     stats,
     async evaluate(input: unknown): Promise<unknown> {
+      const fast = compiled.fast();
       if (fast) {
         let out: unknown;
         try {
@@ -125,7 +144,7 @@ export function compileMapping(source: string, where: string): Mapping {
       }
       stats.jsonata++;
       try {
-        return await expr.evaluate(input);
+        return await compiled.jsonata().evaluate(input);
       } catch (err) {
         const e = err as { code?: string; message?: string };
         throw new MappingError(where, e.code, `mapping at ${where} failed: ${e.code ?? ''} ${e.message ?? String(err)}`.trim(), e.message ?? String(err));
