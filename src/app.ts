@@ -11,7 +11,6 @@ import { perProcess, type SharedLive } from './live/shared-live.js';
 import { DEFAULT_LINK_TTL_MS } from './links/hand-out.js';
 import { Metrics } from './metrics/metrics.js';
 import type { Simulator } from './sim/http.js';
-import { SIMULATORS } from './sim/registry.js';
 import { isSharedStore, openStore } from './store/open-store.js';
 import { DEFAULT_LEASE_MS } from './tasks/poller.js';
 import type { Store } from './store/store.js';
@@ -127,6 +126,8 @@ export async function startApp(settings: AppSettings, log: Logger, opts: { simul
   let override: ChannelOverride | undefined;
   if (opts.simulate) {
     const byProfile = new Map<string, Simulator>();
+    // Loaded for the demo only: a gateway in front of real vendors carries no simulator code.
+    const { SIMULATORS } = await import('./sim/registry.js');
     for (const [profile, start] of Object.entries(SIMULATORS)) {
       const sim = await start();
       byProfile.set(profile, sim);

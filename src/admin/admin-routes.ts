@@ -11,7 +11,6 @@ import { validateBody } from '../pipeline/validate-body.js';
 import { channelsReport } from './channels-admin.js';
 import { configReport, reloadNow } from './config-admin.js';
 import { ledgerReport } from './ledger-admin.js';
-import { renderOpenApi } from '../openapi/openapi-document.js';
 import { healthz, readyz } from './health.js';
 import { CREATE_TOKEN_BODY, createToken, deleteToken, disableToken, enableToken, getToken, listTokens, QUOTA_BODY, setTokenQuota } from './tokens-admin.js';
 
@@ -38,7 +37,8 @@ const ADMIN_ROUTES: readonly AdminRoute[] = [
   route('GET', '/healthz', healthz, { open: true }),
   route('GET', '/readyz', readyz, { open: true }),
   // The public surface, as clients may already read it from routes.yaml: nothing secret in it.
-  route('GET', '/openapi.json', async ({ snapshot }) => ({ text: renderOpenApi(snapshot), contentType: 'application/json; charset=utf-8' }), { open: true }),
+  // The document's builder is loaded on the first ask: most gateways are never asked.
+  route('GET', '/openapi.json', async ({ snapshot }) => ({ text: (await import('../openapi/openapi-document.js')).renderOpenApi(snapshot), contentType: 'application/json; charset=utf-8' }), { open: true }),
   route('GET', '/admin/channels', channelsReport),
   route('GET', '/admin/config', configReport),
   route('POST', '/admin/reload', reloadNow),

@@ -36,18 +36,30 @@ export interface LoadOptions {
   readonly extraDirs?: readonly string[];
 }
 
-let configValidators: { routes: ValidateFunction; channels: ValidateFunction } | null = null;
+interface ConfigValidators {
+  readonly routes: ValidateFunction;
+  readonly channels: ValidateFunction;
+}
 
-function validators() {
-  if (!configValidators) {
+/**
+ * The validators of the config files themselves, held weakly: they are about 2 MB of heap that only
+ * a load uses, and take about 100 ms to compile. Reloads close together share them; a quiet
+ * gateway's full collection (heap-trim.ts) lets them go, and the next reload compiles them again.
+ */
+let configValidators: WeakRef<ConfigValidators> | null = null;
+
+function validators(): ConfigValidators {
+  let v = configValidators?.deref();
+  if (!v) {
     const ajv = createAjv({ allErrors: true });
     const read = (f: string) => JSON.parse(readFileSync(join(PROJECT_ROOT, 'schemas/config', f), 'utf8')) as object;
     // A profile's auth block is checked by its scheme's own schema (src/signers/), not the file's copy.
     const channels = read('channels.schema.json') as { $defs: Record<string, unknown> };
     channels.$defs.auth = authSchema();
-    configValidators = { routes: ajv.compile(read('routes.schema.json')), channels: ajv.compile(channels) };
+    v = { routes: ajv.compile(read('routes.schema.json')), channels: ajv.compile(channels) };
+    configValidators = new WeakRef(v);
   }
-  return configValidators;
+  return v;
 }
 
 function checkAgainstSchema(src: YamlSource, validate: ValidateFunction, issues: ConfigIssue[]): boolean {
