@@ -223,6 +223,7 @@ describe('hot reload', () => {
       assert.equal(cfg.json.generation, generation);
       assert.equal(cfg.json.last_reload.ok, false);
       assert.equal(cfg.json.last_reload.reason, 'admin');
+      assert.ok(Number.isInteger(cfg.json.last_reload.ms) && cfg.json.last_reload.ms >= 0, 'how long the failed build took');
       assert.ok(cfg.json.last_reload.issues.some((i: string) => i.includes(where)), `${b.what}: GET /admin/config shows ${where}`);
 
       const metrics = await rig.admin('GET', '/metrics');

@@ -340,6 +340,7 @@ describe('circuit breaker', () => {
     assert.equal(view.breaker.state, 'open');
     assert.equal(view.breaker.consecutive_failures, 2);
     assert.equal(view.last_failure.code, 'bad_response');
+    assert.deepEqual(view.recent, { window_s: 300, calls: 2, failures: 2 }, 'the two failed calls are the recent error rate (the refused third made no call)');
     assert.ok(view.breaker.probe_at);
     assert.ok(!JSON.stringify(view).includes(a.secrets.key!), 'no secret in the admin view');
     const metrics = (await g.admin('/metrics')).text;

@@ -35,6 +35,7 @@ export async function configReport(ctx: AdminContext): Promise<AdminAnswer> {
         at: s.lastReload.at.toISOString(),
         ok: s.lastReload.ok,
         reason: s.lastReload.reason,
+        ms: s.lastReload.ms,
         issues: s.lastReload.issues.map(formatIssue),
       },
       replicas: replicas.map((r) => ({ replica: r.replica, version: r.version, generation: r.generation, loaded_at: r.loadedAt, last_reload_ok: r.lastReloadOk, seen_at: r.seenAt })),

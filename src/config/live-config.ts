@@ -157,7 +157,7 @@ export class LiveConfig implements ConfigControl {
     const issues = result.issues.slice(0, MAX_KEPT_ISSUES);
     const errors = result.issues.filter((i) => i.severity === 'error');
     if (!result.snapshot || errors.length > 0) {
-      this.#lastReload = { at, ok: false, reason, issues };
+      this.#lastReload = { at, ok: false, reason, ms, issues };
       this.#metrics?.configReloads.inc({ result: 'error' });
       this.#metrics?.configLastReloadOk.set(0);
       this.#log.error(
@@ -169,7 +169,7 @@ export class LiveConfig implements ConfigControl {
     const previous = this.#current;
     this.#current = result.snapshot;
     this.#generation++;
-    this.#lastReload = { at, ok: true, reason, issues };
+    this.#lastReload = { at, ok: true, reason, ms, issues };
     this.#metrics?.configReloads.inc({ result: 'ok' });
     this.#metrics?.configLastReloadOk.set(1);
     this.#metrics?.configGeneration.set(this.#generation);

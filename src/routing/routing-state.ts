@@ -2,6 +2,7 @@ import type { CompiledChannel, Snapshot } from '../config/snapshot.js';
 import { perProcess, type LiveEvent, type SharedLive, type SharedSlot } from '../live/shared-live.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { Breaker, type BreakerState, type Health } from './breaker.js';
+import { RecentCalls } from './recent-calls.js';
 
 /** One channel's live numbers; kept by name across reloads, so a reload resets neither. */
 interface ChannelLive {
@@ -9,6 +10,7 @@ interface ChannelLive {
   readonly breaker: Breaker;
   calls: number;
   failures: number;
+  readonly recent: RecentCalls;
   lastFailure: { at: number; code: string; message: string } | null;
 }
 
@@ -70,7 +72,7 @@ export class RoutingState {
   #live(name: string): ChannelLive {
     let l = this.#channels.get(name);
     if (!l) {
-      l = { inflight: 0, breaker: new Breaker(), calls: 0, failures: 0, lastFailure: null };
+      l = { inflight: 0, breaker: new Breaker(), calls: 0, failures: 0, recent: new RecentCalls(), lastFailure: null };
       this.#channels.set(name, l);
     }
     return l;
@@ -138,6 +140,7 @@ export class RoutingState {
         live.inflight--;
         held.release();
         live.calls++;
+        live.recent.record(this.#clock(), health === 'failure');
         if (health === 'failure') {
           live.failures++;
           if (failure) live.lastFailure = { at: this.#clock(), ...failure };
@@ -181,6 +184,7 @@ export class RoutingState {
       inflight: live.inflight,
       calls: live.calls,
       failures: live.failures,
+      recent: { window_s: (RecentCalls.BUCKETS * RecentCalls.BUCKET_MS) / 1000, ...live.recent.totals(now) },
       last_failure: live.lastFailure ? { ...live.lastFailure, at: iso(live.lastFailure.at) } : null,
       breaker: {
         state: this.stateOf(channel),
