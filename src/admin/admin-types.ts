@@ -44,5 +44,7 @@ export interface AdminContext {
   readonly deps: AdminDeps;
 }
 
-/** A handler's answer: JSON, or text (the metrics exposition). */
-export type AdminAnswer = { readonly json: unknown; readonly status?: number } | { readonly text: string; readonly contentType: string };
+/** A handler's answer: JSON, or text (the metrics exposition, the console's files) with its own status and headers if it needs them. */
+export type AdminAnswer =
+  | { readonly json: unknown; readonly status?: number }
+  | { readonly text: string; readonly contentType: string; readonly status?: number; readonly headers?: Readonly<Record<string, string>> };
