@@ -12,6 +12,7 @@ import { channelsReport } from './channels-admin.js';
 import { configReport, reloadNow } from './config-admin.js';
 import { ledgerReport } from './ledger-admin.js';
 import { healthz, readyz } from './health.js';
+import { usageCsv, usageReport } from './usage-admin.js';
 import { CREATE_TOKEN_BODY, createToken, deleteToken, disableToken, enableToken, getToken, listTokens, QUOTA_BODY, setTokenQuota } from './tokens-admin.js';
 
 interface AdminRoute {
@@ -50,6 +51,8 @@ const ADMIN_ROUTES: readonly AdminRoute[] = [
   route('POST', '/admin/tokens/{token_id}/disable', disableToken),
   route('POST', '/admin/tokens/{token_id}/enable', enableToken),
   route('POST', '/admin/tokens/{token_id}/quota', setTokenQuota, { body: QUOTA_BODY }),
+  route('GET', '/admin/usage', usageReport),
+  route('GET', '/admin/usage.csv', usageCsv),
   route('GET', '/metrics', async ({ deps }) => ({ text: await deps.metrics.text(), contentType: deps.metrics.contentType })),
 ];
 
@@ -106,8 +109,8 @@ export async function handleAdmin(
     validateBody(found.route.body.validate, body);
   } else req.resume();
   const answer = await found.route.handle({ snapshot, params: found.params, query: search ?? new URLSearchParams(), body, deps });
-  const [status, type, text] =
-    'text' in answer ? [200, answer.contentType, answer.text] : [answer.status ?? 200, 'application/json; charset=utf-8', JSON.stringify(answer.json)];
-  res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(text), 'x-request-id': requestId, 'cache-control': 'no-store' });
+  const [status, type, text, extra] =
+    'text' in answer ? [200, answer.contentType, answer.text, answer.headers] : [answer.status ?? 200, 'application/json; charset=utf-8', JSON.stringify(answer.json), undefined];
+  res.writeHead(status, { ...extra, 'content-type': type, 'content-length': Buffer.byteLength(text), 'x-request-id': requestId, 'cache-control': 'no-store' });
   res.end(text);
 }

@@ -44,5 +44,7 @@ export interface AdminContext {
   readonly deps: AdminDeps;
 }
 
-/** A handler's answer: JSON, or text (the metrics exposition). */
-export type AdminAnswer = { readonly json: unknown; readonly status?: number } | { readonly text: string; readonly contentType: string };
+/** A handler's answer: JSON, or text (the metrics exposition; a CSV file, with its content-disposition in `headers`). */
+export type AdminAnswer =
+  | { readonly json: unknown; readonly status?: number }
+  | { readonly text: string; readonly contentType: string; readonly headers?: Readonly<Record<string, string>> };
