@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
-import type { LedgerEntry, NewTask, Store, TaskPatch } from '../src/store/store.js';
+import { mock, test } from 'node:test';
+import type { LedgerEntry, NewTask, Store, TaskPatch, UsageGroup } from '../src/store/store.js';
 
 /**
  * The contract every store driver passes. A driver's test file calls this with a factory that
@@ -691,6 +691,59 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
       // At 2,500 c's leases (to 2,000) have run out; b's renewed ones (to 3,000) were released and taken by e.
       assert.deepEqual((await store.claimTasks('g', 2_500, 4_000, 10)).map((x) => x.id).sort(), c.map((x) => x.id).sort());
     } finally {
+      await store.close();
+    }
+  });
+  test(`${driver} store: usage sums the ledger by UTC day, token and model over [from, to), each row on the day of its own time`, async () => {
+    const store = await open();
+    // Ledger rows take their time from Date.now(), in both drivers: the test sets it.
+    const D = Date.UTC(2026, 0, 10);
+    const DAY = 86_400_000;
+    let clock = D;
+    const now = mock.method(Date, 'now', () => clock);
+    try {
+      const a = await store.createToken({ name: 'a, "quoted"', keyHash: 'ua', group: 'default', models: null, quota: null });
+      const b = await store.createToken({ name: 'b', keyHash: 'ub', group: 'default', models: null, quota: null });
+      clock = D - 1; // 2026-01-09T23:59:59.999Z
+      await store.debit(a.id, 2, { ref: 'a1', model: 'm1' });
+      clock = D; // 2026-01-10T00:00:00.000Z
+      await store.debit(a.id, 3, { ref: 'a2', model: 'm1' });
+      await store.refund(a.id, 3, { ref: 'a2', model: 'm1' });
+      clock = D + 1_000;
+      assert.equal(await store.hold(b.id, 5, { ref: 'b1', model: 'm2', expiresAt: D + DAY }), true);
+      assert.equal(await store.releaseHold('b1', false), true, 'settled: the debit stands, no row');
+      const task = await store.createTask({ ...newTask(b.id, 'task_usage', 4), model: 'm2' });
+      clock = D + DAY + 5; // the next day: the task settles at 1, 3 go back
+      assert.ok(await store.updateTask(task!.id, task!.version, { status: 'completed', settle: 1 }));
+      clock = D + 2 * DAY; // outside [D - DAY, D + 2 DAY)
+      await store.debit(a.id, 7, { ref: 'a3', model: 'm1' });
+
+      const zero = { debit: 0, refund: 0, settle: 0, debits: 0, refunds: 0 };
+      const g = (day: string, t: { id: string; name: string }, model: string, figures: Partial<typeof zero>): UsageGroup => ({
+        day, tokenId: t.id, tokenName: t.name, model, ...zero, ...figures,
+      });
+      const jan10 = [g('2026-01-10', a, 'm1', { debit: 3, refund: 3, debits: 1, refunds: 1 }), g('2026-01-10', b, 'm2', { debit: 9, debits: 2 })];
+      jan10.sort((x, y) => (x.tokenId < y.tokenId ? -1 : 1));
+      const all = [g('2026-01-09', a, 'm1', { debit: 2, debits: 1 }), ...jan10, g('2026-01-11', b, 'm2', { settle: 3 })];
+      const q = (from: number, to: number, tokenId: string | null = null, model: string | null = null, limit = 100) => store.usage({ from, to, tokenId, model }, limit);
+      assert.deepEqual(await q(D - DAY, D + 2 * DAY), all, '23:59:59.999 is the day before, 00:00 the day itself; the day after D + 2 days is out');
+      assert.deepEqual(await q(D, D + 2 * DAY), all.slice(1), 'from is inclusive: the row at 00:00 is in, the one a millisecond before is out');
+      assert.deepEqual(await q(D - DAY, D), all.slice(0, 1), 'to is exclusive: the row at 00:00 is out');
+      assert.deepEqual(await q(D - DAY, D + 3 * DAY), [...all, g('2026-01-12', a, 'm1', { debit: 7, debits: 1 })]);
+      assert.deepEqual(await q(D - DAY, D + 2 * DAY, b.id), all.filter((x) => x.tokenId === b.id), 'one token');
+      assert.deepEqual(await q(D - DAY, D + 2 * DAY, null, 'm1'), all.filter((x) => x.model === 'm1'), 'one model');
+      assert.deepEqual(await q(D - DAY, D + 2 * DAY, a.id, 'm2'), [], 'that token never used that model');
+      assert.deepEqual(await q(D - DAY, D + 2 * DAY, null, null, 2), all.slice(0, 2), 'at most limit groups, in order');
+      assert.deepEqual(await q(0, D - DAY), [], 'nothing before');
+
+      // A deleted token's rows stay, under its id, with no name.
+      assert.equal((await store.deleteToken(a.id)).outcome, 'deleted');
+      assert.deepEqual(
+        await q(D - DAY, D + 2 * DAY),
+        all.map((x) => (x.tokenId === a.id ? { ...x, tokenName: null } : x)),
+      );
+    } finally {
+      now.mock.restore();
       await store.close();
     }
   });

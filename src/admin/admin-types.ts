@@ -44,7 +44,7 @@ export interface AdminContext {
   readonly deps: AdminDeps;
 }
 
-/** A handler's answer: JSON, or text (the metrics exposition, the console's files) with its own status and headers if it needs them. */
+/** A handler's answer: JSON, or text (the metrics exposition, the console's files, a CSV file) with its own status and headers (a content-disposition, a CSP) if it needs them. */
 export type AdminAnswer =
   | { readonly json: unknown; readonly status?: number }
   | { readonly text: string; readonly contentType: string; readonly status?: number; readonly headers?: Readonly<Record<string, string>> };

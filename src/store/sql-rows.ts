@@ -1,4 +1,4 @@
-import type { LedgerEntry, LedgerKind, LinkRecord, ResourceRecord, TaskPatch, TaskRecord, TokenRecord } from './store.js';
+import type { LedgerEntry, LedgerKind, LinkRecord, ResourceRecord, TaskPatch, TaskRecord, TokenRecord, UsageGroup } from './store.js';
 
 /**
  * The rows of the SQL drivers (SQLite and PostgreSQL keep the same columns: flags as 0/1, JSON as
@@ -176,4 +176,35 @@ export const PATCH_COLUMNS: Record<Exclude<keyof TaskPatch, 'refund' | 'settle'>
 /** A ledger entry as the store answers it. */
 export function toLedger(r: LedgerRow): LedgerEntry {
   return { id: r.id, tokenId: r.token_id, kind: r.kind, ref: r.ref, model: r.model, amount: r.amount, at: r.at };
+}
+
+/** Milliseconds of a day: `at / DAY_MS` (integer division, in SQL) is the UTC day of `at`, in both drivers whatever their time zone. */
+export const DAY_MS = 86_400_000;
+
+/** A row of the usage query: the UTC day as days since 1970-01-01, the sums and counts by kind. */
+export interface UsageRow {
+  day: number;
+  token_id: string;
+  token_name: string | null;
+  model: string;
+  debit: number;
+  refund: number;
+  settle: number;
+  debits: number;
+  refunds: number;
+}
+
+/** A usage group as the store answers it. */
+export function toUsage(r: UsageRow): UsageGroup {
+  return {
+    day: new Date(Number(r.day) * DAY_MS).toISOString().slice(0, 10),
+    tokenId: r.token_id,
+    tokenName: r.token_name,
+    model: r.model,
+    debit: Number(r.debit),
+    refund: Number(r.refund),
+    settle: Number(r.settle),
+    debits: Number(r.debits),
+    refunds: Number(r.refunds),
+  };
 }

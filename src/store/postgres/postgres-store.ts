@@ -6,6 +6,7 @@ import { ownTaskMethods } from './own-tasks.js';
 import { quotaMethods } from './quota.js';
 import { taskMethods } from './tasks.js';
 import { tokenMethods } from './tokens.js';
+import { usageMethods } from './usage.js';
 
 /**
  * The scale-out store: PostgreSQL through a `pg` pool, shared by every replica. Each quota move is
@@ -20,6 +21,7 @@ export async function openPostgresStore(url: string, poolSize = 10): Promise<Sto
     ...taskMethods(pool, listeners),
     ...ownTaskMethods(pool),
     ...linkMethods(pool),
+    ...usageMethods(pool),
     onLedger: (listener) => listeners.add(listener),
     async ping() {
       await pool.query('SELECT 1');

@@ -97,4 +97,6 @@ export const MIGRATIONS: readonly string[] = [
      expires_at INTEGER NOT NULL
    );
    CREATE INDEX links_by_expiry ON links (expires_at);`,
+  // Usage over a range of time (GET /admin/usage): the ledger read by `at`, not whole.
+  `CREATE INDEX ledger_by_at ON ledger (at);`,
 ];

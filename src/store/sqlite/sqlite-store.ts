@@ -9,6 +9,7 @@ import { quotaMethods } from './quota.js';
 import { resourceMethods } from './resources.js';
 import { taskMethods } from './tasks.js';
 import { tokenMethods } from './tokens.js';
+import { usageMethods } from './usage.js';
 
 /**
  * The embedded store: SQLite through libsql, in a file or (`:memory:`) in memory for tests. Its
@@ -30,6 +31,7 @@ export function openSqliteStore(path: string): Store {
     ...ownTaskMethods(db, commits),
     ...resourceMethods(db, commits),
     ...linkMethods(db, commits),
+    ...usageMethods(db),
     onLedger: commits.onLedger,
     async ping() {
       db.prepare('SELECT 1').get();
