@@ -4,7 +4,7 @@
  * the admin API says, its actions clicked through, and a screenshot written to test-output/console/.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -17,6 +17,8 @@ import type { Running } from './helpers/process.js';
 import { until } from './helpers/until.js';
 
 const ADMIN_KEY = 'console-test-admin-key-0123456789';
+const ALPHA_PATH = '/v1beta/models/alpha-3-pro-image-preview:generateContent';
+const ALPHA_BODY = { contents: [{ role: 'user', parts: [{ text: 'a red bicycle' }] }], generationConfig: { responseModalities: ['IMAGE'], imageConfig: { aspectRatio: '1:1', imageSize: '1K' } } };
 const missing = browserMissing();
 
 describe('admin console', { skip: missing ?? false }, () => {
@@ -32,6 +34,16 @@ describe('admin console', { skip: missing ?? false }, () => {
     const res = await fetch(gw.base + path, { method, headers: { authorization: `Bearer ${ADMIN_KEY}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
     return { status: res.status, json: (await res.json()) as any };
   };
+
+  /** A token made through the admin API, and `n` priced alpha requests made with it. */
+  async function spender(name: string, n: number): Promise<{ id: string; key: string }> {
+    const { json } = await admin('POST', '/admin/tokens', { group: 'default', name });
+    for (let i = 0; i < n; i++) {
+      const res = await fetch(gw.base + ALPHA_PATH, { method: 'POST', headers: { authorization: `Bearer ${json.key}`, 'content-type': 'application/json' }, body: JSON.stringify(ALPHA_BODY) });
+      assert.equal(res.status, 200, await res.text());
+    }
+    return { id: json.token.id, key: json.key };
+  }
 
   /** A page signed in, on `#<hash>`, once the page has drawn. */
   async function open(hash: string): Promise<Page> {
@@ -160,6 +172,33 @@ describe('admin console', { skip: missing ?? false }, () => {
     await row.getByRole('button', { name: 'Set' }).click();
     await until('the quota to be set', async () => (await admin('GET', `/admin/tokens/${token.id}`)).json.quota === 750);
     await shot(page, 'tokens');
+    await page.close();
+  });
+
+  test('Usage: spend by token, model and day as the ledger has it, a chart, filters, and the CSV export', async () => {
+    const a = await spender('usage-a', 2);
+    const b = await spender('usage-b', 1);
+    const { json: usage } = await admin('GET', '/admin/usage');
+    const page = await open('usage');
+    const totals = await page.getByTestId('totals').innerText();
+    assert.match(totals, new RegExp(`charged\\s+${usage.totals.charged}\\b`));
+    const byToken = page.locator('[data-testid="by-token"] tbody tr');
+    const rowA = usage.by_token.find((t: any) => t.token_id === a.id);
+    assert.ok(rowA && rowA.requests === 2, 'the ledger has token a\'s two requests');
+    assert.match(await byToken.filter({ hasText: a.id }).innerText(), new RegExp(`usage-a\\s+2\\s+${rowA.charged}\\b`));
+    assert.equal(await page.locator('[data-testid="by-day-chart"] rect').count(), usage.by_day.length, 'a bar per day of the range');
+    await shot(page, 'usage');
+
+    await page.getByLabel('token').fill(b.id);
+    await page.getByRole('button', { name: 'Show' }).click();
+    await page.waitForURL(new RegExp(`token=${b.id}`));
+    await page.locator('main[aria-busy="false"]').waitFor();
+    await until('the filtered table', async () => ((await byToken.count()) === 1 && (await byToken.innerText()).includes('usage-b') ? true : null));
+
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
+    const csv = readFileSync((await download.path())!, 'utf8').trim().split('\r\n');
+    assert.equal(csv[0], 'day,token_id,token_name,model,requests,charged,refunded,settled');
+    assert.ok(csv.slice(1).length >= 1 && csv.slice(1).every((l) => l.includes(b.id)), 'the file holds the filtered token only');
     await page.close();
   });
 });

@@ -2,10 +2,12 @@ import type { Page } from './page.js';
 import { channelsPage } from './page-channels.js';
 import { configPage } from './page-config.js';
 import { tokensPage } from './page-tokens.js';
+import { usagePage } from './page-usage.js';
 
 /** The console's pages, in the order of its menu; the first is where it opens. */
 export const PAGES: readonly { readonly id: string; readonly title: string; readonly page: Page }[] = [
   { id: 'channels', title: 'Channels', page: channelsPage },
   { id: 'config', title: 'Configuration', page: configPage },
+  { id: 'usage', title: 'Usage', page: usagePage },
   { id: 'tokens', title: 'Tokens', page: tokensPage },
 ];
