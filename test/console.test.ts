@@ -58,7 +58,8 @@ describe('admin console', { skip: missing ?? false }, () => {
   const shot = (page: Page, name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
 
   before(async () => {
-    const env = await simulatorsFor(sims);
+    // Tasks finish in a fraction of a second, so the Tasks page can show them ended.
+    const env = await simulatorsFor(sims, { finishMs: 300 });
     gw = await startGatewayProcess({ ...env, GATEWAY_DB: join(dir, 'gateway.db'), GATEWAY_CONFIG_DIR: PROJECT_ROOT, GATEWAY_ADMIN_KEY: ADMIN_KEY, HOST: '127.0.0.1', PORT: '0' });
     browser = await launchBrowser();
     context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
@@ -199,6 +200,44 @@ describe('admin console', { skip: missing ?? false }, () => {
     const csv = readFileSync((await download.path())!, 'utf8').trim().split('\r\n');
     assert.equal(csv[0], 'day,token_id,token_name,model,requests,charged,refunded,settled');
     assert.ok(csv.slice(1).length >= 1 && csv.slice(1).every((l) => l.includes(b.id)), 'the file holds the filtered token only');
+    await page.close();
+  });
+
+  test('Tasks: newest first, filtered by status, and one task\'s timeline from submission to settlement or refund, with no vendor address', async () => {
+    const { json } = await admin('POST', '/admin/tokens', { group: 'default', name: 'tasks' });
+    const auth = { authorization: `Bearer ${json.key}`, 'content-type': 'application/json' };
+    const submit = async (prompt: string) => {
+      const res = await fetch(`${gw.base}/v1/videos`, { method: 'POST', headers: auth, body: JSON.stringify({ model: 'epsilon-video-3', prompt, seconds: '12', size: '1792x1024' }) });
+      assert.equal(res.status, 200, await res.clone().text());
+      return ((await res.json()) as { id: string }).id;
+    };
+    const done = await submit('a paper boat');
+    const failed = await submit('doomed [sim:fail=content_policy]');
+    await until('both tasks to end', async () => {
+      const { json: list } = await admin('GET', `/admin/tasks?token=${json.token.id}`);
+      return list.tasks.length === 2 && list.tasks.every((t: any) => t.status === 'completed' || t.status === 'failed') ? true : null;
+    });
+
+    const page = await open(`tasks?token=${json.token.id}`);
+    const rows = page.locator('[data-testid="tasks"] tbody tr');
+    assert.equal(await rows.count(), 2);
+    assert.match(await rows.nth(0).innerText(), new RegExp(failed), 'newest first');
+    await shot(page, 'tasks');
+    await page.getByLabel('status').selectOption('failed');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await until('the failed task alone', async () => ((await rows.count()) === 1 && (await rows.innerText()).includes(failed) ? true : null));
+    await page.getByRole('link', { name: failed }).click();
+    await page.locator('[data-testid="timeline"] li[data-event="refund"]').waitFor();
+
+    await page.goto(`${gw.base}/admin/#tasks?id=${done}`);
+    const events = page.locator('[data-testid="timeline"] li');
+    await page.locator('[data-testid="timeline"] li[data-event="completed"]').waitFor();
+    const seen = await events.evaluateAll((els) => els.map((e) => e.getAttribute('data-event')));
+    assert.equal(seen[0], 'submitted');
+    assert.ok(seen.includes('debit') && seen.includes('vendor_state') && seen.includes('completed'), `timeline: ${seen.join(', ')}`);
+    const text = await page.locator('main').innerText();
+    for (const sim of sims.values()) assert.ok(!text.includes(sim.url), 'no vendor address on the page');
+    await shot(page, 'task');
     await page.close();
   });
 });

@@ -1,6 +1,7 @@
 import type { Page } from './page.js';
 import { channelsPage } from './page-channels.js';
 import { configPage } from './page-config.js';
+import { tasksPage } from './page-tasks.js';
 import { tokensPage } from './page-tokens.js';
 import { usagePage } from './page-usage.js';
 
@@ -8,6 +9,7 @@ import { usagePage } from './page-usage.js';
 export const PAGES: readonly { readonly id: string; readonly title: string; readonly page: Page }[] = [
   { id: 'channels', title: 'Channels', page: channelsPage },
   { id: 'config', title: 'Configuration', page: configPage },
+  { id: 'tasks', title: 'Tasks', page: tasksPage },
   { id: 'usage', title: 'Usage', page: usagePage },
   { id: 'tokens', title: 'Tokens', page: tokensPage },
 ];
