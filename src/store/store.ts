@@ -212,7 +212,9 @@ export interface TaskPage {
 
 /**
  * A state a task was seen in: what `updateTask` records when an update changes the status, the
- * vendor's word or the progress (GET /admin/tasks/{task_id}). The time is the update's `updatedAt`.
+ * vendor's word or the progress (GET /admin/tasks/{task_id}). `at` is when the store wrote it, by
+ * the clock of the ledger's rows: a submission's `updatedAt` is when its request began, before
+ * the vendor was asked and before the debit was written, and a timeline must not put it first.
  */
 export interface TaskStateSeen {
   readonly at: number;

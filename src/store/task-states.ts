@@ -7,13 +7,16 @@ import { TASK_HISTORY_LIMIT, type TaskPatch, type TaskRecord, type TaskStateSeen
  * contract suite holds both to it.
  */
 
-/** The state an update leaves a task in when it changes its status, vendor status or progress; null when it changes none. */
+/**
+ * The state an update leaves a task in when it changes its status, vendor status or progress, at
+ * `now` (when it is written); null when it changes none.
+ */
 export function stateSeen(before: Pick<TaskRecord, 'status' | 'vendorStatus' | 'progress'>, patch: TaskPatch, now: number): TaskStateSeen | null {
   const status = patch.status ?? before.status;
   const vendorStatus = patch.vendorStatus !== undefined ? patch.vendorStatus : before.vendorStatus;
   const progress = patch.progress ?? before.progress;
   if (status === before.status && vendorStatus === before.vendorStatus && progress === before.progress) return null;
-  return { at: patch.updatedAt ?? now, status, vendorStatus, progress };
+  return { at: now, status, vendorStatus, progress };
 }
 
 /** A stored history with `state` appended; the oldest states beyond TASK_HISTORY_LIMIT go. */

@@ -68,10 +68,10 @@ export function taskMethods(pool: Pool, listeners: LedgerListeners): TaskMethods
     if (money) sets.push(`refunded = $${++n}`, `charged = $${++n}`);
     return `UPDATE tasks SET ${[...sets, 'version = version + 1'].join(', ')} WHERE id = $${n + 1} AND version = $${n + 2} RETURNING *`;
   };
-  /** The patch's values, with the state's time after them when the patch may change the state (as patchSql numbers them). */
+  /** The patch's values, with the time of the state after them when the patch may change the state (as patchSql numbers them). */
   const patchValues = (keys: string[], patch: TaskPatch) => {
     const values = keys.map((k) => PATCH_COLUMNS[k as keyof typeof PATCH_COLUMNS][1](patch[k as keyof TaskPatch]));
-    if (keys.some((k) => k in STATE_COLUMNS)) values.push(patch.updatedAt ?? Date.now());
+    if (keys.some((k) => k in STATE_COLUMNS)) values.push(Date.now());
     return values;
   };
   return {
