@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { mock, test } from 'node:test';
-import type { LedgerEntry, NewTask, Store, TaskPatch, UsageGroup } from '../src/store/store.js';
+import type { LedgerEntry, NewTask, Store, TaskPatch, TaskQuery, UsageGroup } from '../src/store/store.js';
 
 /**
  * The contract every store driver passes. A driver's test file calls this with a factory that
@@ -694,6 +694,7 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
       await store.close();
     }
   });
+
   test(`${driver} store: usage sums the ledger by UTC day, token and model over [from, to), each row on the day of its own time`, async () => {
     const store = await open();
     // Ledger rows take their time from Date.now(), in both drivers: the test sets it.
@@ -744,6 +745,110 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
       );
     } finally {
       now.mock.restore();
+      await store.close();
+    }
+  });
+
+  test(`${driver} store: an update that changes the status, vendor status or progress records the state it moves to, in the same compare-and-set`, async () => {
+    const store = await open();
+    try {
+      const t = await store.createToken({ name: 'h', keyHash: 'h', group: 'default', models: null, quota: null });
+      await store.createTask(newTask(t.id, 'task_h', 5));
+      const from = Date.now();
+      const states = async () => (await store.taskHistory('task_h'))!.states.map((s) => [s.status, s.vendorStatus, s.progress]);
+      assert.deepEqual(await states(), [], 'a new task has seen no state');
+      let v = (await store.updateTask('task_h', 1, { channel: 'c2', updatedAt: 1001 }))!.version;
+      assert.deepEqual(await states(), [], 'a change of channel is no state');
+      v = (await store.updateTask('task_h', v, { status: 'queued', upstreamId: 'u', vendorStatus: 'PENDING', updatedAt: 1100 }))!.version;
+      v = (await store.updateTask('task_h', v, { context: { a: 1 }, updatedAt: 1150 }))!.version;
+      v = (await store.updateTask('task_h', v, { vendorStatus: 'PENDING', progress: 0, updatedAt: 1160 }))!.version;
+      assert.equal(await store.updateTask('task_h', v - 1, { status: 'failed', updatedAt: 1170 }), null);
+      v = (await store.updateTask('task_h', v, { status: 'in_progress', vendorStatus: 'RUNNING', progress: 20, updatedAt: 1200 }))!.version;
+      v = (await store.updateTask('task_h', v, { progress: 60, updatedAt: 1300 }))!.version;
+      v = (await store.updateTask('task_h', v, { vendorStatus: null, updatedAt: 1350 }))!.version;
+      const done = (await store.updateTask('task_h', v, { status: 'completed', vendorStatus: 'SUCCEEDED', progress: 100, completedAt: 1400, updatedAt: 1400, settle: 3 }))!;
+      assert.deepEqual(await states(), [
+        ['queued', 'PENDING', 0],
+        ['in_progress', 'RUNNING', 20],
+        ['in_progress', 'RUNNING', 60],
+        ['in_progress', null, 60],
+        ['completed', 'SUCCEEDED', 100],
+      ], 'one state per change, none for a patch that leaves the state as it was, none for a stale version');
+      const h = (await store.taskHistory('task_h'))!;
+      // When it was written, by the ledger's clock (not the patch's updatedAt, which may be older).
+      const at = h.states.map((x) => x.at);
+      assert.deepEqual(at, [...at].sort((x, y) => x - y));
+      assert.ok(at[0]! >= from && at.at(-1)! <= Date.now() && at.at(-1)! <= h.ledger.at(-1)!.at, `${from} ≤ ${at.join(',')} ≤ the settlement's ledger row`);
+      assert.deepEqual(h.task, done, 'the record as stored');
+      assert.deepEqual(h.ledger.map((l) => [l.kind, l.ref, l.amount, l.tokenId]), [['debit', 'task_h', 5, t.id], ['settle', 'task_h', 2, t.id]], 'its debit, then what settlement gave back');
+      assert.equal(await store.taskHistory('task_nope'), null);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test(`${driver} store: a task keeps its last 50 states; a refund is in its ledger rows, another task's rows are not`, async () => {
+    const store = await open();
+    try {
+      const t = await store.createToken({ name: 'k', keyHash: 'k', group: 'default', models: null, quota: null });
+      await store.createTask(newTask(t.id, 'task_long', 4));
+      await store.createTask(newTask(t.id, 'task_other', 4));
+      await store.debit(t.id, 1, { ref: 'task_long-not', model: 'm' });
+      let v = 1;
+      for (let p = 1; p <= 60; p++) v = (await store.updateTask('task_long', v, { status: 'in_progress', progress: p, updatedAt: 2000 + p }))!.version;
+      await store.updateTask('task_long', v, { status: 'failed', error: { code: 'x', message: 'y' }, completedAt: 3000, updatedAt: 3000, refund: true });
+      const h = (await store.taskHistory('task_long'))!;
+      assert.equal(h.states.length, 50);
+      assert.deepEqual({ ...h.states[0]!, at: 0 }, { at: 0, status: 'in_progress', vendorStatus: null, progress: 12 }, 'the oldest went');
+      assert.deepEqual({ ...h.states.at(-1)!, at: 0 }, { at: 0, status: 'failed', vendorStatus: null, progress: 60 });
+      assert.deepEqual(h.ledger.map((l) => [l.kind, l.amount]), [['debit', 4], ['refund', 4]]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test(`${driver} store: every token's tasks are found newest first (ties by id), by status, model, channel and token, in pages that survive a deleted position`, async () => {
+    const store = await open();
+    try {
+      const a = await store.createToken({ name: 'fa', keyHash: 'fa', group: 'default', models: null, quota: null });
+      const b = await store.createToken({ name: 'fb', keyHash: 'fb', group: 'default', models: null, quota: null });
+      const make = async (id: string, tokenId: string, createdAt: number, extra: Partial<NewTask> = {}, patch?: TaskPatch) => {
+        await store.createTask({ ...newTask(tokenId, id), createdAt, ...extra });
+        if (patch) assert.ok(await store.updateTask(id, 1, patch));
+      };
+      await make('task_1', a.id, 100, {}, { status: 'queued', upstreamId: 'u1' });
+      await make('task_2', b.id, 200, { model: 'm2' }, { status: 'completed' });
+      await make('task_3b', a.id, 300, { channel: 'c2' }, { status: 'failed', refund: true });
+      await make('task_3a', b.id, 300, {}, { status: 'queued', upstreamId: 'u3' });
+      await make('task_3c', a.id, 300, { model: 'm2' });
+      await make('task_0', b.id, 50, { channel: 'c2' }, { status: 'in_progress', upstreamId: 'u0' });
+      const ids = async (q: Partial<TaskQuery> = {}) => (await store.findTasks({ before: null, limit: 50, ...q })).map((x) => x.id);
+
+      assert.deepEqual(await ids(), ['task_3c', 'task_3b', 'task_3a', 'task_2', 'task_1', 'task_0'], 'newest first, ties by id descending, submitting included');
+      assert.deepEqual(await ids({ status: 'queued' }), ['task_3a', 'task_1']);
+      assert.deepEqual(await ids({ status: 'submitting' }), ['task_3c']);
+      assert.deepEqual(await ids({ model: 'm2' }), ['task_3c', 'task_2']);
+      assert.deepEqual(await ids({ channel: 'c2' }), ['task_3b', 'task_0']);
+      assert.deepEqual(await ids({ tokenId: b.id }), ['task_3a', 'task_2', 'task_0']);
+      assert.deepEqual(await ids({ tokenId: a.id, model: 'm', status: 'failed' }), ['task_3b'], 'filters together narrow');
+      assert.deepEqual(await ids({ tokenId: 'nobody' }), []);
+      assert.deepEqual(await ids({ status: 'completed', model: 'm' }), []);
+
+      // Pages of two, each before the last of the one before; a position deleted meanwhile still is one.
+      const pages: string[][] = [];
+      for (let before: TaskQuery['before'] = null; ; ) {
+        const page = await store.findTasks({ before, limit: 2 });
+        if (page.length === 0) break;
+        pages.push(page.map((x) => x.id));
+        before = { createdAt: page.at(-1)!.createdAt, id: page.at(-1)!.id };
+        if (page.at(-1)!.id === 'task_3b') assert.ok(await store.deleteTask('task_3b', a.id));
+      }
+      assert.deepEqual(pages, [['task_3c', 'task_3b'], ['task_3a', 'task_2'], ['task_1', 'task_0']]);
+      assert.deepEqual(await ids({ before: { createdAt: 300, id: 'task_3b' }, status: 'queued' }), ['task_3a', 'task_1'], 'a cursor and a filter');
+      assert.deepEqual(await ids({ before: { createdAt: 300, id: 'task_3a' }, limit: 1 }), ['task_2']);
+      // What the list answers is the record as stored.
+      assert.deepEqual((await store.findTasks({ before: null, limit: 1, status: 'queued' }))[0], await store.getTask('task_3a'));
+    } finally {
       await store.close();
     }
   });

@@ -41,9 +41,9 @@ test('sqlite store: a store from before the ledger opens with one debit row per 
   await a.updateTask('task_old', 1, { status: 'completed' });
   await a.close();
   // Back to schema version 2: no ledger, no settlement columns, no holds, no resources, no leases, no
-  // task order, no links, the units already used.
+  // task order, no links, no states seen, the units already used.
   const db = new Database(path);
-  db.exec(`DROP TABLE links; DROP TABLE resources; DROP TABLE holds; DROP TABLE ledger; ALTER TABLE tasks DROP COLUMN pricing; ALTER TABLE tasks DROP COLUMN charged; ALTER TABLE tasks DROP COLUMN lease_owner; ALTER TABLE tasks DROP COLUMN lease_until; DROP INDEX tasks_by_seq; DROP INDEX tasks_by_token; ALTER TABLE tasks DROP COLUMN seq; DELETE FROM schema_version WHERE version >= 3;`);
+  db.exec(`DROP TABLE links; DROP TABLE resources; DROP TABLE holds; DROP TABLE ledger; ALTER TABLE tasks DROP COLUMN pricing; ALTER TABLE tasks DROP COLUMN charged; ALTER TABLE tasks DROP COLUMN lease_owner; ALTER TABLE tasks DROP COLUMN lease_until; DROP INDEX tasks_by_seq; DROP INDEX tasks_by_token; ALTER TABLE tasks DROP COLUMN seq; DROP INDEX tasks_by_created; DROP INDEX tasks_by_status; ALTER TABLE tasks DROP COLUMN history; DELETE FROM schema_version WHERE version >= 3;`);
   db.close();
   const b = await openStore(path);
   try {
@@ -54,6 +54,8 @@ test('sqlite store: a store from before the ledger opens with one debit row per 
     assert.deepEqual((await b.listTasks(t.id, ['video'], { after: null, limit: 10, order: 'desc' }))?.map((x) => x.id), ['task_old'], 'an older task is listed');
     await b.refund(t.id, 1, { ref: 'r', model: 'm' });
     assert.deepEqual(await b.ledgerBalance(t.id), { used: 4, debit: 5, refund: 1, settle: 0 });
+    assert.deepEqual((await b.taskHistory('task_old'))?.states, [], 'a task from before states were kept has none');
+    assert.deepEqual((await b.findTasks({ before: null, limit: 10, status: 'completed' })).map((x) => x.id), ['task_old'], 'and is found');
   } finally {
     await b.close();
   }

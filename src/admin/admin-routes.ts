@@ -12,6 +12,7 @@ import { channelsReport } from './channels-admin.js';
 import { consoleFile, consolePage, consoleRedirect } from './console-files.js';
 import { configReport, reloadNow } from './config-admin.js';
 import { ledgerReport } from './ledger-admin.js';
+import { getTaskTimeline, listAllTasks } from './tasks-admin.js';
 import { healthz, readyz } from './health.js';
 import { usageCsv, usageReport } from './usage-admin.js';
 import { CREATE_TOKEN_BODY, createToken, deleteToken, disableToken, enableToken, getToken, listTokens, QUOTA_BODY, setTokenQuota } from './tokens-admin.js';
@@ -59,6 +60,8 @@ const ADMIN_ROUTES: readonly AdminRoute[] = [
   route('POST', '/admin/tokens/{token_id}/quota', setTokenQuota, { body: QUOTA_BODY }),
   route('GET', '/admin/usage', usageReport),
   route('GET', '/admin/usage.csv', usageCsv),
+  route('GET', '/admin/tasks', listAllTasks),
+  route('GET', '/admin/tasks/{task_id}', getTaskTimeline),
   route('GET', '/metrics', async ({ deps }) => ({ text: await deps.metrics.text(), contentType: deps.metrics.contentType })),
 ];
 

@@ -110,6 +110,8 @@ export interface TaskRow {
   completed_at: number | null;
   deadline_at: number;
   version: number;
+  /** The states seen (../task-states.ts); null for a task stored before they were kept. */
+  history: string | null;
 }
 
 /** A task as the store answers it. */

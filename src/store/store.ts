@@ -210,6 +210,45 @@ export interface TaskPage {
   readonly order: 'asc' | 'desc';
 }
 
+/**
+ * A state a task was seen in: what `updateTask` records when an update changes the status, the
+ * vendor's word or the progress (GET /admin/tasks/{task_id}). `at` is when the store wrote it, by
+ * the clock of the ledger's rows: a submission's `updatedAt` is when its request began, before
+ * the vendor was asked and before the debit was written, and a timeline must not put it first.
+ */
+export interface TaskStateSeen {
+  readonly at: number;
+  readonly status: TaskStatus;
+  readonly vendorStatus: string | null;
+  readonly progress: number;
+}
+
+/** States a task keeps, the latest: a task polled for an hour must not grow its row without end. */
+export const TASK_HISTORY_LIMIT = 50;
+
+/**
+ * Which tasks of every token `findTasks` answers (operators): each filter set narrows them; a page
+ * of at most `limit`, newest first by (`createdAt`, `id`), strictly after `before` in that order.
+ */
+export interface TaskQuery {
+  readonly status?: TaskStatus;
+  readonly model?: string;
+  readonly channel?: string;
+  readonly tokenId?: string;
+  /** Where the previous page ended; null: from the newest. */
+  readonly before: { readonly createdAt: number; readonly id: string } | null;
+  readonly limit: number;
+}
+
+/** One task as the gateway saw it: its record, its states seen (oldest first), and the ledger rows of its id. */
+export interface TaskHistory {
+  readonly task: TaskRecord;
+  /** The last TASK_HISTORY_LIMIT; empty for a task stored before states were recorded. */
+  readonly states: readonly TaskStateSeen[];
+  /** Oldest first: the debit of its price, then a settlement's give-back or a refund, if any. */
+  readonly ledger: readonly LedgerEntry[];
+}
+
 /** A movement of a token's `used`: `debit` adds, `refund` and `settle` (what settlement gives back) take away. */
 export type LedgerKind = 'debit' | 'refund' | 'settle';
 
@@ -388,7 +427,9 @@ export interface Store {
   getTasks(ids: readonly string[]): Promise<TaskRecord[]>;
   /**
    * Compare-and-set: applies `patch` only if the task is still at `version`, and bumps the
-   * version. Returns the new record, or null when the task changed meanwhile or is gone.
+   * version. Returns the new record, or null when the task changed meanwhile or is gone. When the
+   * patch changes the status, the vendor status or the progress, the same statement appends the
+   * state to the task's history (TaskStateSeen; the last TASK_HISTORY_LIMIT are kept).
    */
   updateTask(id: string, version: number, patch: TaskPatch): Promise<TaskRecord | null>;
   /** Removes a task the vendor never accepted and refunds its price, atomically (compare-and-set). */
@@ -418,6 +459,13 @@ export interface Store {
   getLink(id: string, now: number): Promise<LinkRecord | null>;
   /** Deletes up to `limit` links expired at `now` (their stored files with them); returns how many. */
   deleteExpiredLinks(now: number, limit: number): Promise<number>;
+  /**
+   * Tasks of every token, `submitting` ones too, newest first by (createdAt, id), narrowed by the
+   * query (GET /admin/tasks). A position deleted meanwhile is still a position: paging goes on.
+   */
+  findTasks(query: TaskQuery): Promise<TaskRecord[]>;
+  /** A task with the states it was seen in and its ledger rows; null for an unknown id. */
+  taskHistory(id: string): Promise<TaskHistory | null>;
   /** Ledger rows of a token with ids after `after` (null: from the start), oldest first, at most `limit`. */
   ledger(tokenId: string, after: number | null, limit: number): Promise<LedgerEntry[]>;
   /** The token's `used` and its ledger's sums, read together; null for an unknown token. */

@@ -93,4 +93,10 @@ export const MIGRATIONS: readonly string[] = [
    CREATE INDEX links_by_expiry ON links (expires_at);`,
   // Usage over a range of time (GET /admin/usage): the ledger read by `at`, not whole.
   `CREATE INDEX ledger_by_at ON ledger (at);`,
+  // Operators' view of tasks (GET /admin/tasks): the states each task was seen in (a JSON array;
+  // null for the rows before), every token's tasks newest first, by status, and a task's ledger rows.
+  `ALTER TABLE tasks ADD COLUMN history TEXT;
+   CREATE INDEX tasks_by_created ON tasks (created_at, id);
+   CREATE INDEX tasks_by_status ON tasks (status, created_at, id);
+   CREATE INDEX ledger_by_ref ON ledger (ref);`,
 ];

@@ -2,6 +2,7 @@ import type { Store } from '../store.js';
 import { openPool } from './database.js';
 import { LedgerListeners } from './ledger-sql.js';
 import { linkMethods } from './links.js';
+import { operatorTaskMethods } from './operator-tasks.js';
 import { ownTaskMethods } from './own-tasks.js';
 import { quotaMethods } from './quota.js';
 import { taskMethods } from './tasks.js';
@@ -20,6 +21,7 @@ export async function openPostgresStore(url: string, poolSize = 10): Promise<Sto
     ...quotaMethods(pool, listeners),
     ...taskMethods(pool, listeners),
     ...ownTaskMethods(pool),
+    ...operatorTaskMethods(pool),
     ...linkMethods(pool),
     ...usageMethods(pool),
     onLedger: (listener) => listeners.add(listener),

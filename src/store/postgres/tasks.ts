@@ -1,4 +1,4 @@
-import { newTaskRecord, unfinishedCounts, type Store, type TaskPatch, type TaskRecord } from '../store.js';
+import { newTaskRecord, TASK_HISTORY_LIMIT, unfinishedCounts, type Store, type TaskPatch, type TaskRecord } from '../store.js';
 import { taskMoney } from '../money.js';
 import { PATCH_COLUMNS, toLedger, toTask, type LedgerRow, type TaskRow } from '../sql-rows.js';
 import { transaction, type Pool } from './database.js';
@@ -29,13 +29,50 @@ const CLAIM = `UPDATE tasks SET lease_owner = $1, lease_until = $3 WHERE id IN (
     SELECT id FROM tasks WHERE ${UNFINISHED} AND (lease_owner IS NULL OR lease_until <= $2) ORDER BY id LIMIT $4 FOR UPDATE SKIP LOCKED
   ) RETURNING *`;
 
+/** The fields of a task's state (TaskStateSeen), their columns, and the SQL type of their values. */
+const STATE_COLUMNS: Readonly<Record<string, { column: string; type: string; key: string }>> = {
+  status: { column: 'status', type: 'text', key: 'status' },
+  vendorStatus: { column: 'vendor_status', type: 'text', key: 'vendorStatus' },
+  progress: { column: 'progress', type: 'integer', key: 'progress' },
+};
+
+/**
+ * The new `history` of an UPDATE whose patch sets some of the state's fields ($1… in the order of
+ * `keys`, the time at $at): the state it moves to is appended when it differs from the row's, and
+ * only the last TASK_HISTORY_LIMIT are kept (../task-states.ts says the same for SQLite). In a SET
+ * clause a column still reads the row as it was, so the comparison needs no read before.
+ */
+function historySql(keys: string[], at: number): string {
+  const after = Object.entries(STATE_COLUMNS).map(([field, c]) => {
+    const i = keys.indexOf(field);
+    return { ...c, value: i >= 0 ? `$${i + 1}::${c.type}` : c.column };
+  });
+  const changed = after.map((c) => `${c.value} IS DISTINCT FROM ${c.column}`).join(' OR ');
+  const state = `jsonb_build_object('at', $${at}::bigint, ${after.map((c) => `'${c.key}', ${c.value}`).join(', ')})`;
+  return `CASE WHEN ${changed} THEN (
+      SELECT jsonb_agg(s.e ORDER BY s.n)::text FROM (
+        SELECT e, n FROM jsonb_array_elements(COALESCE(history, '[]')::jsonb || jsonb_build_array(${state})) WITH ORDINALITY AS x(e, n)
+        ORDER BY n DESC LIMIT ${TASK_HISTORY_LIMIT}
+      ) AS s
+    ) ELSE history END`;
+}
+
 /** Tasks: created with their debit, changed by compare-and-set, settled or refunded once, leased to one replica. */
 export function taskMethods(pool: Pool, listeners: LedgerListeners): TaskMethods {
+  // The patch's values are $1…$k in the order of `keys`; the state's time, when one may be seen, is $k+1.
   const patchSql = (keys: string[], money: boolean) => {
     const sets = keys.map((k, i) => `${PATCH_COLUMNS[k as keyof typeof PATCH_COLUMNS][0]} = $${i + 1}`);
-    if (money) sets.push(`refunded = $${keys.length + 1}`, `charged = $${keys.length + 2}`);
-    const n = keys.length + (money ? 2 : 0);
+    const history = keys.some((k) => k in STATE_COLUMNS);
+    if (history) sets.push(`history = ${historySql(keys, keys.length + 1)}`);
+    let n = keys.length + (history ? 1 : 0);
+    if (money) sets.push(`refunded = $${++n}`, `charged = $${++n}`);
     return `UPDATE tasks SET ${[...sets, 'version = version + 1'].join(', ')} WHERE id = $${n + 1} AND version = $${n + 2} RETURNING *`;
+  };
+  /** The patch's values, with the time of the state after them when the patch may change the state (as patchSql numbers them). */
+  const patchValues = (keys: string[], patch: TaskPatch) => {
+    const values = keys.map((k) => PATCH_COLUMNS[k as keyof typeof PATCH_COLUMNS][1](patch[k as keyof TaskPatch]));
+    if (keys.some((k) => k in STATE_COLUMNS)) values.push(Date.now());
+    return values;
   };
   return {
     async createTask(t) {
@@ -59,7 +96,7 @@ export function taskMethods(pool: Pool, listeners: LedgerListeners): TaskMethods
     },
     async updateTask(id, version, patch) {
       const keys = Object.keys(patch).filter((k) => k !== 'refund' && k !== 'settle' && patch[k as keyof TaskPatch] !== undefined);
-      const values = keys.map((k) => PATCH_COLUMNS[k as keyof typeof PATCH_COLUMNS][1](patch[k as keyof TaskPatch]));
+      const values = patchValues(keys, patch);
       if (patch.refund !== true && patch.settle === undefined) {
         // No money moves: the compare-and-set is the statement itself.
         const row = (await pool.query<TaskRow>(patchSql(keys, false), [...values, id, version])).rows[0];

@@ -4,6 +4,7 @@ import { openDatabase } from './database.js';
 import { groupCommit } from './group-commit.js';
 import { ledgerWrites } from './ledger-writes.js';
 import { linkMethods } from './links.js';
+import { operatorTaskMethods } from './operator-tasks.js';
 import { ownTaskMethods } from './own-tasks.js';
 import { quotaMethods } from './quota.js';
 import { resourceMethods } from './resources.js';
@@ -29,6 +30,7 @@ export function openSqliteStore(path: string): Store {
     ...quotaMethods(db, commits, money),
     ...taskMethods(db, commits, money),
     ...ownTaskMethods(db, commits),
+    ...operatorTaskMethods(db),
     ...resourceMethods(db, commits),
     ...linkMethods(db, commits),
     ...usageMethods(db),

@@ -4,6 +4,7 @@ import type { Db } from './database.js';
 import type { GroupCommit } from './group-commit.js';
 import type { LedgerWrites } from './ledger-writes.js';
 import { PATCH_COLUMNS, toTask, type TaskRow } from '../sql-rows.js';
+import { stateSeen, withState } from '../task-states.js';
 
 type TaskMethods = Pick<
   Store,
@@ -28,13 +29,15 @@ export function taskMethods(db: Db, { write }: GroupCommit, ledger: LedgerWrites
   );
   const renew = db.prepare(`UPDATE tasks SET lease_until = ? WHERE id = ? AND lease_owner = ? AND ${UNFINISHED}`);
   const release = db.prepare(`UPDATE tasks SET lease_owner = NULL, lease_until = NULL WHERE ${UNFINISHED} AND lease_owner = ?`);
-  // One prepared UPDATE per set of patched fields: a poller writes the same few shapes again and again.
+  // One prepared UPDATE per set of patched fields (and whether a state is recorded): a poller
+  // writes the same few shapes again and again.
   const updates = new Map<string, ReturnType<Db['prepare']>>();
-  const updateFor = (keys: string[]) => {
-    const sig = keys.join(',');
+  const updateFor = (keys: string[], history: boolean) => {
+    const sig = `${keys.join(',')}${history ? '+history' : ''}`;
     let stmt = updates.get(sig);
     if (!stmt) {
       const sets = keys.map((k) => `${PATCH_COLUMNS[k as keyof typeof PATCH_COLUMNS][0]} = ?`);
+      if (history) sets.push('history = ?');
       stmt = db.prepare(`UPDATE tasks SET ${[...sets, 'refunded = ?', 'charged = ?', 'version = version + 1'].join(', ')} WHERE id = ? AND version = ?`);
       updates.set(sig, stmt);
     }
@@ -69,8 +72,11 @@ export function taskMethods(db: Db, { write }: GroupCommit, ledger: LedgerWrites
         if (!row || row.version !== version) return null;
         const keys = Object.keys(patch).filter((k) => k !== 'refund' && k !== 'settle' && patch[k as keyof TaskPatch] !== undefined);
         const values = keys.map((k) => PATCH_COLUMNS[k as keyof typeof PATCH_COLUMNS][1](patch[k as keyof TaskPatch]));
+        // The row was just read in this write: the state it moves to is known here, and rides on the same UPDATE.
+        const seen = stateSeen({ status: row.status, vendorStatus: row.vendor_status, progress: row.progress }, patch, Date.now());
+        if (seen) values.push(withState(row.history, seen));
         const money = taskMoney({ price: row.price, charged: row.charged, refunded: row.refunded === 1 }, patch);
-        if (updateFor(keys).run([...values, money.refunded ? 1 : 0, money.charged, id, version]).changes !== 1) return null;
+        if (updateFor(keys, seen !== null).run([...values, money.refunded ? 1 : 0, money.charged, id, version]).changes !== 1) return null;
         if (money.giveBack) ledger.giveBack(row.token_id, money.giveBack.kind, money.giveBack.amount, id, row.model);
         return toTask(read(id)!);
       });

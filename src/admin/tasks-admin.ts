@@ -1,0 +1,81 @@
+import { GatewayError } from '../errors/gateway-error.js';
+import type { TaskQuery, TaskStatus } from '../store/store.js';
+import type { AdminAnswer, AdminContext } from './admin-types.js';
+import { adminTaskDetail, adminTaskView, timeline } from './task-timeline.js';
+
+/** Tasks one page gives when `limit` is not set, and the most it may ask for. */
+const DEFAULT_LIMIT = 50;
+const MAX_LIMIT = 200;
+const STATUSES: readonly TaskStatus[] = ['submitting', 'queued', 'in_progress', 'completed', 'failed'];
+/** Longest model, channel or token id a filter may name; nothing stored is longer. */
+const MAX_NAME = 200;
+
+/**
+ * `GET /admin/tasks?status=&model=&channel=&token=&limit=&before=`: tasks of every token, newest
+ * first, each filter narrowing; `next` is the `before` of the next page, null on the last.
+ */
+export async function listAllTasks({ query, deps }: AdminContext): Promise<AdminAnswer> {
+  const status = text(query, 'status');
+  if (status !== undefined && !(STATUSES as readonly string[]).includes(status)) {
+    throw new GatewayError('invalid_request', `status must be one of ${STATUSES.join(', ')}`, { param: 'status' });
+  }
+  const limit = whole(query.get('limit'), 'limit', 1, MAX_LIMIT) ?? DEFAULT_LIMIT;
+  const q: TaskQuery = {
+    status: status as TaskStatus | undefined,
+    model: text(query, 'model'),
+    channel: text(query, 'channel'),
+    tokenId: text(query, 'token'),
+    before: readCursor(query.get('before')),
+    // One more than the page: whether there is a next page is known, not guessed from a full one.
+    limit: limit + 1,
+  };
+  const rows = await deps.store.findTasks(q);
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return { json: { tasks: page.map(adminTaskView), next: rows.length > limit && last ? writeCursor(last.createdAt, last.id) : null } };
+}
+
+/** `GET /admin/tasks/{task_id}`: one task, and what happened to it, oldest first. */
+export async function getTaskTimeline({ params, deps }: AdminContext): Promise<AdminAnswer> {
+  const history = await deps.store.taskHistory(params.task_id!);
+  if (!history) throw new GatewayError('not_found', `no task with id ${params.task_id!.slice(0, 100)}`);
+  return { json: { task: adminTaskDetail(history.task), timeline: timeline(history) } };
+}
+
+/** A filter's value; undefined when absent or empty (a form's blank field filters nothing). */
+function text(query: URLSearchParams, name: string): string | undefined {
+  const v = query.get(name);
+  if (v === null || v === '') return undefined;
+  if (v.length > MAX_NAME) throw new GatewayError('invalid_request', `${name} must be at most ${MAX_NAME} characters`, { param: name });
+  return v;
+}
+
+/** A whole-number query parameter within bounds; null when it is absent. */
+function whole(raw: string | null, name: string, min: number, max: number): number | null {
+  if (raw === null || raw === '') return null;
+  const n = /^[0-9]{1,16}$/.test(raw) ? Number(raw) : NaN;
+  if (!(n >= min && n <= max)) throw new GatewayError('invalid_request', `${name} must be a whole number from ${min} to ${max}`, { param: name });
+  return n;
+}
+
+/**
+ * The cursor: the last task's (created_at, id) as base64url JSON. Opaque to clients, and a
+ * position rather than a task, so a page goes on even when that task was deleted meanwhile.
+ */
+function writeCursor(createdAt: number, id: string): string {
+  return Buffer.from(JSON.stringify([createdAt, id])).toString('base64url');
+}
+
+function readCursor(raw: string | null): TaskQuery['before'] {
+  if (raw === null || raw === '') return null;
+  const bad = () => new GatewayError('invalid_request', 'before must be the `next` of a previous page', { param: 'before' });
+  if (!/^[A-Za-z0-9_-]{1,400}$/.test(raw)) throw bad();
+  let v: unknown;
+  try {
+    v = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
+  } catch {
+    throw bad();
+  }
+  if (!Array.isArray(v) || v.length !== 2 || !Number.isSafeInteger(v[0]) || v[0] < 0 || typeof v[1] !== 'string' || v[1].length > MAX_NAME) throw bad();
+  return { createdAt: v[0] as number, id: v[1] };
+}
