@@ -62,7 +62,8 @@ async function oneTask({ api, go }: PageContext, id: string): Promise<Node> {
     {},
     h('p', {}, h('a', { href: '#tasks', onclick: (e: Event) => (e.preventDefault(), go('tasks')) }, '← every task')),
     section(
-      `Task ${t.id}`,
+      'Task',
+      h('p', {}, h('code', { 'data-testid': 'task-id' }, t.id)),
       h(
         'div',
         { class: 'stats', 'data-testid': 'task' },
