@@ -11,6 +11,7 @@ import { validateBody } from '../pipeline/validate-body.js';
 import { channelsReport } from './channels-admin.js';
 import { configReport, reloadNow } from './config-admin.js';
 import { ledgerReport } from './ledger-admin.js';
+import { PLAYGROUND_BODY, playground } from './playground-admin.js';
 import { healthz, readyz } from './health.js';
 import { CREATE_TOKEN_BODY, createToken, deleteToken, disableToken, enableToken, getToken, listTokens, QUOTA_BODY, setTokenQuota } from './tokens-admin.js';
 
@@ -50,6 +51,7 @@ const ADMIN_ROUTES: readonly AdminRoute[] = [
   route('POST', '/admin/tokens/{token_id}/disable', disableToken),
   route('POST', '/admin/tokens/{token_id}/enable', enableToken),
   route('POST', '/admin/tokens/{token_id}/quota', setTokenQuota, { body: QUOTA_BODY }),
+  route('POST', '/admin/playground', playground, { body: PLAYGROUND_BODY }),
   route('GET', '/metrics', async ({ deps }) => ({ text: await deps.metrics.text(), contentType: deps.metrics.contentType })),
 ];
 
