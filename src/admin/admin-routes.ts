@@ -13,6 +13,7 @@ import { consoleFile, consolePage, consoleRedirect } from './console-files.js';
 import { configReport, reloadNow } from './config-admin.js';
 import { ledgerReport } from './ledger-admin.js';
 import { getTaskTimeline, listAllTasks } from './tasks-admin.js';
+import { PLAYGROUND_BODY, playground } from './playground-admin.js';
 import { healthz, readyz } from './health.js';
 import { usageCsv, usageReport } from './usage-admin.js';
 import { CREATE_TOKEN_BODY, createToken, deleteToken, disableToken, enableToken, getToken, listTokens, QUOTA_BODY, setTokenQuota } from './tokens-admin.js';
@@ -62,6 +63,7 @@ const ADMIN_ROUTES: readonly AdminRoute[] = [
   route('GET', '/admin/usage.csv', usageCsv),
   route('GET', '/admin/tasks', listAllTasks),
   route('GET', '/admin/tasks/{task_id}', getTaskTimeline),
+  route('POST', '/admin/playground', playground, { body: PLAYGROUND_BODY }),
   route('GET', '/metrics', async ({ deps }) => ({ text: await deps.metrics.text(), contentType: deps.metrics.contentType })),
 ];
 

@@ -27,7 +27,7 @@ export async function readJsonBody(req: IncomingMessage, rules: CompiledBody, ad
   if (type === 'multipart/form-data') {
     const form = await parseMultipart(raw, req.headers['content-type']!, rules.maxFiles);
     // A field holding JSON (metadata) nests like a JSON body does, under the same limit.
-    if (exceedsDepth(form, rules.maxDepth)) throw new GatewayError('invalid_request', `the request body is nested deeper than ${rules.maxDepth} levels`);
+    checkDepth(form, rules.maxDepth);
     return form;
   }
   if (raw.length === 0) throw new GatewayError('invalid_request', 'the request body is empty; a JSON object is expected');
@@ -37,10 +37,13 @@ export async function readJsonBody(req: IncomingMessage, rules: CompiledBody, ad
   } catch (err) {
     throw new GatewayError('invalid_request', `the request body is not valid JSON${jsonErrorPosition(raw.toString('utf8'), err)}`);
   }
-  if (exceedsDepth(body, rules.maxDepth)) {
-    throw new GatewayError('invalid_request', `the request body is nested deeper than ${rules.maxDepth} levels`);
-  }
+  checkDepth(body, rules.maxDepth);
   return body;
+}
+
+/** A body nested deeper than its route allows is the client's `invalid_request`. */
+export function checkDepth(body: unknown, maxDepth: number): void {
+  if (exceedsDepth(body, maxDepth)) throw new GatewayError('invalid_request', `the request body is nested deeper than ${maxDepth} levels`);
 }
 
 /** Iterative, so hostile nesting cannot overflow the stack while it is measured. */

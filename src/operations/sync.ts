@@ -14,7 +14,7 @@ import type { RequestContext } from '../pipeline/context.js';
 import { clientInputError } from '../pipeline/map-request.js';
 import { awaitTask } from './awaited.js';
 import type { ResponseContext } from '../pipeline/map-response.js';
-import { callUpstream, mapAnswer } from '../pipeline/call-upstream.js';
+import { callUpstream, mapAnswer, type CallInput } from '../pipeline/call-upstream.js';
 import { modelOf } from '../pipeline/model-of.js';
 import { onHolder, recordCreated } from '../pipeline/resources.js';
 import { handOutLinks } from '../links/hand-out.js';
@@ -36,11 +36,23 @@ export async function callOperation(
   /** A remix: the earlier task it works on. */
   source?: unknown,
 ): Promise<{ res: UpstreamResponse; mctx: ResponseContext }> {
-  const input = { body, params: ctx.params, query: ctx.query, model: upstreamModel, public_model: model, ...(task ? { task } : {}), ...(source ? { source } : {}) };
+  const input = operationInput(ctx, body, model, upstreamModel, task, source);
   const res = await callUpstream(op, channel, input, ctx.now, pools, { requestError: clientInputError, ids: ctx });
   const now = ctx.now.toISOString();
   // `request`: what the client asked (a vendor that always answers bytes, say, is answered as a URL or base64 as the client's response_format says).
   return { res, mctx: { model: upstreamModel, public_model: model, now, request: body, ...(source ? { source } : {}) } };
+}
+
+/** What an operation's request mapping sees of a public request (README, "Mapping inputs"), the channel and time aside. */
+export function operationInput(
+  ctx: Pick<RequestContext, 'params' | 'query'>,
+  body: unknown,
+  model: string,
+  upstreamModel: string,
+  task?: { id: string },
+  source?: unknown,
+): CallInput {
+  return { body, params: ctx.params, query: ctx.query, model: upstreamModel, public_model: model, ...(task ? { task } : {}), ...(source ? { source } : {}) };
 }
 
 /**

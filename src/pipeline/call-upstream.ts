@@ -23,9 +23,15 @@ export async function upstreamRequest(
   now: Date,
   ids?: CallerIds,
 ): Promise<{ req: UpstreamRequest; signed: boolean }> {
+  const req = await unsignedRequest(mappings, channel, input, now, ids);
+  return { req, signed: signFor(channel, req, now) };
+}
+
+/** The request of `upstreamRequest` before it is signed: mapped, with the caller's ids (the admin playground signs it with stand-in secrets). */
+export async function unsignedRequest(mappings: Parameters<typeof mapRequest>[0], channel: CompiledChannel, input: CallInput, now: Date, ids?: CallerIds): Promise<UpstreamRequest> {
   const req = await mapRequest(mappings, channel, { ...input, channel: { name: channel.name, settings: channel.settings }, now: now.toISOString() } as RequestMappingInput | TaskMappingInput);
   addCallerHeaders(req, ids);
-  return { req, signed: signFor(channel, req, now) };
+  return req;
 }
 
 /** Signs a request for the channel when it goes to the channel's own origin (credentials never go to another host); says whether it did. */

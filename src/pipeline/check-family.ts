@@ -1,46 +1,57 @@
 import type { ValidateFunction } from 'ajv';
 import { familyOf } from '../config/lookups.js';
-import { MappingError } from '../mapping/mapping.js';
+import { MappingError, type Mapping } from '../mapping/mapping.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { describeError, dottedPath, usefulErrors } from '../schema/describe-error.js';
 import { IMAGE_KEYWORD } from '../schema/image-keyword.js';
+import type { CompiledFamily } from '../config/snapshot.js';
 import type { RequestContext } from './context.js';
 import { inputFault } from './map-request.js';
 import { modelOf } from './model-of.js';
+
+/** What the family stage reads of a request. */
+export type FamilyRequest = Pick<RequestContext, 'route' | 'snapshot' | 'params' | 'query'>;
 
 /**
  * The family stage: the generation mode the request asks for must be one its model's family
  * takes, and the body must pass the family's limits (routes.yaml `families`). Returns the text of a
  * Warning header when the family takes the mode but does not recommend it; null otherwise.
  */
-export async function checkFamily(ctx: RequestContext, body: unknown): Promise<string | null> {
+export async function checkFamily(ctx: FamilyRequest, body: unknown): Promise<string | null> {
   // A remix takes its model from its source task: that task already passed its family's checks.
   if (!ctx.route.model) return null;
   const model = modelOf(ctx.route, ctx.params, body);
   const family = familyOf(ctx.snapshot.families, model);
   if (!family) return null;
   let warning: string | null = null;
-  const modeOf = family.mode ?? ctx.route.mode;
-  if (modeOf) {
-    let mode: unknown;
-    try {
-      mode = await modeOf.evaluate({ body, params: ctx.params, query: ctx.query, model });
-    } catch (err) {
-      throw inputFault(err, 'the generation mode of the request cannot be told') ??
-        new GatewayError('internal_error', 'the route could not tell the generation mode of the request', { cause: err instanceof MappingError ? err.message : err });
+  const modeOf = modeMapping(ctx, family);
+  const mode = modeOf ? await requestMode(ctx, modeOf, model, body) : undefined;
+  if (typeof mode === 'string') {
+    const support = family.modes.get(mode) ?? 'unsupported';
+    if (support === 'unsupported') {
+      const takes = [...family.modes].filter(([, s]) => s !== 'unsupported').map(([m]) => m);
+      throw new GatewayError('invalid_request', `mode ${mode} is not supported by the ${family.name} family (${model}); it supports: ${takes.join(', ') || 'none'}`, { param: '' });
     }
-    if (typeof mode === 'string') {
-      const support = family.modes.get(mode) ?? 'unsupported';
-      if (support === 'unsupported') {
-        const takes = [...family.modes].filter(([, s]) => s !== 'unsupported').map(([m]) => m);
-        throw new GatewayError('invalid_request', `mode ${mode} is not supported by the ${family.name} family (${model}); it supports: ${takes.join(', ') || 'none'}`, { param: '' });
-      }
-      if (support === 'discouraged') warning = `299 gateway "mode ${mode} is not recommended for the ${family.name} family"`;
-    }
+    if (support === 'discouraged') warning = `299 gateway "mode ${mode} is not recommended for the ${family.name} family"`;
   }
   checkLimits(family.limits, body, `${family.name} family`);
   checkLimits(family.modelLimits.get(model) ?? null, body, `${family.name} family, model ${model}`);
   return warning;
+}
+
+/** How a request's generation mode is told: its family's own expression, else its route's; null when neither says. */
+export function modeMapping(ctx: Pick<FamilyRequest, 'route'>, family: CompiledFamily): Mapping | null {
+  return family.mode ?? ctx.route.mode;
+}
+
+/** The generation mode a request asks for, by `modeMapping`; a body the expression cannot read is the client's `invalid_request`. */
+export async function requestMode(ctx: FamilyRequest, modeOf: Mapping, model: string, body: unknown): Promise<unknown> {
+  try {
+    return await modeOf.evaluate({ body, params: ctx.params, query: ctx.query, model });
+  } catch (err) {
+    throw inputFault(err, 'the generation mode of the request cannot be told') ??
+      new GatewayError('internal_error', 'the route could not tell the generation mode of the request', { cause: err instanceof MappingError ? err.message : err });
+  }
 }
 
 function checkLimits(validate: ValidateFunction | null, body: unknown, whose: string): void {

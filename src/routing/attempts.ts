@@ -173,8 +173,8 @@ function backoff(policy: Snapshot['retry'], attempts: number, random: () => numb
   return Math.round(base * (0.5 + 0.5 * random()));
 }
 
-/** Why nothing served: channels passed over (saturated, breaker open) and calls that failed, for load or otherwise. */
-class Shortfall {
+/** Why nothing served: channels passed over (saturated, breaker open) and calls that failed, for load or otherwise (also the admin playground's, when every channel would be passed over). */
+export class Shortfall {
   #saturated = 0;
   #openUntil = Infinity;
   #failedOtherwise = 0;

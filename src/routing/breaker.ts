@@ -8,6 +8,9 @@ export type Health = 'success' | 'failure' | 'neutral';
 
 const BUCKETS = 10;
 
+/** Whether a call may go: with `probe` when it is a half-open breaker's single probe; else when one may. */
+export type BreakerVerdict = { readonly ok: true; readonly probe: boolean } | { readonly ok: false; readonly retryAt: number };
+
 /**
  * One channel's circuit breaker. Closed: every call goes; `consecutiveFailures` failures in a row,
  * or a failure share of `failureRate.threshold` over `windowMs` (once `minRequests` calls were
@@ -28,15 +31,21 @@ export class Breaker {
   #buckets: [number, number, number][] = [];
 
   /** Whether a call may go now; true for a half-open breaker's single probe (the caller must report it). */
-  admit(policy: BreakerPolicy, now: number): { ok: true; probe: boolean } | { ok: false; retryAt: number } {
+  admit(policy: BreakerPolicy, now: number): BreakerVerdict {
+    const verdict = this.peek(policy, now);
+    if (!policy.enabled || this.state === 'closed') return verdict;
+    // A cool-down that is over lets the breaker half open, whether or not its probe may go now.
+    if (this.state === 'open' && now >= this.retryAt!) this.state = 'half_open';
+    if (verdict.ok) this.#probing = true;
+    return verdict;
+  }
+
+  /** What `admit` would answer now, changing nothing: for looks that must not take the probe (the admin playground). */
+  peek(policy: BreakerPolicy, now: number): BreakerVerdict {
     if (!policy.enabled || this.state === 'closed') return { ok: true, probe: false };
-    if (this.state === 'open') {
-      if (now < this.retryAt!) return { ok: false, retryAt: this.retryAt! };
-      this.state = 'half_open';
-    }
+    if (this.state === 'open' && now < this.retryAt!) return { ok: false, retryAt: this.retryAt! };
     if (this.#probing) return { ok: false, retryAt: now + 1000 };
     if (now < this.#probeElsewhereUntil) return { ok: false, retryAt: this.#probeElsewhereUntil };
-    this.#probing = true;
     return { ok: true, probe: true };
   }
 

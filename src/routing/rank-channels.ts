@@ -9,20 +9,40 @@ export interface ChannelChoice {
   readonly upstreamModel: string;
 }
 
+/** What ranking reads of the token: its group, and the models it may use (null: every one). */
+export type RankedFor = Pick<TokenRecord, 'group' | 'models'>;
+
 /**
- * The channels that may serve a request, in the order to try them. Eligible: the channel serves
- * the model (exactly, or by pattern when none names it), its profile defines the route's
- * operation, and it serves the token's group. Order: higher priority tiers first; inside a tier a
- * weighted random order (each place drawn by weight among the channels not yet placed), so the
- * first choice follows the weights and a fallback spreads the same way.
+ * The channels that may serve a request, in the order to try them. Eligible: see
+ * `eligibleChannels`. Order: higher priority tiers first; inside a tier a weighted random order
+ * (each place drawn by weight among the channels not yet placed), so the first choice follows the
+ * weights and a fallback spreads the same way.
  */
 export function rankChannels(
   snapshot: Snapshot,
   route: CompiledRoute,
   model: string,
-  token: TokenRecord,
+  token: RankedFor,
   random: () => number = Math.random,
 ): ChannelChoice[] {
+  return inTiers(eligibleChannels(snapshot, route, model, token), model, random);
+}
+
+/**
+ * The order `rankChannels` draws most often, drawing nothing: priority tiers first, the heaviest
+ * channel first inside a tier (declaration order between equal weights). For looks that must not
+ * depend on chance (the admin playground).
+ */
+export function likeliestOrder(snapshot: Snapshot, route: CompiledRoute, model: string, token: RankedFor): ChannelChoice[] {
+  return inTiers(eligibleChannels(snapshot, route, model, token), model, null);
+}
+
+/**
+ * The channels that may serve a request, in declaration order: the channel serves the model
+ * (exactly, or by pattern when none names it), its profile defines the route's operation, and it
+ * serves the token's group. None is the client's error: `model_not_found` or `model_not_allowed`.
+ */
+export function eligibleChannels(snapshot: Snapshot, route: CompiledRoute, model: string, token: RankedFor): CompiledChannel[] {
   if (!routeServesModel(route, model)) {
     throw new GatewayError('model_not_found', `model ${JSON.stringify(model.slice(0, 200))} is not served on this route`, { param: 'model' });
   }
@@ -37,17 +57,28 @@ export function rankChannels(
   if (eligible.length === 0) {
     throw new GatewayError('model_not_allowed', `model ${model} is not available to this API key's group`, { param: 'model' });
   }
+  return eligible;
+}
+
+/** Priority tiers, highest first; inside one, places drawn by weight with `random`, or heaviest first when null. */
+function inTiers(eligible: readonly CompiledChannel[], model: string, random: (() => number) | null): ChannelChoice[] {
   const tiers = [...new Set(eligible.map((c) => c.priority))].sort((a, b) => b - a);
   const out: ChannelChoice[] = [];
   for (const p of tiers) {
     const tier = eligible.filter((c) => c.priority === p);
     while (tier.length > 0) {
-      const i = tier.length === 1 ? 0 : weightedIndex(tier, random);
+      const i = tier.length === 1 ? 0 : random ? weightedIndex(tier, random) : heaviestIndex(tier);
       const channel = tier.splice(i, 1)[0]!;
       out.push({ channel, upstreamModel: upstreamModelOf(channel, model) });
     }
   }
   return out;
+}
+
+function heaviestIndex(tier: readonly CompiledChannel[]): number {
+  let best = 0;
+  for (let i = 1; i < tier.length; i++) if (tier[i]!.weight > tier[best]!.weight) best = i;
+  return best;
 }
 
 function weightedIndex(tier: readonly CompiledChannel[], random: () => number): number {

@@ -154,6 +154,21 @@ export class RoutingState {
     };
   }
 
+  /**
+   * Why `enter` would pass a channel over now, or null when it would try it; takes no slot and no
+   * probe. Saturation is this replica's count: with Redis, the shared one is only known by taking a slot.
+   */
+  peek(channel: CompiledChannel): Skip | null {
+    const live = this.#channels.get(channel.name);
+    if (!live) return null;
+    const b = live.breaker;
+    const now = this.#clock();
+    if (channel.breaker.enabled && b.state === 'open' && now < b.retryAt!) return { reason: 'open', retryAt: b.retryAt! };
+    if (channel.maxConcurrency !== null && live.inflight >= channel.maxConcurrency) return { reason: 'saturated' };
+    const verdict = b.peek(channel.breaker, now);
+    return verdict.ok ? null : { reason: 'open', retryAt: verdict.retryAt };
+  }
+
   /** Applies another replica's breaker transition to this replica's breaker of that channel. */
   #follow(e: Extract<LiveEvent, { t: 'breaker' }>): void {
     const channel = this.#snapshot().channelsByName.get(e.channel);

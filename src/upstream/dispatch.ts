@@ -38,22 +38,23 @@ export function discard(body: Dispatcher.ResponseData['body']): void {
   body.destroy();
 }
 
+/** Where a request goes: the channel's origin (or an absolute URL's) and the path with the query, as sent. */
+export function requestTarget(channel: Pick<CompiledChannel, 'origin'>, req: Pick<UpstreamRequest, 'path' | 'query'>): { origin: string; path: string } {
+  const query = new URLSearchParams(req.query);
+  if (/^https?:\/\//i.test(req.path)) {
+    const url = new URL(req.path);
+    for (const [k, v] of query) url.searchParams.set(k, v);
+    return { origin: url.origin, path: url.pathname + url.search };
+  }
+  return { origin: channel.origin, path: query.size > 0 ? `${req.path}?${query.toString()}` : req.path };
+}
+
 /**
  * Sends a signed request through the pool of its origin (the channel's, or the origin of an
  * absolute URL) and returns the answer with its body unread, for streaming.
  */
 export async function send(pools: Pools, channel: CompiledChannel, req: UpstreamRequest, signal?: AbortSignal): Promise<Dispatcher.ResponseData> {
-  let origin = channel.origin;
-  let path = req.path;
-  const query = new URLSearchParams(req.query);
-  if (/^https?:\/\//i.test(path)) {
-    const url = new URL(path);
-    origin = url.origin;
-    for (const [k, v] of query) url.searchParams.set(k, v);
-    path = url.pathname + url.search;
-  } else if (query.size > 0) {
-    path = `${path}?${query.toString()}`;
-  }
+  const { origin, path } = requestTarget(channel, req);
   const headers = { ...req.headers };
   if (req.body !== null && !('content-type' in headers)) headers['content-type'] = 'application/json';
   try {

@@ -31,6 +31,19 @@ describe('Breaker', () => {
     assert.deepEqual(b.admit(p, 1003), { ok: true, probe: false });
   });
 
+  it('peek answers what admit would, and takes neither the half-open state nor the probe', () => {
+    const b = new Breaker();
+    const p = policy({ consecutiveFailures: 1 });
+    assert.deepEqual(b.peek(p, 0), { ok: true, probe: false });
+    b.record(p, 'failure', 0, false);
+    assert.deepEqual(b.peek(p, 999), { ok: false, retryAt: 1000 });
+    assert.deepEqual(b.peek(p, 1000), { ok: true, probe: true });
+    assert.deepEqual(b.peek(p, 1000), { ok: true, probe: true }, 'looked at twice: still one probe to give');
+    assert.equal(b.state, 'open', 'a look does not half open it');
+    assert.deepEqual(b.admit(p, 1000), { ok: true, probe: true }, 'the real call still gets the probe');
+    assert.equal(b.peek(p, 1001).ok, false, 'then a look sees it taken');
+  });
+
   it('a failed probe opens it for another cool-down; a neutral probe leaves room for the next', () => {
     const b = new Breaker();
     const p = policy({ consecutiveFailures: 1 });

@@ -7,7 +7,7 @@ import { RoutingState } from '../../src/routing/routing-state.js';
 import { Metrics } from '../../src/metrics/metrics.js';
 import { silentLogger } from '../../src/log.js';
 import type { RequestContext } from '../../src/pipeline/context.js';
-import { rankChannels } from '../../src/routing/rank-channels.js';
+import { likeliestOrder, rankChannels } from '../../src/routing/rank-channels.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import { restrictChannels } from '../../src/config/lookups.js';
 import type { CompiledChannel, Snapshot } from '../../src/config/snapshot.js';
@@ -52,6 +52,19 @@ describe('rankChannels', () => {
     // Weights 1 and 3: a draw under 0.25 picks a, the rest b.
     assert.deepEqual(rankChannels(s, route(), 'alpha-3-pro-image-preview', token(), () => 0.1).map((c) => c.channel.name), ['a', 'b']);
     assert.deepEqual(rankChannels(s, route(), 'alpha-3-pro-image-preview', token(), () => 0.3).map((c) => c.channel.name), ['b', 'a']);
+  });
+
+  it('likeliestOrder draws nothing: tiers first, the heaviest first inside one, declaration order between equals', () => {
+    const s = withAlphaCopies([
+      { name: 'light', priority: 0, weight: 1 },
+      { name: 'heavy', priority: 0, weight: 3 },
+      { name: 'light-too', priority: 0, weight: 1 },
+      { name: 'top', priority: 5, weight: 1 },
+    ]);
+    for (let i = 0; i < 3; i++) {
+      assert.deepEqual(likeliestOrder(s, route(), 'alpha-3-pro-image-preview', token()).map((c) => c.channel.name), ['top', 'heavy', 'light', 'light-too']);
+    }
+    assert.throws(() => likeliestOrder(s, route(), 'alpha-3-pro-image-preview', token({ group: 'nobody' })), (e: GatewayError) => e.code === 'model_not_allowed');
   });
 
   it("refuses a model outside the token's list, or a group no channel serves", () => {
