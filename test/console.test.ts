@@ -240,4 +240,32 @@ describe('admin console', { skip: missing ?? false }, () => {
     await shot(page, 'task');
     await page.close();
   });
+
+  test('Playground: a client body shows the route, the checks, the channel chosen and the upstream request with its secrets masked; no vendor is called', async () => {
+    const alphaSim = sims.get('alpha-native')!;
+    const before = alphaSim.stats.requests;
+    const page = await open('playground');
+    await page.getByRole('button', { name: 'Show what the gateway would send' }).click();
+    const upstream = page.getByTestId('upstream');
+    await upstream.waitFor();
+    assert.match(await upstream.locator('p code').innerText(), /^POST http:\/\/127\.0\.0\.1:\d+\/.*:generateContent/);
+    assert.match(await page.getByTestId('chosen').innerText(), /alpha-primary/);
+    assert.equal(await page.getByTestId('outcome').innerText(), 'the gateway would send it');
+    const text = await page.locator('main').innerText();
+    assert.match(text, /\*\*\*/, 'the key the vendor takes is shown masked');
+    for (const secret of Object.values(alphaSim.secrets)) assert.ok(!text.includes(secret), 'no secret of the channel on the page');
+    assert.equal(alphaSim.stats.requests, before, 'the vendor was not called');
+    await shot(page, 'playground');
+
+    const body = page.getByLabel('client body');
+    await body.fill(JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'x' }] }], generationConfig: { imageConfig: { imageSize: '3K' } } }));
+    await page.getByRole('button', { name: 'Show what the gateway would send' }).click();
+    await page.getByTestId('client-error').waitFor();
+    assert.match(await page.getByTestId('client-error').innerText(), /HTTP 400/);
+    await body.fill('{ not json');
+    await page.getByRole('button', { name: 'Show what the gateway would send' }).click();
+    assert.match(await page.getByTestId('playground-error').innerText(), /not JSON/);
+    assert.equal(alphaSim.stats.requests, before);
+    await page.close();
+  });
 });

@@ -1,6 +1,7 @@
 import type { Page } from './page.js';
 import { channelsPage } from './page-channels.js';
 import { configPage } from './page-config.js';
+import { playgroundPage } from './page-playground.js';
 import { tasksPage } from './page-tasks.js';
 import { tokensPage } from './page-tokens.js';
 import { usagePage } from './page-usage.js';
@@ -12,4 +13,5 @@ export const PAGES: readonly { readonly id: string; readonly title: string; read
   { id: 'tasks', title: 'Tasks', page: tasksPage },
   { id: 'usage', title: 'Usage', page: usagePage },
   { id: 'tokens', title: 'Tokens', page: tokensPage },
+  { id: 'playground', title: 'Playground', page: playgroundPage },
 ];
