@@ -96,6 +96,7 @@ async function serve(simulate: boolean): Promise<void> {
       `Simulated vendors: ${app.simulators.map((s) => `${s.profile} at ${s.url}`).join(', ') || 'none'}`,
       `API key: ${key}`,
       `Admin key: ${settings.adminKey}`,
+      `Admin console: ${base}/admin/ (sign in with the admin key)`,
       '',
       ...(examples.length > 0 ? ['Try:', ...examples] : []),
       ...(app.snapshot.routes.some((r) => r.kind === 'task-submit')

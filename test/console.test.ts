@@ -188,6 +188,8 @@ describe('admin console', { skip: missing ?? false }, () => {
     assert.ok(rowA && rowA.requests === 2, 'the ledger has token a\'s two requests');
     assert.match(await byToken.filter({ hasText: a.id }).innerText(), new RegExp(`usage-a\\s+2\\s+${rowA.charged}\\b`));
     assert.equal(await page.locator('[data-testid="by-day-chart"] rect').count(), usage.by_day.length, 'a bar per day of the range');
+    assert.equal(await page.locator('[data-testid="by-token-chart"] rect').count(), Math.min(12, usage.by_token.length), 'a bar per token');
+    assert.equal(await page.locator('[data-testid="by-model-chart"] rect').count(), Math.min(12, usage.by_model.length), 'a bar per model');
     await shot(page, 'usage');
 
     await page.getByLabel('token').fill(b.id);

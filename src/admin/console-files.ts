@@ -7,8 +7,8 @@ import type { AdminAnswer, AdminContext } from './admin-types.js';
 /**
  * The admin console's files (src/console/: its script modules compiled to dist/console/, its
  * stylesheet as written), served at /admin/ without the key: they hold nothing secret, and the
- * page asks for the key before it calls anything. Read on the first ask and kept (about 60 KB), so
- * a gateway nobody opens the console of pays nothing for it.
+ * page asks for the key before it calls anything. Read on the first ask and kept (about 40 KB), so
+ * a gateway whose console nobody opens pays nothing for it.
  *
  * Content-Security-Policy: scripts, styles and calls only from this origin; no inline script or
  * style, no frames, no forms posted elsewhere, no plugins. Every value the pages show is set as

@@ -24,7 +24,9 @@ export function barChart(points: readonly { label: string; value: number }[], op
     const bar = svg('rect', { x: i * step + 1, y: height - bottom - h, width: Math.max(1, step - 2), height: h });
     bar.append(svg('title', {}, `${p.label}: ${p.value}`));
     chart.append(bar);
-    if (i % labelEvery === 0) chart.append(svg('text', { x: i * step + 1, y: height - 6 }, p.label));
+    // Cut to the room a label has (about 6 units a character); the bar's own title keeps it whole.
+    const room = Math.max(3, Math.floor((step * labelEvery) / 6) - 1);
+    if (i % labelEvery === 0) chart.append(svg('text', { x: i * step + 1, y: height - 6 }, p.label.length > room ? `${p.label.slice(0, room - 1)}…` : p.label));
   });
   return chart;
 }
