@@ -192,7 +192,7 @@ describe('admin console', { skip: missing ?? false }, () => {
     assert.equal(await page.locator('[data-testid="by-model-chart"] rect').count(), Math.min(12, usage.by_model.length), 'a bar per model');
     await shot(page, 'usage');
 
-    await page.getByLabel('token').fill(b.id);
+    await page.getByLabel('token', { exact: true }).fill(b.id);
     await page.getByRole('button', { name: 'Show' }).click();
     await page.waitForURL(new RegExp(`token=${b.id}`));
     await page.locator('main[aria-busy="false"]').waitFor();

@@ -9,15 +9,17 @@ function svg<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string,
 }
 
 /** One bar per point, labelled below every `labelEvery`; the tallest bar's value written at the top left. */
-export function barChart(points: readonly { label: string; value: number }[], opts: { title: string; testid?: string }): SVGSVGElement {
-  const width = 900;
+export function barChart(points: readonly { label: string; value: number }[], opts: { title: string; testid?: string; width?: number }): SVGSVGElement {
+  // The drawing's width in its own units: about the pixels it gets, so its text stays readable.
+  const width = opts.width ?? 900;
   const height = 180;
   const bottom = 20;
   const top = 16;
   const max = Math.max(1, ...points.map((p) => p.value));
-  const step = width / Math.max(1, points.length);
+  // A few bars do not stretch across the whole width.
+  const step = Math.min(width / Math.max(1, points.length), 90);
   const labelEvery = Math.max(1, Math.ceil(points.length / 10));
-  const chart = svg('svg', { viewBox: `0 0 ${width} ${height}`, class: 'chart', role: 'img', 'aria-label': opts.title, ...(opts.testid ? { 'data-testid': opts.testid } : {}) });
+  const chart = svg('svg', { viewBox: `0 0 ${width} ${height}`, preserveAspectRatio: 'xMinYMid meet', class: 'chart', role: 'img', 'aria-label': opts.title, ...(opts.testid ? { 'data-testid': opts.testid } : {}) });
   chart.append(svg('title', {}, opts.title), svg('text', { x: 0, y: 10 }, `max ${max}`));
   points.forEach((p, i) => {
     const h = Math.max(0, p.value) * ((height - bottom - top) / max);

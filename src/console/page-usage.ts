@@ -82,8 +82,8 @@ export const usagePage: Page = async ({ api, params, go }) => {
     h(
       'div',
       { class: 'grid2' },
-      section('By token', barChart(u.by_token.slice(0, 12).map((t) => ({ label: t.name ?? t.token_id.slice(0, 8), value: t.charged })), { title: 'units charged by token (the 12 largest)', testid: 'by-token-chart' }), table([{ label: 'token', cell: (r: Usage['by_token'][number]) => [h('code', {}, r.token_id), ' ', r.name ?? '(deleted)'] }, ...figureColumns<Usage['by_token'][number]>()], u.by_token, { empty: 'No spend in this range.', testid: 'by-token' })),
-      section('By model', barChart(u.by_model.slice(0, 12).map((m) => ({ label: m.model, value: m.charged })), { title: 'units charged by model (the 12 largest)', testid: 'by-model-chart' }), table([{ label: 'model', cell: (r: Usage['by_model'][number]) => r.model }, ...figureColumns<Usage['by_model'][number]>()], u.by_model, { empty: 'No spend in this range.', testid: 'by-model' })),
+      section('By token', barChart(u.by_token.slice(0, 12).map((t) => ({ label: t.name ?? t.token_id.slice(0, 8), value: t.charged })), { title: 'units charged by token (the 12 largest)', testid: 'by-token-chart', width: 450 }), table([{ label: 'token', cell: (r: Usage['by_token'][number]) => [h('code', {}, r.token_id), ' ', r.name ?? '(deleted)'] }, ...figureColumns<Usage['by_token'][number]>()], u.by_token, { empty: 'No spend in this range.', testid: 'by-token' })),
+      section('By model', barChart(u.by_model.slice(0, 12).map((m) => ({ label: m.model, value: m.charged })), { title: 'units charged by model (the 12 largest)', testid: 'by-model-chart', width: 450 }), table([{ label: 'model', cell: (r: Usage['by_model'][number]) => r.model }, ...figureColumns<Usage['by_model'][number]>()], u.by_model, { empty: 'No spend in this range.', testid: 'by-model' })),
     ),
     section('By day', table([{ label: 'day (UTC)', cell: (r: Usage['by_day'][number]) => r.day }, ...figureColumns<Usage['by_day'][number]>()], u.by_day.filter((d) => d.requests || d.charged || d.refunded || d.settled), { empty: 'No spend in this range.', testid: 'by-day' })),
   );
