@@ -14,7 +14,7 @@ import type { AdminAnswer, AdminContext } from './admin-types.js';
  * style, no frames, no forms posted elsewhere, no plugins. Every value the pages show is set as
  * text (src/console/dom.ts), so what a vendor or a token name says cannot run either.
  */
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; form-action 'none'; base-uri 'none'; frame-ancestors 'none'";
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'";
 
 const HEADERS = {
   'content-security-policy': CSP,

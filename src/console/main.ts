@@ -12,6 +12,7 @@ const KEY = 'gateway-admin-key';
 const root = document.getElementById('app')!;
 
 function signIn(failure?: string): void {
+  window.onhashchange = null; // the pages of a signed-out session draw no more
   const key = h('input', { type: 'password', name: 'key', autocomplete: 'current-password', required: true, 'aria-label': 'admin key', placeholder: 'GATEWAY_ADMIN_KEY' });
   const said = h('p', { class: 'notice error', 'data-testid': 'sign-in-error' }, failure ?? '');
   const form = h(
@@ -52,7 +53,7 @@ function parseHash(): { page: string; params: URLSearchParams } {
 function start(api: Api): void {
   const nav = h('nav', {});
   const main = h('main', { id: 'page' });
-  const signOut = h('button', { type: 'button', class: 'sign-out', onclick: () => (sessionStorage.removeItem(KEY), (location.hash = ''), signIn()) }, 'Sign out');
+  const signOut = h('button', { type: 'button', class: 'sign-out', onclick: () => (sessionStorage.removeItem(KEY), signIn(), (location.hash = '')) }, 'Sign out');
   root.replaceChildren(h('header', {}, h('span', { class: 'brand' }, 'Generation Gateway'), nav, signOut), main);
   let drawing = 0;
   const draw = async () => {
