@@ -1,4 +1,5 @@
 import { GatewayError } from '../errors/gateway-error.js';
+import { wholeParam } from './admin-input.js';
 import type { AdminAnswer, AdminContext } from './admin-types.js';
 
 /** Rows one page gives when `limit` is not set, and the most it may ask for. */
@@ -12,8 +13,8 @@ const MAX_LIMIT = 1000;
  */
 export async function ledgerReport({ params, query, deps }: AdminContext): Promise<AdminAnswer> {
   const id = params.token_id!;
-  const after = whole(query.get('after'), 'after', 0, Number.MAX_SAFE_INTEGER);
-  const limit = whole(query.get('limit'), 'limit', 1, MAX_LIMIT) ?? DEFAULT_LIMIT;
+  const after = wholeParam(query.get('after'), 'after', 0, Number.MAX_SAFE_INTEGER);
+  const limit = wholeParam(query.get('limit'), 'limit', 1, MAX_LIMIT) ?? DEFAULT_LIMIT;
   const [token, balance, rows] = await Promise.all([deps.store.getToken(id), deps.store.ledgerBalance(id), deps.store.ledger(id, after, limit)]);
   if (!token || !balance) throw new GatewayError('not_found', `no token with id ${id.slice(0, 100)}`);
   return {
@@ -25,12 +26,4 @@ export async function ledgerReport({ params, query, deps }: AdminContext): Promi
       next_after: rows.length === limit ? rows[rows.length - 1]!.id : null,
     },
   };
-}
-
-/** A whole-number query parameter within bounds; null when it is absent. */
-function whole(raw: string | null, name: string, min: number, max: number): number | null {
-  if (raw === null || raw === '') return null;
-  const n = /^[0-9]{1,16}$/.test(raw) ? Number(raw) : NaN;
-  if (!(n >= min && n <= max)) throw new GatewayError('invalid_request', `${name} must be a whole number from ${min} to ${max}`, { param: name });
-  return n;
 }

@@ -1,6 +1,6 @@
 import { catalogue } from '../errors/catalogue.js';
 import { familyOf, routeServesModel } from '../config/lookups.js';
-import type { CompiledBody, CompiledFamily, CompiledRoute, Snapshot } from '../config/snapshot.js';
+import type { CompiledFamily, CompiledRoute, Snapshot } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { errorBody } from '../http/error-boundary.js';
 import { checkDepth } from '../http/read-json.js';
@@ -14,8 +14,8 @@ import { validateBody } from '../pipeline/validate-body.js';
 import { quote } from '../quota/price.js';
 import { Shortfall } from '../routing/attempts.js';
 import { likeliestOrder, type ChannelChoice } from '../routing/rank-channels.js';
-import { createAjv } from '../schema/ajv.js';
 import { newTaskId } from '../tasks/task-id.js';
+import { adminBody } from './admin-input.js';
 import type { AdminAnswer, AdminContext } from './admin-types.js';
 import { maskedRequest, type ShownRequest } from './masked-request.js';
 import { channelsView } from './playground-channels.js';
@@ -45,15 +45,7 @@ const SCHEMA = {
   properties: { model: NAME, group: NAME, route: NAME, body: { type: 'object' } },
 };
 
-export const PLAYGROUND_BODY: CompiledBody = {
-  maxBytes: 1024 * 1024,
-  maxDepth: 64,
-  contentTypes: ['application/json'],
-  maxFiles: 0,
-  validate: createAjv({ allErrors: true }).compile(SCHEMA),
-  schemaFile: '(admin)',
-  schema: SCHEMA,
-};
+export const PLAYGROUND_BODY = adminBody(SCHEMA, { maxBytes: 1024 * 1024, maxDepth: 64 });
 
 /** Which check refused the body; the pipeline applies them in this order. */
 type Stage = 'body' | 'schema' | 'family' | 'routing' | 'mapping';

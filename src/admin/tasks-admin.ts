@@ -1,5 +1,6 @@
 import { GatewayError } from '../errors/gateway-error.js';
 import type { TaskQuery, TaskStatus } from '../store/store.js';
+import { textParam, wholeParam } from './admin-input.js';
 import type { AdminAnswer, AdminContext } from './admin-types.js';
 import { adminTaskDetail, adminTaskView, timeline } from './task-timeline.js';
 
@@ -19,7 +20,7 @@ export async function listAllTasks({ query, deps }: AdminContext): Promise<Admin
   if (status !== undefined && !(STATUSES as readonly string[]).includes(status)) {
     throw new GatewayError('invalid_request', `status must be one of ${STATUSES.join(', ')}`, { param: 'status' });
   }
-  const limit = whole(query.get('limit'), 'limit', 1, MAX_LIMIT) ?? DEFAULT_LIMIT;
+  const limit = wholeParam(query.get('limit'), 'limit', 1, MAX_LIMIT) ?? DEFAULT_LIMIT;
   const q: TaskQuery = {
     status: status as TaskStatus | undefined,
     model: text(query, 'model'),
@@ -42,20 +43,9 @@ export async function getTaskTimeline({ params, deps }: AdminContext): Promise<A
   return { json: { task: adminTaskDetail(history.task), timeline: timeline(history) } };
 }
 
-/** A filter's value; undefined when absent or empty (a form's blank field filters nothing). */
+/** A filter's value; undefined when absent or empty. */
 function text(query: URLSearchParams, name: string): string | undefined {
-  const v = query.get(name);
-  if (v === null || v === '') return undefined;
-  if (v.length > MAX_NAME) throw new GatewayError('invalid_request', `${name} must be at most ${MAX_NAME} characters`, { param: name });
-  return v;
-}
-
-/** A whole-number query parameter within bounds; null when it is absent. */
-function whole(raw: string | null, name: string, min: number, max: number): number | null {
-  if (raw === null || raw === '') return null;
-  const n = /^[0-9]{1,16}$/.test(raw) ? Number(raw) : NaN;
-  if (!(n >= min && n <= max)) throw new GatewayError('invalid_request', `${name} must be a whole number from ${min} to ${max}`, { param: name });
-  return n;
+  return textParam(query.get(name), name, MAX_NAME) ?? undefined;
 }
 
 /**

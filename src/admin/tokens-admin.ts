@@ -1,8 +1,7 @@
-import type { CompiledBody } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
-import { createAjv } from '../schema/ajv.js';
 import type { TokenRecord } from '../store/store.js';
 import { deletionProblem, groupProblem, issueToken, tokenView } from '../tokens/manage-tokens.js';
+import { adminBody } from './admin-input.js';
 import type { AdminAnswer, AdminContext } from './admin-types.js';
 
 /** `POST /admin/tokens`: what a new token is. */
@@ -18,14 +17,8 @@ interface QuotaBody {
   readonly quota: number | null;
 }
 
-const ajv = createAjv({ allErrors: true });
 const NAME = { type: 'string', minLength: 1, maxLength: 200 };
 const QUOTA = { type: ['integer', 'null'], minimum: 0, maximum: Number.MAX_SAFE_INTEGER };
-
-/** An admin JSON body: a few fields, so a small limit (the route is only reached with the admin key). */
-function adminBody(schema: Record<string, unknown>): CompiledBody {
-  return { maxBytes: 64 * 1024, maxDepth: 4, contentTypes: ['application/json'], maxFiles: 0, validate: ajv.compile(schema), schemaFile: '(admin)', schema };
-}
 
 /** The body of `POST /admin/tokens`. */
 export const CREATE_TOKEN_BODY = adminBody({

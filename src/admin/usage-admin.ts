@@ -1,5 +1,6 @@
 import { GatewayError } from '../errors/gateway-error.js';
 import type { UsageGroup, UsageQuery } from '../store/store.js';
+import { textParam } from './admin-input.js';
 import type { AdminAnswer, AdminContext } from './admin-types.js';
 import { toCsv } from './csv.js';
 
@@ -55,13 +56,6 @@ function instant(raw: string | null, name: string): number | null {
   throw new GatewayError('invalid_request', `${name} must be a UTC date (YYYY-MM-DD) or Unix milliseconds`, { param: name });
 }
 
-/** A token id or model filter; null when absent. */
-function filter(raw: string | null, name: string): string | null {
-  if (raw === null || raw === '') return null;
-  if (raw.length > MAX_FILTER) throw new GatewayError('invalid_request', `${name} must be at most ${MAX_FILTER} characters`, { param: name });
-  return raw;
-}
-
 /** The query's range and filters: `[from, to)`, at most MAX_DAYS long; a bad one names its parameter. */
 function usageQuery(query: URLSearchParams): UsageQuery {
   const givenFrom = instant(query.get('from'), 'from');
@@ -72,7 +66,7 @@ function usageQuery(query: URLSearchParams): UsageQuery {
   const param = givenTo !== null ? 'to' : 'from';
   if (from >= to) throw new GatewayError('invalid_request', `from must be before to (from ${from}, to ${to}, Unix ms)`, { param });
   if (to - from > MAX_DAYS * DAY_MS) throw new GatewayError('invalid_request', `the range from..to is at most ${MAX_DAYS} days`, { param });
-  return { from, to, tokenId: filter(query.get('token'), 'token'), model: filter(query.get('model'), 'model') };
+  return { from, to, tokenId: textParam(query.get('token'), 'token', MAX_FILTER), model: textParam(query.get('model'), 'model', MAX_FILTER) };
 }
 
 /** The groups of the range, refused whole when there are more than one answer carries. */
