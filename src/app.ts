@@ -11,9 +11,11 @@ import { perProcess, type SharedLive } from './live/shared-live.js';
 import { DEFAULT_LINK_TTL_MS } from './links/hand-out.js';
 import { Metrics } from './metrics/metrics.js';
 import type { Simulator } from './sim/http.js';
+import { maskedUrl } from './config/secret.js';
 import { isSharedStore, openStore } from './store/open-store.js';
 import { DEFAULT_LEASE_MS } from './tasks/poller.js';
 import type { Store } from './store/store.js';
+import { DEFAULT_STORE_TIMEOUTS, isStoreUnavailable, reasonOf, type StoreTimeouts } from './store/unavailable.js';
 
 /** Settings of a gateway process, from the environment (README: "Settings"). */
 export interface AppSettings {
@@ -53,6 +55,11 @@ export interface AppSettings {
   readonly drainMs: number;
   /** GATEWAY_LINK_TTL_MS: how long a link handed out instead of a vendor URL serves (NaN when malformed, refused at start). */
   readonly linkTtlMs: number;
+  /**
+   * GATEWAY_DB_CONNECT_TIMEOUT_MS, GATEWAY_DB_STATEMENT_TIMEOUT_MS, GATEWAY_DB_IDLE_TX_TIMEOUT_MS:
+   * the bounds on waiting for a shared store (NaN when malformed, refused by openConfiguredStore).
+   */
+  readonly storeTimeouts: StoreTimeouts;
 }
 
 /** Reads process settings from the environment, with the documented defaults. */
@@ -78,7 +85,40 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env, defaults: 
     strict: env.GATEWAY_STRICT !== undefined ? /^(1|true|yes|on)$/i.test(env.GATEWAY_STRICT.trim()) : (defaults.strict ?? false),
     drainMs: env.GATEWAY_DRAIN_MS ? Number(env.GATEWAY_DRAIN_MS) : (defaults.drainMs ?? DEFAULT_DRAIN_MS),
     linkTtlMs: env.GATEWAY_LINK_TTL_MS ? Number(env.GATEWAY_LINK_TTL_MS) : (defaults.linkTtlMs ?? DEFAULT_LINK_TTL_MS),
+    storeTimeouts: {
+      connectMs: env.GATEWAY_DB_CONNECT_TIMEOUT_MS ? Number(env.GATEWAY_DB_CONNECT_TIMEOUT_MS) : (defaults.storeTimeouts?.connectMs ?? DEFAULT_STORE_TIMEOUTS.connectMs),
+      statementMs: env.GATEWAY_DB_STATEMENT_TIMEOUT_MS ? Number(env.GATEWAY_DB_STATEMENT_TIMEOUT_MS) : (defaults.storeTimeouts?.statementMs ?? DEFAULT_STORE_TIMEOUTS.statementMs),
+      idleInTransactionMs: env.GATEWAY_DB_IDLE_TX_TIMEOUT_MS
+        ? Number(env.GATEWAY_DB_IDLE_TX_TIMEOUT_MS)
+        : (defaults.storeTimeouts?.idleInTransactionMs ?? DEFAULT_STORE_TIMEOUTS.idleInTransactionMs),
+    },
   };
+}
+
+/** A bound in ms read from the environment: whole, within [min, max]; else an error naming the variable. */
+function checkMs(name: string, value: number, min: number, max: number): void {
+  if (!(Number.isInteger(value) && value >= min && value <= max)) throw new Error(`${name} must be whole milliseconds from ${min} to ${max}`);
+}
+
+/**
+ * Opens the store of GATEWAY_DB with the settings' bounds on waiting for it. A store that cannot
+ * be reached (refused, silent past the connect timeout, a password refused) is an error that names
+ * GATEWAY_DB, its password masked, and says why, for `gateway start` to print before exiting 2.
+ */
+export async function openConfiguredStore(settings: AppSettings): Promise<Store> {
+  const t = settings.storeTimeouts;
+  checkMs('GATEWAY_DB_CONNECT_TIMEOUT_MS', t.connectMs, 100, 600_000);
+  checkMs('GATEWAY_DB_STATEMENT_TIMEOUT_MS', t.statementMs, 100, 3_600_000);
+  checkMs('GATEWAY_DB_IDLE_TX_TIMEOUT_MS', t.idleInTransactionMs, 100, 3_600_000);
+  try {
+    return await openStore(settings.storeUrl, { timeouts: t });
+  } catch (err) {
+    const where = `GATEWAY_DB=${maskedUrl(settings.storeUrl)}`;
+    if (isStoreUnavailable(err)) {
+      throw new Error(`${where}: the store could not be reached (${reasonOf(err)}); connecting waits at most ${t.connectMs} ms (GATEWAY_DB_CONNECT_TIMEOUT_MS)`);
+    }
+    throw new Error(`${where}: ${(err as Error).message}`);
+  }
 }
 
 /** A debounce in ms from the environment: a whole number from 0 to 60000, else the default. */
@@ -155,7 +195,7 @@ export async function startApp(settings: AppSettings, log: Logger, opts: { simul
       debounceMs: settings.reloadDebounceMs,
     });
     for (const c of config.current().leftOut) logLeftOut(log, c);
-    const store = opts.store ?? (await openStore(settings.storeUrl));
+    const store = opts.store ?? (await openConfiguredStore(settings));
     // ioredis is loaded only when Redis is configured (a few MB a single process never needs).
     shared = settings.redisUrl === null ? perProcess : await (await import('./live/redis-live.js')).RedisLive.open({ url: settings.redisUrl, prefix: settings.redisPrefix, replica, log, metrics });
     const gateway = createGateway({

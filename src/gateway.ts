@@ -7,7 +7,7 @@ import type { Snapshot } from './config/snapshot.js';
 import { BodyBudget, defaultBodyBudget } from './http/body-budget.js';
 import { DEFAULT_DRAIN_MS, drainable } from './http/drain.js';
 import { createHttpServer } from './http/server.js';
-import { healthOf } from './admin/health.js';
+import { healthOf, reportStore } from './admin/health.js';
 import { perProcess, type SharedLive } from './live/shared-live.js';
 import { Metrics } from './metrics/metrics.js';
 import type { TaskDeps } from './operations/deps.js';
@@ -108,6 +108,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
   const poll = opts.poll ?? true;
   const metrics = opts.metrics ?? new Metrics();
   const stopQuotaMetrics = countQuotaUnits(opts.store, metrics);
+  const stopStoreReport = reportStore(opts.store, opts.log, metrics);
   const shared = opts.shared ?? perProcess;
   const routing = new RoutingState(metrics, opts.snapshot, () => clock().getTime(), shared);
   const { self, tokenChanged } = followReplicas(shared, auth, opts);
@@ -203,6 +204,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
       if (poll) await poller.releaseLeases().catch((err: unknown) => opts.log.warn({ err }, 'could not give back task leases; other replicas take them when they run out'));
       // After the drain: what requests finishing meanwhile moved is counted too.
       stopQuotaMetrics();
+      stopStoreReport();
       const ms = Math.round(performance.now() - started);
       if (cutOff > 0) opts.log.warn({ ms, cut_off: cutOff }, 'stopped; the drain deadline cut off requests still in flight');
       else opts.log.info({ ms }, 'stopped; every request in flight finished');

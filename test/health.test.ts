@@ -23,6 +23,7 @@ import { startAlphaSimulator } from '../src/sim/alpha-native.js';
 import type { Simulator } from '../src/sim/http.js';
 import { openStore } from '../src/store/open-store.js';
 import type { Store } from '../src/store/store.js';
+import { StoreGuard } from '../src/store/store-guard.js';
 import { generateKey, hashKey } from '../src/tokens/keys.js';
 import { startGatewayProcess } from './helpers/gateway-process.js';
 import { runCli } from './helpers/process.js';
@@ -103,12 +104,44 @@ describe('probes', () => {
   });
 
   test('/readyz is 503 naming the store when the store does not answer; /healthz stays 200', async () => {
-    const g = await gatewayWith(sim, { store: (s) => ({ ...s, ping: () => Promise.reject(new Error('connection refused')) }) });
+    const g = await gatewayWith(sim, { store: (s) => new StoreGuard({ ...s, ping: () => Promise.reject(new Error('connection refused')) }).guarded() });
     try {
       const ready = await fetch(`${g.gateway.url()}/readyz`);
       assert.equal(ready.status, 503);
       assert.deepEqual(await ready.json(), { status: 'not_ready', config: g.version, store: 'unreachable', draining: false });
       assert.equal((await fetch(`${g.gateway.url()}/healthz`)).status, 200);
+    } finally {
+      await g.close();
+    }
+  });
+
+  test('a store found away: requests are refused at once with 503 store_unavailable, one log line and gateway_store_up 0; back, they are served and it says so once', async () => {
+    let away = false;
+    const g = await gatewayWith(sim, { store: (s) => new StoreGuard({ ...s, ping: () => (away ? Promise.reject(new Error('connect ECONNREFUSED')) : s.ping()) }).guarded() });
+    const admin = { authorization: `Bearer ${ADMIN}` };
+    const generate = () => fetch(`${g.gateway.url()}${GENERATE}`, { method: 'POST', headers: g.headers, body: body('none').replace(' [sim:fault=none]', '') });
+    try {
+      assert.equal((await generate()).status, 200);
+      away = true;
+      assert.equal((await fetch(`${g.gateway.url()}/readyz`)).status, 503, 'the probe finds the store away');
+      for (let i = 0; i < 3; i++) {
+        const res = await generate();
+        assert.equal(res.status, 503);
+        assert.equal(res.headers.get('retry-after'), '2');
+        assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'store_unavailable');
+      }
+      const metrics = await (await fetch(`${g.gateway.url()}/metrics`, { headers: admin })).text();
+      assert.match(metrics, /^gateway_store_up 0$/m);
+      assert.match(metrics, /^gateway_store_outages_total 1$/m);
+      const gone = g.lines.filter((l) => l.msg === 'store unreachable: requests that need it are answered 503 store_unavailable until it is back');
+      assert.equal(gone.length, 1, 'one line for the outage, not one per refused request');
+      assert.equal(gone[0]!.reason, 'connect ECONNREFUSED');
+      assert.equal(g.lines.filter((l) => l.code === 'store_unavailable' && l.level === 40).length, 0, 'no warning per refused request');
+      away = false;
+      await until('the store to be found back', () => g.messages().includes('store reachable again: serving as usual'), 5_000);
+      assert.equal((await generate()).status, 200);
+      assert.equal((await fetch(`${g.gateway.url()}/readyz`)).status, 200);
+      assert.match(await (await fetch(`${g.gateway.url()}/metrics`, { headers: admin })).text(), /^gateway_store_up 1$/m);
     } finally {
       await g.close();
     }

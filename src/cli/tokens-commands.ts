@@ -113,9 +113,11 @@ export async function tokensCommand(args: readonly string[]): Promise<void> {
   if (!subcommand) throw usageError(sub === undefined ? 'which tokens command?' : `unknown tokens command '${sub}'`, all);
   const act = await subcommand(rest);
   // Imported after the arguments parsed (see src/cli.ts).
-  const [{ settingsFromEnv }, { openStore }] = await Promise.all([import('../app.js'), import('../store/open-store.js')]);
+  const { settingsFromEnv, openConfiguredStore } = await import('../app.js');
   const settings = settingsFromEnv();
-  const store = await openStore(settings.storeUrl);
+  const store = await openConfiguredStore(settings).catch((err: unknown) => {
+    throw new CliExit((err as Error).message, 2);
+  });
   let changed: TokenRecord | void;
   try {
     changed = await act(store);

@@ -28,3 +28,18 @@ export class Secret {
     return '[secret]';
   }
 }
+
+/**
+ * A service URL (a store's, Redis's) as it may be printed in a log line or an error: its password,
+ * in the user part or a `password` parameter, masked.
+ */
+export function maskedUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = 'xxx';
+    if (u.searchParams.has('password')) u.searchParams.set('password', 'xxx');
+    return u.href.replace(/:xxx@/, ':***@').replace(/([?&]password=)xxx/, '$1***');
+  } catch {
+    return '(a URL that does not parse)';
+  }
+}

@@ -99,6 +99,11 @@ export const catalogue = {
     shape: 'A',
     when: 'The gateway holds as many request bodies as its memory budget allows (`GATEWAY_BODY_BUDGET_MB`); the body was not read and nothing was charged or sent; retry after `Retry-After`.',
   },
+  store_unavailable: {
+    status: 503,
+    shape: 'A',
+    when: "The gateway's own store (PostgreSQL) cannot be reached or did not answer in time, so the request could not be served or its outcome recorded; retry after `Retry-After`. A task submission cut off this way is failed and refunded, or followed and settled, like one cut off by a crash.",
+  },
   upstream_timeout: {
     status: 504,
     shape: 'A',

@@ -20,7 +20,8 @@ export function sendError(res: ServerResponse, thrown: unknown, log: Logger, req
   const status = catalogue[err.code].status;
   const fields = { req_id: requestId, code: err.code, channel: err.details.channel, cause: err.details.cause };
   if (!(thrown instanceof GatewayError)) log.error({ ...fields, err: thrown }, err.message);
-  else if (status >= 500) log.warn(fields, err.message);
+  // The store being away is logged once when it goes and once when it is back, not per request refused meanwhile.
+  else if (status >= 500 && err.code !== 'store_unavailable') log.warn(fields, err.message);
   else log.info(fields, err.message);
   if (res.headersSent) {
     // Too late for a clean answer: cut the connection so the client sees a failure, not a short body.

@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { maskedUrl } from '../config/secret.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { END_PROBE, RENEW_SLOT, TAKE_SLOT } from './redis-scripts.js';
 import type { LiveEvent, ReplicaStatus, SharedLive, SharedSlot } from './shared-live.js';
@@ -98,7 +99,7 @@ export class RedisLive implements SharedLive {
     const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, o.connectWaitMs ?? 2_000)));
     await Promise.race([Promise.all([ready, live.#subscribed]), bound]);
     clearTimeout(timer);
-    if (!live.up) o.log.warn({ redis: redactUrl(o.url) }, 'Redis is not reachable; limits, breakers and reloads are per process until it is');
+    if (!live.up) o.log.warn({ redis: maskedUrl(o.url) }, 'Redis is not reachable; limits, breakers and reloads are per process until it is');
     return live;
   }
 
@@ -230,11 +231,11 @@ export class RedisLive implements SharedLive {
     if (up === this.#wasUp || this.#closed) return;
     this.#wasUp = up;
     if (up) {
-      this.#o.log.info({ redis: redactUrl(this.#o.url) }, 'Redis reachable: limits, breakers and reloads are shared across replicas');
+      this.#o.log.info({ redis: maskedUrl(this.#o.url) }, 'Redis reachable: limits, breakers and reloads are shared across replicas');
       this.#announce();
       this.#resync();
     } else {
-      this.#o.log.warn({ redis: redactUrl(this.#o.url) }, 'Redis unreachable: limits, breakers and reloads are per process until it is back');
+      this.#o.log.warn({ redis: maskedUrl(this.#o.url) }, 'Redis unreachable: limits, breakers and reloads are per process until it is back');
     }
   }
 
@@ -260,17 +261,6 @@ export class RedisLive implements SharedLive {
     if (!this.up) return void this.#fallback('announce');
     const status: ReplicaStatus = { ...this.#status(), seenAt: new Date().toISOString() };
     this.#cmd.hset(this.#key('replicas'), this.#o.replica, JSON.stringify(status)).catch(() => undefined);
-  }
-}
-
-/** The URL without its password, for logs. */
-function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return '(unparseable URL)';
   }
 }
 

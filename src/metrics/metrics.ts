@@ -123,6 +123,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Times the store was found unreachable (README, "When something fails"). */
+  readonly storeOutages = new Counter({
+    name: 'gateway_store_outages_total',
+    help: 'Times the store was found unreachable (each followed by gateway_store_up 0 until it answered again)',
+    registers: [this.registry],
+  });
+
   /** How late the poller's looks at tasks start after they fall due (waiting for a slot of the channel included). */
   readonly pollLag = new Histogram({
     name: 'gateway_task_poll_lag_seconds',

@@ -42,8 +42,8 @@ export const HEADERS: Readonly<Record<string, Header>> = {
   warning: { description: 'Present when the generation mode asked is served but not recommended for the model\'s family.', schema: { type: 'string' } },
 };
 
-/** What any route can fail with: the URL or body, a client too slow, a fault of ours. */
-const EVERY_ROUTE: readonly ErrorCode[] = ['invalid_request', 'request_timeout', 'internal_error'];
+/** What any route can fail with: the URL or body, a client too slow, the store away (every route reads it: the key, the task, the link), a fault of ours. */
+const EVERY_ROUTE: readonly ErrorCode[] = ['invalid_request', 'request_timeout', 'store_unavailable', 'internal_error'];
 /** Reading a body: too large for the route or for the memory budget, or of a type the route does not take. */
 const WITH_BODY: readonly ErrorCode[] = ['payload_too_large', 'unsupported_media_type', 'server_busy'];
 /** A vendor call: the token's quota and models, the routing limits, the vendor's failures. */

@@ -2,26 +2,28 @@ import { fileURLToPath } from 'node:url';
 import { GatewayError } from '../errors/gateway-error.js';
 import { openSqliteStore } from './sqlite/sqlite-store.js';
 import type { Store } from './store.js';
+import type { StoreTimeouts } from './unavailable.js';
 
-/**
- * Opens the store a URL names; the one way every command, test and benchmark opens one
- * (README, "Settings and commands", GATEWAY_DB): a file path, a `file:` URL or `:memory:` is the
- * embedded SQLite store; `postgres://` (or `postgresql://`) is PostgreSQL, shared by replicas,
- * its schema brought up to date before this resolves. Another scheme is refused by name.
- */
 /** Whether the store a URL names can be shared by several replicas (PostgreSQL), not one process's own (SQLite). */
 export function isSharedStore(url: string): boolean {
   return /^postgres(ql)?:\/\//i.test(url);
 }
 
-export async function openStore(url: string, opts: { poolSize?: number } = {}): Promise<Store> {
+/**
+ * Opens the store a URL names; the one way every command, test and benchmark opens one
+ * (README, "Settings and commands", GATEWAY_DB): a file path, a `file:` URL or `:memory:` is the
+ * embedded SQLite store; `postgres://` (or `postgresql://`) is PostgreSQL, shared by replicas,
+ * its schema brought up to date before this resolves (`timeouts` bound every wait on it). Another
+ * scheme is refused by name.
+ */
+export async function openStore(url: string, opts: { poolSize?: number; timeouts?: StoreTimeouts } = {}): Promise<Store> {
   if (url === ':memory:') return openSqliteStore(url);
   if (/^file:/i.test(url)) return openSqliteStore(fileURLToPath(url));
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(url)?.[1]?.toLowerCase();
   if (isSharedStore(url)) {
     // Loaded only when asked for: pg is a few MB of heap and code an embedded store never needs.
     const { openPostgresStore } = await import('./postgres/postgres-store.js');
-    return openPostgresStore(url, opts.poolSize);
+    return openPostgresStore(url, opts.poolSize, opts.timeouts);
   }
   if (scheme) {
     throw new GatewayError('internal_error', `the store URL scheme "${scheme}:" is not supported; use a file path, a file: URL, :memory: or postgres://`);

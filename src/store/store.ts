@@ -501,7 +501,41 @@ export interface Store {
   renewLeases(owner: string, ids: readonly string[], until: number): Promise<string[]>;
   /** Gives up every lease `owner` holds (a replica stopping), so other replicas take its tasks at once. */
   releaseLeases(owner: string): Promise<void>;
-  /** Resolves when the store answers a trivial query (GET /readyz); rejects when it cannot. */
+  /** Resolves when the store answers a trivial query; rejects when it cannot. */
   ping(): Promise<void>;
+  /** Whether the store answers now, and when that changes (README, "When something fails"). */
+  readonly availability: StoreAvailability;
   close(): Promise<void>;
+}
+
+/**
+ * A store's reachability as the gateway sees it. A shared store (over a network) can go away: while
+ * it is, every call fails at once with `store_unavailable` instead of waiting (./store-guard.ts);
+ * the embedded one is always there, and says so.
+ */
+export interface StoreAvailability {
+  /** False from the moment the store was found unreachable until it answers again. */
+  readonly up: boolean;
+  /** What made it unreachable, while it is (no secrets: a driver's error message); else null. */
+  readonly reason: string | null;
+  /** Calls `listener` at each change (down with the reason, up with how long it was down); returns the function that stops it. */
+  onChange(listener: (change: AvailabilityChange) => void): () => void;
+  /** Asks the store now (joining a look already under way) and resolves with whether it answered (GET /readyz). */
+  check(): Promise<boolean>;
+}
+
+/** A change of a store's availability. */
+export type AvailabilityChange = { readonly up: false; readonly reason: string } | { readonly up: true; readonly downMs: number };
+
+/** The availability of a store that cannot go away (the embedded one): always up; a check is a ping. */
+export function alwaysAvailable(ping: () => Promise<void>): StoreAvailability {
+  return {
+    up: true,
+    reason: null,
+    onChange: () => () => undefined,
+    check: () => ping().then(
+      () => true,
+      () => false,
+    ),
+  };
 }

@@ -1,13 +1,13 @@
 import type { Store } from '../store.js';
-import { transaction, type Pool } from './database.js';
+import type { Database } from './database.js';
 import { toLink, type LinkRow } from '../sql-rows.js';
 
 /** Links handed out instead of vendor URLs, and the files stored behind some of them. */
-export function linkMethods(pool: Pool): Pick<Store, 'putLinks' | 'getLink' | 'deleteExpiredLinks'> {
+export function linkMethods(db: Database): Pick<Store, 'putLinks' | 'getLink' | 'deleteExpiredLinks'> {
   return {
     async putLinks(links) {
       if (links.length === 0) return;
-      await transaction(pool, async (c) => {
+      await db.transaction(async (c) => {
         for (const l of links) {
           await c.query('INSERT INTO links (id, token_id, channel, url, data, content_type, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)', [
             l.id,
@@ -24,11 +24,11 @@ export function linkMethods(pool: Pool): Pick<Store, 'putLinks' | 'getLink' | 'd
     },
     async getLink(id, now) {
       // A deleted token's links die with it: the join finds no token.
-      const { rows } = await pool.query<LinkRow>('SELECT l.* FROM links l JOIN tokens t ON t.id = l.token_id WHERE l.id = $1 AND l.expires_at > $2', [id, now]);
+      const { rows } = await db.repeatable<LinkRow>('SELECT l.* FROM links l JOIN tokens t ON t.id = l.token_id WHERE l.id = $1 AND l.expires_at > $2', [id, now]);
       return rows[0] ? toLink(rows[0]) : null;
     },
     async deleteExpiredLinks(now, limit) {
-      const { rowCount } = await pool.query('DELETE FROM links WHERE id IN (SELECT id FROM links WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2)', [now, limit]);
+      const { rowCount } = await db.repeatable('DELETE FROM links WHERE id IN (SELECT id FROM links WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2)', [now, limit]);
       return rowCount ?? 0;
     },
   };

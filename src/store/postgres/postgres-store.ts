@@ -1,5 +1,7 @@
 import type { Store } from '../store.js';
-import { openPool } from './database.js';
+import { StoreGuard } from '../store-guard.js';
+import { DEFAULT_STORE_TIMEOUTS, type StoreTimeouts } from '../unavailable.js';
+import { openDatabase } from './database.js';
 import { LedgerListeners } from './ledger-sql.js';
 import { linkMethods } from './links.js';
 import { operatorTaskMethods } from './operator-tasks.js';
@@ -11,25 +13,23 @@ import { usageMethods } from './usage.js';
 
 /**
  * The scale-out store: PostgreSQL through a `pg` pool, shared by every replica. Each quota move is
- * one statement or one transaction, so replicas never overspend or pay back twice.
+ * one statement or one transaction, so replicas never overspend or pay back twice. Every call goes
+ * through a guard that refuses at once while the server is known to be away (../store-guard.ts).
  */
-export async function openPostgresStore(url: string, poolSize = 10): Promise<Store> {
-  const pool = await openPool(url, poolSize);
+export async function openPostgresStore(url: string, poolSize = 10, timeouts: StoreTimeouts = DEFAULT_STORE_TIMEOUTS): Promise<Store> {
+  const db = await openDatabase(url, poolSize, timeouts);
   const listeners = new LedgerListeners();
-  return {
-    ...tokenMethods(pool),
-    ...quotaMethods(pool, listeners),
-    ...taskMethods(pool, listeners),
-    ...ownTaskMethods(pool),
-    ...operatorTaskMethods(pool),
-    ...linkMethods(pool),
-    ...usageMethods(pool),
+  const store: Omit<Store, 'availability'> = {
+    ...tokenMethods(db),
+    ...quotaMethods(db, listeners),
+    ...taskMethods(db, listeners),
+    ...ownTaskMethods(db),
+    ...operatorTaskMethods(db),
+    ...linkMethods(db),
+    ...usageMethods(db),
     onLedger: (listener) => listeners.add(listener),
-    async ping() {
-      await pool.query('SELECT 1');
-    },
-    async close() {
-      await pool.end();
-    },
+    ping: () => db.ping(),
+    close: () => db.end(),
   };
+  return new StoreGuard(store).guarded();
 }

@@ -1,6 +1,6 @@
 import type { LedgerBalance, Store } from '../store.js';
 import { toLedger, type HoldRow, type LedgerRow } from '../sql-rows.js';
-import type { Pool } from './database.js';
+import type { Database } from './database.js';
 import { GIVE_BACK, ledgerOf, spendSql, type LedgerListeners } from './ledger-sql.js';
 
 type QuotaMethods = Pick<Store, 'debit' | 'refund' | 'hold' | 'releaseHold' | 'expireHolds' | 'charge' | 'ledger' | 'ledgerBalance'>;
@@ -22,9 +22,9 @@ const EXPIRE = `WITH h AS (
   SELECT h.*, l.id AS ledger_id, l.at AS ledger_at FROM h LEFT JOIN l ON l.ref = h.ref ORDER BY h.expires_at`;
 
 /** Spending a token's quota outside tasks (debits, holds, refunds) and reading its ledger. */
-export function quotaMethods(pool: Pool, listeners: LedgerListeners): QuotaMethods {
+export function quotaMethods(db: Database, listeners: LedgerListeners): QuotaMethods {
   const spend = async (sql: string, params: unknown[]) => {
-    const row = (await pool.query<LedgerRow & { ok: number }>(sql, params)).rows[0]!;
+    const row = (await db.query<LedgerRow & { ok: number }>(sql, params)).rows[0]!;
     listeners.tell(ledgerOf(row));
     return row.ok === 1;
   };
@@ -35,24 +35,24 @@ export function quotaMethods(pool: Pool, listeners: LedgerListeners): QuotaMetho
       await spend(CHARGE, [tokenId, amount, e.ref, e.model, Date.now()]);
     },
     async refund(tokenId, amount, e) {
-      const { rows } = await pool.query<LedgerRow>(GIVE_BACK, [tokenId, amount, 'refund', e.ref, e.model, Date.now()]);
+      const { rows } = await db.query<LedgerRow>(GIVE_BACK, [tokenId, amount, 'refund', e.ref, e.model, Date.now()]);
       listeners.tell(rows.map(toLedger));
     },
     releaseHold: (ref, refund) => spend(RELEASE, [ref, refund, Date.now()]),
     async expireHolds(now, limit) {
-      const { rows } = await pool.query<HoldRow & { ledger_id: number | null; ledger_at: number | null }>(EXPIRE, [now, limit, Date.now()]);
+      const { rows } = await db.repeatable<HoldRow & { ledger_id: number | null; ledger_at: number | null }>(EXPIRE, [now, limit, Date.now()]);
       listeners.tell(
         rows.filter((r) => r.ledger_id !== null).map((r) => ({ id: r.ledger_id!, tokenId: r.token_id, kind: 'refund' as const, ref: r.ref, model: r.model, amount: r.amount, at: r.ledger_at! })),
       );
       return rows.map((r) => ({ ref: r.ref, tokenId: r.token_id, model: r.model, amount: r.amount, expiresAt: r.expires_at }));
     },
     async ledger(tokenId, after, limit) {
-      const { rows } = await pool.query<LedgerRow>('SELECT * FROM ledger WHERE token_id = $1 AND id > $2 ORDER BY id LIMIT $3', [tokenId, after ?? 0, limit]);
+      const { rows } = await db.repeatable<LedgerRow>('SELECT * FROM ledger WHERE token_id = $1 AND id > $2 ORDER BY id LIMIT $3', [tokenId, after ?? 0, limit]);
       return rows.map(toLedger);
     },
     async ledgerBalance(tokenId) {
       // One statement: one snapshot of the token and its ledger.
-      const { rows } = await pool.query<LedgerBalance>(
+      const { rows } = await db.repeatable<LedgerBalance>(
         `SELECT t.used,
            COALESCE(SUM(l.amount) FILTER (WHERE l.kind = 'debit'), 0)::bigint AS debit,
            COALESCE(SUM(l.amount) FILTER (WHERE l.kind = 'refund'), 0)::bigint AS refund,

@@ -1,7 +1,7 @@
 import { newTaskRecord, TASK_HISTORY_LIMIT, unfinishedCounts, type Store, type TaskPatch, type TaskRecord } from '../store.js';
 import { taskMoney } from '../money.js';
 import { PATCH_COLUMNS, toLedger, toTask, type LedgerRow, type TaskRow } from '../sql-rows.js';
-import { transaction, type Pool } from './database.js';
+import type { Database } from './database.js';
 import { GIVE_BACK, ledgerOf, spendSql, type LedgerListeners } from './ledger-sql.js';
 
 type TaskMethods = Pick<
@@ -58,7 +58,7 @@ function historySql(keys: string[], at: number): string {
 }
 
 /** Tasks: created with their debit, changed by compare-and-set, settled or refunded once, leased to one replica. */
-export function taskMethods(pool: Pool, listeners: LedgerListeners): TaskMethods {
+export function taskMethods(db: Database, listeners: LedgerListeners): TaskMethods {
   // The patch's values are $1…$k in the order of `keys`; the state's time, when one may be seen, is $k+1.
   const patchSql = (keys: string[], money: boolean) => {
     const sets = keys.map((k, i) => `${PATCH_COLUMNS[k as keyof typeof PATCH_COLUMNS][0]} = $${i + 1}`);
@@ -77,7 +77,7 @@ export function taskMethods(pool: Pool, listeners: LedgerListeners): TaskMethods
   return {
     async createTask(t) {
       const now = Date.now();
-      const { rows } = await pool.query<LedgerRow & { ok: number }>(CREATE, [
+      const { rows } = await db.query<LedgerRow & { ok: number }>(CREATE, [
         t.tokenId, t.price, t.id, t.model, now,
         t.kind, t.route, t.upstreamModel, t.channel, t.pricing ? JSON.stringify(t.pricing) : null, t.createdAt, t.deadlineAt,
         t.lease?.owner ?? null, t.lease?.until ?? null,
@@ -87,22 +87,22 @@ export function taskMethods(pool: Pool, listeners: LedgerListeners): TaskMethods
       return newTaskRecord(t);
     },
     async getTask(id) {
-      const row = (await pool.query<TaskRow>('SELECT * FROM tasks WHERE id = $1', [id])).rows[0];
+      const row = (await db.repeatable<TaskRow>('SELECT * FROM tasks WHERE id = $1', [id])).rows[0];
       return row ? toTask(row) : null;
     },
     async getTasks(ids) {
       if (ids.length === 0) return [];
-      return (await pool.query<TaskRow>('SELECT * FROM tasks WHERE id = ANY($1::text[])', [ids])).rows.map(toTask);
+      return (await db.repeatable<TaskRow>('SELECT * FROM tasks WHERE id = ANY($1::text[])', [ids])).rows.map(toTask);
     },
     async updateTask(id, version, patch) {
       const keys = Object.keys(patch).filter((k) => k !== 'refund' && k !== 'settle' && patch[k as keyof TaskPatch] !== undefined);
       const values = patchValues(keys, patch);
       if (patch.refund !== true && patch.settle === undefined) {
         // No money moves: the compare-and-set is the statement itself.
-        const row = (await pool.query<TaskRow>(patchSql(keys, false), [...values, id, version])).rows[0];
+        const row = (await db.query<TaskRow>(patchSql(keys, false), [...values, id, version])).rows[0];
         return row ? toTask(row) : null;
       }
-      const { task, written } = await transaction(pool, async (c) => {
+      const { task, written } = await db.transaction(async (c) => {
         const row = (await c.query<TaskRow>('SELECT * FROM tasks WHERE id = $1 FOR UPDATE', [id])).rows[0];
         if (!row || row.version !== version) return { task: null, written: [] };
         const money = taskMoney({ price: row.price, charged: row.charged, refunded: row.refunded === 1 }, patch);
@@ -116,32 +116,32 @@ export function taskMethods(pool: Pool, listeners: LedgerListeners): TaskMethods
       return task;
     },
     async abortTask(id, version) {
-      const row = (await pool.query<LedgerRow & { ok: number }>(ABORT, [id, version, Date.now()])).rows[0]!;
+      const row = (await db.query<LedgerRow & { ok: number }>(ABORT, [id, version, Date.now()])).rows[0]!;
       listeners.tell(ledgerOf(row));
       return row.ok === 1;
     },
     async listUnfinishedTasks(after, limit) {
-      const { rows } = await pool.query<TaskRow>(`SELECT * FROM tasks WHERE ${UNFINISHED} AND id > $1 ORDER BY id LIMIT $2`, [after ?? '', limit]);
+      const { rows } = await db.repeatable<TaskRow>(`SELECT * FROM tasks WHERE ${UNFINISHED} AND id > $1 ORDER BY id LIMIT $2`, [after ?? '', limit]);
       return rows.map(toTask);
     },
     async countUnfinishedTasks() {
-      const { rows } = await pool.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM tasks WHERE ${UNFINISHED} GROUP BY status`);
+      const { rows } = await db.repeatable<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM tasks WHERE ${UNFINISHED} GROUP BY status`);
       return unfinishedCounts(rows);
     },
     async claimTasks(owner, now, until, limit) {
-      const { rows } = await pool.query<TaskRow>(CLAIM, [owner, now, until, limit]);
+      const { rows } = await db.query<TaskRow>(CLAIM, [owner, now, until, limit]);
       return rows.map(toTask).sort((a: TaskRecord, b: TaskRecord) => (a.id < b.id ? -1 : 1));
     },
     async renewLeases(owner, ids, until) {
       if (ids.length === 0) return [];
-      const { rows } = await pool.query<{ id: string }>(
+      const { rows } = await db.repeatable<{ id: string }>(
         `UPDATE tasks SET lease_until = $3 WHERE id = ANY($2::text[]) AND lease_owner = $1 AND ${UNFINISHED} RETURNING id`,
         [owner, ids, until],
       );
       return rows.map((r) => r.id);
     },
     async releaseLeases(owner) {
-      await pool.query(`UPDATE tasks SET lease_owner = NULL, lease_until = NULL WHERE ${UNFINISHED} AND lease_owner = $1`, [owner]);
+      await db.repeatable(`UPDATE tasks SET lease_owner = NULL, lease_until = NULL WHERE ${UNFINISHED} AND lease_owner = $1`, [owner]);
     },
   };
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ResourceRecord, Store, TokenDeletion } from '../store.js';
 import { toRecord, toResource, type ResourceRow, type TokenRow } from '../sql-rows.js';
-import { transaction, type Pool } from './database.js';
+import type { Database } from './database.js';
 
 type TokenMethods = Pick<
   Store,
@@ -12,14 +12,14 @@ const IN_USE = `SELECT (SELECT count(*) FROM tasks WHERE token_id = $1 AND statu
   (SELECT count(*) FROM holds WHERE token_id = $1)::int AS holds`;
 
 /** Tokens (create, find, list, disable or enable, set the quota, delete) and the resources clients created. */
-export function tokenMethods(pool: Pool): TokenMethods {
+export function tokenMethods(db: Database): TokenMethods {
   const one = async (sql: string, params: unknown[]) => {
-    const row = (await pool.query<TokenRow>(sql, params)).rows[0];
+    const row = (await db.repeatable<TokenRow>(sql, params)).rows[0];
     return row ? toRecord(row) : null;
   };
   return {
     async createToken(t) {
-      const { rows } = await pool.query<TokenRow>(
+      const { rows } = await db.query<TokenRow>(
         'INSERT INTO tokens (id, name, key_hash, grp, models, quota, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *',
         [randomUUID(), t.name, t.keyHash, t.group, t.models === null ? null : JSON.stringify(t.models), t.quota, Date.now()],
       );
@@ -28,7 +28,7 @@ export function tokenMethods(pool: Pool): TokenMethods {
     findTokenByHash: (keyHash) => one('SELECT * FROM tokens WHERE key_hash = $1', [keyHash]),
     getToken: (id) => one('SELECT * FROM tokens WHERE id = $1', [id]),
     async listTokens() {
-      return (await pool.query<TokenRow>('SELECT * FROM tokens ORDER BY created_at, seq')).rows.map(toRecord);
+      return (await db.repeatable<TokenRow>('SELECT * FROM tokens ORDER BY created_at, seq')).rows.map(toRecord);
     },
     setTokenDisabled: (id, disabled) => one('UPDATE tokens SET disabled = $2 WHERE id = $1 RETURNING *', [id, disabled ? 1 : 0]),
     setTokenQuota: (id, quota) => one('UPDATE tokens SET quota = $2 WHERE id = $1 RETURNING *', [id, quota]),
@@ -38,7 +38,7 @@ export function tokenMethods(pool: Pool): TokenMethods {
       // that row would be missed. Locking the row first waits for such a statement (task creation
       // and holds update the token's row in the statement that inserts them), and the counts after
       // it see what it wrote; a later one waits for this transaction, then finds no token.
-      return transaction(pool, async (c): Promise<TokenDeletion> => {
+      return db.transaction(async (c): Promise<TokenDeletion> => {
         const row = (await c.query<TokenRow>('SELECT * FROM tokens WHERE id = $1 FOR UPDATE', [id])).rows[0];
         if (!row) return { outcome: 'unknown' };
         const busy = (await c.query<{ tasks: number; holds: number }>(IN_USE, [id])).rows[0]!;
@@ -48,20 +48,20 @@ export function tokenMethods(pool: Pool): TokenMethods {
       });
     },
     async deleteTokensNamed(name) {
-      return (await pool.query('DELETE FROM tokens WHERE name = $1', [name])).rowCount ?? 0;
+      return (await db.repeatable('DELETE FROM tokens WHERE name = $1', [name])).rowCount ?? 0;
     },
     async putResource(r) {
-      const inserted = await pool.query(
+      const inserted = await db.repeatable(
         'INSERT INTO resources (kind, id, token_id, channel, vendor_id, created_at) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING',
         [r.kind, r.id, r.tokenId, r.channel, r.vendorId, r.createdAt],
       );
       if (inserted.rowCount === 1) return true;
       // A second statement, so it sees a row another transaction committed while this one waited.
-      const had = (await pool.query<ResourceRow>('SELECT * FROM resources WHERE kind = $1 AND id = $2', [r.kind, r.id])).rows[0];
+      const had = (await db.repeatable<ResourceRow>('SELECT * FROM resources WHERE kind = $1 AND id = $2', [r.kind, r.id])).rows[0];
       return had !== undefined && had.token_id === r.tokenId && had.channel === r.channel;
     },
     async getResources(kind, ids) {
-      const { rows } = await pool.query<ResourceRow>('SELECT * FROM resources WHERE kind = $1 AND id = ANY($2::text[])', [kind, [...new Set(ids)]]);
+      const { rows } = await db.repeatable<ResourceRow>('SELECT * FROM resources WHERE kind = $1 AND id = ANY($2::text[])', [kind, [...new Set(ids)]]);
       return rows.map(toResource) as ResourceRecord[];
     },
   };

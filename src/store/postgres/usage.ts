@@ -1,6 +1,6 @@
 import type { Store } from '../store.js';
 import { DAY_MS, toUsage, type UsageRow } from '../sql-rows.js';
-import type { Pool } from './database.js';
+import type { Database } from './database.js';
 
 /**
  * The ledger summed by UTC day, token and model, in SQL: the range is read through `ledger_by_at`
@@ -22,10 +22,10 @@ const GROUPS = `
   ORDER BY g.day, g.token_id COLLATE "C", g.model COLLATE "C"
   LIMIT $5`;
 
-export function usageMethods(pool: Pool): Pick<Store, 'usage'> {
+export function usageMethods(db: Database): Pick<Store, 'usage'> {
   return {
     async usage({ from, to, tokenId, model }, limit) {
-      const { rows } = await pool.query<UsageRow>(GROUPS, [from, to, tokenId, model, limit]);
+      const { rows } = await db.repeatable<UsageRow>(GROUPS, [from, to, tokenId, model, limit]);
       return rows.map(toUsage);
     },
   };

@@ -1,4 +1,4 @@
-import type { Store } from '../store.js';
+import { alwaysAvailable, type Store } from '../store.js';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 import { openDatabase } from './database.js';
 import { groupCommit } from './group-commit.js';
@@ -25,6 +25,9 @@ export function openSqliteStore(path: string): Store {
     if (checkpointer === null && path !== ':memory:') checkpointer = startCheckpointer(path);
   });
   const money = ledgerWrites(db, commits);
+  const ping = async () => {
+    db.prepare('SELECT 1').get();
+  };
   return {
     ...tokenMethods(db, commits),
     ...quotaMethods(db, commits, money),
@@ -35,9 +38,8 @@ export function openSqliteStore(path: string): Store {
     ...linkMethods(db, commits),
     ...usageMethods(db),
     onLedger: commits.onLedger,
-    async ping() {
-      db.prepare('SELECT 1').get();
-    },
+    ping,
+    availability: alwaysAvailable(ping),
     async close() {
       commits.flush();
       await checkpointer?.close();
