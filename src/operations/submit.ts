@@ -11,7 +11,9 @@ import { requiredString } from '../pipeline/request-value.js';
 import { onHolder } from '../pipeline/resources.js';
 import { callOperation } from './sync.js';
 import { routeServesModel } from '../config/lookups.js';
-import type { TaskRecord } from '../store/store.js';
+import type { Store, TaskPatch, TaskRecord } from '../store/store.js';
+import { untilAvailable } from '../store/store-guard.js';
+import { isStoreUnavailable } from '../store/unavailable.js';
 import { answerFor } from './answer.js';
 import { findOwnTask } from './find-task.js';
 import type { TaskDeps } from './deps.js';
@@ -57,6 +59,8 @@ export async function runTaskSubmit(ctx: RequestContext, body: unknown, deps: Ta
 
   let current = pending;
   let accepted: { record: TaskRecord | null; channel: CompiledChannel };
+  /** The vendor took the task (it exists there now): from here on the record is never aborted. */
+  let taken = false;
   try {
     accepted = await withFallback(ctx, candidates, deps, () => true, async (choice, attempt) => {
       const { channel, upstreamModel } = choice;
@@ -72,10 +76,11 @@ export async function runTaskSubmit(ctx: RequestContext, body: unknown, deps: Ta
         throw refusalIn2xx(update) ?? new GatewayError('bad_response', 'the upstream accepted the task but its answer carries no task id', { cause: { mapping: op.response.body.where }, upstream: { phase: 'unknown' } });
       }
       attempt.accepted();
+      taken = true;
       // Acceptance: submitting → the vendor's first state (queued unless it says more), with its id and channel, in one write.
       // (A vendor that just accepted the task cannot have lost it: a `lost` word here is no status.)
       const patch = patchFor(current, { ...update, lost: false, status: update.status ?? 'queued' }, now)!;
-      const record = await deps.store.updateTask(id, current.version, {
+      const record = await writeAcceptance(deps.store, current, {
         ...patch,
         upstreamId: update.id,
         channel: channel.name,
@@ -85,6 +90,13 @@ export async function runTaskSubmit(ctx: RequestContext, body: unknown, deps: Ta
       return { record, channel };
     });
   } catch (err) {
+    if (taken) {
+      // The vendor has the task but the store could not be told: the record stays `submitting`, to
+      // be adopted or failed and refunded once, as a submission cut off by a crash is.
+      ctx.log.warn({ task: id, channel: current.channel, err: (err as Error).message }, 'a task the vendor accepted could not be recorded; it is left to be settled as a submission cut off by a crash');
+      throw err;
+    }
+    // Should the store be away, the abort fails too and the record is left the same way.
     await deps.store.abortTask(id, current.version);
     throw err;
   } finally {
@@ -123,3 +135,30 @@ function sourceView(t: TaskRecord) {
   return { ...vendorView(t), seconds: t.seconds, size: t.size, results: t.results, status: t.status };
 }
 
+/** How long a submission waits for the store to record a task the vendor already accepted, before leaving it to be settled later. */
+export const ACCEPTANCE_WAIT_MS = 10_000;
+
+/**
+ * Writes a vendor's acceptance of a task (compare-and-set on the `submitting` record). The vendor
+ * has the task now, so a store that fails here is waited for, up to ACCEPTANCE_WAIT_MS, rather than
+ * the client told no while the vendor works (and charges) for nothing: a connection reset or a
+ * failover then costs the client a moment, not a task. A write whose answer was lost may have
+ * landed: when writing again finds the record changed, it is read back to see whether it was ours.
+ */
+async function writeAcceptance(store: Store, record: TaskRecord, patch: TaskPatch): Promise<TaskRecord | null> {
+  const until = Date.now() + ACCEPTANCE_WAIT_MS;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const next = await store.updateTask(record.id, record.version, patch);
+      if (next || attempt === 1) return next;
+      // The compare-and-set missed after a failed attempt: that attempt may have landed after all.
+      const seen = await store.getTask(record.id);
+      return seen?.upstreamId === patch.upstreamId ? seen : null;
+    } catch (err) {
+      if (!isStoreUnavailable(err) || Date.now() >= until) throw err;
+    }
+    await untilAvailable(store.availability, until - Date.now());
+    // A store that just came back (or merely timed out one statement) is not asked again in the same breath.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

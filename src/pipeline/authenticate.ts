@@ -3,9 +3,16 @@ import { LRUCache } from 'lru-cache';
 import type { KeySource } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Store, TokenRecord } from '../store/store.js';
+import { isStoreUnavailable } from '../store/unavailable.js';
 import { hashKey } from '../tokens/keys.js';
 
 const MAX_KEY_LENGTH = 512;
+/**
+ * How long past its time a cached lookup of a valid key still serves while the store cannot be
+ * asked (README, "When something fails"): a request that needs no store (the model list) keeps
+ * working through an outage of up to this long; every other one fails at its first store call anyway.
+ */
+export const STALE_WHILE_AWAY_MS = 10 * 60_000;
 
 /** How a client is told to send its key, for the error that says none came. */
 function form(source: KeySource): string {
@@ -32,7 +39,8 @@ export function extractKey(sources: readonly KeySource[], headers: IncomingHttpH
 /**
  * Turns a key into its token. Lookups are cached by key hash for `ttlMs` (unknown keys too, so a
  * flood of bad keys does not reach the store); a disabled or deleted token stops working within
- * that time. Quota is not read from the cache: debits go to the store.
+ * that time. Quota is not read from the cache: debits go to the store. While the store cannot be
+ * asked, a valid key's lookup keeps serving for up to STALE_WHILE_AWAY_MS past its time.
  */
 export class Authenticator {
   readonly #store: Store;
@@ -41,7 +49,8 @@ export class Authenticator {
 
   constructor(store: Store, ttlMs = 5_000, max = 10_000) {
     this.#store = store;
-    this.#cache = ttlMs > 0 ? new LRUCache({ max, ttl: ttlMs }) : null;
+    // Stale lookups are kept (not deleted when read) for the store's absences.
+    this.#cache = ttlMs > 0 ? new LRUCache({ max, ttl: ttlMs, noDeleteOnStaleGet: true }) : null;
   }
 
   /** Drops what is cached for a key: its token was disabled, enabled or deleted. */
@@ -64,10 +73,21 @@ export class Authenticator {
     const hash = hashKey(key);
     let entry = this.#cache?.get(hash);
     if (!entry) {
-      entry = { token: await this.#store.findTokenByHash(hash) };
-      this.#cache?.set(hash, entry);
+      try {
+        entry = { token: await this.#store.findTokenByHash(hash) };
+        this.#cache?.set(hash, entry);
+      } catch (err) {
+        entry = this.#staleWhileAway(hash, err);
+      }
     }
     if (!entry.token || entry.token.disabled) throw new GatewayError('invalid_api_key', 'the API key is not valid');
     return entry.token;
+  }
+
+  /** A valid key's lookup past its time, when the store could not be asked; else the store's error again. */
+  #staleWhileAway(hash: string, err: unknown): { token: TokenRecord | null } {
+    const stale = isStoreUnavailable(err) ? this.#cache?.get(hash, { allowStale: true }) : undefined;
+    if (!stale?.token || this.#cache!.getRemainingTTL(hash) < -STALE_WHILE_AWAY_MS) throw err;
+    return stale;
   }
 }

@@ -5,6 +5,7 @@ import { DEFAULT_POLLING } from '../config/lookups.js';
 import type { CompiledChannel, Snapshot } from '../config/snapshot.js';
 import type { Store, TaskRecord } from '../store/store.js';
 import { TERMINAL_STATUSES } from '../store/store.js';
+import { isStoreUnavailable } from '../store/unavailable.js';
 import type { Pools } from '../upstream/pools.js';
 import { DueQueue } from './due-queue.js';
 import { NoNews } from './no-news.js';
@@ -139,7 +140,14 @@ export class Poller {
    */
   async resume(): Promise<number> {
     const n = await this.#claim(this.#lease.soleReplica ? Number.MAX_SAFE_INTEGER : this.#now(), Infinity);
-    this.#leaseTimer = setInterval(() => void this.#leaseRound().catch((err: unknown) => this.#deps.log.warn({ err }, 'lease round failed; trying again')), this.#lease.ms / 3);
+    this.#leaseTimer = setInterval(
+      () =>
+        void this.#leaseRound().catch((err: unknown) =>
+          // The store being away is logged once, where it is found (README, "When something fails").
+          this.#deps.log[isStoreUnavailable(err) ? 'debug' : 'warn']({ err }, 'lease round failed; trying again'),
+        ),
+      this.#lease.ms / 3,
+    );
     this.#leaseTimer.unref();
     return n;
   }
@@ -481,39 +489,58 @@ export class Poller {
     return applyUpdate(this.#deps.store, task, update, now);
   }
 
+  /**
+   * A look that failed on its own side (the store away, a write that could not be made): the
+   * task is looked at again one interval later, as if the look had found nothing new. Without this
+   * a task the poller follows would fall out of its queue, followed by name and never looked at.
+   */
+  #lookFailed(id: string, channel: string, err: unknown): void {
+    if (!this.#channelOf.has(id) || this.#stopped) return;
+    this.#deps.log[isStoreUnavailable(err) ? 'debug' : 'warn']({ task: id, channel, err: (err as Error).message }, 'a look at a task failed; looking again later');
+    this.#due.set(id, this.#nextLook(id, channel));
+    this.#arm();
+  }
+
   /** One look at one task, single-flight. `known` skips the store read when the caller has the record. */
   #lookAtOne(id: string, known: TaskRecord | null): Promise<TaskRecord | null> {
-    const p = this.#withSlot(this.#channelOf.get(id) ?? known?.channel ?? '', async () => {
-      const task = known ?? (await this.#deps.store.getTask(id));
-      if (!task || TERMINAL_STATUSES.has(task.status)) {
-        this.#forget(id);
-        return task;
-      }
-      const now = this.#now();
-      if (task.status === 'submitting') return this.#cutOff(task, now);
-      if (now >= task.deadlineAt) {
-        const done = await this.#expire(task);
-        this.#forget(id);
-        return done;
-      }
-      const channel = this.channelFor(task);
-      if (!channel?.profile.tasks) {
-        this.#again(task);
-        return task;
-      }
-      this.stats.queries++;
-      this.#lookedAt.set(id, now);
-      const outcome = await queryTask(channel.profile.tasks, channel, this.#deps.pools, task, this.#deps.clock());
-      if (!outcome.ok) {
-        this.#trouble(channel, outcome, [task]);
-        return task;
-      }
-      this.#recovered(channel);
-      return this.#settle(task, outcome.value, channel);
+    const channelName = this.#channelOf.get(id) ?? known?.channel ?? '';
+    const p = this.#withSlot(channelName, () => this.#look(id, known)).catch((err: unknown) => {
+      this.#lookFailed(id, channelName, err);
+      throw err;
     });
     this.#inflight.set(id, p);
     p.finally(() => this.#inflight.delete(id)).catch(() => undefined);
     return p;
+  }
+
+  /** The look itself: read the task (unless known), then cut off, expire, or ask the vendor and settle. */
+  async #look(id: string, known: TaskRecord | null): Promise<TaskRecord | null> {
+    const task = known ?? (await this.#deps.store.getTask(id));
+    if (!task || TERMINAL_STATUSES.has(task.status)) {
+      this.#forget(id);
+      return task;
+    }
+    const now = this.#now();
+    if (task.status === 'submitting') return this.#cutOff(task, now);
+    if (now >= task.deadlineAt) {
+      const done = await this.#expire(task);
+      this.#forget(id);
+      return done;
+    }
+    const channel = this.channelFor(task);
+    if (!channel?.profile.tasks) {
+      this.#again(task);
+      return task;
+    }
+    this.stats.queries++;
+    this.#lookedAt.set(id, now);
+    const outcome = await queryTask(channel.profile.tasks, channel, this.#deps.pools, task, this.#deps.clock());
+    if (!outcome.ok) {
+      this.#trouble(channel, outcome, [task]);
+      return task;
+    }
+    this.#recovered(channel);
+    return this.#settle(task, outcome.value, channel);
   }
 
   #cutOffAt(task: TaskRecord): number {
@@ -581,7 +608,14 @@ export class Poller {
         const now = this.#now();
         const tasks: TaskRecord[] = [];
         const rare: Promise<void>[] = [];
-        for (const t of await this.#deps.store.getTasks(ids)) {
+        let found: TaskRecord[];
+        try {
+          found = await this.#deps.store.getTasks(ids);
+        } catch (err) {
+          for (const id of ids) this.#lookFailed(id, channel.name, err);
+          return;
+        }
+        for (const t of found) {
           if (TERMINAL_STATUSES.has(t.status)) {
             this.#forget(t.id);
             resolve(t.id, t);
@@ -612,7 +646,13 @@ export class Poller {
               resolve(t.id, t);
               return;
             }
-            resolve(t.id, await this.#settle(t, u, channel));
+            resolve(
+              t.id,
+              await this.#settle(t, u, channel).catch((err: unknown) => {
+                this.#lookFailed(t.id, t.channel, err);
+                return t;
+              }),
+            );
           }),
         );
       });

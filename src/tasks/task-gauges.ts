@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Store, UnfinishedStatus } from '../store/store.js';
+import { isStoreUnavailable } from '../store/unavailable.js';
 import type { Poller } from './poller.js';
 
 /** How long the store's count of unfinished tasks is reused: scrapes (several Prometheus, a dashboard) cost one count per this. */
@@ -19,7 +20,7 @@ export function reportTaskGauges(store: Store, poller: Poller, metrics: Metrics,
     (counting ??= store
       .countUnfinishedTasks()
       .then((counts) => void (counted = { at: now(), counts }))
-      .catch((err: unknown) => log.warn({ err }, 'could not count the tasks for the metrics; the last counts stand'))
+      .catch((err: unknown) => log[isStoreUnavailable(err) ? 'debug' : 'warn']({ err }, 'could not count the tasks for the metrics; the last counts stand'))
       .finally(() => (counting = null)));
   metrics.asyncGauge('gateway_tasks', 'Unfinished tasks in the store, by status (counted at most every 5 s)', ['status'], async () => {
     if (!counted || now() - counted.at >= TASK_COUNT_TTL_MS) await count();
