@@ -35,9 +35,21 @@ function unavailableState(code: string | undefined): boolean {
 /** The gateway stopped waiting for an answer and cut the connection: the server may still be working on it. */
 class NoAnswer extends Error {}
 
+/**
+ * A failure of the connection itself, not an answer of the server: a socket error (reset, broken
+ * pipe), the connection ended under a statement, pg refusing a connection it knows is broken, or no
+ * answer in time. Any other error of the driver (a bad argument) is a fault of ours, not the store's.
+ */
+function connectionFailed(err: unknown): boolean {
+  if (err instanceof NoAnswer) return true;
+  if (!(err instanceof Error) || err instanceof pg.DatabaseError || err instanceof GatewayError) return false;
+  return typeof (err as NodeJS.ErrnoException).syscall === 'string' || /Connection terminated|not queryable/.test(err.message);
+}
+
 /** Whether an error says the connection is unusable (as opposed to an error the server answered on a live connection). */
 function connectionBroke(err: unknown): boolean {
-  return !(err instanceof pg.DatabaseError) || /^(08|57P0)/.test(err.code ?? '') || err.code === '25P03';
+  if (err instanceof pg.DatabaseError) return /^(08|57P0)/.test(err.code ?? '') || err.code === '25P03';
+  return connectionFailed(err);
 }
 
 /**
@@ -47,8 +59,7 @@ function connectionBroke(err: unknown): boolean {
  * transaction it never saw end is rolled back).
  */
 function neverSent(err: unknown): boolean {
-  if (!(err instanceof Error) || err instanceof pg.DatabaseError) return false;
-  return /is not queryable/.test(err.message) || (err as NodeJS.ErrnoException).syscall === 'write';
+  return connectionFailed(err) && (/is not queryable/.test((err as Error).message) || (err as NodeJS.ErrnoException).syscall === 'write');
 }
 
 /**
@@ -57,14 +68,13 @@ function neverSent(err: unknown): boolean {
  * wait on a silent store would only double the first), nor was there no connection at all.
  */
 function worthAgain(err: unknown): boolean {
-  return connectionBroke(err) && !(err instanceof NoAnswer) && !(err instanceof GatewayError);
+  return connectionBroke(err) && !(err instanceof NoAnswer);
 }
 
 /** A driver error as the catalogue's `store_unavailable`, when it is the store's; anything else (a constraint, a bug) unchanged. */
 function asStoreError(err: unknown): unknown {
-  if (err instanceof GatewayError) return err;
-  if (err instanceof pg.DatabaseError && !unavailableState(err.code)) return err;
-  return storeUnavailable(err);
+  if (err instanceof pg.DatabaseError ? unavailableState(err.code) : connectionFailed(err)) return storeUnavailable(err);
+  return err;
 }
 
 /**
@@ -80,6 +90,8 @@ export class Database {
   readonly #poolSize: number;
   readonly #timeouts: StoreTimeouts;
   readonly #config: pg.ClientConfig;
+  /** The schema these connections use (`?schema=` of the URL, default `public`). */
+  readonly schema: string;
   /** The probe's own connection, kept between pings (null until the first, and after one fails). */
   #probe: pg.Client | null = null;
   /** Closed: a ping must not open a connection nothing would close. */
@@ -92,6 +104,7 @@ export class Database {
       throw new GatewayError('internal_error', `the store URL's schema "${schema}" is not a plain identifier (letters, digits, _)`);
     }
     parsed.searchParams.delete('schema');
+    this.schema = schema;
     this.#timeouts = timeouts;
     this.#poolSize = poolSize;
     this.#deadlineMs = timeouts.statementMs + ANSWER_GRACE_MS;
@@ -114,11 +127,6 @@ export class Database {
     // An idle connection's error (the server went away) must not kill the process; the pool has
     // already discarded it, and the next statement opens a new one.
     this.#pool.on('error', () => undefined);
-  }
-
-  /** The schema these connections use (`?schema=` of the URL). */
-  get schema(): string {
-    return /search_path=(\S+)/.exec(this.#config.options!)![1]!;
   }
 
   /**
@@ -156,8 +164,9 @@ export class Database {
   /**
    * Runs `fn` in a transaction on one connection. A connection that breaks before COMMIT was sent
    * leaves nothing behind (the server rolls the transaction back), so the whole transaction is run
-   * again on a new connection (as `#run` bounds its attempts); one that breaks during COMMIT leaves the outcome unknown and is
-   * `store_unavailable`. `fn` must do nothing but statements on its client.
+   * again on a new connection (the attempts bounded as `#run` bounds them); one that breaks during
+   * COMMIT leaves the outcome unknown and is `store_unavailable`. `fn` must do nothing but
+   * statements on its client.
    */
   async transaction<T>(fn: (client: Client) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
