@@ -114,7 +114,7 @@ export async function privateRedis(): Promise<PrivateRedis> {
 }
 
 /** A TCP port nothing listens on now (taken by the OS, then let go). */
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
