@@ -14,6 +14,7 @@ import { createGateway, type Gateway } from '../src/gateway.js';
 import { silentLogger } from '../src/log.js';
 import { openStore } from '../src/store/open-store.js';
 import type { Store } from '../src/store/store.js';
+import { storeUnavailable } from '../src/store/unavailable.js';
 import { generateKey, hashKey } from '../src/tokens/keys.js';
 
 interface Job {
@@ -283,6 +284,35 @@ describe('poller', () => {
       const answers = await Promise.all(Array.from({ length: 10 }, () => r.query(id)));
       assert.ok(answers.every((a) => a.id === id));
       assert.equal(r.vendor.queries - before, 1, 'ten queries at once, one vendor call');
+    } finally {
+      await r.close();
+    }
+  });
+
+  test('a look the store fails (reading the task, writing what the vendor said) is made again: the task still ends, by the poller alone', async () => {
+    const base = await openStore(':memory:');
+    let away = false;
+    let refused = 0;
+    const refuse = () => {
+      refused++;
+      return Promise.reject(storeUnavailable(new Error('connect ECONNREFUSED')));
+    };
+    const store: Store = {
+      ...base,
+      getTask: (id) => (away ? refuse() : base.getTask(id)),
+      getTasks: (ids) => (away ? refuse() : base.getTasks(ids)),
+      updateTask: (id, version, patch) => (away ? refuse() : base.updateTask(id, version, patch)),
+    };
+    const r = await rig({ interval_ms: 100, stale_ms: 3_600_000 }, store);
+    try {
+      const id = await r.submit();
+      away = true;
+      for (const job of r.vendor.jobs.values()) job.state = 'done';
+      // A look fails on the store (reading the task, or writing the vendor's done).
+      await until(() => refused >= 1, 'a look failing on the store');
+      away = false;
+      // Nobody asks for the task: before, the poller had dropped it from its queue for good.
+      await until(async () => (await base.getTask(id))?.status === 'completed', 'the task completed once the store answers');
     } finally {
       await r.close();
     }
