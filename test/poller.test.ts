@@ -318,6 +318,38 @@ describe('poller', () => {
     }
   });
 
+  for (const lost of ['before it was written', 'after it was written (the answer lost)'] as const) {
+    test(`a vendor's acceptance the store fails to record ${lost} is written again: the client gets its id, the vendor one task`, async () => {
+      const base = await openStore(':memory:');
+      let failures = 0;
+      const store: Store = {
+        ...base,
+        async updateTask(id, version, patch) {
+          // The acceptance is the write that brings the vendor's id; it fails once.
+          if (patch.upstreamId === undefined || failures > 0) return base.updateTask(id, version, patch);
+          failures++;
+          if (lost !== 'before it was written') await base.updateTask(id, version, patch);
+          throw storeUnavailable(new Error('Connection terminated unexpectedly'));
+        },
+      };
+      const r = await rig({ interval_ms: 100, stale_ms: 3_600_000 }, store);
+      try {
+        const id = await r.submit();
+        assert.equal(failures, 1);
+        assert.equal(r.vendor.jobs.size, 1, 'created once at the vendor');
+        for (const job of r.vendor.jobs.values()) job.state = 'done';
+        await until(async () => (await base.getTask(id))?.status === 'completed', 'the task completed');
+        assert.deepEqual(
+          (await base.ledger((await base.getTask(id))!.tokenId, null, 10)).map((e) => e.kind),
+          ['debit'],
+          'charged once, never refunded',
+        );
+      } finally {
+        await r.close();
+      }
+    });
+  }
+
   test('a new gateway on the same store resumes every unfinished task', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gw-resume-'));
     const store = await openStore(join(dir, 'g.db'));
