@@ -1,0 +1,70 @@
+/**
+ * Keys while the store cannot be asked (src/pipeline/authenticate.ts; README, "When PostgreSQL goes
+ * away"): a valid key looked up before keeps working past its cache time; an unknown or disabled
+ * key, a key never looked up, and any other failure of the store are not let in that way.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { setTimeout as pause } from 'node:timers/promises';
+import { GatewayError } from '../../src/errors/gateway-error.js';
+import { Authenticator } from '../../src/pipeline/authenticate.js';
+import { openStore } from '../../src/store/open-store.js';
+import type { Store } from '../../src/store/store.js';
+import { isStoreUnavailable, storeUnavailable } from '../../src/store/unavailable.js';
+import { generateKey, hashKey } from '../../src/tokens/keys.js';
+
+const BEARER = [{ from: 'bearer' } as const];
+const TTL_MS = 5;
+
+async function rig() {
+  const base = await openStore(':memory:');
+  let failure: Error | null = null;
+  const store: Store = { ...base, findTokenByHash: (hash) => (failure ? Promise.reject(failure) : base.findTokenByHash(hash)) };
+  const auth = new Authenticator(store, TTL_MS);
+  const make = async (disabled = false) => {
+    const key = generateKey();
+    const t = await base.createToken({ name: 'k', keyHash: hashKey(key), group: 'default', models: null, quota: null });
+    if (disabled) await base.setTokenDisabled(t.id, true);
+    return key;
+  };
+  const as = (key: string) => auth.authenticate(BEARER, { authorization: `Bearer ${key}` }, null);
+  /** Past the cache time: the next lookup would ask the store. The wait is the TTL itself, not a stand-in for an event. */
+  const expire = () => pause(TTL_MS * 3);
+  return { base, auth, make, as, expire, fail: (err: Error | null) => (failure = err) };
+}
+
+describe('authentication while the store is away', () => {
+  test('a valid key looked up before keeps working past its cache time while the store cannot be asked', async () => {
+    const r = await rig();
+    const key = await r.make();
+    const token = await r.as(key);
+    await r.expire();
+    r.fail(storeUnavailable(new Error('connect ECONNREFUSED')));
+    assert.equal((await r.as(key)).id, token.id);
+    await r.base.close();
+  });
+
+  test('a key never looked up, an unknown one and a disabled one get the store error or invalid_api_key, never in', async () => {
+    const r = await rig();
+    const disabled = await r.make(true);
+    const unknown = generateKey();
+    await assert.rejects(r.as(disabled), (err) => err instanceof GatewayError && err.code === 'invalid_api_key');
+    await assert.rejects(r.as(unknown), (err) => err instanceof GatewayError && err.code === 'invalid_api_key');
+    await r.expire();
+    r.fail(storeUnavailable(new Error('connect ECONNREFUSED')));
+    await assert.rejects(r.as(disabled), (err) => err instanceof GatewayError && err.code === 'invalid_api_key');
+    await assert.rejects(r.as(unknown), (err) => isStoreUnavailable(err), 'an unknown key is not known to be unknown any more');
+    await assert.rejects(r.as(await r.make()), (err) => isStoreUnavailable(err), 'never looked up');
+    await r.base.close();
+  });
+
+  test('a failure that is not the store being away is not covered by a stale lookup', async () => {
+    const r = await rig();
+    const key = await r.make();
+    await r.as(key);
+    await r.expire();
+    r.fail(new Error('a bug'));
+    await assert.rejects(r.as(key), /a bug/);
+    await r.base.close();
+  });
+});
