@@ -1,12 +1,13 @@
 /** The README's catalogue page must be what the config says (regenerate with `npm run catalogue`). */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { CATALOGUE_END, CATALOGUE_START, renderCatalogue, withCatalogue } from '../src/config/catalogue.js';
-import { loadConfigOrThrow } from '../src/config/load.js';
+import { loadConfig, loadConfigOrThrow } from '../src/config/load.js';
 import { PROJECT_ROOT } from '../src/config/paths.js';
-import type { CompiledFamily } from '../src/config/snapshot.js';
+import type { CompiledFamily, CompiledProfile } from '../src/config/snapshot.js';
 
 test('the README catalogue matches the families, routes, modes and limits of the config', () => {
   const snapshot = loadConfigOrThrow(PROJECT_ROOT, { env: {} });
@@ -67,4 +68,29 @@ test('the catalogue says an image rule in words, under the path of the items it 
     page,
     /\| image at most 4096x4096; JPEG<br>subjects\[\]\.images at most 3 item\(s\)<br>subjects\[\]\.images\[\] 128x128 or more, aspect 1:4 to 4:1, at most 50 MB; PNG, JPEG, WebP \|/,
   );
+});
+
+test('the catalogue lists every profile with the sources it was checked against, or says it names none', () => {
+  const profile = (name: string, sources: CompiledProfile['sources']) => ({ name, sources }) as unknown as CompiledProfile;
+  const page = renderCatalogue({
+    routes: [],
+    families: [],
+    profiles: new Map([
+      ['zz-vendor', profile('zz-vendor', [])],
+      ['aa-vendor', profile('aa-vendor', [{ name: 'aa-sdk 1.2.3 (npm)', checked: '2026-11-28', note: 'every call | its errors' }, { name: 'https://aa.example/docs', checked: '2026-11-01', note: null }])],
+    ]),
+  });
+  assert.match(page, /\| Profile \| Checked against \|\n\|---\|---\|\n\| `aa-vendor` \| aa-sdk 1\.2\.3 \(npm\), 2026-11-28: every call \\\| its errors<br>https:\/\/aa\.example\/docs, 2026-11-01 \|\n\| `zz-vendor` \| \(no source named/);
+});
+
+test('a profile source must say when it was checked, as a date', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-sources-'));
+  try {
+    writeFileSync(join(dir, 'routes.yaml'), 'version: 1\nroutes: []\n');
+    writeFileSync(join(dir, 'channels.yaml'), 'version: 1\ngroups: { default: {} }\nprofiles:\n  p:\n    sources: [{ name: "p-sdk 1.0", checked: "last week" }]\n    auth: { type: none }\n    operations: { op: { request: { method: GET, path: \'"/x"\' }, response: { body: body } } }\nchannels: []\n');
+    const { issues } = loadConfig(dir);
+    assert.ok(issues.some((i) => i.file === 'channels.yaml' && /checked/.test(i.message)), JSON.stringify(issues));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

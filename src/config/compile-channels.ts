@@ -17,6 +17,7 @@ interface RawOperation {
   await?: { answer: string; interval_ms?: number; timeout_ms?: number; result_type?: string };
 }
 interface RawProfile {
+  sources?: { name: string; checked: string; note?: string }[];
   /** Checked by its scheme's schema (src/signers/). */
   auth: { type: string };
   operations: Record<string, RawOperation>;
@@ -161,7 +162,8 @@ function compileProfiles(src: YamlSource, raw: Record<string, RawProfile>, route
     if (submitOps.length > 0 && !p.tasks) {
       issues.push(src.issue(['profiles', name], `profile ${name} serves task operation ${submitOps.join(', ')} but has no tasks: block saying how to query its tasks`));
     }
-    profiles.set(name, Object.freeze({ name, auth: compileAuth(p.auth), operations, tasks }));
+    const sources = Object.freeze((p.sources ?? []).map((x) => Object.freeze({ name: x.name, checked: x.checked, note: x.note ?? null })));
+    profiles.set(name, Object.freeze({ name, sources, auth: compileAuth(p.auth), operations, tasks }));
   }
   return profiles;
 }

@@ -180,6 +180,14 @@ export interface CompiledOperation {
   readonly await: { readonly answer: Mapping; readonly intervalMs: number; readonly timeoutMs: number; readonly resultType: string } | null;
 }
 
+/** A vendor document or official SDK a profile was checked against, and when. */
+export interface ProfileSource {
+  readonly name: string;
+  /** YYYY-MM-DD. */
+  readonly checked: string;
+  readonly note: string | null;
+}
+
 /** How a profile follows its tasks (channels.yaml `profiles.*.tasks`). */
 export interface CompiledTaskProtocol {
   /** Looks at one task; its response mapping gives a task update. */
@@ -203,6 +211,8 @@ export interface CompiledTaskProtocol {
 /** A vendor protocol: how to sign, and how each operation maps. */
 export interface CompiledProfile {
   readonly name: string;
+  /** Where the profile's facts come from (channels.yaml `profiles.*.sources`); empty when it says none. */
+  readonly sources: readonly ProfileSource[];
   readonly auth: AuthSpec;
   readonly operations: ReadonlyMap<string, CompiledOperation>;
   /** Null for profiles without asynchronous operations. */
