@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import { CATALOGUE_END, CATALOGUE_START, renderCatalogue, withCatalogue } from '../src/config/catalogue.js';
 import { loadConfig, loadConfigOrThrow } from '../src/config/load.js';
 import { PROJECT_ROOT } from '../src/config/paths.js';
-import type { CompiledFamily, CompiledProfile } from '../src/config/snapshot.js';
+import type { CompiledFamily, CompiledProfile, CompiledRoute } from '../src/config/snapshot.js';
 
 test('the README catalogue matches the families, routes, modes and limits of the config', () => {
   const snapshot = loadConfigOrThrow(PROJECT_ROOT, { env: {} });
@@ -20,9 +20,9 @@ test('the README catalogue matches the families, routes, modes and limits of the
 });
 
 /** The catalogue of one family `toy` (model `toy-1`, no routes), with what a test sets. */
-function toyCatalogue(family: Partial<Pick<CompiledFamily, 'modes' | 'rawLimits' | 'rawModelLimits'>>): string {
+function toyCatalogue(family: Partial<Pick<CompiledFamily, 'modes' | 'rawLimits' | 'rawModelLimits' | 'vendorRefuses'>>, routes: CompiledRoute[] = []): string {
   return renderCatalogue({
-    routes: [],
+    routes,
     families: [
       {
         name: 'toy',
@@ -35,6 +35,7 @@ function toyCatalogue(family: Partial<Pick<CompiledFamily, 'modes' | 'rawLimits'
         rawLimits: null,
         modelLimits: new Map(),
         rawModelLimits: {},
+        vendorRefuses: [],
         ...family,
       },
     ],
@@ -93,4 +94,10 @@ test('a profile source must say when it was checked, as a date', () => {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('the catalogue says which listed model the vendor refuses on which route (vendor_refuses)', () => {
+  const route = (id: string, path: string) => ({ id, method: 'POST', path, kind: 'sync', models: { exact: new Set(['toy-1']), prefixes: [] }, matchQuery: {} }) as unknown as CompiledRoute;
+  const page = toyCatalogue({ vendorRefuses: [{ model: 'toy-1', route: 'edits', why: 'edits are not served for it | at all' }] }, [route('gen', '/toy/gen'), route('edits', '/toy/edits')]);
+  assert.match(page, /\| `POST \/toy\/gen`<br>`POST \/toy\/edits` \(the vendor refuses `toy-1` here: edits are not served for it \\\| at all\) \|/);
 });

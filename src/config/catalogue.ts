@@ -46,7 +46,12 @@ const cell = (s: string) => s.replace(/\|/g, '\\|');
 function routesOf(f: CompiledFamily, routes: readonly CompiledRoute[]): string[] {
   const takes = (r: CompiledRoute) =>
     [...f.models.exact].some((m) => routeServesModel(r, m)) || f.models.prefixes.some((p) => r.models.prefixes.includes(p));
-  return routes.filter((r) => (r.kind === 'sync' || r.kind === 'task-submit') && takes(r)).map((r) => code(`${r.method} ${r.path}${query(r)}`));
+  return routes
+    .filter((r) => (r.kind === 'sync' || r.kind === 'task-submit') && takes(r))
+    .map((r) => {
+      const refused = f.vendorRefuses.filter((v) => v.route === r.id).map((v) => ` (the vendor refuses ${code(v.model)} here: ${cell(v.why)})`);
+      return code(`${r.method} ${r.path}${query(r)}`) + refused.join('');
+    });
 }
 
 function query(r: CompiledRoute): string {

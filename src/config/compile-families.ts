@@ -16,6 +16,7 @@ export interface RawFamily {
   mode?: string;
   limits?: Record<string, unknown>;
   model_limits?: Record<string, Record<string, unknown>>;
+  vendor_refuses?: { model: string; route: string; why: string }[];
 }
 
 /**
@@ -52,6 +53,12 @@ export function compileFamilies(src: YamlSource, routes: readonly CompiledRoute[
       const v = compile(schema, at('model_limits', m));
       if (v) modelLimits.set(m, v);
     }
+    (f.vendor_refuses ?? []).forEach((v, j) => {
+      const route = routes.find((r) => r.id === v.route);
+      if (!f.models.includes(v.model)) issues.push(src.issue(at('vendor_refuses', j, 'model'), `vendor_refuses names ${v.model}, which is not a model of family "${f.name}"`));
+      else if (!route) issues.push(src.issue(at('vendor_refuses', j, 'route'), `vendor_refuses names route ${v.route}, which routes.yaml does not declare`));
+      else if (!routeServesModel(route, v.model)) issues.push(src.issue(at('vendor_refuses', j, 'route'), `vendor_refuses names route ${v.route}, which does not take ${v.model}`));
+    });
     const listed = f.models;
     out.push(
       Object.freeze({
@@ -65,6 +72,7 @@ export function compileFamilies(src: YamlSource, routes: readonly CompiledRoute[
         rawLimits: f.limits ?? null,
         modelLimits,
         rawModelLimits: f.model_limits ?? {},
+        vendorRefuses: Object.freeze((f.vendor_refuses ?? []).map((v) => Object.freeze({ ...v }))),
       }),
     );
   });

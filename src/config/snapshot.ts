@@ -110,6 +110,8 @@ export interface CompiledFamily {
   /** Further limits of single models. */
   readonly modelLimits: ReadonlyMap<string, ValidateFunction>;
   readonly rawModelLimits: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
+  /** Models a route takes that the vendor refuses there (routes.yaml `vendor_refuses`), for the catalogue. */
+  readonly vendorRefuses: readonly { readonly model: string; readonly route: string; readonly why: string }[];
 }
 
 /** How a streaming route sends its answer (routes.yaml `stream`); only Server-Sent Events so far. */
