@@ -127,6 +127,12 @@ export class Database {
     // An idle connection's error (the server went away) must not kill the process; the pool has
     // already discarded it, and the next statement opens a new one.
     this.#pool.on('error', () => undefined);
+    // And no connection is ever without a listener: between the pool handing a connection out and
+    // #withClient listening there is a turn of the event loop, and one chunk from the server can
+    // finish a connection's start-up and then end it (a fast shutdown's 57P01 right after
+    // ReadyForQuery): unheard, that 'error' ended the process. #withClient and the pool still see
+    // every error through their own listeners.
+    this.#pool.on('connect', (client: pg.PoolClient) => client.on('error', () => undefined));
   }
 
   /**
