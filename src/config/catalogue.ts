@@ -1,4 +1,5 @@
 import { describeImageRule, IMAGE_KEYWORD, type ImageRule } from '../schema/image-keyword.js';
+import { describeMediaRule, MEDIA_KEYWORD, type MediaRule } from '../schema/media-keyword.js';
 import { routeServesModel } from './lookups.js';
 import type { CompiledFamily, CompiledProfile, CompiledRoute, Snapshot } from './snapshot.js';
 
@@ -114,6 +115,7 @@ function ruleWords(r: Record<string, unknown>): string {
   if (r.minItems !== undefined) w.push(`at least ${String(r.minItems)} item(s)`);
   if (r.maxLength !== undefined) w.push(`at most ${String(r.maxLength)} characters`);
   if (typeof r[IMAGE_KEYWORD] === 'object' && r[IMAGE_KEYWORD] !== null) w.push(describeImageRule(r[IMAGE_KEYWORD] as ImageRule));
+  if (typeof r[MEDIA_KEYWORD] === 'object' && r[MEDIA_KEYWORD] !== null) w.push(describeMediaRule(r[MEDIA_KEYWORD] as MediaRule));
   if (r.default !== undefined) w.push(`default ${JSON.stringify(r.default)}`);
   if (typeof r.description === 'string') w.push(`(${r.description})`);
   return w.join(', ');

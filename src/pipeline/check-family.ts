@@ -4,6 +4,7 @@ import { MappingError, type Mapping } from '../mapping/mapping.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { describeError, dottedPath, usefulErrors } from '../schema/describe-error.js';
 import { IMAGE_KEYWORD } from '../schema/image-keyword.js';
+import { MEDIA_KEYWORD } from '../schema/media-keyword.js';
 import type { CompiledFamily } from '../config/snapshot.js';
 import type { RequestContext } from './context.js';
 import { inputFault } from './map-request.js';
@@ -61,7 +62,7 @@ function checkLimits(validate: ValidateFunction | null, body: unknown, whose: st
   const problem = describeError(first, 'body');
   // A limit may say in words why (its sub-schema's `description`): "image: URLs are not accepted, send the bytes".
   // Not over the image check's own words, which name the size it found.
-  const said = first.keyword === IMAGE_KEYWORD ? undefined : (first.parentSchema as { description?: unknown } | undefined)?.description;
+  const said = first.keyword === IMAGE_KEYWORD || first.keyword === MEDIA_KEYWORD ? undefined : (first.parentSchema as { description?: unknown } | undefined)?.description;
   const param = dottedPath(problem.path);
   const base = typeof said === 'string' ? `${param || 'the request'}: ${said}` : problem.message;
   // Say what was refused too ("… not \"5:4\""): the client may have sent the value from elsewhere.

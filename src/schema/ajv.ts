@@ -2,6 +2,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { createRequire } from 'node:module';
 import type { Ajv } from 'ajv';
 import { addImageKeyword } from './image-keyword.js';
+import { addMediaKeyword } from './media-keyword.js';
 
 // ajv-formats is CommonJS with a default export that NodeNext typing cannot see; require() it.
 const addFormats = createRequire(import.meta.url)('ajv-formats') as (ajv: Ajv) => Ajv;
@@ -35,5 +36,7 @@ export function createAjv(options: { allErrors: boolean; verbose?: boolean }): A
   ajv.addKeyword('x-note');
   // Section 8's image bounds as data, in any schema the config gives (README, "Families, modes and limits").
   addImageKeyword(ajv);
+  // Section 8's byte sizes of other media (a reference video), counted decoded.
+  addMediaKeyword(ajv);
   return ajv;
 }

@@ -2,7 +2,7 @@ import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject } from 'ajv';
 import { readImageHeader, type ImageFormat, type ImageHeader } from './image-header.js';
 import { inlineImage } from './inline-image.js';
-import { parseSize } from './sizes.js';
+import { parseSize, sizeWords as bytes } from './sizes.js';
 
 /**
  * The `image` keyword of the gateway's JSON Schemas: bounds on an inline image's dimensions, aspect
@@ -196,13 +196,6 @@ function pixels(width: number, height: number, none: number): string {
   if (width !== none) return `${width} pixels wide`;
   if (height !== none) return `${height} pixels high`;
   return '';
-}
-
-function bytes(n: number): string {
-  const MB = 1024 * 1024;
-  if (n >= MB) return `${round(n / MB)} MB`;
-  if (n >= 1024) return `${round(n / 1024)} KB`;
-  return `${n} bytes`;
 }
 
 const round = (n: number) => String(Math.round(n * 100) / 100);
