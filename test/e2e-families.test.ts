@@ -111,7 +111,8 @@ describe('families of lambda, mu video, beta-prefixed and the pattern-named grou
     const body = vendor.body as Record<string, unknown>;
     assert.equal(body.duration, '10');
     assert.equal(body.mode, 'pro');
-    assert.deepEqual(body.output_config, { audio_generation: true });
+    assert.equal(body.sound, 'on', "output_config.audio_generation is the vendor's sound");
+    assert.equal(body.output_config, undefined, 'the vendor has no output_config');
     assert.equal(body.external_task_id, id);
     assert.equal(body.callback_url, undefined, 'the gateway polls; the client\'s callback is not forwarded');
 

@@ -134,7 +134,7 @@ describe('video tasks on beta-native (Token auth, four submit kinds, creations q
     const cases: [Record<string, unknown>, string, unknown][] = [
       [{ image: PNG_B64, seconds: '4' }, 'img2video', { images: [`data:image/png;base64,${PNG_B64}`] }],
       [{ image: 'https://img.example/a.png', metadata: { last_frame_url: 'https://img.example/b.png' } }, 'start-end2video', { images: ['https://img.example/a.png', 'https://img.example/b.png'] }],
-      [{ images: ['https://img.example/1.png', 'https://img.example/2.png'] }, 'reference2video', { subjects: [{ id: 'subject1', images: ['https://img.example/1.png', 'https://img.example/2.png'] }] }],
+      [{ images: ['https://img.example/1.png', 'https://img.example/2.png'] }, 'reference2video', { images: ['https://img.example/1.png', 'https://img.example/2.png'], subjects: undefined }],
       [{ input_reference: 'https://img.example/first.png' }, 'img2video', { images: ['https://img.example/first.png'] }],
     ];
     for (const [extra, kind, sent] of cases) {
@@ -148,6 +148,25 @@ describe('video tasks on beta-native (Token auth, four submit kinds, creations q
       const done = await h.waitFor(sub.json.id, (t) => t.status === 'completed');
       assert.equal(done.video_url, `${h.url}/v1/videos/${sub.json.id}/content`);
     }
+  });
+
+  test('a negative seed reaches the vendor as it is, on the beta route and in unified metadata (interface 2.5: only 0 means random)', async () => {
+    const ref = await h.post('/beta/ent/v2/reference2video', {
+      model: 'betaq2-pro',
+      subjects: [{ id: 'cat', images: ['https://img.example/cat.png'] }],
+      prompt: '@cat chases a ribbon',
+      seed: -7,
+    });
+    assert.equal(ref.status, 200, ref.text);
+    assert.equal((await vendorTask(ref.json.task_id)).body.seed, -7);
+    const unified = await h.post('/v1/videos', { model: 'beta-q3-pro', prompt: 'x', images: ['https://img.example/1.png'], metadata: { seed: -3 } });
+    assert.equal(unified.status, 200, unified.text);
+    assert.equal((await vendorTask(unified.json.id)).body.seed, -3);
+    // Not an integer: the route's schema refuses it before the vendor is asked.
+    const half = await h.post('/beta/ent/v2/reference2video', { model: 'betaq1', subjects: [{ id: 'x', images: ['https://img.example/x.png'] }], seed: 1.5 });
+    assert.equal(half.status, 400, half.text);
+    assert.equal(half.json.error.code, 'invalid_request');
+    assert.match(half.json.error.message, /seed/);
   });
 
   test('a task the vendor fails ends failed with its reason, and the price is refunded', async () => {

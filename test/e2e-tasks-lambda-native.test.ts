@@ -34,6 +34,7 @@ describe('video tasks on lambda-native (JWT auth, per-kind query), end to end', 
     assert.equal(body.external_task_id, id);
     assert.equal(body.duration, '10');
     assert.equal(body.model_name, 'lambda-3.0');
+    assert.equal(body.sound, undefined, 'no audio asked, no sound sent');
 
     const seen = new Set<string>();
     const done = await h.waitFor(id, (t) => {
@@ -61,6 +62,7 @@ describe('video tasks on lambda-native (JWT auth, per-kind query), end to end', 
       prompt: 'the boat sails away',
       image: `data:image/png;base64,${PNG_B64}`,
       seconds: 4,
+      size: '16:9',
       metadata: { last_frame_url: `data:image/png;base64,${PNG_B64}`, mode: 'pro', output_config: { audio_generation: true } },
     });
     assert.equal(sub.status, 200, sub.text);
@@ -72,7 +74,10 @@ describe('video tasks on lambda-native (JWT auth, per-kind query), end to end', 
     assert.equal(body.image_tail, PNG_B64);
     assert.equal(body.duration, '5');
     assert.equal(body.mode, 'pro');
-    assert.deepEqual(body.output_config, { audio_generation: true });
+    // The audio toggle is the vendor's `sound`; image2video has no aspect_ratio (the video follows the image).
+    assert.equal(body.sound, 'on');
+    assert.equal(body.output_config, undefined);
+    assert.equal(body.aspect_ratio, undefined);
     // A query on the wrong kind would be a vendor 404 and end the task as task_lost.
     const done = await h.waitFor(sub.json.id, (t) => t.status === 'completed' || t.status === 'failed');
     assert.equal(done.status, 'completed', JSON.stringify(done));

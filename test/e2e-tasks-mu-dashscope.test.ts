@@ -38,7 +38,8 @@ describe('video tasks on mu-dashscope, end to end', () => {
     assert.deepEqual(await vendorBody(h, id), {
       model: 'mu2.6-t2v',
       input: { prompt: 'a paper boat', negative_prompt: 'blurry' },
-      parameters: { size: '1920*1080', resolution: '1080P', duration: 8, watermark: false, seed: 7 },
+      // Text-to-video takes a size and no resolution (the vendor's text-to-video document).
+      parameters: { size: '1920*1080', duration: 8, watermark: false, seed: 7 },
     });
     const seen = new Set<string>();
     const done = await h.waitFor(id, (t) => {
@@ -70,7 +71,8 @@ describe('video tasks on mu-dashscope, end to end', () => {
     assert.deepEqual(await vendorBody(h, id), {
       model: 'mu2.6-i2v',
       input: { img_url: image },
-      parameters: { size: '1280*720', resolution: '720P' },
+      // Image-to-video takes a resolution tier and no size: the video keeps the image's aspect ratio.
+      parameters: { resolution: '720P' },
     });
     const done = await h.waitFor(id, (t) => t.status === 'completed');
     assert.equal(done.seconds, '5', 'the duration the vendor reports in usage');

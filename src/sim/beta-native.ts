@@ -19,12 +19,15 @@ import { TaskBook, type SimPhase, type SimTask } from './task-book.js';
  *
  * Submit body checks (400 on failure): a JSON object, at most 20 MB (413 beyond); `model` required, one of
  * betaq3-pro, betaq2-pro, betaq2-turbo, betaq2-pro-fast, betaq1, betaq1-classic, beta2.0, beta-q3-pro, beta-q3-turbo;
- * reference2video: `subjects` a non-empty array, each `{id: non-empty string, unique, images: 1..3 images}`;
+ * reference2video, in either of the vendor's two documented forms (never both): with subjects, `subjects` a
+ * non-empty array, each `{id: non-empty string, unique, images: 1..3 images}`, at most 7 images over all subjects;
+ * without subjects, `images` 1..7 images (1..3 for beta2.0, as the document says of its 2.0 model);
  * img2video: `images` exactly 1 image; start-end2video: `images` exactly 2; text2video: `prompt` non-empty.
  * An image is an http(s) URL or `data:image/(png|jpeg|jpg|webp);base64,…` (raw base64 is refused, section 8).
  * When present: `prompt` string, `duration` integer 1..10 (default 5), `resolution` 540p|720p|1080p (default 720p),
- * `seed` integer >= 0 (0 or absent: a random seed is chosen), `audio`/`is_rec`/`bgm`/`off_peak`/`watermark`
- * booleans, `wm_position` integer 1..4, `payload`/`meta_data`/`voice_id`/`callback_url` strings.
+ * `seed` any integer (0 or absent: a random seed is chosen; the document states no range, so a negative seed is
+ * that seed), `audio`/`is_rec`/`bgm`/`off_peak`/`watermark` booleans, `wm_position` integer 1..4,
+ * `payload`/`meta_data`/`voice_id`/`callback_url` strings.
  * The `[sim:…]` markers are read from `prompt`.
  *
  * Submit answer (200): `{task_id, state:"created", model, prompt, images?, duration, seed, resolution,
@@ -105,6 +108,23 @@ function checkImages(images: unknown, min: number, max: number, field: string): 
   return null;
 }
 
+/** The subject form of reference2video: the vendor's 400 message, or null when the subjects are acceptable. */
+function checkSubjects(subjects: unknown): string | null {
+  if (!Array.isArray(subjects) || subjects.length === 0) return 'subjects is required (or images, for a call without subjects)';
+  const ids = new Set<string>();
+  let total = 0;
+  for (const [i, s] of subjects.entries()) {
+    if (!isObject(s) || typeof s.id !== 'string' || s.id === '') return `subjects[${i}].id is required`;
+    if (ids.has(s.id)) return `subjects[${i}].id ${s.id} is duplicated`;
+    ids.add(s.id);
+    const bad = checkImages(s.images, 1, 3, `subjects[${i}].images`);
+    if (bad) return bad;
+    total += (s.images as unknown[]).length;
+    if (s.voice_id !== undefined && typeof s.voice_id !== 'string') return `subjects[${i}].voice_id must be a string`;
+  }
+  return total > 7 ? `subjects: at most 7 images over all subjects (${total} given)` : null;
+}
+
 /** The vendor's 400 message for a submit body of `kind`, or null when it is acceptable. */
 function validate(kind: string, b: Body): string | null {
   if (typeof b.model !== 'string' || b.model === '') return 'model is required';
@@ -112,16 +132,10 @@ function validate(kind: string, b: Body): string | null {
   if (b.prompt !== undefined && typeof b.prompt !== 'string') return 'prompt must be a string';
   if (kind === 'text2video' && (typeof b.prompt !== 'string' || b.prompt.trim() === '')) return 'prompt is required';
   if (kind === 'reference2video') {
-    if (!Array.isArray(b.subjects) || b.subjects.length === 0) return 'subjects is required';
-    const ids = new Set<string>();
-    for (const [i, s] of b.subjects.entries()) {
-      if (!isObject(s) || typeof s.id !== 'string' || s.id === '') return `subjects[${i}].id is required`;
-      if (ids.has(s.id)) return `subjects[${i}].id ${s.id} is duplicated`;
-      ids.add(s.id);
-      const bad = checkImages(s.images, 1, 3, `subjects[${i}].images`);
-      if (bad) return bad;
-      if (s.voice_id !== undefined && typeof s.voice_id !== 'string') return `subjects[${i}].voice_id must be a string`;
-    }
+    if (b.subjects !== undefined && b.images !== undefined) return 'reference2video takes either subjects or images, not both';
+    // The non-subject call of the vendor's document: the images themselves are the references.
+    const bad = b.images !== undefined ? checkImages(b.images, 1, b.model === 'beta2.0' ? 3 : 7, 'images') : checkSubjects(b.subjects);
+    if (bad) return bad;
   }
   if (kind === 'img2video' || kind === 'start-end2video') {
     const n = kind === 'img2video' ? 1 : 2;
@@ -134,7 +148,7 @@ function validate(kind: string, b: Body): string | null {
   if (b.resolution !== undefined && !(typeof b.resolution === 'string' && b.resolution in CREDITS_PER_SECOND)) {
     return 'resolution must be one of 540p, 720p, 1080p';
   }
-  if (b.seed !== undefined && !(Number.isInteger(b.seed) && (b.seed as number) >= 0)) return 'seed must be a non-negative integer';
+  if (b.seed !== undefined && !Number.isInteger(b.seed)) return 'seed must be an integer';
   for (const f of ['audio', 'is_rec', 'bgm', 'off_peak', 'watermark']) {
     if (b[f] !== undefined && typeof b[f] !== 'boolean') return `${f} must be a boolean`;
   }

@@ -25,11 +25,16 @@ import { TaskBook, type SimTask } from './task-book.js';
  * 404 / 1203 unknown path or task; 429 / 1302 rate limited; 500 / 5000 internal; 503 / 5001 unavailable;
  * 504 / 5002 timeout; any other status: 4xx 1200, 5xx 5000.
  *
- * Submit body checks (400 / 1201): a JSON object; `model_name` string (default "lambda-v1"); `prompt` string of at
- * most 2500 characters, non-empty for text2video; `negative_prompt` string <= 2500; `cfg_scale` number 0..1;
- * `mode` std|pro; `duration` the STRING "5" or "10" (a number is refused); `aspect_ratio` 16:9|9:16|1:1; `image`
- * (required for image2video) and `image_tail`: an http(s) URL or raw base64; a `data:` URI is refused;
- * `camera_control` an object; `callback_url` an http(s) URL; `external_task_id` a string, unique per simulator.
+ * Submit body checks (400 / 1201): a JSON object with only the fields the vendor's documents list for the kind
+ * (FIELDS below: text2video has `aspect_ratio`, image2video has not, its video follows the image; neither has
+ * `output_config`). Stricter than the vendor on purpose: another field is refused ("unknown field
+ * output_config"), where the vendor may ignore it, so that a profile sending one is caught. `model_name` string
+ * (default "lambda-v1"); `prompt` string of at most 2500 characters, non-empty for text2video; `negative_prompt`
+ * string <= 2500; `cfg_scale` number 0..1; `mode` std|pro; `sound` (the audio toggle) the string "on" or "off";
+ * `duration` the STRING "5" or "10" (a number is refused); `aspect_ratio` 16:9|9:16|1:1; `image` (required for
+ * image2video) and `image_tail`: an http(s) URL or raw base64; a `data:` URI is refused; `camera_control` an
+ * object; `callback_url` an http(s) URL; `external_task_id` a string, unique per simulator. The other documented
+ * fields (masks, multi-shot, voices, watermark) are taken unchecked.
  * The `[sim:…]` markers are read from `prompt`.
  *
  * Submit answer: `data:{task_id, task_status:"submitted", task_info:{external_task_id?}, created_at, updated_at}`
@@ -59,6 +64,12 @@ const SUBMIT = /^\/v1\/videos\/(text2video|image2video)$/;
 const QUERY = /^\/v1\/videos\/(text2video|image2video)\/([A-Za-z0-9_-]+)$/;
 const FILE = /^\/files\/([A-Za-z0-9_-]+)\.mp4$/;
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+/** The fields of the vendor's text-to-video and image-to-video documents (`model` is the old name of `model_name`). */
+const COMMON_FIELDS = ['model', 'model_name', 'prompt', 'negative_prompt', 'cfg_scale', 'mode', 'sound', 'camera_control', 'duration', 'callback_url', 'external_task_id', 'multi_shot', 'shot_type', 'multi_prompt', 'voice_list', 'watermark_info'];
+const FIELDS: Record<string, Set<string>> = {
+  text2video: new Set([...COMMON_FIELDS, 'aspect_ratio']),
+  image2video: new Set([...COMMON_FIELDS, 'image', 'image_tail', 'static_mask', 'dynamic_masks']),
+};
 const CODES: Record<number, [number, string]> = {
   400: [1201, 'invalid request parameters'],
   401: [1000, 'authentication failed'],
@@ -118,6 +129,8 @@ function checkImage(v: unknown, field: string): string | null {
 
 /** The vendor's 400 message for a submit body of `kind`, or null when it is acceptable. */
 function validate(kind: string, b: Body): string | null {
+  const unknown = Object.keys(b).find((k) => !FIELDS[kind]!.has(k));
+  if (unknown !== undefined) return `unknown field ${unknown} for ${kind}`;
   if (b.model_name !== undefined && (typeof b.model_name !== 'string' || b.model_name === '')) return 'model_name must be a string';
   for (const f of ['prompt', 'negative_prompt']) {
     if (b[f] !== undefined && (typeof b[f] !== 'string' || (b[f] as string).length > 2500)) return `${f} must be a string of at most 2500 characters`;
@@ -125,6 +138,7 @@ function validate(kind: string, b: Body): string | null {
   if (kind === 'text2video' && (typeof b.prompt !== 'string' || b.prompt.trim() === '')) return 'prompt is required';
   if (b.cfg_scale !== undefined && !(typeof b.cfg_scale === 'number' && b.cfg_scale >= 0 && b.cfg_scale <= 1)) return 'cfg_scale must be a number from 0 to 1';
   if (b.mode !== undefined && b.mode !== 'std' && b.mode !== 'pro') return 'mode must be std or pro';
+  if (b.sound !== undefined && b.sound !== 'on' && b.sound !== 'off') return 'sound must be "on" or "off"';
   if (b.duration !== undefined && b.duration !== '5' && b.duration !== '10') return 'duration must be the string "5" or "10"';
   if (b.aspect_ratio !== undefined && !['16:9', '9:16', '1:1'].includes(b.aspect_ratio as string)) return 'aspect_ratio must be 16:9, 9:16 or 1:1';
   if (kind === 'image2video' || b.image !== undefined) {

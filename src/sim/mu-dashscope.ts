@@ -20,9 +20,16 @@ import { TaskBook, type SimTask } from './task-book.js';
  *   body is a JSON object; `input` is an object; `model` is `mu2.6-t2v` or `mu2.6-i2v` (else the message
  *   is "Model not exist."); t2v needs a non-empty `input.prompt` and must not carry `input.img_url`;
  *   i2v needs `input.img_url`; `img_url`, `first_frame_url`, `last_frame_url` when given are http(s) URLs
- *   or `data:` URIs; `prompt`, `negative_prompt` strings; `parameters` an object when given;
- *   `size` "1280*720" | "1920*1080"; `resolution` "480P" | "720P" | "1080P"; `duration` integer 1..15
- *   (default 5); `watermark` boolean; `seed` integer 0..2147483647.
+ *   or `data:` URIs; `prompt`, `negative_prompt` strings; `parameters` an object when given, with only
+ *   the parameters the vendor's documents list for the model: text-to-video (t2v) takes `size`, one of
+ *   the documented sizes of its 720P and 1080P tiers, landscape, portrait and square ("1280*720",
+ *   "720*1280", "960*960", "1088*832", "832*1088", "1920*1080", "1080*1920", "1440*1440", "1632*1248",
+ *   "1248*1632"), and no `resolution`; image-to-video (i2v) takes `resolution` "720P" | "1080P" (the
+ *   video keeps the image's aspect ratio) and no `size`; both take `duration` integer 1..15 (default 5),
+ *   `watermark` boolean, `seed` integer 0..2147483647, `prompt_extend` and `audio` booleans, `shot_type`
+ *   "single" | "multi". Stricter than the vendor on purpose: a parameter the documents do not list for
+ *   the model is refused ("parameters.size is not taken by mu2.6-i2v"), where the vendor may ignore it,
+ *   so that a profile sending the wrong one is caught.
  * Markers `[sim:…]` are read from `input.prompt`.
  *   → 200 `{request_id, output:{task_id, task_status:"PENDING"}}`.
  *
@@ -32,7 +39,8 @@ import { TaskBook, type SimTask } from './task-book.js';
  * `video_url`), FAILED (adds `code:"GenerationFailed"` and `message` = the failure reason), or the word
  * of `[sim:status=WORD]`. Times are "YYYY-MM-DD HH:mm:ss.SSS" in UTC; `scheduled_time` appears once the
  * task runs, `end_time` once it ended. `usage` is on every answer of a known task: `video_duration`
- * (the requested duration), `video_ratio` (the size, default "1280*720"), `video_count` (1 once
+ * (the requested duration), `video_ratio` (the t2v size; for i2v the tier's landscape size, 720P
+ * "1280*720" and 1080P "1920*1080", since no image is read; default "1280*720"), `video_count` (1 once
  * SUCCEEDED, else 0). Unknown task id: 200 `{request_id, output:{task_id, task_status:"UNKNOWN"}}`,
  * as the vendor answers (it also does so for expired tasks).
  *
@@ -57,8 +65,16 @@ export interface MuSimOptions {
 
 const SUBMIT_PATH = '/api/v1/services/aigc/video-generation/video-synthesis';
 const MODELS = new Set(['mu2.6-t2v', 'mu2.6-i2v']);
-const SIZES = new Set(['1280*720', '1920*1080']);
-const RESOLUTIONS = new Set(['480P', '720P', '1080P']);
+/** Text-to-video sizes of the vendor's document, 720P and 1080P tiers. */
+const SIZES = new Set(['1280*720', '720*1280', '960*960', '1088*832', '832*1088', '1920*1080', '1080*1920', '1440*1440', '1632*1248', '1248*1632']);
+/** Image-to-video resolution tiers, and the landscape size each stands for in `usage.video_ratio`. */
+const RESOLUTIONS: Record<string, string> = { '720P': '1280*720', '1080P': '1920*1080' };
+/** The parameters the documents list per model kind; any other is refused (see the doc comment). */
+const COMMON_PARAMETERS = ['duration', 'watermark', 'seed', 'prompt_extend', 'audio', 'shot_type'];
+const PARAMETERS: Record<string, Set<string>> = {
+  t2v: new Set(['size', ...COMMON_PARAMETERS]),
+  i2v: new Set(['resolution', ...COMMON_PARAMETERS]),
+};
 const CODES: Record<number, [string, string]> = {
   400: ['InvalidParameter', 'The request is invalid.'],
   401: ['InvalidApiKey', 'Invalid API-key provided.'],
@@ -106,11 +122,18 @@ function invalid(body: Body): string | null {
   const p = body.parameters;
   if (p === undefined) return null;
   if (!isObject(p)) return 'Field parameters must be an object.';
-  if (p.size !== undefined && !SIZES.has(p.size as string)) return `Invalid size: ${String(p.size)}, must be one of 1280*720, 1920*1080.`;
-  if (p.resolution !== undefined && !RESOLUTIONS.has(p.resolution as string)) return `Invalid resolution: ${String(p.resolution)}.`;
+  const taken = PARAMETERS[body.model.endsWith('-t2v') ? 't2v' : 'i2v']!;
+  const foreign = Object.keys(p).find((k) => !taken.has(k));
+  if (foreign) return `parameters.${foreign} is not taken by ${body.model}.`;
+  if (p.size !== undefined && !SIZES.has(p.size as string)) return `Invalid size: ${String(p.size)}, must be one of ${[...SIZES].join(', ')}.`;
+  if (p.resolution !== undefined && !Object.hasOwn(RESOLUTIONS, p.resolution as string)) return `Invalid resolution: ${String(p.resolution)}, must be one of 720P, 1080P.`;
   if (p.duration !== undefined && !isInt(p.duration, 1, 15)) return 'parameters.duration must be an integer between 1 and 15.';
   if (p.watermark !== undefined && typeof p.watermark !== 'boolean') return 'parameters.watermark must be a boolean.';
   if (p.seed !== undefined && !isInt(p.seed, 0, 2147483647)) return 'parameters.seed must be an integer between 0 and 2147483647.';
+  for (const f of ['prompt_extend', 'audio'] as const) {
+    if (p[f] !== undefined && typeof p[f] !== 'boolean') return `parameters.${f} must be a boolean.`;
+  }
+  if (p.shot_type !== undefined && p.shot_type !== 'single' && p.shot_type !== 'multi') return 'parameters.shot_type must be single or multi.';
   return null;
 }
 
@@ -135,7 +158,7 @@ export async function startMuSimulator(opts: MuSimOptions = {}): Promise<Simulat
     if (phase === 'failed') Object.assign(output, { code: 'GenerationFailed', message: task.failReason });
     const usage = {
       video_duration: (body.parameters?.duration as number | undefined) ?? 5,
-      video_ratio: (body.parameters?.size as string | undefined) ?? '1280*720',
+      video_ratio: (body.parameters?.size as string | undefined) ?? RESOLUTIONS[body.parameters?.resolution as string] ?? '1280*720',
       video_count: phase === 'done' ? 1 : 0,
     };
     return { request_id: randomUUID(), output, usage };
