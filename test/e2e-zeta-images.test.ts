@@ -23,21 +23,31 @@ describe('zeta-openai images and epsilon video, end to end', () => {
   after(() => h.close());
   const sim = () => h.sims['zeta-openai']!;
 
-  test('zeta image 2 at 16:9: the closest official size is generated, the ratio goes into the prompt, the URL serves the PNG', async () => {
+  test('zeta image 2 at 16:9 asked as url: the closest official size is generated, and the vendor\'s base64 comes back as a gateway link serving the PNG', async () => {
     const r = await h.post('/v1/images/generations', { model: 'zeta-image-2', prompt: 'a red kite', size: '16:9', response_format: 'url' });
     assert.equal(r.status, 200, r.text);
     assert.equal(r.json.data.length, 1);
-    assert.equal(r.json.data[0].revised_prompt, 'a red kite (aspect ratio 16:9)');
+    assert.equal(r.json.data[0].b64_json, undefined);
+    assert.match(r.json.data[0].url, new RegExp(`^${h.url}/v1/links/[A-Za-z0-9_-]{32}$`), 'a gateway link (the GPT-image-style vendor answers base64 only)');
     assert.ok(r.json.usage.output_tokens > 0);
+    assert.equal(typeof r.json.usage.input_tokens_details.text_tokens, 'number', 'the usage details pass');
     const file = await fetch(r.json.data[0].url);
     assert.equal(file.status, 200);
+    assert.equal(file.headers.get('content-type'), 'image/png');
     assert.deepEqual(pngSize(Buffer.from(await file.arrayBuffer())), [1536 / 16, 1024 / 16], '1536x1024 reached the vendor');
+
+    const inline = await h.post('/v1/images/generations', { model: 'zeta-image-2', prompt: 'a red kite', size: '3:2' });
+    assert.equal(inline.status, 200, inline.text);
+    assert.equal(inline.json.data[0].url, undefined, 'no response_format: the vendor\'s own base64');
+    assert.deepEqual(pngSize(Buffer.from(inline.json.data[0].b64_json, 'base64')), [1536 / 16, 1024 / 16]);
   });
 
-  test('zeta compatible: zeta-draw-2 falls back to a square size, answered as b64_json', async () => {
+  test('zeta compatible: zeta-draw-3 writes the ratio into the prompt; zeta-draw-2 falls back to a square size, answered as b64_json', async () => {
+    const draw3 = await h.post('/v1/images/generations', { model: 'zeta-draw-3', prompt: 'a city', size: '16:9' });
+    assert.equal(draw3.status, 200, draw3.text);
+    assert.equal(draw3.json.data[0].revised_prompt, 'a city (aspect ratio 16:9)', 'the dall-e-3 style echoes the prompt it got');
     const r = await h.post('/v1/images/generations', { model: 'zeta-draw-2', prompt: 'an icon', size: '300x200', response_format: 'b64_json' });
     assert.equal(r.status, 200, r.text);
-    assert.equal(r.json.data[0].revised_prompt, 'an icon (aspect ratio 3:2)');
     assert.deepEqual(pngSize(Buffer.from(r.json.data[0].b64_json, 'base64')), [256 / 16, 256 / 16]);
   });
 
@@ -82,7 +92,8 @@ describe('zeta-openai images and epsilon video, end to end', () => {
     assert.equal(sim().stats.edits, before + 1);
     // The simulator counts 272 input tokens per image it received, plus a quarter of the prompt.
     assert.equal(json.usage.input_tokens, Math.ceil('put a hat on the cat'.length / 4) + 2 * 272);
-    assert.ok(json.data[0].url);
+    assert.equal(json.usage.input_tokens_details.image_tokens, 2 * 272);
+    assert.ok(json.data[0].b64_json, 'no response_format asked: the GPT-image-style answer, base64');
 
     const draw3 = new FormData();
     draw3.append('model', 'zeta-draw-3');
@@ -135,6 +146,26 @@ describe('zeta-openai images and epsilon video, end to end', () => {
     const file = await h.get(`/v1/videos/${remix.json.id}/content`);
     assert.equal(file.status, 200);
     assert.ok(file.bytes.equals(sim().result!(remixRec!.upstreamId!)!), 'the downloaded bytes are the vendor\'s');
+  });
+
+  test('pictures as the vendor takes them: one URL as input_reference[image_url], inline ones as files; a URL among several is refused before the vendor', async () => {
+    const byUrl = await h.post('/v1/video/generations', { model: 'epsilon-video-3', prompt: 'the boat sails off', image: 'https://img.example/first.png' });
+    assert.equal(byUrl.status, 200, byUrl.text);
+    const rec = await h.record(byUrl.json.id);
+    assert.equal((sim().tasks!.get(rec!.upstreamId!)!.body as { references: number }).references, 1, 'the URL reached the vendor');
+
+    const inline = `data:image/png;base64,${makePng(16, 9, 3).toString('base64')}`;
+    const firstLast = await h.post('/v1/video/generations', { model: 'epsilon-video-3', prompt: 'dawn to dusk', image: inline, metadata: { last_frame_url: makePng(16, 9, 4).toString('base64') } });
+    assert.equal(firstLast.status, 200, firstLast.text);
+    const rec2 = await h.record(firstLast.json.id);
+    assert.equal((sim().tasks!.get(rec2!.upstreamId!)!.body as { references: number }).references, 2, 'a data URI and bare base64, two files');
+
+    const before = sim().stats.submits!;
+    const refused = await h.post('/v1/video/generations', { model: 'epsilon-video-3', prompt: 'x', images: [inline, 'https://img.example/b.png'] });
+    assert.equal(refused.status, 400, refused.text);
+    assert.deepEqual([refused.json.error.code, refused.json.error.param], ['invalid_request', 'images[1]']);
+    assert.match(refused.json.error.message, /must be the only picture/);
+    assert.equal(sim().stats.submits, before, 'no vendor call');
   });
 
   test('a failed epsilon video ends failed with the vendor\'s reason', async () => {

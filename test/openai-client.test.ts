@@ -1,8 +1,9 @@
 /**
  * The official `openai` package against the gateway's OpenAI-format video routes (POST /v1/videos,
  * GET /v1/videos/{id}, GET /v1/videos/{id}/content), in front of the zeta-openai simulator. The
- * client sends multipart/form-data for creation; an `input_reference` upload must reach the vendor.
- * And `images.generate` asking for a URL, which must be a gateway link, never the vendor's.
+ * client sends multipart/form-data for creation; an `input_reference` upload or `{image_url}` must
+ * reach the vendor. And `images.generate`: a GPT-image-style model's base64 by default, and asked
+ * for a URL a gateway link, never the vendor's.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -85,6 +86,14 @@ describe('the official openai client on /v1/videos and /v1/images', () => {
     assert.ok(bytes.equals(h.sims['zeta-openai']!.result!(rec.upstreamId)!));
   });
 
+  test('an input_reference {image_url} (sent by the client as the form part input_reference[image_url]) reaches the vendor', async () => {
+    const created = await client.videos.create({ model: 'epsilon-video-3', prompt: 'the boat from this link', input_reference: { image_url: 'https://img.example/boat.png' } });
+    assert.ok(['queued', 'in_progress'].includes(created.status), created.status);
+    const rec = await h.record(created.id);
+    const vendorTask = h.sims['zeta-openai']!.tasks!.get(rec!.upstreamId!)!;
+    assert.equal((vendorTask.body as { references: number }).references, 1, 'the vendor received the reference, not a silently dropped field');
+  });
+
   test('an uploaded file of a type the vendor refuses is a 400 BadRequestError, and nothing is charged', async () => {
     const key = await h.createKey(1);
     const limited = new OpenAI({ baseURL: h.url + '/v1', apiKey: key, maxRetries: 0, timeout: 10_000 });
@@ -136,6 +145,15 @@ describe('the official openai client on /v1/videos and /v1/images', () => {
       assert.equal(err.status, 404);
       assert.equal(err.code, 'task_not_found');
     }
+  });
+
+  test('images.generate on a GPT-image-style model with no response_format: b64_json, and usage with the input_tokens_details the client\'s type requires', async () => {
+    const image = await client.images.generate({ model: 'zeta-image-2', prompt: 'a red kite', size: '1024x1024' });
+    assert.equal(typeof image.data?.[0]?.b64_json, 'string');
+    assert.equal(image.data?.[0]?.url, undefined);
+    assert.ok(image.usage, JSON.stringify(image));
+    assert.equal(typeof image.usage.input_tokens_details.image_tokens, 'number');
+    assert.equal(typeof image.usage.input_tokens_details.text_tokens, 'number');
   });
 
   test("images.generate with response_format url: the url is a gateway link, served with no key, never the vendor's", async () => {

@@ -48,16 +48,17 @@ const alpha: Scenario = {
 };
 
 /**
- * The OpenAI images route, where the issue's figures were taken (channel zeta-images). It asks for
- * `b64_json`: a `url` answer would become a gateway link stored in the store (README, "Links
- * instead of vendor URLs"), work the bare pass-through does not do, so the comparison would not
- * be like for like.
+ * The OpenAI images route, where the issue's figures were taken (channel zeta-images). The answer
+ * is `b64_json`, the GPT-image-style model's default (it refuses `response_format`, as the official
+ * SDK's GPT image models do): a `url` answer would become a gateway link stored in the store
+ * (README, "Links instead of vendor URLs"), work the bare pass-through does not do, so the
+ * comparison would not be like for like.
  */
 const images: Scenario = {
   name: 'images',
   path: '/v1/images/generations',
-  body: JSON.stringify({ model: 'zeta-image-1', prompt: 'a red bicycle', n: 1, size: '1024x1024', response_format: 'b64_json' }),
-  describe: 'zeta-image-1, b64_json',
+  body: JSON.stringify({ model: 'zeta-image-1', prompt: 'a red bicycle', n: 1, size: '1024x1024' }),
+  describe: 'zeta-image-1, b64_json (its default)',
   simProfile: 'zeta-openai',
   gatewayEnv: (url, key) => ({ ZETA_BASE_URL: url, ZETA_API_KEY: key }),
   upstreamPath: '/v1/images/generations',

@@ -8,6 +8,8 @@ import type { IncomingMessage } from 'node:http';
  */
 
 const MAX_UPLOAD = 50 * 1024 * 1024;
+/** A multipart part named `name[key]`: one key of an object field. */
+const OBJECT_KEY = /^([A-Za-z_][A-Za-z0-9_]*)\[([A-Za-z_][A-Za-z0-9_]*)\]$/;
 const DEFAULTS: Record<number, [type: string, code: string | null, message: string]> = {
   400: ['invalid_request_error', null, 'Invalid request.'],
   401: ['invalid_request_error', 'invalid_api_key', 'Incorrect API key provided.'],
@@ -25,7 +27,7 @@ export function zetaError(status: number, message?: string, param: string | null
   return { error: { message: message ?? defMessage, type, param, code: code === undefined ? defCode : code } };
 }
 
-/** Body fields: JSON values, or multipart text parts (a repeated part becomes an array of strings). */
+/** Body fields: JSON values, or multipart text parts (a repeated part becomes an array of strings, `name[key]` parts an object). */
 export type Fields = Record<string, unknown>;
 /** An uploaded file part: its field name as sent, declared content type and byte count. */
 export interface Upload {
@@ -60,8 +62,18 @@ function parseMultipart(req: IncomingMessage, raw: Buffer): Promise<Body> {
     // Data URIs come as text parts, so text parts get the file limit, not busboy's 1 MB.
     bb.on('field', (name, value, info) => {
       if (info.valueTruncated) truncated = true;
-      const had = fields[name];
-      fields[name] = had === undefined ? value : [...(Array.isArray(had) ? had : [had]), value];
+      // The official client sends an object as one part per key, `name[key]` (`input_reference[image_url]`).
+      const sub = OBJECT_KEY.exec(name);
+      const key = sub ? sub[1]! : name;
+      const had = fields[key];
+      if (sub) {
+        const obj = had !== null && typeof had === 'object' && !Array.isArray(had) ? (had as Record<string, unknown>) : {};
+        obj[sub[2]!] = value;
+        // A text part of the same name as well stays beside the object, for the checks to refuse.
+        fields[key] = had === undefined || had === obj ? obj : [...(Array.isArray(had) ? had : [had]), obj];
+        return;
+      }
+      fields[key] = had === undefined ? value : [...(Array.isArray(had) ? had : [had]), value];
     });
     bb.on('file', (field, stream, info) => {
       const up: Upload = { field, mimeType: info.mimeType, size: 0 };

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { makePng } from './png.js';
-import { integer, Invalid, oneOf, text, type Body, type Upload } from './zeta-openai-body.js';
+import { integer, Invalid, oneOf, text, type Body, type Fields, type Upload } from './zeta-openai-body.js';
 
 /**
  * The synchronous image routes of the zeta-openai simulator (generations and edits): their checks
  * and answers, and the PNG files behind `url` answers. The rules are written out in the top comment
- * of zeta-openai.ts.
+ * of zeta-openai.ts; where the official `openai` package (6.49.0) documents a rule, it is the source.
  */
 
 const IMAGE_LINE = ['auto', '1024x1024', '1536x1024', '1024x1536'];
@@ -16,16 +16,32 @@ const SIZES: Record<string, readonly string[]> = {
   'zeta-draw-3': ['1024x1024', '1792x1024', '1024x1792'],
   'zeta-draw-2': ['256x256', '512x512', '1024x1024'],
 };
+/**
+ * The GPT-image-style models (the package's GPT image models): they always answer base64, refuse
+ * `response_format` as the real ones do, report token usage and revise no prompt.
+ */
+export const GPT_IMAGE_MODELS: readonly string[] = ['zeta-image-1', 'zeta-image-2'];
+/** Parameters only GPT image models take: naming one picks a GPT image model when no model is given. */
+const GPT_ONLY = ['background', 'moderation', 'output_compression', 'output_format', 'partial_images', 'stream', 'input_fidelity'];
 /** The largest `n` per model; others allow 10. */
 const MAX_N: Record<string, number> = { 'zeta-draw-3': 1 };
 const EDIT_MODELS = ['zeta-image-1', 'zeta-image-2', 'zeta-draw-2'];
 const EDIT_TYPES = ['image/png', 'image/jpeg', 'image/webp'];
-const MAX_EDIT_FILE = 25 * 1024 * 1024;
+const MB = 1024 * 1024;
+/** Edit files: 50 MB each for GPT image models (and other lines); the dall-e-2 style takes one PNG under 4 MB, as does every mask. */
+const MAX_EDIT_FILE = 50 * MB;
+const MAX_SMALL_FILE = 4 * MB;
 const MAX_EDIT_IMAGES = 16;
-const DEFAULT_MODEL = 'zeta-image-1';
+/** Defaults as the package documents them: generations the dall-e-2 style, edits a GPT image model. */
+const DEFAULT_GENERATION_MODEL = 'zeta-draw-2';
+const DEFAULT_GPT_MODEL = 'zeta-image-1';
 /** Tokens an answer reports per output image and per input image of an edit (arbitrary, stable). */
 const OUT_TOKENS = 1056;
 const IN_IMAGE_TOKENS = 272;
+
+/** How a model's line answers: GPT image (base64 only, usage), dall-e style (no usage), or another line speaking the protocol. */
+type Style = 'gpt' | 'draw' | 'other';
+const styleOf = (model: string): Style => (GPT_IMAGE_MODELS.includes(model) ? 'gpt' : model.startsWith('zeta-draw-') ? 'draw' : 'other');
 
 /** A checked image request: what the answer needs. */
 export interface ImageJob {
@@ -38,6 +54,10 @@ export interface ImageJob {
   /** Input images of an edit (0 for a generation, whose `image` strings are not counted). */
   readonly inputs: number;
   readonly edit: boolean;
+  /** What a GPT image answer reports it made (its top-level `background`, `output_format`, `quality`). */
+  readonly background: string;
+  readonly outputFormat: string;
+  readonly quality: string;
 }
 
 /** The pixel size of `size` for `model`: one of the model's official sizes, else "auto" or WxH of 64..4096. */
@@ -58,19 +78,39 @@ function checkCommon(body: Body, prompt: string, model: string, inputs: number, 
   const max = MAX_N[model] ?? 10;
   const n = integer(body, 'n', 1, 1, max);
   const [w, h] = checkSize(model, text(body.fields, 'size', false));
-  const format = oneOf('response_format', text(body.fields, 'response_format', false) ?? 'url', ['url', 'b64_json']);
+  const gpt = styleOf(model) === 'gpt';
+  // The real GPT image models refuse the parameter outright: they always answer base64.
+  if (gpt && body.fields.response_format !== undefined && body.fields.response_format !== null) {
+    throw new Invalid("Unknown parameter: 'response_format'.", 'response_format', 'unknown_parameter');
+  }
+  const format = gpt ? 'b64_json' : oneOf('response_format', text(body.fields, 'response_format', false) ?? 'url', ['url', 'b64_json']);
   const background = text(body.fields, 'background', false);
   if (background !== undefined) oneOf('background', background, ['auto', 'transparent', 'opaque']);
   const output = text(body.fields, 'output_format', false);
   if (output !== undefined) oneOf('output_format', output, ['png', 'jpeg', 'webp']);
-  text(body.fields, 'quality', false);
-  return { prompt, model, n, w, h, b64: format === 'b64_json', inputs, edit };
+  const quality = text(body.fields, 'quality', false);
+  return {
+    prompt, model, n, w, h, b64: format === 'b64_json', inputs, edit,
+    background: background === 'transparent' ? 'transparent' : 'opaque',
+    outputFormat: output ?? 'png',
+    quality: quality === 'low' || quality === 'high' ? quality : 'medium',
+  };
+}
+
+/** The model of a body: as given, else the package's documented default for the route. */
+function modelOf(fields: Fields, edit: boolean): string {
+  const given = text(fields, 'model', false);
+  if (given !== undefined) return given;
+  if (edit) return DEFAULT_GPT_MODEL;
+  const quality = fields.quality;
+  const gptOnly = GPT_ONLY.some((k) => fields[k] !== undefined && fields[k] !== null) || quality === 'low' || quality === 'medium' || quality === 'high';
+  return gptOnly ? DEFAULT_GPT_MODEL : DEFAULT_GENERATION_MODEL;
 }
 
 /** Checks a generation body (JSON). */
 export function checkGeneration(body: Body): ImageJob {
   const prompt = text(body.fields, 'prompt', true)!;
-  const model = text(body.fields, 'model', false) ?? DEFAULT_MODEL;
+  const model = modelOf(body.fields, false);
   const image = body.fields.image;
   if (image !== undefined && typeof image !== 'string' && !(Array.isArray(image) && image.every((i) => typeof i === 'string'))) {
     throw new Invalid("Invalid type for 'image': expected a string or an array of strings.", 'image', 'invalid_type');
@@ -78,17 +118,20 @@ export function checkGeneration(body: Body): ImageJob {
   return checkCommon(body, prompt, model, 0, false);
 }
 
-/** One uploaded file of an edit: allowed content type, not empty, not over 25 MB. */
-function checkFile(param: string, f: Upload, types: readonly string[]): void {
+/** One uploaded file of an edit: allowed content type, not empty, not over `max` bytes. */
+function checkFile(param: string, f: Upload, types: readonly string[], max: number): void {
   if (!types.includes(f.mimeType)) {
     throw new Invalid(`Invalid file '${param}': unsupported mimetype ('${f.mimeType}'). Supported file formats are ${types.map((t) => `'${t}'`).join(', ')}.`, param, 'invalid_value');
   }
   if (f.size === 0) throw new Invalid(`Invalid file '${param}': the file is empty.`, param, 'invalid_value');
-  if (f.size > MAX_EDIT_FILE) throw new Invalid(`Invalid file '${param}': ${f.size} bytes is more than the limit of 25 MB.`, param, 'invalid_value');
+  if (f.size > max) throw new Invalid(`Invalid file '${param}': ${f.size} bytes is more than the limit of ${max / MB} MB.`, param, 'invalid_value');
 }
 
-/** The file parts of an edit: one to 16 images (`image` or `image[]`), at most one PNG mask; the image count. */
-function checkEditFiles(body: Body): number {
+/**
+ * The file parts of an edit: images (`image` or `image[]`; 1 to 16, or exactly one PNG for the
+ * dall-e-2 style), at most one PNG mask; the image count.
+ */
+function checkEditFiles(body: Body, model: string): number {
   for (const name of ['image', 'image[]', 'mask']) {
     if (body.fields[name] !== undefined) throw new Invalid(`Invalid type for '${name.replace('[]', '')}': expected a file.`, name.replace('[]', ''), 'invalid_type');
   }
@@ -99,23 +142,25 @@ function checkEditFiles(body: Body): number {
     else if (f.field === 'mask') masks.push(f);
     else throw new Invalid(`Unexpected file field '${f.field}'.`, f.field, 'invalid_value');
   }
+  const small = model === 'zeta-draw-2';
+  const most = small ? 1 : MAX_EDIT_IMAGES;
   if (images.length === 0) throw new Invalid("Missing required parameter: 'image'.", 'image', 'missing_required_parameter');
-  if (images.length > MAX_EDIT_IMAGES) throw new Invalid(`Invalid 'image': at most ${MAX_EDIT_IMAGES} images may be given, but got ${images.length}.`, 'image', 'invalid_value');
+  if (images.length > most) throw new Invalid(`Invalid 'image': at most ${most} image${most === 1 ? '' : 's'} may be given for ${model}, but got ${images.length}.`, 'image', 'invalid_value');
   if (masks.length > 1) throw new Invalid("Invalid 'mask': only one mask may be given.", 'mask', 'invalid_value');
-  for (const f of images) checkFile('image', f, EDIT_TYPES);
-  for (const f of masks) checkFile('mask', f, ['image/png']);
+  for (const f of images) checkFile('image', f, small ? ['image/png'] : EDIT_TYPES, small ? MAX_SMALL_FILE : MAX_EDIT_FILE);
+  for (const f of masks) checkFile('mask', f, ['image/png'], MAX_SMALL_FILE);
   return images.length;
 }
 
 /** Checks an edit body (multipart only; the caller refuses other content types). */
 export function checkEdit(body: Body): ImageJob {
   const prompt = text(body.fields, 'prompt', true)!;
-  const model = text(body.fields, 'model', false) ?? DEFAULT_MODEL;
+  const model = modelOf(body.fields, true);
   // The vendor knows its own models: a zeta- model outside the edit list cannot edit; other lines pass.
   if (model.startsWith('zeta-') && !EDIT_MODELS.includes(model)) {
     throw new Invalid(`Invalid value: '${model}'. This model does not support image edits. Supported values are: ${EDIT_MODELS.map((m) => `'${m}'`).join(', ')}.`, 'model', 'invalid_value');
   }
-  const inputs = checkEditFiles(body);
+  const inputs = checkEditFiles(body, model);
   return checkCommon(body, prompt, model, inputs, true);
 }
 
@@ -128,16 +173,27 @@ export function imageFile(path: string): Buffer | null {
   return file ? imageBytes(file[1]!, Number(file[2]), Number(file[3])) : null;
 }
 
-/** The answer to a checked image request: PNGs at 1/16 of the asked size, by URL under `base` or inline. */
+/**
+ * The answer to a checked image request: PNGs at 1/16 of the asked size, by URL under `base` or
+ * inline. By style: GPT image answers say what they made (`background`, `output_format`, `quality`,
+ * `size`) and report usage with its input details, revising no prompt; dall-e-style answers carry
+ * no usage, and only the zeta-draw-3 style a revised prompt; other lines revise and report usage.
+ */
 export function imagesAnswer(job: ImageJob, base: string, created: number): unknown {
+  const style = styleOf(job.model);
   const w = Math.max(4, Math.round(job.w / 16));
   const h = Math.max(4, Math.round(job.h / 16));
+  const revises = !job.edit && (style === 'other' || job.model === 'zeta-draw-3');
   const data = Array.from({ length: job.n }, () => {
     const id = `img_${randomBytes(8).toString('hex')}`;
     const item = job.b64 ? { b64_json: imageBytes(id, w, h).toString('base64') } : { url: `${base}/files/${id}_${w}x${h}.png` };
-    return job.edit ? item : { ...item, revised_prompt: job.prompt };
+    return revises ? { ...item, revised_prompt: job.prompt } : item;
   });
-  const input = Math.ceil(job.prompt.length / 4) + IN_IMAGE_TOKENS * job.inputs;
+  if (style === 'draw') return { created, data };
+  const text = Math.ceil(job.prompt.length / 4);
+  const image = IN_IMAGE_TOKENS * job.inputs;
   const output = OUT_TOKENS * job.n;
-  return { created, data, usage: { input_tokens: input, output_tokens: output, total_tokens: input + output } };
+  const usage = { input_tokens: text + image, input_tokens_details: { image_tokens: image, text_tokens: text }, output_tokens: output, total_tokens: text + image + output };
+  if (style === 'other') return { created, data, usage };
+  return { created, background: job.background, data, output_format: job.outputFormat, quality: job.quality, size: `${job.w}x${job.h}`, usage };
 }

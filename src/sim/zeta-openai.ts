@@ -3,49 +3,62 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { applyFault, pickFault } from './faults.js';
 import { json, listen, type Simulator } from './http.js';
 import { makeMp4, serveBytes } from './media.js';
-import { Invalid, isMultipart, oneOf, readBody, text, zetaError, type Fields, type Upload } from './zeta-openai-body.js';
+import { Invalid, isMultipart, oneOf, readBody, text, zetaError } from './zeta-openai-body.js';
 import { checkEdit, checkGeneration, imageFile, imagesAnswer } from './zeta-openai-images.js';
+import { checkVideo, VARIANTS, variantBytes, type VideoBody } from './zeta-openai-videos.js';
 import { TaskBook, type SimTask } from './task-book.js';
 
 /**
  * A fake vendor speaking zeta-openai (upstream-protocols.md): asynchronous videos and synchronous
- * images. Secret name `key`; auth `Authorization: Bearer KEY` on every route but `/files/`.
+ * images. Secret name `key`; auth `Authorization: Bearer KEY` on every route but `/files/`. The
+ * official `openai` package (6.49.0) is the reference: what it sends is accepted, what it documents
+ * is enforced, and every answer carries the fields its types require (test/contract/openai-zeta.test.ts).
+ *
+ * Model lines: zeta-image-1 and zeta-image-2 are GPT-image-style, zeta-draw-3 and zeta-draw-2 the
+ * dall-e-3 and dall-e-2 style, zeta-video-2 the default video model (the package's `sora-2`); the
+ * epsilon line (`epsilon-` models) speaks the protocol with the extensions noted below.
  *
  * Routes:
- *   POST /v1/videos                 JSON, or multipart/form-data (fields as text parts, `input_reference`
- *                                   as one or several file parts or as text). Checked: `model` and `prompt`
- *                                   required non-empty strings; `seconds` a STRING, default "4": "4"|"8"|"12"
- *                                   for models starting with `zeta-`, "1".."20" otherwise; `size` default
- *                                   "720x1280", one of 720x1280|1280x720|1024x1792|1792x1024 (non-`zeta-`
- *                                   models also 1920x1080|1080x1920); `input_reference` text is an http(s)
- *                                   URL or a base64 data URI (image/png|jpeg|webp, video/mp4), a file part
- *                                   has one of those content types. Answer 200: the video object.
+ *   POST /v1/videos                 multipart/form-data (what the package sends) or JSON. Checked: `prompt`
+ *                                   a required non-empty string; `model` default zeta-video-2; `seconds` a
+ *                                   STRING, default "4": "4"|"8"|"12" (epsilon-: "1".."20"); `size` default
+ *                                   "720x1280", one of 720x1280|1280x720|1024x1792|1792x1024 (epsilon-: also
+ *                                   1920x1080|1080x1920); `input_reference` one file part (image/png|jpeg|webp,
+ *                                   video/mp4; epsilon-: several), or one object `{image_url}` | `{file_id}`
+ *                                   (JSON, or the parts `input_reference[image_url]` / `input_reference[file_id]`),
+ *                                   never both. image_url is an http(s) URL or a base64 data URL of a PNG, JPEG
+ *                                   or WebP; no file id is known (400 on input_reference.file_id); a string or
+ *                                   an array of strings (the package sends neither) is 400 invalid_type.
+ *                                   Answer 200: the video object.
  *   GET  /v1/videos/{id}            200 video object; 404 unknown id (code `video_not_found`).
- *   GET  /v1/videos/{id}/content    200 the MP4 (Range → 206/416), `?variant=video` only (other variants
- *                                   400). Needs the key. 404 (code `video_not_ready`) until completed; a
- *                                   failed video stays 404. No faults here.
+ *   GET  /v1/videos/{id}/content    200 the MP4 (Range → 206/416); `?variant=thumbnail` a PNG at 1/16 of the
+ *                                   video's size, `?variant=spritesheet` four such frames side by side (PNG:
+ *                                   the vendor's own image formats are not simulated); other variants 400.
+ *                                   Needs the key. 404 (code `video_not_ready`) until completed; a failed
+ *                                   video stays 404. No faults here.
  *   POST /v1/videos/{id}/remix      JSON `{prompt}` → 200 a new video object (model, seconds and size of the
  *                                   source, `remixed_from_video_id`); 404 unknown source, 400 source not completed.
- *   POST /v1/images/generations     JSON `{model (default zeta-image-1), prompt (required), n, size,
- *                                   response_format (url|b64_json, default url), quality (any string),
- *                                   background (auto|transparent|opaque), output_format (png|jpeg|webp),
- *                                   image (string or string array, not inspected)}` → 200 `{created,
- *                                   data:[{url}|{b64_json}, revised_prompt], usage}`. A multipart body is
- *                                   read too (text parts; `n` then a decimal string), as before.
+ *   POST /v1/images/generations     JSON `{model, prompt (required), n, size, response_format (url|b64_json),
+ *                                   quality (any string), background (auto|transparent|opaque), output_format
+ *                                   (png|jpeg|webp), image (string or string array, not inspected)}`. No model:
+ *                                   zeta-draw-2, or zeta-image-1 when a parameter only GPT image models take is
+ *                                   given (background, moderation, output_compression, output_format,
+ *                                   partial_images, stream, input_fidelity, quality low|medium|high), as the
+ *                                   package documents. A multipart body is read too (text parts; `n` then a
+ *                                   decimal string).
  *   POST /v1/images/edits           multipart/form-data only (any other content type: 400, code null,
  *                                   "Invalid Content-Type header (…), expected multipart/form-data.").
- *                                   File parts: `image` (or `image[]`), 1..16 of them, each image/png|jpeg|
- *                                   webp by its part's content type, not empty, ≤ 25 MB; `mask` at most
- *                                   one, image/png, ≤ 25 MB (its pixels and size are not compared with the
- *                                   image). A text part named image/image[]/mask: 400 invalid_type; any
- *                                   other file field: 400 invalid_value. Text parts `prompt` (required),
- *                                   `model` (default zeta-image-1), `n` (decimal string), `size`,
- *                                   `response_format`, `quality`, `background`, `output_format` as on
- *                                   generations; unknown text parts are ignored. Models that edit:
- *                                   zeta-image-1, zeta-image-2, zeta-draw-2 and any non-`zeta-` model;
- *                                   zeta-draw-3 (and any other `zeta-` name) → 400 invalid_value, param
- *                                   `model`. → 200 `{created, data:[{url}|{b64_json}], usage}` (no
- *                                   revised_prompt). Every input image adds 272 to usage.input_tokens.
+ *                                   File parts: `image` (or `image[]`, as the package sends an array), 1..16
+ *                                   of them, each image/png|jpeg|webp by its part's content type, not empty,
+ *                                   ≤ 50 MB; zeta-draw-2 exactly one, image/png, ≤ 4 MB; `mask` at most one,
+ *                                   image/png, ≤ 4 MB (its pixels and size are not compared with the image).
+ *                                   A text part named image/image[]/mask: 400 invalid_type; any other file
+ *                                   field: 400 invalid_value. Text parts `prompt` (required), `model` (default
+ *                                   zeta-image-1), `n` (decimal string), `size`, `response_format`, `quality`,
+ *                                   `background`, `output_format` as on generations; unknown text parts are
+ *                                   ignored. Models that edit: zeta-image-1, zeta-image-2, zeta-draw-2 and any
+ *                                   non-`zeta-` model; zeta-draw-3 (and any other `zeta-` name) → 400
+ *                                   invalid_value, param `model`.
  *                                 Both image routes, per model (the vendor takes only its official sizes;
  *                                   default "auto" where listed, else 1024x1024):
  *                                     zeta-image-1, zeta-image-2: auto|1024x1024|1536x1024|1024x1536
@@ -55,29 +68,42 @@ import { TaskBook, type SimTask } from './task-book.js';
  *                                   Outside the list: 400 invalid_value, param `size`, "Invalid value:
  *                                   'X'. Supported values are: 'a', 'b', …". `n` 1..10 (1 for zeta-draw-3),
  *                                   default 1; a non-integer is invalid_type, out of range invalid_value.
- *                                   Answers are always PNGs of 1/16 the requested width and height ("auto"
- *                                   counts as 1024x1024), whatever output_format says; usage.output_tokens
- *                                   is 1056 per image, input_tokens a quarter of the prompt's length.
+ *                                   Answers, by line:
+ *                                     GPT image: `response_format` in any value → 400 "Unknown parameter:
+ *                                       'response_format'.", code unknown_parameter; always `b64_json`;
+ *                                       `{created, background, data:[{b64_json}], output_format, quality,
+ *                                       size, usage}`, no revised_prompt.
+ *                                     dall-e style: `url` by default; `{created, data:[{url}|{b64_json}]}`,
+ *                                       no usage; zeta-draw-3 adds each image's revised_prompt (the prompt).
+ *                                     other lines: `url` by default; `{created, data:[…, revised_prompt on
+ *                                       generations], usage}`.
+ *                                   `usage` is `{input_tokens, input_tokens_details: {image_tokens,
+ *                                   text_tokens}, output_tokens, total_tokens}`: text a quarter of the
+ *                                   prompt's length, 272 image tokens per input image of an edit, 1056
+ *                                   output tokens per image. Images are always PNGs of 1/16 the requested
+ *                                   width and height ("auto" counts as 1024x1024), whatever output_format says.
  *   GET  /files/<id>.png            the image of a `url` answer; no auth (like a presigned URL), Range works.
  *
  * Video object: `{id:"video_<hex>", object:"video", model, status, progress, created_at, completed_at,
  * expires_at, prompt, seconds, size, remixed_from_video_id, error}`; times in Unix seconds, null until
  * known. Status `queued` → `in_progress` (progress 1–99) → `completed` | `failed` (with
  * `error:{code: <fail reason>, message}`, else `error:null`); `[sim:never]` stays `in_progress`,
- * `[sim:status=WORD]` reports WORD.
+ * `[sim:status=WORD]` reports WORD. `result(id, 0|1|2)` gives the bytes of the video, its thumbnail, its
+ * spritesheet.
  *
  * Errors: `{"error":{"message","type","param","code"}}`. 400 `invalid_request_error` (code
- * `missing_required_parameter` | `invalid_type` | `invalid_value` | `invalid_json` | null, `param` the
- * field); 401 (missing or wrong key) `invalid_request_error` / `invalid_api_key`; 404
+ * `missing_required_parameter` | `invalid_type` | `invalid_value` | `unknown_parameter` | `invalid_json` |
+ * null, `param` the field); 401 (missing or wrong key) `invalid_request_error` / `invalid_api_key`; 404
  * `invalid_request_error` / null (`video_not_found` for an unknown video id on every /v1/videos/{id}
  * route, the vendor's own word that it does not know the video; `video_not_ready` on content); 429 `requests` / `rate_limit_exceeded`
  * (with `retry-after`); any 5xx `server_error` / `server_error`; other statuses `invalid_request_error` / null.
  * Faults (faults.ts) apply after auth and validation, on every route but downloads.
  * Stats: requests, submits (video creates and remixes), queries, downloads (content and files), images
  * (generations), edits.
- * Not simulated: per-model limits beyond these (file count or square shape per model, mask dimensions),
- * per-model quality/background/output_format support, streaming (`stream`, `partial_images`),
- * `input_fidelity` and `user` (ignored like any unknown field).
+ * Not simulated: per-model limits beyond these (the square shape of a dall-e-2 edit, mask dimensions,
+ * gpt-image-2's own sizes and its refusal of transparent backgrounds), per-model quality/background/
+ * output_format support, streaming (`stream`, `partial_images`), `input_fidelity` and `user` (ignored
+ * like any unknown field), the package's other video calls (list, delete, edit, extend, characters).
  */
 
 export { zetaError };
@@ -88,39 +114,6 @@ export interface ZetaSimOptions {
   readonly finishMs?: number;
   readonly key?: string;
   readonly clock?: () => number;
-}
-
-const ZETA_SIZES = ['720x1280', '1280x720', '1024x1792', '1792x1024'];
-const WIDE_SIZES = [...ZETA_SIZES, '1920x1080', '1080x1920'];
-const REF_TYPES = ['image/png', 'image/jpeg', 'image/webp', 'video/mp4'];
-const REF_TEXT = /^(https?:\/\/\S+|data:(image\/(png|jpeg|webp)|video\/mp4);base64,[A-Za-z0-9+/]+={0,2})$/;
-
-/** What a video task keeps of its submit body. */
-interface VideoBody {
-  seconds: string;
-  size: string;
-  references: number;
-  remixOf: string | null;
-}
-
-/** Checks a video create body; the normalised model, prompt and kept fields. */
-function checkVideo(fields: Fields, files: Upload[]): { model: string; prompt: string; body: VideoBody } {
-  const model = text(fields, 'model', true)!;
-  const prompt = text(fields, 'prompt', true)!;
-  const zeta = model.startsWith('zeta-');
-  const seconds = text(fields, 'seconds', false) ?? '4';
-  oneOf('seconds', seconds, zeta ? ['4', '8', '12'] : Array.from({ length: 20 }, (_, i) => String(i + 1)));
-  const size = oneOf('size', text(fields, 'size', false) ?? '720x1280', zeta ? ZETA_SIZES : WIDE_SIZES);
-  const ref = fields.input_reference;
-  const refs = ref === undefined || ref === null ? [] : Array.isArray(ref) ? ref : [ref];
-  for (const r of refs) {
-    if (typeof r !== 'string' || !REF_TEXT.test(r)) throw new Invalid("Invalid 'input_reference': expected a file, an http(s) URL or a base64 data URI.", 'input_reference', 'invalid_value');
-  }
-  for (const f of files) {
-    if (f.field !== 'input_reference') throw new Invalid(`Unexpected file field '${f.field}'.`, f.field, 'invalid_value');
-    if (!REF_TYPES.includes(f.mimeType)) throw new Invalid(`Invalid file format for 'input_reference': ${f.mimeType}. Supported: ${REF_TYPES.join(', ')}.`, 'input_reference', 'invalid_value');
-  }
-  return { model, prompt, body: { seconds, size, references: refs.length + files.length, remixOf: null } };
 }
 
 const sec = (ms: number) => Math.floor(ms / 1000);
@@ -187,9 +180,10 @@ export async function startZetaOpenaiSimulator(opts: ZetaSimOptions = {}): Promi
       }
       if (req.method === 'GET' && task && video![2] === '/content') {
         stats.downloads++;
-        oneOf('variant', url.searchParams.get('variant') ?? 'video', ['video']);
+        const variant = oneOf('variant', url.searchParams.get('variant') ?? 'video', VARIANTS);
         if (tasks.state(task).phase !== 'done') return json(res, 404, zetaError(404, 'Video is not ready yet; wait until its status is completed.', null, 'video_not_ready'));
-        return serveBytes(req, res, makeMp4(task.id), 'video/mp4');
+        if (variant === 'video') return serveBytes(req, res, makeMp4(task.id), 'video/mp4');
+        return serveBytes(req, res, variantBytes(task, variant), 'image/png');
       }
       if (req.method === 'POST' && task && video![2] === '/remix') {
         const { fields } = await readBody(req, raw);
@@ -227,9 +221,12 @@ export async function startZetaOpenaiSimulator(opts: ZetaSimOptions = {}): Promi
     faults,
     stats,
     tasks,
+    /** Result 0 is the video, 1 its thumbnail, 2 its spritesheet (the `variant`s of the content route). */
     result(id: string, index = 0): Buffer | null {
       const task = tasks.get(id);
-      return task && index === 0 && tasks.state(task).phase === 'done' ? makeMp4(task.id) : null;
+      if (!task || tasks.state(task).phase !== 'done') return null;
+      const variant = VARIANTS[index];
+      return variant === undefined ? null : variant === 'video' ? makeMp4(task.id) : variantBytes(task, variant);
     },
     targets: server.targets, traces: server.traces, close: server.close,
   };

@@ -1,8 +1,10 @@
 /**
  * The zeta-openai simulator over real HTTP: video create (JSON and multipart) → queued →
- * in_progress → completed with the bytes of `sim.result` (whole and by Range), failures, odd and
- * stuck statuses, remix, synchronous images (generations and multipart edits, per-model sizes), auth
- * refusals, validation errors and every fault form.
+ * in_progress → completed with the bytes of `sim.result` (whole and by Range, and the thumbnail and
+ * spritesheet variants), failures, odd and stuck statuses, remix, synchronous images (generations and
+ * multipart edits, per-model sizes, the GPT image and dall-e answer styles), auth refusals,
+ * validation errors (what the official client never sends included) and every fault form. The
+ * official client itself is driven against it in test/contract/openai-zeta.test.ts.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -105,7 +107,15 @@ describe('zeta-openai simulator (fake clock)', () => {
     assert.equal(part.headers.get('content-range'), `bytes 100-199/${expected.length}`);
     assert.deepEqual(Buffer.from(await part.arrayBuffer()), expected.subarray(100, 200));
     assert.equal((await c.content(id, { authorization: 'Bearer nope' })).status, 401, 'the download needs the key');
-    assert.equal((await c.get(`/v1/videos/${id}/content?variant=thumbnail`)).status, 400);
+    for (const [variant, index, width] of [['thumbnail', 1, 80], ['spritesheet', 2, 320]] as const) {
+      const r = await fetch(`${sim.url}/v1/videos/${id}/content?variant=${variant}`, { headers: { authorization: `Bearer ${sim.secrets.key}` } });
+      assert.equal(r.status, 200, variant);
+      assert.equal(r.headers.get('content-type'), 'image/png');
+      const bytes = Buffer.from(await r.arrayBuffer());
+      assert.deepEqual(bytes, sim.result!(id, index), `${variant} is result ${index}`);
+      assert.deepEqual(pngSize(bytes), { width, height: 45 }, `${variant}: 1/16 of 1280x720`);
+    }
+    assert.equal((await c.get(`/v1/videos/${id}/content?variant=poster`)).status, 400);
     assert.ok(sim.stats.submits! >= 1 && sim.stats.queries! >= 2 && sim.stats.downloads! >= 3);
   });
 
@@ -128,7 +138,7 @@ describe('zeta-openai simulator (fake clock)', () => {
     assert.equal((await c.get(`/v1/videos/${stuck.body.id}`)).body.status, 'in_progress');
   });
 
-  test('multipart create with an uploaded file and with a URL as input_reference', async () => {
+  test('multipart create with uploaded files (several on the epsilon line) and with input_reference[image_url]', async () => {
     const form = new FormData();
     form.set('model', 'epsilon-video-3');
     form.set('prompt', 'from a picture');
@@ -144,8 +154,29 @@ describe('zeta-openai simulator (fake clock)', () => {
     const form2 = new FormData();
     form2.set('model', 'zeta-video-2');
     form2.set('prompt', 'from a link');
-    form2.set('input_reference', 'https://example.com/a.png');
-    assert.equal((await c.post('/v1/videos', form2)).status, 200);
+    form2.set('input_reference[image_url]', 'https://example.com/a.png');
+    const linked = await c.post('/v1/videos', form2);
+    assert.equal(linked.status, 200, JSON.stringify(linked.body));
+    assert.equal((sim.tasks!.get(linked.body.id as string)!.body as { references: number }).references, 1);
+
+    // What the package never sends: a URL as a plain text part, two files on a model of the protocol
+    // itself, a file and an object at once.
+    const text = new FormData();
+    text.set('prompt', 'x');
+    text.set('input_reference', 'https://example.com/a.png');
+    const two = new FormData();
+    two.set('model', 'zeta-video-2');
+    two.set('prompt', 'x');
+    two.append('input_reference', new Blob([Buffer.from('a')], { type: 'image/png' }), 'a.png');
+    two.append('input_reference', new Blob([Buffer.from('b')], { type: 'image/png' }), 'b.png');
+    const both = new FormData();
+    both.set('prompt', 'x');
+    both.append('input_reference', new Blob([Buffer.from('a')], { type: 'image/png' }), 'a.png');
+    both.set('input_reference[image_url]', 'https://example.com/a.png');
+    for (const [form, code] of [[text, 'invalid_type'], [two, 'invalid_value'], [both, 'invalid_value']] as const) {
+      const r = await c.post('/v1/videos', form);
+      assert.deepEqual([r.status, r.body.error.param, r.body.error.code], [400, 'input_reference', code]);
+    }
 
     const bad = new FormData();
     bad.set('model', 'zeta-video-2');
@@ -181,9 +212,15 @@ describe('zeta-openai simulator (fake clock)', () => {
       [video('x', { seconds: 8 }), 'seconds', 'invalid_type'],
       [video('x', { size: '1920x1080' }), 'size', 'invalid_value'],
       [video('x', { model: 'epsilon-video-3', seconds: '21' }), 'seconds', 'invalid_value'],
-      [video('x', { input_reference: 'not a url' }), 'input_reference', 'invalid_value'],
+      [video('x', { model: 'sora-2', seconds: '5' }), 'seconds', 'invalid_value'],
+      [video('x', { input_reference: 'https://example.com/a.png' }), 'input_reference', 'invalid_type'],
+      [video('x', { input_reference: ['https://example.com/a.png'] }), 'input_reference', 'invalid_type'],
+      [video('x', { input_reference: { image_url: 'not a url' } }), 'input_reference.image_url', 'invalid_value'],
+      [video('x', { input_reference: { image_url: 'data:image/gif;base64,R0lG' } }), 'input_reference.image_url', 'invalid_value'],
+      [video('x', { input_reference: { file_id: 'file_1' } }), 'input_reference.file_id', 'invalid_value'],
+      [video('x', { input_reference: { image_url: 'https://example.com/a.png', file_id: 'file_1' } }), 'input_reference', 'invalid_value'],
+      [video('x', { input_reference: { url: 'https://example.com/a.png' } }), 'input_reference.url', 'unknown_parameter'],
       [{ model: 'zeta-video-2' }, 'prompt', 'missing_required_parameter'],
-      [{ prompt: 'x' }, 'model', 'missing_required_parameter'],
     ];
     for (const [body, param, code] of cases) {
       const r = await c.post('/v1/videos', body);
@@ -192,33 +229,57 @@ describe('zeta-openai simulator (fake clock)', () => {
       assert.equal(typeof r.body.error.message, 'string');
     }
     assert.equal((await c.post('/v1/videos', video('x', { model: 'epsilon-video-3', seconds: '20', size: '1080x1920' }))).status, 200);
+    const byJson = await c.post('/v1/videos', video('x', { input_reference: { image_url: 'https://example.com/a.png' } }));
+    assert.equal((sim.tasks!.get(byJson.body.id as string)!.body as { references: number }).references, 1, 'a JSON {image_url} is read');
+    const plain = await c.post('/v1/videos', { prompt: 'no model' });
+    assert.deepEqual([plain.status, plain.body.model, plain.body.seconds, plain.body.size], [200, 'zeta-video-2', '4', '720x1280'], 'the defaults');
     const broken = await c.post('/v1/videos', '{"model":');
     assert.equal(broken.status, 400);
     assert.equal(broken.body.error.type, 'invalid_request_error');
   });
 
-  test('images: url and b64_json answers with real PNGs; bad fields refused', async () => {
-    const byUrl = await c.post('/v1/images/generations', { model: 'zeta-image-1', prompt: 'a cat', size: '1024x1536' });
+  test('images: url (dall-e style) and b64_json answers with real PNGs; GPT image models answer base64 only; bad fields refused', async () => {
+    const byUrl = await c.post('/v1/images/generations', { model: 'zeta-draw-3', prompt: 'a cat', size: '1024x1792' });
     assert.equal(byUrl.status, 200);
+    assert.deepEqual(Object.keys(byUrl.body).sort(), ['created', 'data'], 'dall-e-style answers carry no usage');
     assert.equal(byUrl.body.data.length, 1);
+    assert.equal(byUrl.body.data[0].revised_prompt, 'a cat');
     const url = byUrl.body.data[0].url as string;
     assert.ok(url.startsWith(`${sim.url}/files/`));
     const file = await fetch(url);
     assert.equal(file.status, 200, 'image URLs need no key');
-    assert.deepEqual(pngSize(Buffer.from(await file.arrayBuffer())), { width: 64, height: 96 });
+    assert.deepEqual(pngSize(Buffer.from(await file.arrayBuffer())), { width: 64, height: 112 });
     const again = Buffer.from(await (await fetch(url)).arrayBuffer());
-    assert.deepEqual(pngSize(again), { width: 64, height: 96 }, 'the same URL serves the same file');
+    assert.deepEqual(pngSize(again), { width: 64, height: 112 }, 'the same URL serves the same file');
 
-    const b64 = await c.post('/v1/images/generations', { model: 'zeta-image-2', prompt: 'two cats', n: 2, response_format: 'b64_json' });
+    const b64 = await c.post('/v1/images/generations', { model: 'zeta-image-2', prompt: 'two cats', n: 2, quality: 'high', output_format: 'webp' });
+    assert.equal(b64.status, 200, JSON.stringify(b64.body));
     assert.equal(b64.body.data.length, 2);
     assert.deepEqual(pngSize(Buffer.from(b64.body.data[1].b64_json as string, 'base64')), { width: 64, height: 64 });
+    assert.equal(b64.body.data[0].revised_prompt, undefined, 'GPT image models revise no prompt');
     assert.equal(typeof b64.body.created, 'number');
+    assert.deepEqual([b64.body.background, b64.body.output_format, b64.body.quality, b64.body.size], ['opaque', 'webp', 'high', '1024x1024']);
+    const text = Math.ceil('two cats'.length / 4);
+    assert.deepEqual(b64.body.usage, { input_tokens: text, input_tokens_details: { image_tokens: 0, text_tokens: text }, output_tokens: 2 * 1056, total_tokens: text + 2 * 1056 });
+
+    const inline = await c.post('/v1/images/generations', { model: 'zeta-draw-2', prompt: 'an icon', size: '256x256', response_format: 'b64_json' });
+    assert.deepEqual(pngSize(Buffer.from(inline.body.data[0].b64_json as string, 'base64')), { width: 16, height: 16 });
+    assert.equal(inline.body.data[0].revised_prompt, undefined, 'the dall-e-2 style revises no prompt');
 
     for (const bad of [{ prompt: 'x', n: 0 }, { prompt: 'x', response_format: 'jpeg' }, { prompt: 'x', size: 'big' }, { model: 'zeta-image-1' }]) {
       const r = await c.post('/v1/images/generations', bad);
       assert.equal(r.status, 400, JSON.stringify(bad));
       assert.equal(r.body.error.type, 'invalid_request_error');
     }
+    for (const response_format of ['url', 'b64_json']) {
+      const r = await c.post('/v1/images/generations', { model: 'zeta-image-1', prompt: 'x', response_format });
+      assert.deepEqual([r.status, r.body.error.param, r.body.error.code, r.body.error.message], [400, 'response_format', 'unknown_parameter', "Unknown parameter: 'response_format'."]);
+    }
+    // No model: the dall-e-2 style (256x256 is one of its sizes), a GPT image model when a parameter only those take is given.
+    const plain = await c.post('/v1/images/generations', { prompt: 'x', size: '256x256' });
+    assert.equal(typeof plain.body.data[0].url, 'string', JSON.stringify(plain.body));
+    const gpt = await c.post('/v1/images/generations', { prompt: 'x', background: 'opaque' });
+    assert.equal(typeof gpt.body.data[0].b64_json, 'string', JSON.stringify(gpt.body));
   });
 
   test('images: each model takes only its official sizes; zeta-draw-3 makes one image at a time', async () => {
@@ -233,7 +294,9 @@ describe('zeta-openai simulator (fake clock)', () => {
       [{ model: 'epsilon-4-2-image' }, 64, 64],
     ];
     for (const [extra, width, height] of ok) {
-      const r = await c.post('/v1/images/generations', { prompt: 'x', response_format: 'b64_json', ...extra });
+      // GPT image models answer base64 and refuse response_format; the others are asked for it.
+      const format = String(extra.model).startsWith('zeta-image-') ? {} : { response_format: 'b64_json' };
+      const r = await c.post('/v1/images/generations', { prompt: 'x', ...format, ...extra });
       assert.equal(r.status, 200, JSON.stringify(extra));
       assert.deepEqual(pngSize(Buffer.from(r.body.data[0].b64_json as string, 'base64')), { width, height }, JSON.stringify(extra));
     }
@@ -258,24 +321,30 @@ describe('zeta-openai simulator (fake clock)', () => {
     assert.equal((await c.post('/v1/images/generations', { model: 'zeta-draw-2', prompt: 'x', n: 3 })).body.data.length, 3);
   });
 
-  test('edits: multipart images and mask → url and b64_json answers with real PNGs', async () => {
+  test('edits: multipart images and mask → b64_json (GPT image) and url answers with real PNGs', async () => {
     const before = sim.stats.edits!;
     const form = editForm({ model: 'zeta-image-1', prompt: 'paint it red', n: '2', size: '1536x1024' });
     form.append('image[]', png('b'), 'b.jpg');
     form.append('mask', new Blob([Buffer.from('mask')], { type: 'image/png' }), 'mask.png');
-    const byUrl = await c.post('/v1/images/edits', form);
+    const gpt = await c.post('/v1/images/edits', form);
+    assert.equal(gpt.status, 200, JSON.stringify(gpt.body));
+    assert.equal(gpt.body.data.length, 2);
+    assert.equal(gpt.body.data[0].revised_prompt, undefined);
+    assert.deepEqual(pngSize(Buffer.from(gpt.body.data[1].b64_json as string, 'base64')), { width: 96, height: 64 });
+    assert.equal(typeof gpt.body.created, 'number');
+    assert.equal(gpt.body.usage.input_tokens, Math.ceil('paint it red'.length / 4) + 2 * 272);
+    assert.equal(gpt.body.usage.input_tokens_details.image_tokens, 2 * 272);
+    assert.equal(gpt.body.usage.total_tokens, gpt.body.usage.input_tokens + gpt.body.usage.output_tokens);
+
+    const byUrl = await c.post('/v1/images/edits', editForm({ model: 'zeta-draw-2', prompt: 'paint it red', n: '2', size: '1024x1024' }));
     assert.equal(byUrl.status, 200, JSON.stringify(byUrl.body));
-    assert.equal(byUrl.body.data.length, 2);
-    assert.equal(byUrl.body.data[0].revised_prompt, undefined);
-    assert.equal(typeof byUrl.body.created, 'number');
-    assert.equal(byUrl.body.usage.input_tokens, Math.ceil('paint it red'.length / 4) + 2 * 272);
-    assert.equal(byUrl.body.usage.total_tokens, byUrl.body.usage.input_tokens + byUrl.body.usage.output_tokens);
+    assert.equal(byUrl.body.usage, undefined);
     const url = byUrl.body.data[1].url as string;
     assert.ok(url.startsWith(`${sim.url}/files/`));
     const file = await fetch(url);
     assert.equal(file.status, 200);
     const bytes = Buffer.from(await file.arrayBuffer());
-    assert.deepEqual(pngSize(bytes), { width: 96, height: 64 });
+    assert.deepEqual(pngSize(bytes), { width: 64, height: 64 });
     const part = await fetch(url, { headers: { range: 'bytes=0-7' } });
     assert.equal(part.status, 206);
     assert.deepEqual(Buffer.from(await part.arrayBuffer()), bytes.subarray(0, 8));
@@ -287,7 +356,7 @@ describe('zeta-openai simulator (fake clock)', () => {
     assert.deepEqual([other.status, other.body.data.length], [200, 1]);
     const free = await c.post('/v1/images/edits', editForm({ model: 'epsilon-4-2-image', prompt: 'x', size: '2048x1152' }));
     assert.equal(free.status, 200, 'models of other lines edit with any WxH');
-    assert.equal(sim.stats.edits, before + 4);
+    assert.equal(sim.stats.edits, before + 5);
   });
 
   test('edits: validation errors in the vendor shape', async () => {
@@ -298,8 +367,13 @@ describe('zeta-openai simulator (fake clock)', () => {
 
     const many = editForm({ prompt: 'x' });
     for (let i = 0; i < 16; i++) many.append('image', png(String(i)), `${i}.png`);
-    const big = editForm({ prompt: 'x' }, false);
-    big.append('image', new Blob([Buffer.alloc(25 * 1024 * 1024 + 1)], { type: 'image/png' }), 'big.png');
+    // The dall-e-2 style takes one PNG of at most 4 MB (the package's words); masks are PNGs of at most 4 MB.
+    const big = editForm({ model: 'zeta-draw-2', prompt: 'x' }, false);
+    big.append('image', new Blob([Buffer.alloc(4 * 1024 * 1024 + 1)], { type: 'image/png' }), 'big.png');
+    const bigMask = editForm({ prompt: 'x' });
+    bigMask.append('mask', new Blob([Buffer.alloc(4 * 1024 * 1024 + 1)], { type: 'image/png' }), 'mask.png');
+    const twoSmall = editForm({ model: 'zeta-draw-2', prompt: 'x' });
+    twoSmall.append('image', png('b'), 'b.png');
     const cases: [FormData, string, string][] = [
       [editForm({ model: 'zeta-draw-3', prompt: 'x' }), 'model', 'invalid_value'],
       [editForm({ model: 'zeta-video-2', prompt: 'x' }), 'model', 'invalid_value'],
@@ -307,6 +381,10 @@ describe('zeta-openai simulator (fake clock)', () => {
       [editForm({ prompt: 'x' }, false), 'image', 'missing_required_parameter'],
       [many, 'image', 'invalid_value'],
       [big, 'image', 'invalid_value'],
+      [bigMask, 'mask', 'invalid_value'],
+      [twoSmall, 'image', 'invalid_value'],
+      [withFile(editForm({ model: 'zeta-draw-2', prompt: 'x' }, false), 'image', 'image/jpeg'), 'image', 'invalid_value'],
+      [editForm({ model: 'zeta-image-2', prompt: 'x', response_format: 'b64_json' }), 'response_format', 'unknown_parameter'],
       [withFile(editForm({ prompt: 'x' }, false), 'image', 'image/gif'), 'image', 'invalid_value'],
       [withFile(editForm({ prompt: 'x' }, false), 'image', 'image/png', 0), 'image', 'invalid_value'],
       [withFile(editForm({ prompt: 'x' }), 'mask', 'image/jpeg'), 'mask', 'invalid_value'],
@@ -317,7 +395,7 @@ describe('zeta-openai simulator (fake clock)', () => {
       [editForm({ model: 'zeta-draw-2', prompt: 'x', size: 'auto' }), 'size', 'invalid_value'],
       [editForm({ prompt: 'x', n: '0' }), 'n', 'invalid_value'],
       [editForm({ prompt: 'x', n: 'two' }), 'n', 'invalid_type'],
-      [editForm({ prompt: 'x', response_format: 'png' }), 'response_format', 'invalid_value'],
+      [editForm({ model: 'zeta-draw-2', prompt: 'x', response_format: 'png' }), 'response_format', 'invalid_value'],
       [editForm({ prompt: 'x', background: 'green' }), 'background', 'invalid_value'],
       [editForm({ prompt: 'x', output_format: 'gif' }), 'output_format', 'invalid_value'],
     ];
