@@ -27,7 +27,7 @@ describe('video tasks on eta-operations, end to end', () => {
       prompt: 'a lighthouse at dawn',
       seconds: '5',
       size: '720x1280',
-      metadata: { negative_prompt: 'fog', generate_audio: true, seed: 7, style: 'ignored' },
+      metadata: { negative_prompt: 'fog', generate_audio: true, style: 'ignored' },
     });
     assert.equal(sub.status, 200, sub.text);
     const id = sub.json.id as string;
@@ -37,7 +37,8 @@ describe('video tasks on eta-operations, end to end', () => {
     assert.equal(sub.json.size, '720x1280');
     assert.deepEqual(await vendorBody(h, id), {
       instances: [{ prompt: 'a lighthouse at dawn' }],
-      parameters: { aspectRatio: '9:16', durationSeconds: 6, resolution: '720p', negativePrompt: 'fog', generateAudio: true, seed: 7 },
+      // generate_audio true is what the vendor does anyway: nothing is sent (the Gemini API takes no generateAudio).
+      parameters: { aspectRatio: '9:16', durationSeconds: 6, resolution: '720p', negativePrompt: 'fog' },
     });
     const seen = new Set<string>();
     const done = await h.waitFor(id, (t) => {
@@ -97,7 +98,7 @@ describe('video tasks on eta-operations, end to end', () => {
     assert.equal(sub.json.seconds, '8');
     const body = await vendorBody(h, sub.json.id);
     assert.equal(body.instances[0].referenceImages.length, 3);
-    assert.deepEqual(body.instances[0].referenceImages[2], { image: { bytesBase64Encoded: WEBP, mimeType: 'image/webp' }, referenceType: 'asset' });
+    assert.deepEqual(body.instances[0].referenceImages[2], { image: { bytesBase64Encoded: WEBP, mimeType: 'image/webp' }, referenceType: 'ASSET' });
     assert.deepEqual(body.parameters, { aspectRatio: '16:9', durationSeconds: 8, resolution: '720p' });
     const done = await h.waitFor(sub.json.id, (t) => t.status === 'completed' || t.status === 'failed');
     assert.equal(done.status, 'completed');
@@ -140,6 +141,9 @@ describe('video tasks on eta-operations, end to end', () => {
       [{ model: 'eta_3_1', prompt: 'x', seconds: '10' }, 'seconds', /one of/],
       [{ model: 'eta_3_1', prompt: 'x', size: '1024x1024' }, 'size', /one of/],
       [{ model: 'eta_3_1', prompt: 'x', image: PNG, input_reference: JPG }, '', /mode first_frame_reference is not supported by the eta family/],
+      // What the vendor cannot honour is refused, not dropped: it takes no seed, and always makes sound.
+      [{ model: 'eta_3_1', prompt: 'x', metadata: { seed: 7 } }, 'metadata.seed', /has no seed/],
+      [{ model: 'eta_3_1', prompt: 'x', metadata: { generate_audio: false } }, 'metadata.generate_audio', /always make the video with sound/],
     ];
     for (const [body, param, message] of local) {
       const r = await h.post('/v1/videos', body, auth);

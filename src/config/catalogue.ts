@@ -106,6 +106,8 @@ function describeRule(rule: Record<string, unknown>, path: string): string[] {
 
 function ruleWords(r: Record<string, unknown>): string {
   const w: string[] = [];
+  // `not: {}`: the field may not be given at all (its description says why).
+  if (typeof r.not === 'object' && r.not !== null && Object.keys(r.not).length === 0) w.push('refused');
   if (r.const !== undefined) w.push(`= ${JSON.stringify(r.const)}`);
   if (Array.isArray(r.enum)) w.push(`in ${r.enum.map((v) => JSON.stringify(v)).join(' ')}`);
   if (r.minimum !== undefined && r.maximum !== undefined) w.push(`${String(r.minimum)}–${String(r.maximum)}`);
@@ -117,6 +119,6 @@ function ruleWords(r: Record<string, unknown>): string {
   if (typeof r[IMAGE_KEYWORD] === 'object' && r[IMAGE_KEYWORD] !== null) w.push(describeImageRule(r[IMAGE_KEYWORD] as ImageRule));
   if (typeof r[MEDIA_KEYWORD] === 'object' && r[MEDIA_KEYWORD] !== null) w.push(describeMediaRule(r[MEDIA_KEYWORD] as MediaRule));
   if (r.default !== undefined) w.push(`default ${JSON.stringify(r.default)}`);
-  if (typeof r.description === 'string') w.push(`(${r.description})`);
-  return w.join(', ');
+  const why = typeof r.description === 'string' ? `(${r.description})` : '';
+  return [w.join(', '), why].filter(Boolean).join(' ');
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { alphaChunks, sendAlphaStream, type AlphaAnswer } from './alpha-native-stream.js';
 import { applyFault, pickFault } from './faults.js';
 import { json, listen, type Simulator } from './http.js';
 import { makePng } from './png.js';
@@ -32,6 +33,13 @@ const MESSAGES: Record<number, string> = {
 /** Pixels per aspect-ratio unit: images stay tiny but keep the requested shape. */
 const SCALE = { '1K': 4, '2K': 8, '4K': 16 } as const;
 const MAX_FILES = 500;
+/**
+ * The top-level fields of a GenerateContentRequest in the Gemini API (its JSON parser refuses any
+ * other): those @google/genai 2.32.0 sends in Gemini API mode (labels included: it sends them there).
+ */
+const REQUEST_FIELDS = ['contents', 'generationConfig', 'systemInstruction', 'safetySettings', 'tools', 'toolConfig', 'labels', 'cachedContent', 'serviceTier', 'store', 'continuationToken'];
+const UNREGISTERED =
+  "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.";
 
 /** The vendor's error body for a status (upstream-protocols.md, alpha-native). */
 export function alphaError(status: number, message?: string, reason?: string): unknown {
@@ -64,11 +72,15 @@ interface Body {
 }
 
 /**
- * A fake vendor speaking alpha-native: checks the key the way the vendor does (x-goog-api-key or
- * ?key=), answers a real small PNG shaped like the requested aspect ratio, and can produce every
- * fault of faults.ts (`STATUS:wait:S` states the wait in the body: alphaFaultError). Prompt
- * markers: `[sim:block]` blocks the prompt (no candidates), `[sim:no-image]` finishes with NO_IMAGE
- * and text only.
+ * A fake vendor speaking alpha-native (the Gemini API's generateContent, checked against
+ * @google/genai: test/contract/genai-alpha.test.ts): checks the key the way the vendor does
+ * (x-goog-api-key or ?key=; none: 403 PERMISSION_DENIED, a wrong one: 400 API_KEY_INVALID), refuses
+ * a top-level request field the API does not know (400 "Unknown name"), answers a real small PNG
+ * shaped like the requested aspect ratio, and can produce every fault of faults.ts (`STATUS:wait:S`
+ * states the wait in the body: alphaFaultError). `POST …:streamGenerateContent` streams the same
+ * answer in chunks (alpha-native-stream.ts): Server-Sent Events with `?alt=sse`, else a JSON array;
+ * errors come before the stream, as JSON with their status, as on generateContent. Prompt markers:
+ * `[sim:block]` blocks the prompt (no candidates), `[sim:no-image]` finishes with NO_IMAGE and text only.
  */
 export async function startAlphaSimulator(opts: AlphaSimOptions = {}): Promise<Simulator> {
   const key = opts.key ?? `sim-alpha-${randomBytes(6).toString('hex')}`;
@@ -88,11 +100,13 @@ export async function startAlphaSimulator(opts: AlphaSimOptions = {}): Promise<S
       res.end(png);
       return;
     }
-    const route = /^\/v1beta\/models\/([^/:]+):generateContent$/.exec(url.pathname);
+    const route = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent)$/.exec(url.pathname);
     if (!route || req.method !== 'POST') return json(res, 404, alphaError(404, `Path ${url.pathname} was not found.`));
     const given = req.headers['x-goog-api-key'] ?? url.searchParams.get('key');
+    if (!given) return json(res, 403, alphaError(403, UNREGISTERED));
     if (given !== key) return json(res, 400, alphaError(400, 'API key not valid. Please pass a valid API key.', 'API_KEY_INVALID'));
     const model = decodeURIComponent(route[1]!);
+    const stream = route[2] === 'streamGenerateContent';
 
     let body: Body;
     try {
@@ -100,11 +114,15 @@ export async function startAlphaSimulator(opts: AlphaSimOptions = {}): Promise<S
     } catch {
       return json(res, 400, alphaError(400, 'Invalid JSON payload received.'));
     }
+    const unknown = body && typeof body === 'object' ? Object.keys(body).find((k) => !REQUEST_FIELDS.includes(k)) : undefined;
+    if (unknown !== undefined) return json(res, 400, alphaError(400, `Invalid JSON payload received. Unknown name "${unknown}": Cannot find field.`));
     const parts = body.contents?.flatMap((c) => c.parts ?? []) ?? [];
     const prompt = parts.map((p) => p.text ?? '').join(' ');
     const fault = pickFault(req, url, prompt, faults);
     const answer = () => answerFor(model, body, prompt, parts);
-    if (fault && (await applyFault(fault, res, alphaFaultError, answer))) return;
+    // A slow stream stalls between its frames, not inside one JSON body.
+    const slowStream = stream && fault?.kind === 'slow-body' ? fault.ms : 0;
+    if (fault && !slowStream && (await applyFault(fault, res, alphaFaultError, answer))) return;
 
     if (!MODELS.has(model)) return json(res, 404, alphaError(404, `models/${model} is not found for API version v1beta.`));
     if (parts.length === 0) return json(res, 400, alphaError(400, '* GenerateContentRequest.contents: contents is not specified'));
@@ -113,10 +131,11 @@ export async function startAlphaSimulator(opts: AlphaSimOptions = {}): Promise<S
         return json(res, 400, alphaError(400, 'Invalid value at inline_data.data: Base64 decoding failed.'));
       }
     }
+    if (stream) return sendAlphaStream(res, alphaChunks(answer()), url.searchParams.get('alt') === 'sse', slowStream);
     json(res, 200, answer());
   }
 
-  function answerFor(model: string, body: Body, prompt: string, parts: Part[]): unknown {
+  function answerFor(model: string, body: Body, prompt: string, parts: Part[]): AlphaAnswer {
     const promptTokenCount = Math.ceil(prompt.length / 4) + parts.filter((p) => p.inlineData).length * 258;
     const usage = (candidates: number) => ({
       promptTokenCount,

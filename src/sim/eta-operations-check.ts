@@ -30,7 +30,15 @@ const RESOLUTIONS = ['720p', '1080p'];
 const PERSON_GENERATION = ['allow_all', 'allow_adult', 'dont_allow'];
 const BODY_FIELDS = ['instances', 'parameters'];
 const INSTANCE_FIELDS = ['prompt', 'image', 'lastFrame', 'referenceImages'];
-const PARAMETER_FIELDS = ['aspectRatio', 'durationSeconds', 'resolution', 'negativePrompt', 'generateAudio', 'seed', 'personGeneration'];
+/** What @google/genai sends in Gemini API mode (numberOfVideos is `sampleCount`). */
+const PARAMETER_FIELDS = ['aspectRatio', 'durationSeconds', 'resolution', 'negativePrompt', 'personGeneration', 'sampleCount'];
+/**
+ * Vertex-only parameters: @google/genai refuses them in Gemini API mode ("only supported in … not in
+ * Gemini Developer API mode"), so the Gemini API does not take them; refused by name, not as unknown.
+ */
+const VERTEX_ONLY = ['seed', 'generateAudio', 'storageUri', 'fps', 'pubsubTopic', 'compressionQuality', 'resizeMode'];
+/** Most videos one operation makes (`sampleCount`, the SDK's numberOfVideos). */
+export const MAX_SAMPLES = 4;
 /** Standard or URL-safe alphabet, padding optional, never empty. */
 const BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;
 const MAX_REFERENCES = 3;
@@ -84,7 +92,11 @@ function badInstance(inst: unknown): string | null {
     if (!isObject(ref)) return `${where} must be an object {image, referenceType}.`;
     const bad = unknownField(ref, ['image', 'referenceType'], where) ?? badImage(ref.image, `${where}.image`);
     if (bad) return bad;
-    if (ref.referenceType !== 'asset') return `${where}.referenceType must be "asset".`;
+    // The SDK sends its enum value (ASSET); the REST examples write it in lower case. These models
+    // take asset references only (the SDK's type notes style references are a Veo 2 feature).
+    const type = typeof ref.referenceType === 'string' ? ref.referenceType.toUpperCase() : ref.referenceType;
+    if (type === 'STYLE') return `${where}.referenceType STYLE is not supported by this model; only ASSET reference images are.`;
+    if (type !== 'ASSET') return `${where}.referenceType must be ASSET; got ${JSON.stringify(ref.referenceType ?? null)}.`;
   }
   return null;
 }
@@ -93,6 +105,8 @@ function badInstance(inst: unknown): string | null {
 function badParameters(p: unknown, hasReferences: boolean): string | null {
   if (p === undefined) return null;
   if (!isObject(p)) return 'parameters must be an object.';
+  const vertex = Object.keys(p).find((k) => VERTEX_ONLY.includes(k));
+  if (vertex) return `\`${vertex}\` isn't supported by this model. Please remove it or refer to the Gemini API documentation for supported usage.`;
   const extra = unknownField(p, PARAMETER_FIELDS, 'parameters');
   if (extra) return extra;
   if (p.aspectRatio !== undefined && !ASPECT_RATIOS.includes(p.aspectRatio as string)) {
@@ -107,9 +121,8 @@ function badParameters(p: unknown, hasReferences: boolean): string | null {
   const duration = (p.durationSeconds as number | undefined) ?? 8;
   if (p.resolution === '1080p' && duration !== 8) return 'parameters.resolution "1080p" requires parameters.durationSeconds 8.';
   if (p.negativePrompt !== undefined && typeof p.negativePrompt !== 'string') return 'parameters.negativePrompt must be a string.';
-  if (p.generateAudio !== undefined && typeof p.generateAudio !== 'boolean') return 'parameters.generateAudio must be a boolean.';
-  if (p.seed !== undefined && !(Number.isInteger(p.seed) && (p.seed as number) >= 0 && (p.seed as number) <= 0xffffffff)) {
-    return 'parameters.seed must be an integer between 0 and 4294967295.';
+  if (p.sampleCount !== undefined && !(Number.isInteger(p.sampleCount) && (p.sampleCount as number) >= 1 && (p.sampleCount as number) <= MAX_SAMPLES)) {
+    return `parameters.sampleCount must be an integer from 1 to ${MAX_SAMPLES}; got ${JSON.stringify(p.sampleCount)}.`;
   }
   if (p.personGeneration !== undefined && !PERSON_GENERATION.includes(p.personGeneration as string)) {
     return `parameters.personGeneration must be one of ${list(PERSON_GENERATION)}.`;
@@ -129,6 +142,12 @@ export function etaInvalid(body: unknown): string | null {
   const bad = badInstance(instances[0]);
   if (bad) return bad;
   return badParameters(body.parameters, (instances[0] as EtaInstance).referenceImages !== undefined);
+}
+
+/** How many videos a valid submit body asks for (`parameters.sampleCount`, default 1). */
+export function etaSamples(body: unknown): number {
+  const p = isObject(body) && isObject(body.parameters) ? body.parameters : {};
+  return typeof p.sampleCount === 'number' ? p.sampleCount : 1;
 }
 
 /** The prompt of a submit body, '' when there is none (markers are read from it). */

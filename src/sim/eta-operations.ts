@@ -2,14 +2,16 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import { alphaError, alphaFaultError } from './alpha-native.js';
-import { etaInvalid, etaPrompt } from './eta-operations-check.js';
+import { etaInvalid, etaPrompt, etaSamples } from './eta-operations-check.js';
 import { applyFault, pickFault, type Fault } from './faults.js';
 import { json, listen, type Simulator } from './http.js';
 import { makeMp4, serveBytes } from './media.js';
 import { TaskBook, type SimTask } from './task-book.js';
 
 /**
- * A fake vendor speaking eta-operations (upstream-protocols.md): video as long-running operations.
+ * A fake vendor speaking eta-operations (upstream-protocols.md): video as long-running operations,
+ * the Gemini API's Veo predictLongRunning, checked against @google/genai in Gemini API mode
+ * (test/contract/genai-eta.test.ts: what the SDK sends is accepted, what it refuses is refused).
  *
  * Auth (secret name `key`): header `x-goog-api-key: KEY`, or the query `?key=KEY`, on every route
  * (downloads too). Missing key: 403 PERMISSION_DENIED "Method doesn't allow unregistered callers …".
@@ -30,12 +32,18 @@ import { TaskBook, type SimTask } from './task-book.js';
  *   Cannot find field."); `instances` holds exactly one instance; `prompt` a non-empty string;
  *   `image` / `lastFrame` `{bytesBase64Encoded, mimeType}` with mimeType image/png|image/jpeg|image/webp
  *   and valid base64 (standard or URL-safe, padding optional, not empty); `lastFrame` needs `image`;
- *   `referenceImages` 1..3 items `{image, referenceType:"asset"}`, never with `image` or `lastFrame`;
+ *   `referenceImages` 1..3 items `{image, referenceType}`, never with `image` or `lastFrame`;
+ *   referenceType is "ASSET" (the SDK's enum value; "asset", as REST examples write it, too; "STYLE"
+ *   is refused: a Veo 2 feature these models lack);
  *   `parameters` an object: aspectRatio "16:9"|"9:16" (default "16:9"), durationSeconds the NUMBER
  *   4|6|8 (default 8), resolution "720p"|"1080p" (default "720p"; "1080p" only with 8 s),
- *   negativePrompt string, generateAudio boolean, seed integer 0..4294967295, personGeneration
- *   "allow_all"|"allow_adult"|"dont_allow"; with referenceImages aspectRatio must be "16:9" (landscape
- *   only, which is why the gateway steers reference-to-video to landscape) and durationSeconds 8.
+ *   negativePrompt string, personGeneration "allow_all"|"allow_adult"|"dont_allow", sampleCount (the
+ *   SDK's numberOfVideos) an integer 1..4 (default 1; that many samples are made); with
+ *   referenceImages aspectRatio must be "16:9" (landscape only, which is why the gateway steers
+ *   reference-to-video to landscape) and durationSeconds 8. The parameters the SDK refuses in Gemini
+ *   API mode as Vertex-only (seed, generateAudio, storageUri, fps, pubsubTopic, compressionQuality,
+ *   resizeMode) are refused by name: "`seed` isn't supported by this model. …" (the models make
+ *   audio always; the wording is ours, the refusal the SDK's).
  *   → 200 `{name:"models/{model}/operations/{id}"}` (id: 24 hex digits).
  * A slow-body fault on a valid submit still creates the operation (its name is in the slow answer).
  *
@@ -44,7 +52,8 @@ import { TaskBook, type SimTask } from './task-book.js';
  *   running, and for ever with `[sim:never]`  `{name, done:false, metadata:{progressPercent}}` (1–99;
  *     50 when stuck); the two forms let the gateway meet both ways the vendor says "not done"
  *   succeeded  `{name, done:true, response:{"@type":RESPONSE_TYPE, generateVideoResponse:
- *     {generatedSamples:[{video:{uri}}]}}}`
+ *     {generatedSamples:[{video:{uri}}, …]}}}`, one sample per sampleCount; the uri of sample i is
+ *     the file `{id}` (i = 0) or `{id}s{i}`: an id of [a-z0-9] only, as the SDK reads it from the uri
  *   failed (`[sim:fail[=R]]`)  `{name, done:true, error:{code:3, message:R}}` (R defaults to
  *     "generation_failed")
  *   safety-filtered (`[sim:filtered]`, at the finish time; `[sim:fail]` wins over it)  `{name,
@@ -57,10 +66,11 @@ import { TaskBook, type SimTask } from './task-book.js';
  * route; without `alt=media` 400 INVALID_ARGUMENT; the MP4 with Range (206/416); 404 NOT_FOUND unless
  * the operation succeeded. Faults apply here only when named by header or query (never queued ones,
  * so `sim.faults` stays for the API calls); slow-body sends half the bytes, waits, then the rest.
- * `result(name|id, 0)` is the bytes served; it accepts the full operation name or the bare id.
+ * `result(name|id, i)` is the bytes served for sample i; it accepts the full operation name or the bare id.
  *
  * Stats: requests, submits, queries, downloads. Not simulated: cancelling or listing operations,
- * several samples per operation, files API uploads, `storageUri` output, video extension.
+ * files API uploads, video extension (`instances[0].video`), `enhancePrompt` and `webhookConfig`
+ * (the SDK sends them in Gemini API mode when asked; refused here as unknown names).
  */
 
 /** Options of the eta-operations simulator. */
@@ -80,6 +90,8 @@ const UNREGISTERED =
 const SUBMIT = /^\/v1beta\/models\/([^/:]+):predictLongRunning$/;
 const POLL = /^\/v1beta\/models\/([^/:]+)\/operations\/([^/:]+)$/;
 const DOWNLOAD = /^\/v1beta\/files\/([^/:]+):download$/;
+/** A file id: the operation's id, then `s{i}` for sample i > 0. */
+const FILE_ID = /^([0-9a-f]+?)(?:s([1-9][0-9]*))?$/;
 const NAME = /^models\/[^/]+\/operations\/([^/]+)$/;
 const STATUS_MARKER = /\[sim:status=[A-Za-z0-9_-]{1,32}\]/g;
 
@@ -103,13 +115,16 @@ export async function startEtaOperationsSimulator(opts: EtaSimOptions = {}): Pro
     if (phase !== 'done') return { name, done: false, metadata: { progressPercent: progress } };
     const generateVideoResponse = filtered(task)
       ? { raiMediaFilteredCount: 1, raiMediaFilteredReasons: [FILTER_REASON] }
-      : { generatedSamples: [{ video: { uri: `${base}/v1beta/files/${task.id}:download?alt=media` } }] };
+      : { generatedSamples: Array.from({ length: etaSamples(task.body) }, (_, i) => ({ video: { uri: `${base}/v1beta/files/${fileId(task, i)}:download?alt=media` } })) };
     return { name, done: true, response: { '@type': RESPONSE_TYPE, generateVideoResponse } };
   }
 
+  const fileId = (task: SimTask, index: number) => (index === 0 ? task.id : `${task.id}s${index}`);
+
   function result(id: string, index = 0): Buffer | null {
     const task = tasks.get(NAME.exec(id)?.[1] ?? id);
-    return task && index === 0 && tasks.state(task).phase === 'done' && !filtered(task) ? makeMp4(task.id) : null;
+    const made = task && tasks.state(task).phase === 'done' && !filtered(task) ? etaSamples(task.body) : 0;
+    return task && index >= 0 && index < made ? makeMp4(fileId(task, index)) : null;
   }
 
   /** The vendor's refusal of a request's credentials, or null when the key is right. */
@@ -175,7 +190,8 @@ export async function startEtaOperationsSimulator(opts: EtaSimOptions = {}): Pro
   async function onDownload(req: IncomingMessage, res: ServerResponse, url: URL, id: string): Promise<void> {
     stats.downloads++;
     if (url.searchParams.get('alt') !== 'media') return json(res, 400, alphaError(400, 'Downloading file content needs alt=media.'));
-    const bytes = result(id);
+    const file = FILE_ID.exec(id);
+    const bytes = file ? result(file[1]!, Number(file[2] ?? 0)) : null;
     const fault = bytes ? pickFault(req, url, '', []) : null;
     if (fault?.kind === 'slow-body') return serveSlowly(res, bytes!, fault);
     if (fault && (await applyFault(fault, res, alphaFaultError, () => null))) return;

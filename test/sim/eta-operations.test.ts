@@ -16,7 +16,7 @@ interface Answer {
 }
 
 const PNG = { bytesBase64Encoded: 'iVBORw0KGgo=', mimeType: 'image/png' };
-const ref = (image: unknown = PNG) => ({ image, referenceType: 'asset' });
+const ref = (image: unknown = PNG) => ({ image, referenceType: 'ASSET' });
 
 async function answer(res: Response): Promise<Answer> {
   return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, any> };
@@ -57,7 +57,7 @@ describe('eta-operations simulator (fake clock)', () => {
 
   test('an operation goes {name} → done:false → done:true and its video downloads with the key, with Range', async () => {
     const c = client(sim);
-    const params = { aspectRatio: '9:16', durationSeconds: 6, resolution: '720p', negativePrompt: 'blur', generateAudio: true, seed: 4294967295, personGeneration: 'allow_adult' };
+    const params = { aspectRatio: '9:16', durationSeconds: 6, resolution: '720p', negativePrompt: 'blur', personGeneration: 'allow_adult', sampleCount: 1 };
     const sub = await c.submit(video('a cat surfing', params, { image: PNG, lastFrame: { ...PNG, mimeType: 'image/webp' } }), { model: 'eta_3_1-fast' });
     assert.equal(sub.status, 200);
     const name = sub.body.name as string;
@@ -175,9 +175,10 @@ describe('eta-operations simulator (real time)', () => {
   });
   after(() => sim.close());
 
-  test('a reference-to-video operation finishes after [sim:finish=…]', async () => {
+  test('a reference-to-video operation (ASSET, and "asset" as REST examples write it) finishes after [sim:finish=…]', async () => {
     const c = client(sim);
-    const sub = await c.submit(video('a robot [sim:finish=40]', { aspectRatio: '16:9', durationSeconds: 8, resolution: '1080p' }, { referenceImages: [ref(), ref(), ref()] }));
+    const refs = [ref(), { ...ref(), referenceType: 'asset' }, ref()];
+    const sub = await c.submit(video('a robot [sim:finish=40]', { aspectRatio: '16:9', durationSeconds: 8, resolution: '1080p' }, { referenceImages: refs }));
     assert.equal(sub.status, 200);
     let q: Answer | undefined;
     for (let i = 0; i < 100 && !q?.body.done; i++) {
@@ -224,7 +225,9 @@ describe('eta-operations simulator (real time)', () => {
       [{ instances: [{ prompt: 7 }] }, /prompt is required/],
       [{ instances: [{ prompt: 'x' }], extra: 1 }, /Unknown name "extra"/],
       [video('x', p({}), { video: PNG }), /Unknown name "video" at 'instances\[0\]'/],
-      [video('x', p({ sampleCount: 1 })), /Unknown name "sampleCount" at 'parameters'/],
+      [video('x', p({ sampleCount: 0 })), /sampleCount must be an integer from 1 to 4/],
+      [video('x', p({ sampleCount: 5 })), /sampleCount must be an integer from 1 to 4/],
+      [video('x', p({ enhancePrompt: true })), /Unknown name "enhancePrompt" at 'parameters'/],
       [video('x', p({}), { image: { ...PNG, mimeType: 'image/gif' } }), /image\.mimeType must be one of/],
       [video('x', p({}), { image: { mimeType: 'image/png' } }), /Base64 decoding failed/],
       [video('x', p({}), { image: { ...PNG, bytesBase64Encoded: 'not base64!' } }), /Base64 decoding failed/],
@@ -233,7 +236,9 @@ describe('eta-operations simulator (real time)', () => {
       [video('x', p({}), { referenceImages: [ref(), ref(), ref(), ref()] }), /1 to 3/],
       [video('x', p({}), { referenceImages: [] }), /1 to 3/],
       [video('x', p({}), { referenceImages: [ref()], image: PNG }), /cannot be combined/],
-      [video('x', p({}), { referenceImages: [{ image: PNG, referenceType: 'style' }] }), /referenceType must be "asset"/],
+      [video('x', p({}), { referenceImages: [{ image: PNG, referenceType: 'STYLE' }] }), /referenceType STYLE is not supported by this model/],
+      [video('x', p({}), { referenceImages: [{ image: PNG, referenceType: 'REFERENCE_TYPE_ASSET' }] }), /referenceType must be ASSET/],
+      [video('x', p({}), { referenceImages: [{ image: PNG }] }), /referenceType must be ASSET/],
       [video('x', p({}), { referenceImages: [ref({ ...PNG, mimeType: 'text/plain' })] }), /referenceImages\[0\]\.image\.mimeType/],
       [video('x', p({ aspectRatio: '9:16' }), { referenceImages: [ref()] }), /only supported with parameters\.aspectRatio "16:9"/],
       [video('x', p({ durationSeconds: 6 }), { referenceImages: [ref()] }), /require parameters\.durationSeconds 8/],
@@ -243,9 +248,10 @@ describe('eta-operations simulator (real time)', () => {
       [video('x', p({ resolution: '4k' })), /resolution must be one of/],
       [video('x', p({ resolution: '1080p', durationSeconds: 4 })), /"1080p" requires parameters\.durationSeconds 8/],
       [video('x', p({ negativePrompt: 1 })), /negativePrompt must be a string/],
-      [video('x', p({ generateAudio: 'yes' })), /generateAudio must be a boolean/],
-      [video('x', p({ seed: -1 })), /seed must be an integer/],
-      [video('x', p({ seed: 4294967296 })), /seed must be an integer/],
+      // Vertex-only: @google/genai refuses them in Gemini API mode, so the vendor does not take them.
+      [video('x', p({ generateAudio: true })), /`generateAudio` isn't supported by this model/],
+      [video('x', p({ seed: 7 })), /`seed` isn't supported by this model/],
+      [video('x', p({ storageUri: 'gs://b/x' })), /`storageUri` isn't supported by this model/],
       [video('x', p({ personGeneration: 'everyone' })), /personGeneration must be one of/],
       [{ instances: [{ prompt: 'x' }], parameters: [] }, /parameters must be an object/],
     ];
