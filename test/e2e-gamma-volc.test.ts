@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { vendorUrlBehind } from './helpers/links.js';
 import { startTaskHarness, type TaskHarness } from './helpers/task-harness.js';
+import { until } from './helpers/until.js';
 
 /** The vendor's task id inside one of its result URLs (`…/files/<id>-<i>.png` or `…/files/<id>.mp4`). */
 const vendorIdOf = (url: string) => /\/files\/([0-9a-f]+)(?:-\d+\.png|\.mp4)$/.exec(url)![1]!;
@@ -14,6 +15,16 @@ const vendorRequest = (h: TaskHarness, id: string) => (h.sims['gamma-volc']!.tas
 
 const SUBMIT = '/gamma?Action=CVSync2AsyncSubmitTask&Version=2022-08-31';
 const RESULT = '/gamma?Action=CVSync2AsyncGetResult&Version=2022-08-31';
+
+/** Like h.waitFor, on the official POST query: asks until the task is done; each answer must be a pending or done status. */
+function resultWhenDone(h: TaskHarness, asked: Record<string, unknown>): Promise<any> {
+  return until(`GetResult done for ${JSON.stringify(asked)}`, async () => {
+    const r = await h.post(RESULT, asked);
+    assert.equal(r.status, 200, r.text);
+    assert.ok(['in_queue', 'generating', 'done'].includes(r.json.data.status), r.text);
+    return r.json.data.status === 'done' && r.json;
+  });
+}
 
 describe('gamma-volc end to end (signed, asynchronous images and videos)', () => {
   let h: TaskHarness;
@@ -135,17 +146,7 @@ describe('gamma-volc end to end (signed, asynchronous images and videos)', () =>
     assert.match(id, /^task_/);
     const rec = await h.record(id);
     assert.equal(h.sims['gamma-volc']!.tasks!.get(rec!.upstreamId!)!.model, 'gamma_t2i_v45');
-    const asked = { req_key: 'gamma_t2i_v45', task_id: id, req_json: '{"return_url":true}' };
-    let answer: any;
-    // Like h.waitFor, on the official POST query: look until done.
-    for (let i = 0; i < 200; i++) {
-      const r = await h.post(RESULT, asked);
-      assert.equal(r.status, 200, r.text);
-      answer = r.json;
-      assert.ok(['in_queue', 'generating', 'done'].includes(answer.data.status), r.text);
-      if (answer.data.status === 'done') break;
-      await new Promise((r) => setTimeout(r, 25));
-    }
+    const answer = await resultWhenDone(h, { req_key: 'gamma_t2i_v45', task_id: id, req_json: '{"return_url":true}' });
     assert.equal(answer.code, 10000);
     assert.equal(answer.message, 'Success');
     assert.deepEqual(answer.data.image_urls, [`${h.url}/gamma/content/${id}`, `${h.url}/gamma/content/${id}?index=1`]);
@@ -170,5 +171,24 @@ describe('gamma-volc end to end (signed, asynchronous images and videos)', () =>
     const unknownArray = await h.post(RESULT, { req_key: 'gamma_t2i_v45', task_id: ['task_000000000000000000000000'] });
     assert.equal(unknownArray.status, 200, unknownArray.text);
     assert.equal(unknownArray.json.data.status, 'not_found');
+  });
+
+  test('official routes take the interface\'s names (4.5): req_key gamma-4.5 / gamma-4.0 reach the vendor as its own keys, and GetResult answers under the name submitted', async () => {
+    for (const [name, vendorKey] of [['gamma-4.5', 'gamma_t2i_v45'], ['gamma-4.0', 'gamma_t2i_v40']] as const) {
+      const sub = await h.post(SUBMIT, { req_key: name, prompt: `official ${name}`, image_urls: ['https://example.com/a.png'], width: 1024, height: 1024 });
+      assert.equal(sub.status, 200, sub.text);
+      assert.equal(sub.json.code, 10000);
+      const id = sub.json.data.task_id as string;
+      const upstreamId = (await h.record(id))!.upstreamId!;
+      assert.deepEqual(vendorRequest(h, upstreamId), { req_key: vendorKey, prompt: `official ${name}`, image_urls: ['https://example.com/a.png'], width: 1024, height: 1024 });
+      const answer = await resultWhenDone(h, { req_key: name, task_id: id, req_json: '{"return_url":true}' });
+      assert.equal(answer.code, 10000);
+      assert.deepEqual(answer.data.image_urls, [`${h.url}/gamma/content/${id}`]);
+      const file = await h.get(`/gamma/content/${id}`);
+      assert.equal(file.status, 200);
+      assert.ok(file.bytes.equals(h.sims['gamma-volc']!.result!(upstreamId, 0)!), `${name}: the vendor's image`);
+      const byVendorKey = await h.post(RESULT, { req_key: vendorKey, task_id: id });
+      assert.equal(byVendorKey.json.data.status, 'not_found', 'a task answers under the req_key it was submitted with');
+    }
   });
 });

@@ -2,18 +2,24 @@ import { createHash, createHmac } from 'node:crypto';
 import { fill, secretsIn, TEMPLATE, type SignableRequest, type Signer } from './signer.js';
 
 /**
- * The HMAC-SHA256 request signature behind auth type `hmac-v4` (a building block any profile may name):
+ * The HMAC-SHA256 request signature behind auth type `hmac-v4` (a building block any profile may name),
+ * made exactly as the official Volcengine SDK's Signer makes it (`@volcengine/openapi` 1.36.2,
+ * lib/base/sign.js; test/contract/volcengine-gamma.test.ts compares the two byte for byte):
  *
  *   canonical request = METHOD \n path \n sorted-query \n canonical-headers \n signed-headers \n body-hash
  *   string to sign    = "HMAC-SHA256" \n <date> \n <yyyymmdd>/<region>/<service>/request \n hex(sha256(canonical))
  *   signing key       = HMAC(HMAC(HMAC(HMAC(secret, yyyymmdd), region), service), "request")
  *   Authorization     = HMAC-SHA256 Credential=<AK>/<scope>, SignedHeaders=<names>, Signature=<hex>
  *
- * Query keys and values are percent-encoded per RFC 3986 (unreserved characters kept) and the pairs
- * sorted; canonical headers are `name:trimmed-value\n` for every signed header, sorted by name. The
- * signed headers are content-type (when the request has one), the body-hash header and the date
- * header (their names are the profile's: `hash_header`, `date_header`): the host is left out on
- * purpose, so a channel's base URL can change (or pass through a proxy) without re-keying.
+ * Query keys and values are percent-encoded per RFC 3986 (unreserved characters kept), the pairs
+ * sorted by the key as written (then by encoded value), as the SDK sorts them. Canonical headers are
+ * `name:value\n`, the value trimmed and its runs of whitespace folded to one space. The signed headers
+ * are the date header and, when the request has a body, the body-hash header (their names are the
+ * profile's: `date_header`, `hash_header`); without a body the hash header is not sent and the hash of
+ * the empty string is signed, as the SDK does. Nothing else is signed: not content-type (the SDK never
+ * signs it), not the host (so a channel's base URL can change, or pass through a proxy, without
+ * re-keying), and not the gateway's own x-request-id / traceparent (a proxy or tracer may rewrite them).
+ * The SDK also signs any header its caller adds; the gateway's profiles add none to signed calls.
  */
 
 /** Options of one signature: the channel's keys, its region and service, and the signing time. */
@@ -41,12 +47,11 @@ export function xDate(nowMs: number): string {
 const sha256hex = (data: string | Buffer) => createHash('sha256').update(typeof data === 'string' ? Buffer.from(data, 'utf8') : data).digest('hex');
 const hmac = (key: string | Buffer, text: string) => createHmac('sha256', key).update(text, 'utf8').digest();
 
-/** The query pairs, encoded and sorted by key then value (plain code-unit order of the encoded text). */
+/** The query pairs, encoded and sorted by the key as written (plain code-unit order, the SDK's `sort()`), then by encoded value. */
 function canonicalQuery(pairs: [string, string][]): string {
-  return pairs
-    .map(([k, v]) => [rfc3986(k), rfc3986(v)] as const)
-    .sort(([ka, va], [kb, vb]) => (ka < kb ? -1 : ka > kb ? 1 : va < vb ? -1 : va > vb ? 1 : 0))
-    .map(([k, v]) => `${k}=${v}`)
+  return [...pairs]
+    .sort(([ka, va], [kb, vb]) => (ka < kb ? -1 : ka > kb ? 1 : rfc3986(va) < rfc3986(vb) ? -1 : rfc3986(va) > rfc3986(vb) ? 1 : 0))
+    .map(([k, v]) => `${rfc3986(k)}=${rfc3986(v)}`)
     .join('&');
 }
 
@@ -58,14 +63,10 @@ function target(req: SignableRequest): { path: string; pairs: [string, string][]
   return { path: url.pathname, pairs: [...url.searchParams] };
 }
 
-/** The header value of a lower-case name, looked up case-insensitively (callers should use lower case, not all do). */
-function headerValue(headers: Record<string, string>, name: string): string | undefined {
-  if (headers[name] !== undefined) return headers[name];
-  const key = Object.keys(headers).find((k) => k.toLowerCase() === name);
-  return key === undefined ? undefined : headers[key];
-}
+/** A header value as it is signed: trimmed, runs of whitespace folded to one space (the SDK's canonicalHeaderValues). */
+const canonicalValue = (value: string) => value.replace(/\s+/g, ' ').trim();
 
-/** Signs `req` in place: adds the date header, the body-hash header and `authorization`. Pure: no I/O, time from `o.nowMs`. */
+/** Signs `req` in place: adds the date header, the body-hash header (when there is a body) and `authorization`. Pure: no I/O, time from `o.nowMs`. */
 export function signHmacV4(req: SignableRequest, o: HmacV4Options): void {
   const date = xDate(o.nowMs);
   const bodyHash = sha256hex(req.body ?? '');
@@ -76,11 +77,13 @@ export function signHmacV4(req: SignableRequest, o: HmacV4Options): void {
     if ([dateHeader, hashHeader, 'authorization'].includes(k.toLowerCase())) delete req.headers[k];
   }
   req.headers[dateHeader] = date;
-  req.headers[hashHeader] = bodyHash;
+  // The SDK sends the body hash only with a body; the canonical request carries the hash either way.
+  const hasBody = req.body !== null && req.body.length > 0;
+  if (hasBody) req.headers[hashHeader] = bodyHash;
 
-  const names = ['content-type', hashHeader, dateHeader].sort().filter((n) => headerValue(req.headers, n) !== undefined);
+  const names = (hasBody ? [hashHeader, dateHeader] : [dateHeader]).sort();
   const signedHeaders = names.join(';');
-  const canonicalHeaders = names.map((n) => `${n}:${headerValue(req.headers, n)!.trim()}\n`).join('');
+  const canonicalHeaders = names.map((n) => `${n}:${canonicalValue(req.headers[n]!)}\n`).join('');
   const { path, pairs } = target(req);
   const canonical = [req.method.toUpperCase(), path, canonicalQuery(pairs), canonicalHeaders, signedHeaders, bodyHash].join('\n');
 
@@ -105,7 +108,7 @@ export const hmacV4Signer: Signer<RawHmac, HmacSpec> = {
     additionalProperties: false,
     required: ['type', 'access_key', 'secret_key', 'region', 'service', 'date_header', 'hash_header'],
     description:
-      'HMAC-SHA256 request signing in the style of AWS SigV4: the date and body-hash headers and authorization `HMAC-SHA256 Credential=AK/date/region/service/request, SignedHeaders=…, Signature=…` over method, path, sorted query, content-type and those two headers, and the body hash.',
+      'HMAC-SHA256 request signing as the official Volcengine SDK signs (in the style of AWS SigV4): the date header, the body-hash header (with a body) and authorization `HMAC-SHA256 Credential=AK/date/region/service/request, SignedHeaders=…, Signature=…` over method, path, sorted query, those two headers (the only ones signed) and the body hash.',
     properties: {
       type: { const: 'hmac-v4' },
       access_key: { ...TEMPLATE, description: '`{secret}` template of the access key id.' },
@@ -113,7 +116,7 @@ export const hmacV4Signer: Signer<RawHmac, HmacSpec> = {
       region: { type: 'string', pattern: '^[a-z0-9-]{1,40}$' },
       service: { type: 'string', pattern: '^[a-z0-9-]{1,40}$' },
       date_header: { ...HEADER_NAME, description: 'The header carrying the signing time (YYYYMMDDTHHMMSSZ), signed.' },
-      hash_header: { ...HEADER_NAME, description: "The header carrying the hex SHA-256 of the body, signed." },
+      hash_header: { ...HEADER_NAME, description: 'The header carrying the hex SHA-256 of the body, signed; sent only when the request has a body.' },
     },
   },
   compile: (raw) => ({

@@ -4,14 +4,18 @@ import type { IncomingHttpHeaders } from 'node:http';
 /**
  * The gamma-volc simulator's own check of the HMAC-SHA256 request signature (upstream-protocols.md
  * "gamma-volc"). Written apart from the gateway's signer (src/signers/hmac-v4.ts) on purpose: the
- * two meet only on the wire, so a shared mistake cannot hide.
+ * two meet only on the wire, so a shared mistake cannot hide. What the official SDK signs
+ * (`@volcengine/openapi` Signer) must pass: test/contract/volcengine-gamma.test.ts drives it here.
  *
  * Accepted: `Authorization: HMAC-SHA256 Credential=<AK>/<yyyymmdd>/<region>/<service>/request,
  * SignedHeaders=<names>, Signature=<64 hex>`; SignedHeaders lower-case, `;`-separated, sorted, and
- * including `x-date` and `x-content-sha256`; every signed header present. The body hash is taken from
- * the bytes received (and `X-Content-Sha256` must equal it), the path and query from the request line.
- * The query parameter `sim_fault` is left out of the canonical query, so a test can add it to a signed
- * URL. Refusal reasons (the simulator puts them in its 401 message):
+ * including `x-date` (the SDK signs `x-content-sha256` too when there is a body, and every header its
+ * caller adds); every signed header present, its value trimmed and whitespace runs folded to one space.
+ * The body hash is taken from the bytes received (an `X-Content-Sha256` sent must equal it), the path
+ * and query from the request line, the query pairs sorted by decoded key (as the SDK sorts them). The
+ * query parameter `sim_fault` is left out of the canonical query, so a test can add it to a signed URL.
+ * Refusal reasons (their real-service answer is `refusalOf`; the simulator also names the reason in its
+ * `x-sim-refusal` header):
  *   MissingAuthorization      no Authorization header
  *   InvalidAuthorization      not of the form above, or a signed header missing
  *   InvalidTimestamp          X-Date missing or not YYYYMMDDTHHMMSSZ
@@ -39,8 +43,8 @@ export interface GammaKeys {
   readonly service: string;
 }
 
-/** Outcome of a check: ok, or the refusal reason word and a sentence. */
-export type SignatureCheck = { ok: true } | { ok: false; reason: string; detail: string };
+/** Outcome of a check: ok, or the refusal reason word and a sentence (and the access key, for InvalidAccessKey). */
+export type SignatureCheck = { ok: true } | { ok: false; reason: string; detail: string; accessKey?: string };
 
 /** Largest accepted distance between X-Date and the simulator's clock. */
 export const MAX_SKEW_MS = 15 * 60_000;
@@ -48,7 +52,7 @@ const AUTH = /^HMAC-SHA256 Credential=([^,\s]+), ?SignedHeaders=([^,\s]+), ?Sign
 const X_DATE = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/;
 const UNSIGNED_QUERY = new Set(['sim_fault']);
 
-const refuse = (reason: string, detail: string): SignatureCheck => ({ ok: false, reason, detail });
+const refuse = (reason: string, detail: string, accessKey?: string): SignatureCheck => ({ ok: false, reason, detail, ...(accessKey === undefined ? {} : { accessKey }) });
 const hex = (data: Buffer | string) => createHash('sha256').update(data).digest('hex');
 const mac = (key: Buffer | string, data: string) => createHmac('sha256', key).update(data).digest();
 
@@ -67,11 +71,12 @@ function pct(text: string): string {
   return out;
 }
 
+/** The canonical query: pairs sorted by the decoded key (code-unit order, as the SDK sorts), then by encoded value. */
 function canonicalQuery(raw: string): string {
-  const pairs: string[][] = [];
-  for (const [k, v] of new URLSearchParams(raw)) if (!UNSIGNED_QUERY.has(k)) pairs.push([pct(k), pct(v)]);
-  pairs.sort((a, b) => (a[0]! === b[0]! ? (a[1]! < b[1]! ? -1 : 1) : a[0]! < b[0]! ? -1 : 1));
-  return pairs.map((p) => `${p[0]}=${p[1]}`).join('&');
+  const pairs: [string, string, string][] = [];
+  for (const [k, v] of new URLSearchParams(raw)) if (!UNSIGNED_QUERY.has(k)) pairs.push([k, pct(k), pct(v)]);
+  pairs.sort((a, b) => (a[0] !== b[0] ? (a[0] < b[0] ? -1 : 1) : a[2] < b[2] ? -1 : a[2] > b[2] ? 1 : 0));
+  return pairs.map((p) => `${p[1]}=${p[2]}`).join('&');
 }
 
 /** Milliseconds of an X-Date, or null when it is not one. */
@@ -101,30 +106,67 @@ export function verifyGammaSignature(req: ReceivedRequest, keys: GammaKeys, nowM
   if (day !== date!.slice(0, 8) || region !== keys.region || service !== keys.service || terminator !== 'request') {
     return refuse('InvalidCredentialScope', `credential scope must be ${date!.slice(0, 8)}/${keys.region}/${keys.service}/request`);
   }
-  if (ak !== keys.accessKey) return refuse('InvalidAccessKey', 'the access key does not exist');
+  if (ak !== keys.accessKey) return refuse('InvalidAccessKey', 'the access key does not exist', ak);
 
   const names = signedList.split(';');
   const sorted = [...names].sort();
   if (names.some((n, i) => n !== n.toLowerCase() || n !== sorted[i] || n === '' || n === names[i - 1])) {
     return refuse('InvalidAuthorization', 'SignedHeaders must be lower-case, sorted and unique');
   }
-  if (!names.includes('x-date') || !names.includes('x-content-sha256')) {
-    return refuse('InvalidAuthorization', 'SignedHeaders must include x-content-sha256 and x-date');
-  }
+  if (!names.includes('x-date')) return refuse('InvalidAuthorization', 'SignedHeaders must include x-date');
   const missing = names.find((n) => header(req.headers, n) === undefined);
   if (missing) return refuse('InvalidAuthorization', `signed header ${missing} is missing`);
 
   const bodyHash = hex(req.body);
-  if (header(req.headers, 'x-content-sha256') !== bodyHash) return refuse('ContentSha256Mismatch', 'X-Content-Sha256 does not match the body');
+  const sentHash = header(req.headers, 'x-content-sha256');
+  if (sentHash !== undefined && sentHash !== bodyHash) return refuse('ContentSha256Mismatch', 'X-Content-Sha256 does not match the body');
 
   const q = req.target.indexOf('?');
   const path = q < 0 ? req.target : req.target.slice(0, q);
   const query = q < 0 ? '' : req.target.slice(q + 1);
-  const canonicalHeaders = names.map((n) => `${n}:${header(req.headers, n)!.trim()}\n`).join('');
+  const canonicalHeaders = names.map((n) => `${n}:${header(req.headers, n)!.replace(/\s+/g, ' ').trim()}\n`).join('');
   const canonical = `${req.method.toUpperCase()}\n${path}\n${canonicalQuery(query)}\n${canonicalHeaders}\n${signedList}\n${bodyHash}`;
   const toSign = `HMAC-SHA256\n${date}\n${day}/${region}/${service}/request\n${hex(canonical)}`;
   const signingKey = mac(mac(mac(mac(keys.secretKey, day), region), service), 'request');
   const want = Buffer.from(createHmac('sha256', signingKey).update(toSign).digest('hex'));
   if (!timingSafeEqual(want, Buffer.from(signature))) return refuse('SignatureDoesNotMatch', 'the request signature does not match');
   return { ok: true };
+}
+
+/** How the real service answers a refusal: its HTTP status and `ResponseMetadata.Error` (Code, CodeN where published, Message). */
+export interface Refusal {
+  readonly status: number;
+  readonly code: string;
+  readonly codeN?: number;
+  readonly message: string;
+}
+
+const SIGNATURE_DOES_NOT_MATCH: Refusal = {
+  status: 401,
+  code: 'SignatureDoesNotMatch',
+  codeN: 100010,
+  message: 'The request signature we calculated does not match the signature you provided. Check your Secret Access Key and signing method. Consult the service documentation for details.',
+};
+
+/**
+ * The real service's answer to a refused signature, from Volcengine's public error-code table (codes,
+ * CodeN and statuses as published; InvalidAuthorization and InvalidCredential are published without a
+ * CodeN, so none is made up). A body hash that does not match is a signature that does not match there.
+ */
+export function refusalOf(check: Extract<SignatureCheck, { ok: false }>): Refusal {
+  switch (check.reason) {
+    case 'MissingAuthorization':
+      return { status: 401, code: 'MissingAuthenticationToken', codeN: 100003, message: 'Request is missing Authentication Token.' };
+    case 'InvalidAuthorization':
+      return { status: 400, code: 'InvalidAuthorization', message: "Invalid 'Authorization' header, Pls check authorization header." };
+    case 'InvalidCredentialScope':
+      return { status: 400, code: 'InvalidCredential', message: "Invalid credential in 'Authorization', Pls check credential in authorization header." };
+    case 'InvalidTimestamp':
+    case 'RequestExpired':
+      return { status: 403, code: 'InvalidTimestamp', codeN: 100006, message: 'The Signature of the request is expired.' };
+    case 'InvalidAccessKey':
+      return { status: 401, code: 'InvalidAccessKey', codeN: 100009, message: `The accesskey [${check.accessKey ?? ''}] included in the request is invalid.` };
+    default:
+      return SIGNATURE_DOES_NOT_MATCH;
+  }
 }

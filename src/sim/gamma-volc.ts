@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { applyFault, pickFault } from './faults.js';
-import { verifyGammaSignature, type GammaKeys } from './gamma-volc-auth.js';
+import { refusalOf, verifyGammaSignature, type GammaKeys } from './gamma-volc-auth.js';
 import { checkQuery, checkSubmit, type GammaPlan } from './gamma-volc-body.js';
 import { json, listen, type Simulator } from './http.js';
 import { makeMp4, serveBytes } from './media.js';
@@ -22,14 +22,17 @@ import { TaskBook, type SimTask } from './task-book.js';
  * Another path or method: 404 / 50404. Action not one of the two or Version not 2022-08-31: 400 / 50400.
  *
  * Auth: the signature is verified by gamma-volc-auth.ts (independent of the gateway's signer; refusal
- * reasons listed there), X-Date at most 15 minutes off the simulator clock. Refusal: HTTP 401, code 50401,
- * message `Access Denied: <Reason>: <detail>` (e.g. `Access Denied: SignatureDoesNotMatch: …`).
+ * reasons listed there), X-Date at most 15 minutes off the simulator clock. A refusal is answered as the
+ * real service answers it, by its API gateway and not in the CV envelope: `{ResponseMetadata: {RequestId,
+ * Action, Version, Service, Region, Error: {CodeN?, Code, Message}}}` (the SDK's OpenApiResponse), e.g. a
+ * wrong signature HTTP 401 `SignatureDoesNotMatch` / 100010; the other codes and statuses are
+ * `refusalOf`'s. The header `x-sim-refusal: <Reason>: <detail>` names the simulator's own reason.
  *
- * Every JSON answer is `{code, data, message, request_id, status, time_elapsed}` with `status` equal to
- * `code` and `time_elapsed` like "0.412ms"; errors carry `data: null`. Codes (chosen so that a generic
+ * Every other JSON answer is `{code, data, message, request_id, status, time_elapsed}` with `status` equal
+ * to `code` and `time_elapsed` like "0.412ms"; errors carry `data: null`. Codes (chosen so that a generic
  * code is 50000 + the HTTP status, every 5xx 50500):
  *   10000 Success (HTTP 200)                    50400 invalid request (400: Action/Version, JSON, fields)
- *   50401 Access Denied (401: signature)        50404 not found (404: path, method)
+ *   50401 Access Denied (a fault of status 401) 50404 not found (404: path, method)
  *   50411 Pre Img Risk Not Pass, 50412 Pre Text Risk Not Pass, 50413 Text Risk Not Pass (400, at submit)
  *   50429 QPS limit (429, fault `429`)           50430 concurrency limit (429, `maxConcurrent` option)
  *   50500 Internal Error (any 5xx)              50511 Post Img Risk Not Pass, 50512 Post Text Risk Not Pass
@@ -109,11 +112,19 @@ export function gammaCode(status: number): number {
   return status >= 500 ? 50500 : 50000 + status;
 }
 
+/** A request id of the vendor's form: the time to the second, then upper-case hex. */
+const requestId = () => `${new Date().toISOString().replace(/\D/g, '').slice(0, 14)}${randomBytes(9).toString('hex').toUpperCase()}`;
+
 /** A vendor envelope; `started` (performance.now()) gives time_elapsed. */
 function envelope(code: number, data: unknown, message: string, started = performance.now()): Record<string, unknown> {
-  const requestId = `${new Date().toISOString().replace(/\D/g, '').slice(0, 14)}${randomBytes(9).toString('hex').toUpperCase()}`;
   const elapsed = `${Math.max(0.001, performance.now() - started).toFixed(3)}ms`;
-  return { code, data, message, request_id: requestId, status: code, time_elapsed: elapsed };
+  return { code, data, message, request_id: requestId(), status: code, time_elapsed: elapsed };
+}
+
+/** The real service's gateway-level error body (`ResponseMetadata.Error`), as the SDK's OpenApiResponse types it. */
+export function responseMetadataError(call: { action: string; version: string; service: string; region: string }, error: { code: string; codeN?: number; message: string }): unknown {
+  const e = { ...(error.codeN === undefined ? {} : { CodeN: error.codeN }), Code: error.code, Message: error.message };
+  return { ResponseMetadata: { RequestId: requestId(), Action: call.action, Version: call.version, Service: call.service, Region: call.region, Error: e } };
 }
 
 /** The vendor's error body for an HTTP status; `code` and `message` override the defaults. */
@@ -252,7 +263,11 @@ export async function startGammaVolcSimulator(opts: GammaSimOptions = {}): Promi
       return json(res, 400, envelope(50400, null, `Invalid Request: InvalidActionOrVersion: Action ${action ?? '(none)'}, Version ${url.searchParams.get('Version') ?? '(none)'}`, started));
     }
     const check = verifyGammaSignature({ method: req.method, target: req.url ?? '/', headers: req.headers, body: raw }, keys, clock());
-    if (!check.ok) return json(res, 401, envelope(50401, null, `Access Denied: ${check.reason}: ${check.detail}`, started));
+    if (!check.ok) {
+      const refusal = refusalOf(check);
+      const body = responseMetadataError({ action, version: VERSION, service: keys.service, region: keys.region }, refusal);
+      return json(res, refusal.status, body, { 'x-sim-refusal': `${check.reason}: ${check.detail}` });
+    }
     let body: unknown;
     try {
       body = JSON.parse(raw.toString('utf8'));

@@ -205,26 +205,28 @@ describe('gamma-volc simulator (fake clock)', () => {
     }
   });
 
-  test('signature refusals: 401 / 50401 with the reason; X-Date more than 15 minutes off', async () => {
+  test('signature refusals: the real service\'s ResponseMetadata.Error and status, the simulator\'s reason in x-sim-refusal; X-Date more than 15 minutes off', async () => {
     const c = client(sim, () => now);
-    const cases: [CallOptions, string][] = [
-      [{ secretKey: 'wrong' }, 'SignatureDoesNotMatch'],
-      [{ tamper: JSON.stringify(image('changed')) }, 'ContentSha256Mismatch'],
-      [{ signAt: now - 16 * 60_000 }, 'RequestExpired'],
-      [{ signAt: now + 16 * 60_000 }, 'RequestExpired'],
+    const cases: [CallOptions, number, string, string][] = [
+      [{ secretKey: 'wrong' }, 401, 'SignatureDoesNotMatch', 'SignatureDoesNotMatch'],
+      [{ tamper: JSON.stringify(image('changed')) }, 401, 'SignatureDoesNotMatch', 'ContentSha256Mismatch'],
+      [{ signAt: now - 16 * 60_000 }, 403, 'InvalidTimestamp', 'RequestExpired'],
+      [{ signAt: now + 16 * 60_000 }, 403, 'InvalidTimestamp', 'RequestExpired'],
     ];
     const size = sim.tasks!.size;
-    for (const [o, reason] of cases) {
+    for (const [o, status, code, reason] of cases) {
       const a = await c.submit(image('x'), o);
-      assert.equal(a.status, 401, reason);
-      assertEnvelope(a, 50401);
-      assert.match(a.body.message, new RegExp(`^Access Denied: ${reason}: `));
-      assert.equal(a.body.data, null);
+      assert.equal(a.status, status, reason);
+      assert.deepEqual(Object.keys(a.body), ['ResponseMetadata'], 'not the CV envelope');
+      assert.equal(a.body.ResponseMetadata.Error.Code, code);
+      assert.equal(a.body.ResponseMetadata.Action, SUBMIT);
+      assert.match(a.headers.get('x-sim-refusal') ?? '', new RegExp(`^${reason}: `));
     }
     assert.equal((await c.submit(image('x'), { signAt: now - 14 * 60_000 })).status, 200);
     const bare = await fetch(`${sim.url}/?Action=${QUERY}&Version=2022-08-31`, { method: 'POST', body: '{}' });
     assert.equal(bare.status, 401);
-    assert.match(((await bare.json()) as any).message, /MissingAuthorization/);
+    assert.match(bare.headers.get('x-sim-refusal') ?? '', /^MissingAuthorization: /);
+    assert.equal(((await bare.json()) as any).ResponseMetadata.Error.Code, 'MissingAuthenticationToken');
     assert.equal(sim.tasks!.size, size + 1);
   });
 });

@@ -2,13 +2,15 @@
  * The gamma-volc HMAC-SHA256 signer: a fixed vector recomputed here step by step with node:crypto (the
  * canonical request written out by hand), query encoding, and the round trip against the simulator's
  * own verifier, which must accept the signer's output and refuse any change to body, query, date or keys.
+ * The signer signs what the official Volcengine SDK signs (the date header, and the body hash when there
+ * is a body; never content-type): test/contract/volcengine-gamma.test.ts compares the two byte for byte.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, createHmac } from 'node:crypto';
 import { signHmacV4 } from '../../src/signers/hmac-v4.js';
 import type { UpstreamRequest } from '../../src/upstream/upstream-request.js';
-import { verifyGammaSignature, type GammaKeys, type ReceivedRequest } from '../../src/sim/gamma-volc-auth.js';
+import { refusalOf, verifyGammaSignature, type GammaKeys, type ReceivedRequest } from '../../src/sim/gamma-volc-auth.js';
 
 const NOW = Date.UTC(2024, 0, 2, 3, 4, 5);
 const KEYS: GammaKeys = { accessKey: 'AKTEST', secretKey: 'SKTEST', region: 'cn-north-1', service: 'cv' };
@@ -46,11 +48,10 @@ test('a fixed vector, recomputed step by step', () => {
     'POST',
     '/gamma/base/',
     'Action=CVSync2AsyncSubmitTask&Version=2022-08-31',
-    'content-type:application/json',
     `x-content-sha256:${bodyHash}`,
     'x-date:20240102T030405Z',
     '',
-    'content-type;x-content-sha256;x-date',
+    'x-content-sha256;x-date',
     bodyHash,
   ].join('\n');
   const toSign = `HMAC-SHA256\n20240102T030405Z\n20240102/cn-north-1/cv/request\n${sha(canonical)}`;
@@ -61,21 +62,32 @@ test('a fixed vector, recomputed step by step', () => {
   const signature = createHmac('sha256', kSigning).update(toSign).digest('hex');
   assert.equal(
     req.headers.authorization,
-    `HMAC-SHA256 Credential=AKTEST/20240102/cn-north-1/cv/request, SignedHeaders=content-type;x-content-sha256;x-date, Signature=${signature}`,
+    `HMAC-SHA256 Credential=AKTEST/20240102/cn-north-1/cv/request, SignedHeaders=x-content-sha256;x-date, Signature=${signature}`,
   );
   assert.equal(Object.keys(req.headers).sort().join(','), 'authorization,content-type,x-content-sha256,x-date');
 });
 
-test('query keys and values are RFC 3986 encoded and sorted; no body and no content-type sign the empty string', () => {
-  const req = request({ query: { 'b key': "x y*!'()", a: '1', Action: 'é' }, headers: {}, body: null, method: 'get' });
+test('query keys and values are RFC 3986 encoded, sorted by the key as written; no body: no hash header, the empty string signed', () => {
+  const req = request({ query: { 'b key': "x y*!'()", a: '1', Action: 'é', é: 'z' }, headers: {}, body: null, method: 'get' });
   signHmacV4(req, OPTS);
   const empty = sha('');
-  assert.equal(req.headers['x-content-sha256'], empty);
-  const canonical = `GET\n/gamma/base/\nAction=%C3%A9&a=1&b%20key=x%20y%2A%21%27%28%29\nx-content-sha256:${empty}\nx-date:20240102T030405Z\n\nx-content-sha256;x-date\n${empty}`;
+  assert.equal(req.headers['x-content-sha256'], undefined, 'as the SDK: the body hash is sent only with a body');
+  // `é` sorts after `b key` as written, though its encoding `%C3%A9` would sort first.
+  const canonical = `GET\n/gamma/base/\nAction=%C3%A9&a=1&b%20key=x%20y%2A%21%27%28%29&%C3%A9=z\nx-date:20240102T030405Z\n\nx-date\n${empty}`;
   const key = mac(mac(mac(mac('SKTEST', '20240102'), 'cn-north-1'), 'cv'), 'request');
   const signature = createHmac('sha256', key).update(`HMAC-SHA256\n20240102T030405Z\n20240102/cn-north-1/cv/request\n${sha(canonical)}`).digest('hex');
-  assert.match(req.headers.authorization!, new RegExp(`SignedHeaders=x-content-sha256;x-date, Signature=${signature}$`));
+  assert.match(req.headers.authorization!, new RegExp(`SignedHeaders=x-date, Signature=${signature}$`));
   assert.deepEqual(verifyGammaSignature(received(req), KEYS, NOW), { ok: true });
+});
+
+test('content-type and the gateway\'s own headers are sent but not signed', () => {
+  const req = request({ headers: { 'content-type': 'application/json', 'x-request-id': 'r-1', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } });
+  signHmacV4(req, OPTS);
+  assert.match(req.headers.authorization!, /SignedHeaders=x-content-sha256;x-date, /);
+  const seen = received(req);
+  // Rewritten on the way (a proxy's own content type, a tracer's span): the signature still holds.
+  const rewritten = { ...seen.headers, 'content-type': 'application/json; charset=utf-8', traceparent: '00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01' };
+  assert.deepEqual(verifyGammaSignature({ ...seen, headers: rewritten }, KEYS, NOW), { ok: true });
 });
 
 test('the simulator verifier accepts the signer output (also re-signed, with a trimmed header, and with sim_fault added)', () => {
@@ -114,7 +126,6 @@ test('the verifier refuses a changed body, query, date, key or scope', () => {
   assert.equal(reason({ ...good, target: `${good.target}&extra=1` }), 'SignatureDoesNotMatch');
   assert.equal(reason({ ...good, target: good.target.replace('/gamma/base/', '/other/') }), 'SignatureDoesNotMatch');
   assert.equal(reason({ ...good, headers: { ...good.headers, 'x-date': '20240102T030406Z' } }), 'SignatureDoesNotMatch');
-  assert.equal(reason({ ...good, headers: { ...good.headers, 'content-type': 'text/plain' } }), 'SignatureDoesNotMatch');
   assert.equal(reason(good, { ...KEYS, secretKey: 'WRONG' }), 'SignatureDoesNotMatch');
   assert.equal(reason(good, { ...KEYS, accessKey: 'OTHER' }), 'InvalidAccessKey');
   assert.equal(reason(good, { ...KEYS, region: 'cn-east-2' }), 'InvalidCredentialScope');
@@ -125,8 +136,27 @@ test('the verifier refuses a changed body, query, date, key or scope', () => {
   const { authorization, ...unsigned } = good.headers as Record<string, string>;
   assert.equal(reason({ ...good, headers: unsigned }), 'MissingAuthorization');
   assert.equal(reason({ ...good, headers: { ...unsigned, authorization: `Bearer ${authorization}` } }), 'InvalidAuthorization');
-  const { 'content-type': _ct, ...noType } = good.headers as Record<string, string>;
-  assert.equal(reason({ ...good, headers: noType }), 'InvalidAuthorization', 'a signed header is missing');
-  const unsorted = authorization!.replace('content-type;x-content-sha256;x-date', 'x-date;x-content-sha256');
+  const withCustom = authorization!.replace('SignedHeaders=x-content-sha256;x-date', 'SignedHeaders=x-content-sha256;x-custom;x-date');
+  assert.equal(reason({ ...good, headers: { ...good.headers, authorization: withCustom } }), 'InvalidAuthorization', 'a signed header is missing');
+  assert.equal(reason({ ...good, headers: { ...good.headers, authorization: withCustom, 'x-custom': 'v' } }), 'SignatureDoesNotMatch', 'a signed header counts');
+  const unsorted = authorization!.replace('x-content-sha256;x-date', 'x-date;x-content-sha256');
   assert.equal(reason({ ...good, headers: { ...good.headers, authorization: unsorted } }), 'InvalidAuthorization');
+  const noDate = authorization!.replace('x-content-sha256;x-date', 'x-content-sha256');
+  assert.equal(reason({ ...good, headers: { ...good.headers, authorization: noDate } }), 'InvalidAuthorization', 'x-date must be signed');
+});
+
+test('each refusal is answered with the real service\'s code, number and status (Volcengine\'s public error codes)', () => {
+  const answer = (reason: string) => {
+    const r = refusalOf({ ok: false, reason, detail: '', accessKey: 'AKX' });
+    return [r.status, r.code, r.codeN ?? null];
+  };
+  assert.deepEqual(answer('SignatureDoesNotMatch'), [401, 'SignatureDoesNotMatch', 100010]);
+  assert.deepEqual(answer('ContentSha256Mismatch'), [401, 'SignatureDoesNotMatch', 100010]);
+  assert.deepEqual(answer('MissingAuthorization'), [401, 'MissingAuthenticationToken', 100003]);
+  assert.deepEqual(answer('InvalidAccessKey'), [401, 'InvalidAccessKey', 100009]);
+  assert.deepEqual(answer('RequestExpired'), [403, 'InvalidTimestamp', 100006]);
+  assert.deepEqual(answer('InvalidTimestamp'), [403, 'InvalidTimestamp', 100006]);
+  assert.deepEqual(answer('InvalidAuthorization'), [400, 'InvalidAuthorization', null]);
+  assert.deepEqual(answer('InvalidCredentialScope'), [400, 'InvalidCredential', null]);
+  assert.match(refusalOf({ ok: false, reason: 'InvalidAccessKey', detail: '', accessKey: 'AKX' }).message, /\[AKX\]/);
 });
