@@ -31,6 +31,8 @@ export function machineLine(name: string): string {
   const cpuList = cpus();
   return (
     `${name}  ${new Date().toISOString()}  node ${process.version}  ${cpuList.length} cpu (${cpuList[0]?.model.trim() ?? '?'})  ` +
-    `load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`
+    `load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}\n`
   );
 }

@@ -15,6 +15,7 @@ for (const i of issues) {
   groups.get(why).push(`${i.file}:${i.line}`);
 }
 const total = [...groups.values()].reduce((n, g) => n + g.length, 0);
-for (const [why, at] of [...groups].sort((a, b) => b[1].length - a[1].length)) console.log(`${String(at.length).padStart(4)}  ${why}\n      ${at.join('\n      ')}`);
+for (const [why, at] of [...groups].sort((a, b) => b[1].length - a[1].length))
+  console.log(`${String(at.length).padStart(4)}  ${why}\n      ${at.join('\n      ')}`);
 console.log(`${total} mapping(s) fall back to jsonata`);
 process.exit(total === 0 ? 0 : 1);

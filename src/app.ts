@@ -86,8 +86,12 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env, defaults: 
     drainMs: env.GATEWAY_DRAIN_MS ? Number(env.GATEWAY_DRAIN_MS) : (defaults.drainMs ?? DEFAULT_DRAIN_MS),
     linkTtlMs: env.GATEWAY_LINK_TTL_MS ? Number(env.GATEWAY_LINK_TTL_MS) : (defaults.linkTtlMs ?? DEFAULT_LINK_TTL_MS),
     storeTimeouts: {
-      connectMs: env.GATEWAY_DB_CONNECT_TIMEOUT_MS ? Number(env.GATEWAY_DB_CONNECT_TIMEOUT_MS) : (defaults.storeTimeouts?.connectMs ?? DEFAULT_STORE_TIMEOUTS.connectMs),
-      statementMs: env.GATEWAY_DB_STATEMENT_TIMEOUT_MS ? Number(env.GATEWAY_DB_STATEMENT_TIMEOUT_MS) : (defaults.storeTimeouts?.statementMs ?? DEFAULT_STORE_TIMEOUTS.statementMs),
+      connectMs: env.GATEWAY_DB_CONNECT_TIMEOUT_MS
+        ? Number(env.GATEWAY_DB_CONNECT_TIMEOUT_MS)
+        : (defaults.storeTimeouts?.connectMs ?? DEFAULT_STORE_TIMEOUTS.connectMs),
+      statementMs: env.GATEWAY_DB_STATEMENT_TIMEOUT_MS
+        ? Number(env.GATEWAY_DB_STATEMENT_TIMEOUT_MS)
+        : (defaults.storeTimeouts?.statementMs ?? DEFAULT_STORE_TIMEOUTS.statementMs),
       idleInTransactionMs: env.GATEWAY_DB_IDLE_TX_TIMEOUT_MS
         ? Number(env.GATEWAY_DB_IDLE_TX_TIMEOUT_MS)
         : (defaults.storeTimeouts?.idleInTransactionMs ?? DEFAULT_STORE_TIMEOUTS.idleInTransactionMs),
@@ -115,7 +119,9 @@ export async function openConfiguredStore(settings: AppSettings): Promise<Store>
   } catch (err) {
     const where = `GATEWAY_DB=${maskedUrl(settings.storeUrl)}`;
     if (isStoreUnavailable(err)) {
-      throw new Error(`${where}: the store could not be reached (${reasonOf(err)}); connecting waits at most ${t.connectMs} ms (GATEWAY_DB_CONNECT_TIMEOUT_MS)`);
+      throw new Error(
+        `${where}: the store could not be reached (${reasonOf(err)}); connecting waits at most ${t.connectMs} ms (GATEWAY_DB_CONNECT_TIMEOUT_MS)`,
+      );
     }
     throw new Error(`${where}: ${(err as Error).message}`);
   }
@@ -149,16 +155,21 @@ export async function startApp(settings: AppSettings, log: Logger, opts: { simul
   const budget = settings.bodyBudgetBytes;
   if (budget !== null && !(Number.isSafeInteger(budget) && budget > 0)) throw new Error('GATEWAY_BODY_BUDGET_MB must be a number of megabytes greater than 0');
   const { headersTimeoutMs: headers, requestTimeoutMs: whole } = settings;
-  if (!(Number.isInteger(headers) && headers >= 1_000 && headers <= 3_600_000)) throw new Error('GATEWAY_HEADERS_TIMEOUT_MS must be whole milliseconds from 1000 to 3600000');
-  if (!(Number.isInteger(whole) && whole >= headers && whole <= 3_600_000)) throw new Error('GATEWAY_REQUEST_TIMEOUT_MS must be whole milliseconds, at least GATEWAY_HEADERS_TIMEOUT_MS and at most 3600000');
+  if (!(Number.isInteger(headers) && headers >= 1_000 && headers <= 3_600_000))
+    throw new Error('GATEWAY_HEADERS_TIMEOUT_MS must be whole milliseconds from 1000 to 3600000');
+  if (!(Number.isInteger(whole) && whole >= headers && whole <= 3_600_000))
+    throw new Error('GATEWAY_REQUEST_TIMEOUT_MS must be whole milliseconds, at least GATEWAY_HEADERS_TIMEOUT_MS and at most 3600000');
   const lease = settings.taskLeaseMs;
   if (!(Number.isInteger(lease) && lease >= 300 && lease <= 600_000)) throw new Error('GATEWAY_TASK_LEASE_MS must be whole milliseconds from 300 to 600000');
   const authCache = settings.authCacheMs;
-  if (authCache !== null && !(Number.isInteger(authCache) && authCache >= 0 && authCache <= 600_000)) throw new Error('GATEWAY_AUTH_CACHE_MS must be whole milliseconds from 0 to 600000');
+  if (authCache !== null && !(Number.isInteger(authCache) && authCache >= 0 && authCache <= 600_000))
+    throw new Error('GATEWAY_AUTH_CACHE_MS must be whole milliseconds from 0 to 600000');
   if (settings.redisUrl !== null && !/^rediss?:\/\//.test(settings.redisUrl)) throw new Error('GATEWAY_REDIS must be a redis:// or rediss:// URL');
-  if (!(Number.isInteger(settings.drainMs) && settings.drainMs >= 0 && settings.drainMs <= 600_000)) throw new Error('GATEWAY_DRAIN_MS must be whole milliseconds from 0 to 600000');
+  if (!(Number.isInteger(settings.drainMs) && settings.drainMs >= 0 && settings.drainMs <= 600_000))
+    throw new Error('GATEWAY_DRAIN_MS must be whole milliseconds from 0 to 600000');
   const linkTtl = settings.linkTtlMs;
-  if (!(Number.isInteger(linkTtl) && linkTtl >= 60_000 && linkTtl <= 604_800_000)) throw new Error('GATEWAY_LINK_TTL_MS must be whole milliseconds from 60000 (a minute) to 604800000 (a week)');
+  if (!(Number.isInteger(linkTtl) && linkTtl >= 60_000 && linkTtl <= 604_800_000))
+    throw new Error('GATEWAY_LINK_TTL_MS must be whole milliseconds from 60000 (a minute) to 604800000 (a week)');
   const replica = settings.replicaId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   const sharedStore = isSharedStore(settings.storeUrl);
   const simulators: Simulator[] = [];
@@ -179,7 +190,8 @@ export async function startApp(settings: AppSettings, log: Logger, opts: { simul
       if (missing.length === 0) return null;
       const sim = byProfile.get(channel.profile);
       if (!sim) return null;
-      if (!told.has(channel.name)) log.info({ channel: channel.name, profile: channel.profile, simulator: sim.url }, 'channel has no credentials; served by a simulator');
+      if (!told.has(channel.name))
+        log.info({ channel: channel.name, profile: channel.profile, simulator: sim.url }, 'channel has no credentials; served by a simulator');
       told.add(channel.name);
       return { base_url: sim.url, secrets: { ...sim.secrets } };
     };
@@ -197,7 +209,10 @@ export async function startApp(settings: AppSettings, log: Logger, opts: { simul
     for (const c of config.current().leftOut) logLeftOut(log, c);
     const store = opts.store ?? (await openConfiguredStore(settings));
     // ioredis is loaded only when Redis is configured (a few MB a single process never needs).
-    shared = settings.redisUrl === null ? perProcess : await (await import('./live/redis-live.js')).RedisLive.open({ url: settings.redisUrl, prefix: settings.redisPrefix, replica, log, metrics });
+    shared =
+      settings.redisUrl === null
+        ? perProcess
+        : await (await import('./live/redis-live.js')).RedisLive.open({ url: settings.redisUrl, prefix: settings.redisPrefix, replica, log, metrics });
     const gateway = createGateway({
       snapshot: () => config.current(),
       store,

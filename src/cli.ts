@@ -59,7 +59,11 @@ function stopOnSignals(app: App): void {
 }
 
 async function serve(simulate: boolean): Promise<void> {
-  const [{ settingsFromEnv, startApp }, { createLogger }, { generateKey, hashKey }] = await Promise.all([import('./app.js'), import('./log.js'), import('./tokens/keys.js')]);
+  const [{ settingsFromEnv, startApp }, { createLogger }, { generateKey, hashKey }] = await Promise.all([
+    import('./app.js'),
+    import('./log.js'),
+    import('./tokens/keys.js'),
+  ]);
   const log = createLogger();
   const fromEnv = settingsFromEnv(process.env, simulate ? { host: '127.0.0.1' } : {});
   // The demo opens the admin routes with a fresh key unless one is given; `start` keeps them closed without one.
@@ -84,9 +88,11 @@ async function serve(simulate: boolean): Promise<void> {
     await app.store.deleteTokensNamed('demo');
     await app.store.createToken({ name: 'demo', keyHash: hash, group: 'default', models: null, quota: null });
   }
-  const examples = app.snapshot.routes.filter((r) => r.example)
+  const examples = app.snapshot.routes
+    .filter((r) => r.example)
     .map((r) => {
-      const data = r.example!.body === undefined ? '' : ` \\\n    -H "Content-Type: application/json" -d '${JSON.stringify(r.example!.body).replace(/'/g, "'\\''")}'`;
+      const data =
+        r.example!.body === undefined ? '' : ` \\\n    -H "Content-Type: application/json" -d '${JSON.stringify(r.example!.body).replace(/'/g, "'\\''")}'`;
       // Quoted: an example's query (`?Action=…&Version=…`) would otherwise end the command at `&`.
       return `  curl -s -X ${r.method} '${base}${r.example!.path}' \\\n    -H "Authorization: Bearer ${key}"${data}`;
     });
@@ -127,12 +133,21 @@ async function sims(args: string[]): Promise<void> {
   const { values } = parseCommand(args, u, { 'finish-ms': { type: 'string' } });
   const raw = values['finish-ms'];
   const finishMs = raw === undefined ? undefined : wholeNumber(raw, '--finish-ms', 0, 3_600_000, u);
-  const [{ settingsFromEnv }, { SIMULATORS }, { simulatorEnv }] = await Promise.all([import('./app.js'), import('./sim/registry.js'), import('./sim/sim-env.js')]);
+  const [{ settingsFromEnv }, { SIMULATORS }, { simulatorEnv }] = await Promise.all([
+    import('./app.js'),
+    import('./sim/registry.js'),
+    import('./sim/sim-env.js'),
+  ]);
   const started = new Map<string, Simulator>();
   for (const [profile, start] of Object.entries(SIMULATORS)) started.set(profile, await start({ finishMs }));
   const settings = settingsFromEnv();
   const env = simulatorEnv([settings.configDir, ...settings.extraConfigDirs], started);
-  process.stdout.write(Object.keys(env).sort().map((name) => `${name}=${env[name]}\n`).join(''));
+  process.stdout.write(
+    Object.keys(env)
+      .sort()
+      .map((name) => `${name}=${env[name]}\n`)
+      .join(''),
+  );
   process.stderr.write(`gateway sims: ${[...started.values()].map((s) => `${s.profile} at ${s.url}`).join(', ')}; ready (SIGINT or SIGTERM stops them)\n`);
   const stop = () => {
     Promise.all([...started.values()].map((s) => s.close())).then(
@@ -157,13 +172,19 @@ async function check(args: string[]): Promise<void> {
     process.exitCode = 1;
     return;
   }
-  process.stdout.write(`ok: ${snapshot.routes.length} route(s), ${snapshot.profiles.size} profile(s), ${snapshot.channels.length} channel(s) serving, ${snapshot.leftOut.length} left out\n`);
+  process.stdout.write(
+    `ok: ${snapshot.routes.length} route(s), ${snapshot.profiles.size} profile(s), ${snapshot.channels.length} channel(s) serving, ${snapshot.leftOut.length} left out\n`,
+  );
 }
 
 async function explain(args: string[]): Promise<void> {
   const { values, positionals } = parseCommand(args, usageOf(USAGE.explain), { group: { type: 'string' } }, { required: ['model'] });
   const model = positionals[0]!;
-  const [{ settingsFromEnv }, { loadConfig }, { explainModel }] = await Promise.all([import('./app.js'), import('./config/load.js'), import('./config/explain.js')]);
+  const [{ settingsFromEnv }, { loadConfig }, { explainModel }] = await Promise.all([
+    import('./app.js'),
+    import('./config/load.js'),
+    import('./config/explain.js'),
+  ]);
   const settings = settingsFromEnv();
   const { snapshot, issues } = loadConfig(settings.configDir, { extraDirs: settings.extraConfigDirs });
   if (!snapshot) fail(`the configuration does not load; run gateway check\n${issues.map(formatIssue).join('\n')}`);
@@ -184,7 +205,12 @@ async function golden(args: string[]): Promise<void> {
   // Nothing run is not a pass: a mistyped filter in CI would otherwise check nothing, silently.
   if (results.length === 0) {
     const where = GOLDEN_SUITES.map((s) => s.cases).join(', ');
-    throw new CliExit(filter === undefined ? `no golden cases found in ${where}` : `no golden case name contains "${filter}" (names are <profile>/<case>, as listed by gateway golden)`, 1);
+    throw new CliExit(
+      filter === undefined
+        ? `no golden cases found in ${where}`
+        : `no golden case name contains "${filter}" (names are <profile>/<case>, as listed by gateway golden)`,
+      1,
+    );
   }
   for (const r of results) {
     process.stdout.write(`${r.ok ? (r.updated ? 'updated' : 'ok     ') : 'FAIL   '} ${r.name}\n`);
@@ -198,7 +224,10 @@ async function golden(args: string[]): Promise<void> {
 /** Prints the README's catalogue page from the config, or with --write puts it into README.md. */
 async function catalogue(args: string[]): Promise<void> {
   const { values } = parseCommand(args, usageOf(USAGE.catalogue), { write: { type: 'boolean' } });
-  const [{ loadConfig }, { CATALOGUE_END, CATALOGUE_START, renderCatalogue, withCatalogue }] = await Promise.all([import('./config/load.js'), import('./config/catalogue.js')]);
+  const [{ loadConfig }, { CATALOGUE_END, CATALOGUE_START, renderCatalogue, withCatalogue }] = await Promise.all([
+    import('./config/load.js'),
+    import('./config/catalogue.js'),
+  ]);
   const { snapshot, issues } = loadConfig(PROJECT_ROOT);
   if (!snapshot) fail(`the configuration does not load; run gateway check\n${issues.map(formatIssue).join('\n')}`);
   const page = renderCatalogue(snapshot);
@@ -258,7 +287,8 @@ main(process.argv.slice(2)).catch((err: unknown) => {
     process.exit(0);
   }
   // A usage error or a command that could not do its job says so in words; anything else is a fault, with its stack.
-  const [message, status] = err instanceof CliExit ? [err.usage ? `${err.message}\n${err.usage}` : err.message, err.status] : [(err as Error).stack ?? String(err), 1];
+  const [message, status] =
+    err instanceof CliExit ? [err.usage ? `${err.message}\n${err.usage}` : err.message, err.status] : [(err as Error).stack ?? String(err), 1];
   process.stderr.write(`gateway: ${message}\n`);
   process.exit(status);
 });

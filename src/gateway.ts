@@ -113,13 +113,21 @@ export function createGateway(opts: GatewayOptions): Gateway {
   const routing = new RoutingState(metrics, opts.snapshot, () => clock().getTime(), shared);
   const { self, tokenChanged } = followReplicas(shared, auth, opts);
   const bodies = new BodyBudget(opts.bodyBudgetBytes ?? defaultBodyBudget());
-  metrics.gauge('gateway_request_body_bytes', 'Request body bytes held now (reserved before reading), the most ever held at once, and the bound', ['of'], () => [
-    [{ of: 'held' }, bodies.held],
-    [{ of: 'peak' }, bodies.peak],
-    [{ of: 'limit' }, bodies.limit],
-  ]);
-  metrics.gauge('gateway_channels_left_out', 'Channels declared but not routed to (1 each), by channel and reason (disabled, unset_env)', ['channel', 'reason'], () =>
-    opts.snapshot().leftOut.map((c): [Record<string, string>, number] => [{ channel: c.name, reason: c.reason }, 1]),
+  metrics.gauge(
+    'gateway_request_body_bytes',
+    'Request body bytes held now (reserved before reading), the most ever held at once, and the bound',
+    ['of'],
+    () => [
+      [{ of: 'held' }, bodies.held],
+      [{ of: 'peak' }, bodies.peak],
+      [{ of: 'limit' }, bodies.limit],
+    ],
+  );
+  metrics.gauge(
+    'gateway_channels_left_out',
+    'Channels declared but not routed to (1 each), by channel and reason (disabled, unset_env)',
+    ['channel', 'reason'],
+    () => opts.snapshot().leftOut.map((c): [Record<string, string>, number] => [{ channel: c.name, reason: c.reason }, 1]),
   );
   const admin = {
     // Read at request time, once `requests` (below) exists.
@@ -134,10 +142,34 @@ export function createGateway(opts: GatewayOptions): Gateway {
     tokenChanged,
   };
   let stopSweepers: () => void = () => undefined;
-  const poller = new Poller({ store: opts.store, pools, snapshot: opts.snapshot, log: opts.log, clock, random: opts.random, lostAfterMs: opts.lostAfterMs, lease: opts.lease, metrics });
+  const poller = new Poller({
+    store: opts.store,
+    pools,
+    snapshot: opts.snapshot,
+    log: opts.log,
+    clock,
+    random: opts.random,
+    lostAfterMs: opts.lostAfterMs,
+    lease: opts.lease,
+    metrics,
+  });
   if (!poll) poller.stop();
   reportTaskGauges(opts.store, poller, metrics, opts.log);
-  const deps: TaskDeps = { store: opts.store, pools, random: opts.random, poller, newId: opts.newTaskId ?? newTaskId, linkTtlMs: opts.linkTtlMs ?? DEFAULT_LINK_TTL_MS, newLinkSecret: opts.newLinkSecret, refreshAlways: !poll, awaitIntervalMs: opts.awaitIntervalMs, lostAfterMs: opts.lostAfterMs, clock, routing, metrics };
+  const deps: TaskDeps = {
+    store: opts.store,
+    pools,
+    random: opts.random,
+    poller,
+    newId: opts.newTaskId ?? newTaskId,
+    linkTtlMs: opts.linkTtlMs ?? DEFAULT_LINK_TTL_MS,
+    newLinkSecret: opts.newLinkSecret,
+    refreshAlways: !poll,
+    awaitIntervalMs: opts.awaitIntervalMs,
+    lostAfterMs: opts.lostAfterMs,
+    clock,
+    routing,
+    metrics,
+  };
 
   const server = createHttpServer({
     snapshot: opts.snapshot,
@@ -150,7 +182,10 @@ export function createGateway(opts: GatewayOptions): Gateway {
     headersTimeoutMs: opts.headersTimeoutMs,
     requestTimeoutMs: opts.requestTimeoutMs,
     handlers: {
-      admin: { owns: isAdminPath, handle: (req, res, pathname, search, snapshot, requestId) => handleAdmin(req, res, pathname, search, snapshot, admin, requestId) },
+      admin: {
+        owns: isAdminPath,
+        handle: (req, res, pathname, search, snapshot, requestId) => handleAdmin(req, res, pathname, search, snapshot, admin, requestId),
+      },
       serve: (ctx, body, req, res) => serveRequest(ctx, body, req, res, deps),
       link: (req, res, link) => runLinkContent(req, res, link, deps),
     },
@@ -201,7 +236,10 @@ export function createGateway(opts: GatewayOptions): Gateway {
       // cut off this way is found and settled later: README, "Tasks cut off by a crash").
       await pools.close(cutOff > 0);
       // After the drain: tasks submitted meanwhile are this replica's too.
-      if (poll) await poller.releaseLeases().catch((err: unknown) => opts.log.warn({ err }, 'could not give back task leases; other replicas take them when they run out'));
+      if (poll)
+        await poller
+          .releaseLeases()
+          .catch((err: unknown) => opts.log.warn({ err }, 'could not give back task leases; other replicas take them when they run out'));
       // After the drain: what requests finishing meanwhile moved is counted too.
       stopQuotaMetrics();
       stopStoreReport();

@@ -25,7 +25,10 @@ import { until } from './helpers/until.js';
 const ADMIN_KEY = 'admin-playground-test-admin-key';
 const PROFILES = ['alpha-native', 'zeta-openai', 'gamma-volc'];
 const ALPHA = 'alpha-3-pro-image-preview';
-const generate = { contents: [{ role: 'user', parts: [{ text: 'a lighthouse at dawn' }] }], generationConfig: { responseModalities: ['IMAGE'], imageConfig: { aspectRatio: '16:9', imageSize: '1K' } } };
+const generate = {
+  contents: [{ role: 'user', parts: [{ text: 'a lighthouse at dawn' }] }],
+  generationConfig: { responseModalities: ['IMAGE'], imageConfig: { aspectRatio: '16:9', imageSize: '1K' } },
+};
 
 /** A request as the vendor received it. */
 interface Recorded {
@@ -45,22 +48,27 @@ async function recordingProxy(sim: Simulator): Promise<{ url: string; recorded: 
       const body = Buffer.concat(chunks);
       recorded.push({ method: req.method!, target: req.url!, headers: req.headers, body });
       const headers: Record<string, string> = {};
-      for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string' && !['host', 'connection', 'content-length', 'transfer-encoding'].includes(k)) headers[k] = v;
-      void fetch(sim.url + req.url, { method: req.method, headers, body: body.length > 0 ? body : undefined }).then(async (answer) => {
-        const bytes = Buffer.from(await answer.arrayBuffer());
-        res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/octet-stream', 'content-length': bytes.length });
-        res.end(bytes);
-      }, () => res.destroy());
+      for (const [k, v] of Object.entries(req.headers))
+        if (typeof v === 'string' && !['host', 'connection', 'content-length', 'transfer-encoding'].includes(k)) headers[k] = v;
+      void fetch(sim.url + req.url, { method: req.method, headers, body: body.length > 0 ? body : undefined }).then(
+        async (answer) => {
+          const bytes = Buffer.from(await answer.arrayBuffer());
+          res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/octet-stream', 'content-length': bytes.length });
+          res.end(bytes);
+        },
+        () => res.destroy(),
+      );
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     recorded,
-    close: () => new Promise<void>((r) => {
-      server.close(() => r());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.close(() => r());
+        server.closeAllConnections();
+      }),
   };
 }
 
@@ -105,9 +113,11 @@ describe('admin mapping playground', () => {
         // Two zeta-openai channels open their breaker at the first failure, for the tests of passed-over
         // channels: epsilon-image for an hour, zeta-images for the shortest cool-down (then it half opens).
         const breaker =
-          c.name === 'epsilon-image' ? { enabled: true, consecutive_failures: 1, cooldown_ms: 3_600_000 }
-          : c.name === 'zeta-images' ? { enabled: true, consecutive_failures: 1, cooldown_ms: 100 }
-          : { enabled: false };
+          c.name === 'epsilon-image'
+            ? { enabled: true, consecutive_failures: 1, cooldown_ms: 3_600_000 }
+            : c.name === 'zeta-images'
+              ? { enabled: true, consecutive_failures: 1, cooldown_ms: 100 }
+              : { enabled: false };
         return { base_url: proxy.url, secrets: { ...sims[c.profile]!.secrets }, breaker };
       },
     });
@@ -131,7 +141,9 @@ describe('admin mapping playground', () => {
   const play = async (body: unknown, headers: Record<string, string> = { authorization: `Bearer ${ADMIN_KEY}` }): Promise<JsonAnswer> => {
     const vendors = vendorCalls();
     storeCalls.length = 0;
-    const r = await readAnswer(await fetch(`${url}/admin/playground`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) }));
+    const r = await readAnswer(
+      await fetch(`${url}/admin/playground`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) }),
+    );
     assert.equal(vendorCalls(), vendors, 'no vendor was called');
     assert.deepEqual(storeCalls, [], 'the store was not touched');
     for (const s of secretValues()) assert.ok(!r.text.includes(s), `a secret of a channel is in the answer: ${r.text.slice(0, 300)}`);
@@ -165,10 +177,25 @@ describe('admin mapping playground', () => {
     const r = await play({ model: ALPHA, route: 'alpha-generate-content', body: generate });
     assert.equal(r.status, 200, r.text);
     const a = r.json;
-    assert.deepEqual(a.route, { id: 'alpha-generate-content', method: 'POST', path: '/v1beta/models/{model}:generateContent', kind: 'sync', operation: 'generateContent' });
+    assert.deepEqual(a.route, {
+      id: 'alpha-generate-content',
+      method: 'POST',
+      path: '/v1beta/models/{model}:generateContent',
+      kind: 'sync',
+      operation: 'generateContent',
+    });
     assert.ok(a.family && a.family.name, 'the model has a family');
     assert.deepEqual([a.checks.outcome, a.checks.error], ['ok', null]);
-    assert.deepEqual(a.checks.applied.map((c: any) => [c.check, c.ok]), [['body', true], ['schema', true], ['family', true], ['routing', true], ['mapping', true]]);
+    assert.deepEqual(
+      a.checks.applied.map((c: any) => [c.check, c.ok]),
+      [
+        ['body', true],
+        ['schema', true],
+        ['family', true],
+        ['routing', true],
+        ['mapping', true],
+      ],
+    );
     assert.equal(a.chosen, 'alpha-primary');
     const alpha = a.channels.find((c: any) => c.name === 'alpha-primary');
     assert.deepEqual([alpha.profile, alpha.passed_over, a.channels[0].name], ['alpha-native', null, 'alpha-primary']);
@@ -242,9 +269,19 @@ describe('admin mapping playground', () => {
   test('an invalid body: the exact error a client gets, and nothing is sent', async () => {
     const cases: { play: unknown; path: string; body: unknown; check: string }[] = [
       // The route's schema (alpha takes 1K, 2K and 4K).
-      { play: { model: ALPHA, route: 'alpha-generate-content', body: { ...generate, generationConfig: { imageConfig: { imageSize: '3K' } } } }, path: `/v1beta/models/${ALPHA}:generateContent`, body: { ...generate, generationConfig: { imageConfig: { imageSize: '3K' } } }, check: 'schema' },
+      {
+        play: { model: ALPHA, route: 'alpha-generate-content', body: { ...generate, generationConfig: { imageConfig: { imageSize: '3K' } } } },
+        path: `/v1beta/models/${ALPHA}:generateContent`,
+        body: { ...generate, generationConfig: { imageConfig: { imageSize: '3K' } } },
+        check: 'schema',
+      },
       // The family's limits (zeta image 2 takes no 21:9).
-      { play: { model: 'zeta-image-2', body: { prompt: 'x', size: '21:9' } }, path: '/v1/images/generations', body: { model: 'zeta-image-2', prompt: 'x', size: '21:9' }, check: 'family' },
+      {
+        play: { model: 'zeta-image-2', body: { prompt: 'x', size: '21:9' } },
+        path: '/v1/images/generations',
+        body: { model: 'zeta-image-2', prompt: 'x', size: '21:9' },
+        check: 'family',
+      },
       // The route's schema.
       { play: { model: 'zeta-image-2', body: { prompt: 7 } }, path: '/v1/images/generations', body: { model: 'zeta-image-2', prompt: 7 }, check: 'schema' },
     ];

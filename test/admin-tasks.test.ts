@@ -11,7 +11,24 @@ import { readAnswer, type JsonAnswer } from './helpers/harness.js';
 import { startTaskHarness, type TaskHarness } from './helpers/task-harness.js';
 
 const ADMIN_KEY = 'admin-tasks-test-admin-key';
-const LISTED = ['id', 'token_id', 'kind', 'route', 'model', 'channel', 'status', 'progress', 'vendor_status', 'price', 'charged', 'refunded', 'created_at', 'updated_at', 'completed_at', 'error'];
+const LISTED = [
+  'id',
+  'token_id',
+  'kind',
+  'route',
+  'model',
+  'channel',
+  'status',
+  'progress',
+  'vendor_status',
+  'price',
+  'charged',
+  'refunded',
+  'created_at',
+  'updated_at',
+  'completed_at',
+  'error',
+];
 
 describe('admin routes for tasks', () => {
   let h: TaskHarness;
@@ -54,13 +71,17 @@ describe('admin routes for tasks', () => {
     slow = await submit(h.key, { model: 'mu2.6-t2v:1280*720', prompt: 'a river at night [sim:finish=1500]', seconds: '5' });
     epsilon = await submit(keyB, { model: 'epsilon-video-3', prompt: 'a paper boat' });
     failed = await submit(keyB, { model: 'mu2.6-t2v:1280*720', prompt: 'doomed [sim:fail=content_policy]' });
-    for (const [id, key] of [[slow, h.key], [epsilon, keyB], [failed, keyB]] as const) {
+    for (const [id, key] of [
+      [slow, h.key],
+      [epsilon, keyB],
+      [failed, keyB],
+    ] as const) {
       await h.waitFor(id, (t) => t.status === 'completed' || t.status === 'failed', { key });
     }
   });
   after(() => h.close());
 
-  test('list: every token\'s tasks, newest first, each as listed and nothing more', async () => {
+  test("list: every token's tasks, newest first, each as listed and nothing more", async () => {
     const r = await admin('/admin/tasks');
     assert.equal(r.status, 200, r.text);
     assert.deepEqual(Object.keys(r.json).sort(), ['next', 'tasks']);
@@ -68,27 +89,34 @@ describe('admin routes for tasks', () => {
     const tasks = r.json.tasks as any[];
     assert.deepEqual(new Set(tasks.map((t) => t.id)), new Set([slow, epsilon, failed]));
     const order = [...tasks].sort((a, b) => b.created_at - a.created_at || (a.id < b.id ? 1 : -1));
-    assert.deepEqual(tasks.map((t) => t.id), order.map((t) => t.id), 'newest first, ties by id descending');
+    assert.deepEqual(
+      tasks.map((t) => t.id),
+      order.map((t) => t.id),
+      'newest first, ties by id descending',
+    );
     for (const t of tasks) assert.deepEqual(Object.keys(t), LISTED);
     const rec = (await h.record(failed))!;
-    assert.deepEqual(tasks.find((t) => t.id === failed), {
-      id: failed,
-      token_id: tokenB,
-      kind: 'video',
-      route: rec.route,
-      model: 'mu2.6-t2v:1280*720',
-      channel: 'mu-dashscope',
-      status: 'failed',
-      progress: rec.progress,
-      vendor_status: rec.vendorStatus,
-      price: rec.price,
-      charged: 0,
-      refunded: true,
-      created_at: rec.createdAt,
-      updated_at: rec.updatedAt,
-      completed_at: rec.completedAt,
-      error: { code: rec.error!.code, message: 'content_policy' },
-    });
+    assert.deepEqual(
+      tasks.find((t) => t.id === failed),
+      {
+        id: failed,
+        token_id: tokenB,
+        kind: 'video',
+        route: rec.route,
+        model: 'mu2.6-t2v:1280*720',
+        channel: 'mu-dashscope',
+        status: 'failed',
+        progress: rec.progress,
+        vendor_status: rec.vendorStatus,
+        price: rec.price,
+        charged: 0,
+        refunded: true,
+        created_at: rec.createdAt,
+        updated_at: rec.updatedAt,
+        completed_at: rec.completedAt,
+        error: { code: rec.error!.code, message: 'content_policy' },
+      },
+    );
     assert.equal(typeof rec.completedAt, 'number');
   });
 
@@ -125,7 +153,10 @@ describe('admin routes for tasks', () => {
     assert.deepEqual([two.json.tasks.length, two.json.next], [2, null], 'a full page that is the last has no next');
     const first = await admin('/admin/tasks?limit=2');
     const rest = await admin(`/admin/tasks?limit=2&before=${first.json.next}`);
-    assert.deepEqual([...first.json.tasks, ...rest.json.tasks].map((t: { id: string }) => t.id), all);
+    assert.deepEqual(
+      [...first.json.tasks, ...rest.json.tasks].map((t: { id: string }) => t.id),
+      all,
+    );
     assert.equal(rest.json.next, null);
   });
 
@@ -169,20 +200,41 @@ describe('admin routes for tasks', () => {
     assert.deepEqual(Object.keys(r.json).sort(), ['task', 'timeline']);
     assert.deepEqual(Object.keys(r.json.task), [...LISTED, 'seconds', 'size', 'deadline_at', 'results']);
     assert.deepEqual(
-      { seconds: r.json.task.seconds, size: r.json.task.size, deadline_at: r.json.task.deadline_at, results: r.json.task.results, status: r.json.task.status, charged: r.json.task.charged },
+      {
+        seconds: r.json.task.seconds,
+        size: r.json.task.size,
+        deadline_at: r.json.task.deadline_at,
+        results: r.json.task.results,
+        status: r.json.task.status,
+        charged: r.json.task.charged,
+      },
       { seconds: rec.seconds, size: rec.size, deadline_at: rec.deadlineAt, results: 1, status: 'completed', charged: rec.charged },
     );
     const timeline = r.json.timeline as any[];
     const at = timeline.map((e) => e.at);
-    assert.deepEqual(at, [...at].sort((a, b) => a - b), 'oldest first');
+    assert.deepEqual(
+      at,
+      [...at].sort((a, b) => a - b),
+      'oldest first',
+    );
     assert.deepEqual(timeline[0], { at: rec.createdAt, event: 'submitted' });
-    assert.deepEqual(timeline.slice(0, 3).map((e) => e.event), ['submitted', 'debit', 'vendor_state'], 'held before the vendor took it');
+    assert.deepEqual(
+      timeline.slice(0, 3).map((e) => e.event),
+      ['submitted', 'debit', 'vendor_state'],
+      'held before the vendor took it',
+    );
     const debit = ledger.find((l) => l.kind === 'debit')!;
-    assert.deepEqual(timeline.find((e) => e.event === 'debit'), { at: debit.at, event: 'debit', amount: rec.price, ledger_id: debit.id });
+    assert.deepEqual(
+      timeline.find((e) => e.event === 'debit'),
+      { at: debit.at, event: 'debit', amount: rec.price, ledger_id: debit.id },
+    );
     const states = timeline.filter((e) => e.event === 'vendor_state');
     assert.deepEqual(Object.keys(states[0]), ['at', 'event', 'status', 'vendor_status', 'progress']);
     assert.deepEqual([states[0].status, states[0].vendor_status], ['queued', 'PENDING'], 'the state the vendor accepted it in');
-    assert.ok(states.some((s) => s.status === 'in_progress' && s.vendor_status === 'RUNNING'), JSON.stringify(states));
+    assert.ok(
+      states.some((s) => s.status === 'in_progress' && s.vendor_status === 'RUNNING'),
+      JSON.stringify(states),
+    );
     const end = timeline.findIndex((e) => e.event === 'completed');
     assert.ok(end > timeline.indexOf(states.at(-1)), 'the end after every state');
     assert.deepEqual(timeline[end], { at: rec.completedAt, event: 'completed', vendor_status: 'SUCCEEDED', charged: rec.charged, error: null });
@@ -203,9 +255,18 @@ describe('admin routes for tasks', () => {
     assert.equal(events[0], 'submitted');
     assert.deepEqual(events.slice(-2), ['failed', 'refund'], events.join(' '));
     const [end, refund] = (r.json.timeline as any[]).slice(-2);
-    assert.deepEqual(end, { at: rec.completedAt, event: 'failed', vendor_status: rec.vendorStatus, charged: 0, error: { code: rec.error!.code, message: 'content_policy' } });
+    assert.deepEqual(end, {
+      at: rec.completedAt,
+      event: 'failed',
+      vendor_status: rec.vendorStatus,
+      charged: 0,
+      error: { code: rec.error!.code, message: 'content_policy' },
+    });
     assert.equal(refund.amount, rec.price, 'the whole hold went back');
-    assert.deepEqual(events.filter((e) => e === 'debit'), ['debit']);
+    assert.deepEqual(
+      events.filter((e) => e === 'debit'),
+      ['debit'],
+    );
   });
 
   test('an unknown task is 404 not_found', async () => {

@@ -11,7 +11,10 @@ import { postJson, readAnswer, startHarness, type Harness, type JsonAnswer } fro
 
 const ADMIN_KEY = 'admin-tokens-test-admin-key';
 const IMAGE = '/v1beta/models/alpha-3-pro-image-preview:generateContent';
-const generate = { contents: [{ role: 'user', parts: [{ text: 'a lighthouse at dawn' }] }], generationConfig: { responseModalities: ['IMAGE'], imageConfig: { aspectRatio: '16:9', imageSize: '1K' } } };
+const generate = {
+  contents: [{ role: 'user', parts: [{ text: 'a lighthouse at dawn' }] }],
+  generationConfig: { responseModalities: ['IMAGE'], imageConfig: { aspectRatio: '16:9', imageSize: '1K' } },
+};
 
 describe('admin routes for tokens', () => {
   let h: Harness;
@@ -45,7 +48,10 @@ describe('admin routes for tokens', () => {
   test('create: the key is answered once and works on a real route; list and get never show a key or its hash', async () => {
     const { key, token } = await create({ group: 'default', quota: 5, name: 'api', models: ['alpha-3-pro-image-preview'] });
     assert.match(key, /^gw-[A-Za-z0-9_-]{43}$/);
-    assert.deepEqual({ ...token, id: '', created_at: 0 }, { id: '', name: 'api', group: 'default', models: ['alpha-3-pro-image-preview'], quota: 5, used: 0, disabled: false, created_at: 0 });
+    assert.deepEqual(
+      { ...token, id: '', created_at: 0 },
+      { id: '', name: 'api', group: 'default', models: ['alpha-3-pro-image-preview'], quota: 5, used: 0, disabled: false, created_at: 0 },
+    );
     assert.equal((await image(key)).status, 200);
     const listed = await admin('GET', '/admin/tokens');
     assert.equal(listed.status, 200);
@@ -89,7 +95,18 @@ describe('admin routes for tokens', () => {
   test('delete: refused while the token has a task running; then the token and its key are gone', async () => {
     const { key, token } = await create({ group: 'default' });
     assert.equal((await image(key)).status, 200);
-    const task = await h.store.createTask({ id: 'task_admin_delete', tokenId: token.id, kind: 'video', route: 'r', model: 'm', upstreamModel: 'm', channel: 'c', price: 1, createdAt: Date.now(), deadlineAt: Date.now() + 60_000 });
+    const task = await h.store.createTask({
+      id: 'task_admin_delete',
+      tokenId: token.id,
+      kind: 'video',
+      route: 'r',
+      model: 'm',
+      upstreamModel: 'm',
+      channel: 'c',
+      price: 1,
+      createdAt: Date.now(),
+      deadlineAt: Date.now() + 60_000,
+    });
     assert.ok(task);
     const busy = await admin('DELETE', `/admin/tokens/${token.id}`);
     refused(busy, 409, 'token_in_use');

@@ -62,7 +62,7 @@ function parseCsv(text: string): string[][] {
       }
       i++;
       assert.ok(text[i] === ',' || text[i] === '\r', `a quoted field ends at a comma or a line end (at ${i})`);
-    } else if (c === ',') (row.push(field), (field = ''), i++);
+    } else if (c === ',') row.push(field), (field = ''), i++;
     else if (c === '\r') {
       assert.equal(text[i + 1], '\n', 'lines end in CRLF');
       row.push(field);
@@ -120,8 +120,14 @@ describe('admin routes for usage', () => {
   test('the figures are those of the ledger: in total, by token and by model (largest spend first), by day', async () => {
     const of = (pred: (r: LedgerEntry) => boolean) => figuresOf(ledger.filter(pred));
     // What the requests were charged, as the prices say, and as the ledger holds it.
-    assert.deepEqual(of((r) => r.tokenId === ids.a), { requests: 2, charged: 3, refunded: 1, settled: 0 });
-    assert.deepEqual(of((r) => r.tokenId === ids.b), { requests: 2, charged: 4, refunded: 3, settled: 0 });
+    assert.deepEqual(
+      of((r) => r.tokenId === ids.a),
+      { requests: 2, charged: 3, refunded: 1, settled: 0 },
+    );
+    assert.deepEqual(
+      of((r) => r.tokenId === ids.b),
+      { requests: 2, charged: 4, refunded: 3, settled: 0 },
+    );
     const from = utcDay(Date.now() - 2 * DAY);
     const to = utcDay(Date.now() + DAY);
     const r = await admin(`/admin/usage?from=${from}&to=${to}`);
@@ -145,15 +151,24 @@ describe('admin routes for usage', () => {
     });
     assert.deepEqual(r.json.totals, { requests: 4, charged: 7, refunded: 4, settled: 0 });
     assert.deepEqual(r.json.by_day[0], { day: days[0], requests: 0, charged: 0, refunded: 0, settled: 0 }, 'a day without spend');
-    assert.deepEqual(r.json.by_model.map((m: Figures) => m.charged), [4, 3]);
+    assert.deepEqual(
+      r.json.by_model.map((m: Figures) => m.charged),
+      [4, 3],
+    );
   });
 
   test('filters: one token, one model, both; unix ms bounds; the default range is the last 30 days', async () => {
     const a = await admin(`/admin/usage?token=${ids.a}`);
     assert.equal(a.status, 200, a.text);
     assert.deepEqual(a.json.totals, { requests: 2, charged: 3, refunded: 1, settled: 0 });
-    assert.deepEqual(a.json.by_token.map((t: { token_id: string }) => t.token_id), [ids.a]);
-    assert.deepEqual(a.json.by_model.map((m: { model: string }) => m.model), [IMAGE_MODEL]);
+    assert.deepEqual(
+      a.json.by_token.map((t: { token_id: string }) => t.token_id),
+      [ids.a],
+    );
+    assert.deepEqual(
+      a.json.by_model.map((m: { model: string }) => m.model),
+      [IMAGE_MODEL],
+    );
     assert.equal(a.json.to - a.json.from, 30 * DAY, 'default: 30 days up to now');
     assert.ok(Math.abs(a.json.to - Date.now()) < 60_000);
     assert.equal(a.json.by_day.length, a.json.from % DAY === 0 ? 30 : 31, 'every day of the range, the first one partly');
@@ -162,7 +177,10 @@ describe('admin routes for usage', () => {
     const video = await admin(`/admin/usage?model=${VIDEO_MODEL}`);
     assert.deepEqual(video.json.totals, figuresOf(ledger.filter((x) => x.model === VIDEO_MODEL)));
     assert.deepEqual(video.json.totals, { requests: 1, charged: 3, refunded: 3, settled: 0 });
-    assert.deepEqual(video.json.by_token.map((t: { token_id: string }) => t.token_id), [ids.b]);
+    assert.deepEqual(
+      video.json.by_token.map((t: { token_id: string }) => t.token_id),
+      [ids.b],
+    );
 
     const none = await admin(`/admin/usage?token=${ids.a}&model=${VIDEO_MODEL}`);
     assert.deepEqual([none.json.totals, none.json.by_token, none.json.by_model], [{ requests: 0, charged: 0, refunded: 0, settled: 0 }, [], []]);
@@ -235,13 +253,26 @@ describe('admin routes for usage', () => {
     assert.ok(res.text.includes(`"'=HYPERLINK(""http://evil.example"",""x"")"`), 'prefixed with a quote mark, then quoted');
 
     const narrow = await admin(`/admin/usage.csv?from=${Date.now() - 1000}&to=${Date.parse(to)}&token=${ids.b}&model=${IMAGE_MODEL}`);
-    assert.match(narrow.headers.get('content-disposition')!, new RegExp(`^attachment; filename="usage-[0-9]+-${to}\\.csv"$`), 'a bound not at midnight is named by its ms');
+    assert.match(
+      narrow.headers.get('content-disposition')!,
+      new RegExp(`^attachment; filename="usage-[0-9]+-${to}\\.csv"$`),
+      'a bound not at midnight is named by its ms',
+    );
 
     assert.equal((await fetch(`${h.url}/admin/tokens/${ids.a}`, { method: 'DELETE', headers: { authorization: `Bearer ${ADMIN_KEY}` } })).status, 200);
     const json = await admin(`/admin/usage?from=${from}&to=${to}`);
-    assert.deepEqual(json.json.by_token.find((t: { token_id: string }) => t.token_id === ids.a), { token_id: ids.a, name: null, ...figuresOf(ledger.filter((x) => x.tokenId === ids.a)) });
+    assert.deepEqual(
+      json.json.by_token.find((t: { token_id: string }) => t.token_id === ids.a),
+      { token_id: ids.a, name: null, ...figuresOf(ledger.filter((x) => x.tokenId === ids.a)) },
+    );
     const csv = parseCsv((await admin(`/admin/usage.csv?from=${from}&to=${to}`)).text);
-    assert.ok(csv.slice(1).filter((r) => r[1] === ids.a).every((r) => r[2] === ''), 'no name: an empty cell');
+    assert.ok(
+      csv
+        .slice(1)
+        .filter((r) => r[1] === ids.a)
+        .every((r) => r[2] === ''),
+      'no name: an empty cell',
+    );
     assert.ok(csv.some((r) => r[1] === ids.a));
   });
 });

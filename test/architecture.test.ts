@@ -26,7 +26,11 @@ export function importGraph(files: readonly string[], read: (file: string) => st
     const text = read(file);
     const targets = new Set<string>();
     for (const m of text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)'(\.{1,2}\/[^']+)'/gm)) {
-      targets.add(normalize(join(dirname(file), m[1]!.replace(/\.js$/, '.ts'))).split(sep).join('/'));
+      targets.add(
+        normalize(join(dirname(file), m[1]!.replace(/\.js$/, '.ts')))
+          .split(sep)
+          .join('/'),
+      );
     }
     graph.set(file, [...targets]);
   }
@@ -83,14 +87,37 @@ export function roomGraph(files: ReadonlyMap<string, readonly string[]>): Map<st
 }
 
 /** Rooms that run requests or hold live state: config/ compiles, it must never reach into them. */
-const RUNTIME_ROOMS = ['http', 'operations', 'pipeline', 'routing', 'quota', 'links', 'upstream', 'tasks', 'store', 'live', 'tokens', 'admin', 'sim', 'golden', 'gateway.ts', 'app.ts', 'cli.ts'];
+const RUNTIME_ROOMS = [
+  'http',
+  'operations',
+  'pipeline',
+  'routing',
+  'quota',
+  'links',
+  'upstream',
+  'tasks',
+  'store',
+  'live',
+  'tokens',
+  'admin',
+  'sim',
+  'golden',
+  'gateway.ts',
+  'app.ts',
+  'cli.ts',
+];
 /** The rooms of the running engine, which read the snapshot and never compile it. */
 const ENGINE_ROOMS = ['http', 'operations', 'pipeline', 'routing', 'quota', 'links', 'upstream', 'tasks', 'store', 'live'];
 
 /** Vendor names and the headers that belong to a vendor or a route, read from the YAML that declares them. */
 function vendorWords(): string[] {
   const words = new Set(['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta', 'iota', 'kappa', 'lambda', 'mu']);
-  const yamlFiles = ['channels.yaml', 'routes.yaml', ...readdirSync('channels.d').map((f) => `channels.d/${f}`), ...readdirSync('routes.d').map((f) => `routes.d/${f}`)];
+  const yamlFiles = [
+    'channels.yaml',
+    'routes.yaml',
+    ...readdirSync('channels.d').map((f) => `channels.d/${f}`),
+    ...readdirSync('routes.d').map((f) => `routes.d/${f}`),
+  ];
   for (const f of yamlFiles) {
     const text = readFileSync(f, 'utf8');
     const doc = parse(text) as { profiles?: Record<string, unknown>; channels?: { name: string }[] };
@@ -137,7 +164,9 @@ describe('architecture of src/', () => {
 
   test('the running engine reads the snapshot through its read side, never a compiler', () => {
     const bad = [...graph].flatMap(([f, ts]) =>
-      ENGINE_ROOMS.includes(roomOf(f)) ? ts.filter((t) => /^config\/(compile-|load|watch|live-config|config-files|yaml-source)/.test(t)).map((t) => `${f} → ${t}`) : [],
+      ENGINE_ROOMS.includes(roomOf(f))
+        ? ts.filter((t) => /^config\/(compile-|load|watch|live-config|config-files|yaml-source)/.test(t)).map((t) => `${f} → ${t}`)
+        : [],
     );
     assert.deepEqual(bad, []);
   });

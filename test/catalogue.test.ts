@@ -52,7 +52,10 @@ test('the catalogue names refused and discouraged modes and the limits of a fami
     rawLimits: { properties: { duration: { type: 'integer', minimum: 4, maximum: 15, default: 5 }, images: { maxItems: 9 } } },
     rawModelLimits: { 'toy-1': { properties: { seconds: { enum: ['10'] } } } },
   });
-  assert.match(page, /\| toy \| `toy-1` \|  \| text; not recommended: reference; refused: first_last \| duration 4–15, default 5<br>images at most 9 item\(s\)<br>`toy-1`: seconds in "10" \|/);
+  assert.match(
+    page,
+    /\| toy \| `toy-1` \|  \| text; not recommended: reference; refused: first_last \| duration 4–15, default 5<br>images at most 9 item\(s\)<br>`toy-1`: seconds in "10" \|/,
+  );
 });
 
 test('the catalogue says an image rule in words, under the path of the items it bounds', () => {
@@ -78,26 +81,45 @@ test('the catalogue lists every profile with the sources it was checked against,
     families: [],
     profiles: new Map([
       ['zz-vendor', profile('zz-vendor', [])],
-      ['aa-vendor', profile('aa-vendor', [{ name: 'aa-sdk 1.2.3 (npm)', checked: '2026-11-28', note: 'every call | its errors' }, { name: 'https://aa.example/docs', checked: '2026-11-01', note: null }])],
+      [
+        'aa-vendor',
+        profile('aa-vendor', [
+          { name: 'aa-sdk 1.2.3 (npm)', checked: '2026-11-28', note: 'every call | its errors' },
+          { name: 'https://aa.example/docs', checked: '2026-11-01', note: null },
+        ]),
+      ],
     ]),
   });
-  assert.match(page, /\| Profile \| Checked against \|\n\|---\|---\|\n\| `aa-vendor` \| aa-sdk 1\.2\.3 \(npm\), 2026-11-28: every call \\\| its errors<br>https:\/\/aa\.example\/docs, 2026-11-01 \|\n\| `zz-vendor` \| \(no source named/);
+  assert.match(
+    page,
+    /\| Profile \| Checked against \|\n\|---\|---\|\n\| `aa-vendor` \| aa-sdk 1\.2\.3 \(npm\), 2026-11-28: every call \\\| its errors<br>https:\/\/aa\.example\/docs, 2026-11-01 \|\n\| `zz-vendor` \| \(no source named/,
+  );
 });
 
 test('a profile source must say when it was checked, as a date', () => {
   const dir = mkdtempSync(join(tmpdir(), 'gw-sources-'));
   try {
     writeFileSync(join(dir, 'routes.yaml'), 'version: 1\nroutes: []\n');
-    writeFileSync(join(dir, 'channels.yaml'), 'version: 1\ngroups: { default: {} }\nprofiles:\n  p:\n    sources: [{ name: "p-sdk 1.0", checked: "last week" }]\n    auth: { type: none }\n    operations: { op: { request: { method: GET, path: \'"/x"\' }, response: { body: body } } }\nchannels: []\n');
+    writeFileSync(
+      join(dir, 'channels.yaml'),
+      'version: 1\ngroups: { default: {} }\nprofiles:\n  p:\n    sources: [{ name: "p-sdk 1.0", checked: "last week" }]\n    auth: { type: none }\n    operations: { op: { request: { method: GET, path: \'"/x"\' }, response: { body: body } } }\nchannels: []\n',
+    );
     const { issues } = loadConfig(dir);
-    assert.ok(issues.some((i) => i.file === 'channels.yaml' && /checked/.test(i.message)), JSON.stringify(issues));
+    assert.ok(
+      issues.some((i) => i.file === 'channels.yaml' && /checked/.test(i.message)),
+      JSON.stringify(issues),
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 });
 
 test('the catalogue says which listed model the vendor refuses on which route (vendor_refuses)', () => {
-  const route = (id: string, path: string) => ({ id, method: 'POST', path, kind: 'sync', models: { exact: new Set(['toy-1']), prefixes: [] }, matchQuery: {} }) as unknown as CompiledRoute;
-  const page = toyCatalogue({ vendorRefuses: [{ model: 'toy-1', route: 'edits', why: 'edits are not served for it | at all' }] }, [route('gen', '/toy/gen'), route('edits', '/toy/edits')]);
+  const route = (id: string, path: string) =>
+    ({ id, method: 'POST', path, kind: 'sync', models: { exact: new Set(['toy-1']), prefixes: [] }, matchQuery: {} }) as unknown as CompiledRoute;
+  const page = toyCatalogue({ vendorRefuses: [{ model: 'toy-1', route: 'edits', why: 'edits are not served for it | at all' }] }, [
+    route('gen', '/toy/gen'),
+    route('edits', '/toy/edits'),
+  ]);
   assert.match(page, /\| `POST \/toy\/gen`<br>`POST \/toy\/edits` \(the vendor refuses `toy-1` here: edits are not served for it \\\| at all\) \|/);
 });

@@ -50,7 +50,12 @@ async function tokensRoundTrip(env: NodeJS.ProcessEnv): Promise<void> {
   assert.match(line(['tokens', 'disable', id]), /quota=7 {2}used=0 {2}disabled\n$/);
   assert.match(line(['tokens', 'enable', id]), /quota=7 {2}used=0\n$/);
   assert.match(line(['tokens', 'set-quota', id, 'unlimited']), /quota=unlimited/);
-  for (const args of [['disable', 'no-such-token'], ['enable', 'no-such-token'], ['set-quota', 'no-such-token', '1'], ['delete', 'no-such-token']]) {
+  for (const args of [
+    ['disable', 'no-such-token'],
+    ['enable', 'no-such-token'],
+    ['set-quota', 'no-such-token', '1'],
+    ['delete', 'no-such-token'],
+  ]) {
     const r = runCli(['tokens', ...args], env);
     assert.equal(r.status, 1, `tokens ${args.join(' ')}`);
     assert.equal(r.stderr, 'gateway: no token with id no-such-token\n');
@@ -59,7 +64,18 @@ async function tokensRoundTrip(env: NodeJS.ProcessEnv): Promise<void> {
   // A token with a task still running is not deleted: the task's refund or settlement needs it.
   const store = await openStore(env.GATEWAY_DB!);
   try {
-    await store.createTask({ id: 'task_cli', tokenId: id, kind: 'video', route: 'r', model: 'm', upstreamModel: 'm', channel: 'c', price: 1, createdAt: 1, deadlineAt: 2 });
+    await store.createTask({
+      id: 'task_cli',
+      tokenId: id,
+      kind: 'video',
+      route: 'r',
+      model: 'm',
+      upstreamModel: 'm',
+      channel: 'c',
+      price: 1,
+      createdAt: 1,
+      deadlineAt: 2,
+    });
     const busy = runCli(['tokens', 'delete', id], env);
     assert.equal(busy.status, 1);
     assert.match(busy.stderr, /still has 1 unfinished task\(s\), whose refund or settlement needs it; disable it now, and delete it once they have ended/);
@@ -72,11 +88,11 @@ async function tokensRoundTrip(env: NodeJS.ProcessEnv): Promise<void> {
   assert.equal(line(['tokens', 'list']), '');
 }
 
-test('tokens: set-quota, disable, enable and delete by id on the embedded store; an unknown id is exit 1', () => tokensRoundTrip({ GATEWAY_DB: join(dir, 'trip.db') }));
+test('tokens: set-quota, disable, enable and delete by id on the embedded store; an unknown id is exit 1', () =>
+  tokensRoundTrip({ GATEWAY_DB: join(dir, 'trip.db') }));
 
 const databaseUrl = serviceUrl('DATABASE_URL', 'tokens commands on PostgreSQL');
 if (databaseUrl) {
   const schemas = pgSchemas(databaseUrl);
   test('tokens: the same round trip on PostgreSQL (GATEWAY_DB=postgres://…)', () => tokensRoundTrip({ GATEWAY_DB: schemas.url() }));
 }
-

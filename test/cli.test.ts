@@ -107,7 +107,7 @@ test('golden: a filter that matches no case fails, saying so', () => {
   assert.match(r.stderr, /^gateway: no golden case name contains "no-such-case-anywhere"/);
 });
 
-test('golden: the made-up vendors\' suite runs too, by the same filter', () => {
+test("golden: the made-up vendors' suite runs too, by the same filter", () => {
   const r = runCli(['golden', 'painter-bytes/png-answer']);
   assert.equal(r.status, 0, r.stdout + r.stderr);
   assert.equal(r.stdout, 'ok      painter-bytes/png-answer\n1 passed, 0 failed\n');
@@ -155,7 +155,10 @@ test('demo: a real process serves an image with the printed key, logs no secret,
     });
     assert.equal(failing.status, 502);
 
-    const logLines = demo.output().split('\n').filter((l) => l.startsWith('{'));
+    const logLines = demo
+      .output()
+      .split('\n')
+      .filter((l) => l.startsWith('{'));
     assert.ok(logLines.length > 0, 'the demo logs JSON lines');
     for (const line of logLines) assert.ok(!line.includes(key!) && !line.includes(key!.slice(3)), `a log line carries the key: ${line}`);
     assert.ok(!/sim-alpha-[0-9a-f]{12}/.test(demo.output()), 'the simulator key never appears in the output');
@@ -200,7 +203,11 @@ test('sims: one process serves every simulated vendor and prints the variables t
   try {
     await sims.waitFor(/ready \(SIGINT or SIGTERM stops them\)/);
     const env = Object.fromEntries(
-      sims.output().split('\n').filter((l) => /^[A-Z][A-Z0-9_]*=/.test(l)).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+      sims
+        .output()
+        .split('\n')
+        .filter((l) => /^[A-Z][A-Z0-9_]*=/.test(l))
+        .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
     );
     // Every channel of the shipped config has a simulated vendor, so every variable it names is printed.
     assert.deepEqual(Object.keys(env).sort(), [...channelEnvNames(PROJECT_ROOT)].sort());
@@ -210,7 +217,14 @@ test('sims: one process serves every simulated vendor and prints the variables t
     const db = join(dir, 'sims.db');
     const created = runCli(['tokens', 'create', '--group', 'default'], { GATEWAY_DB: db, GATEWAY_CONFIG_DIR: PROJECT_ROOT });
     assert.equal(created.status, 0, created.stderr);
-    const { proc, base } = await startGatewayProcess({ ...env, GATEWAY_DB: db, GATEWAY_CONFIG_DIR: PROJECT_ROOT, GATEWAY_WATCH: '0', HOST: '127.0.0.1', PORT: '0' });
+    const { proc, base } = await startGatewayProcess({
+      ...env,
+      GATEWAY_DB: db,
+      GATEWAY_CONFIG_DIR: PROJECT_ROOT,
+      GATEWAY_WATCH: '0',
+      HOST: '127.0.0.1',
+      PORT: '0',
+    });
     try {
       const res = await fetch(`${base}/v1beta/models/alpha-3-pro-image-preview:generateContent`, {
         method: 'POST',

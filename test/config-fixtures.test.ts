@@ -33,7 +33,9 @@ for (const name of fixtures) {
     const actual = issues.filter((i) => i.severity === 'error').map((i) => formatIssue(i).split(dir).join('<fixture>'));
     const expectedFile = join(dir, 'expected.txt');
     if (UPDATE) writeFileSync(expectedFile, actual.map((l) => `${l}\n`).join(''));
-    const expected = readFileSync(expectedFile, 'utf8').split('\n').filter((l) => l !== '');
+    const expected = readFileSync(expectedFile, 'utf8')
+      .split('\n')
+      .filter((l) => l !== '');
     assert.equal(snapshot, null, 'a fixture that breaks a rule must not load');
     assert.ok(expected.length > 0, 'expected.txt must name at least one error');
     assert.deepEqual(actual, expected);
@@ -52,10 +54,7 @@ test('the repository config loads with warnings only when env may be missing', (
   const { snapshot, issues } = loadConfig(PROJECT_ROOT, { env: {} });
   assert.ok(snapshot, issues.map(formatIssue).join('\n'));
   assert.ok(issues.length > 0, 'unset ${VAR} references should be reported');
-  assert.deepEqual(
-    issues.filter((i) => i.severity !== 'warning').map(formatIssue),
-    [],
-  );
+  assert.deepEqual(issues.filter((i) => i.severity !== 'warning').map(formatIssue), []);
   for (const i of issues) assert.match(i.message, /^environment variable [A-Z_]+ is not set/);
   // The channel with unset references is left out, not half-configured.
   assert.equal(snapshot.channels.length, 0);

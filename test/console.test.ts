@@ -18,7 +18,10 @@ import { until } from './helpers/until.js';
 
 const ADMIN_KEY = 'console-test-admin-key-0123456789';
 const ALPHA_PATH = '/v1beta/models/alpha-3-pro-image-preview:generateContent';
-const ALPHA_BODY = { contents: [{ role: 'user', parts: [{ text: 'a red bicycle' }] }], generationConfig: { responseModalities: ['IMAGE'], imageConfig: { aspectRatio: '1:1', imageSize: '1K' } } };
+const ALPHA_BODY = {
+  contents: [{ role: 'user', parts: [{ text: 'a red bicycle' }] }],
+  generationConfig: { responseModalities: ['IMAGE'], imageConfig: { aspectRatio: '1:1', imageSize: '1K' } },
+};
 const missing = browserMissing();
 
 describe('admin console', { skip: missing ?? false }, () => {
@@ -31,7 +34,11 @@ describe('admin console', { skip: missing ?? false }, () => {
   const foreign: string[] = [];
 
   const admin = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(gw.base + path, { method, headers: { authorization: `Bearer ${ADMIN_KEY}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+    const res = await fetch(gw.base + path, {
+      method,
+      headers: { authorization: `Bearer ${ADMIN_KEY}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
     return { status: res.status, json: (await res.json()) as any };
   };
 
@@ -39,7 +46,11 @@ describe('admin console', { skip: missing ?? false }, () => {
   async function spender(name: string, n: number): Promise<{ id: string; key: string }> {
     const { json } = await admin('POST', '/admin/tokens', { group: 'default', name });
     for (let i = 0; i < n; i++) {
-      const res = await fetch(gw.base + ALPHA_PATH, { method: 'POST', headers: { authorization: `Bearer ${json.key}`, 'content-type': 'application/json' }, body: JSON.stringify(ALPHA_BODY) });
+      const res = await fetch(gw.base + ALPHA_PATH, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${json.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(ALPHA_BODY),
+      });
       assert.equal(res.status, 200, await res.text());
     }
     return { id: json.token.id, key: json.key };
@@ -60,7 +71,14 @@ describe('admin console', { skip: missing ?? false }, () => {
   before(async () => {
     // Tasks finish in a fraction of a second, so the Tasks page can show them ended.
     const env = await simulatorsFor(sims, { finishMs: 300 });
-    gw = await startGatewayProcess({ ...env, GATEWAY_DB: join(dir, 'gateway.db'), GATEWAY_CONFIG_DIR: PROJECT_ROOT, GATEWAY_ADMIN_KEY: ADMIN_KEY, HOST: '127.0.0.1', PORT: '0' });
+    gw = await startGatewayProcess({
+      ...env,
+      GATEWAY_DB: join(dir, 'gateway.db'),
+      GATEWAY_CONFIG_DIR: PROJECT_ROOT,
+      GATEWAY_ADMIN_KEY: ADMIN_KEY,
+      HOST: '127.0.0.1',
+      PORT: '0',
+    });
     browser = await launchBrowser();
     context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     // Signed in once for the pages below: the key in this origin's sessionStorage, as the form leaves it.
@@ -137,7 +155,10 @@ describe('admin console', { skip: missing ?? false }, () => {
     const page = await open('config');
     assert.equal(await page.getByTestId('version').innerText(), before.version);
     await page.getByRole('button', { name: 'Reload now' }).click();
-    await page.getByTestId('reload-outcome').getByText(`Generation ${before.generation + 1} serving`).waitFor();
+    await page
+      .getByTestId('reload-outcome')
+      .getByText(`Generation ${before.generation + 1} serving`)
+      .waitFor();
     await page.getByTestId('last-reload').getByText('admin').waitFor();
     const after = (await admin('GET', '/admin/config')).json;
     assert.equal(after.last_reload.reason, 'admin');
@@ -185,7 +206,7 @@ describe('admin console', { skip: missing ?? false }, () => {
     assert.match(totals, new RegExp(`charged\\s+${usage.totals.charged}\\b`));
     const byToken = page.locator('[data-testid="by-token"] tbody tr');
     const rowA = usage.by_token.find((t: any) => t.token_id === a.id);
-    assert.ok(rowA && rowA.requests === 2, 'the ledger has token a\'s two requests');
+    assert.ok(rowA && rowA.requests === 2, "the ledger has token a's two requests");
     assert.match(await byToken.filter({ hasText: a.id }).innerText(), new RegExp(`usage-a\\s+2\\s+${rowA.charged}\\b`));
     assert.equal(await page.locator('[data-testid="by-day-chart"] rect').count(), usage.by_day.length, 'a bar per day of the range');
     assert.equal(await page.locator('[data-testid="by-token-chart"] rect').count(), Math.min(12, usage.by_token.length), 'a bar per token');
@@ -199,17 +220,23 @@ describe('admin console', { skip: missing ?? false }, () => {
     await until('the filtered table', async () => ((await byToken.count()) === 1 && (await byToken.innerText()).includes('usage-b') ? true : null));
 
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
-    const csv = readFileSync((await download.path())!, 'utf8').trim().split('\r\n');
+    const csv = readFileSync((await download.path())!, 'utf8')
+      .trim()
+      .split('\r\n');
     assert.equal(csv[0], 'day,token_id,token_name,model,requests,charged,refunded,settled');
     assert.ok(csv.slice(1).length >= 1 && csv.slice(1).every((l) => l.includes(b.id)), 'the file holds the filtered token only');
     await page.close();
   });
 
-  test('Tasks: newest first, filtered by status, and one task\'s timeline from submission to settlement or refund, with no vendor address', async () => {
+  test("Tasks: newest first, filtered by status, and one task's timeline from submission to settlement or refund, with no vendor address", async () => {
     const { json } = await admin('POST', '/admin/tokens', { group: 'default', name: 'tasks' });
     const auth = { authorization: `Bearer ${json.key}`, 'content-type': 'application/json' };
     const submit = async (prompt: string) => {
-      const res = await fetch(`${gw.base}/v1/videos`, { method: 'POST', headers: auth, body: JSON.stringify({ model: 'epsilon-video-3', prompt, seconds: '12', size: '1792x1024' }) });
+      const res = await fetch(`${gw.base}/v1/videos`, {
+        method: 'POST',
+        headers: auth,
+        body: JSON.stringify({ model: 'epsilon-video-3', prompt, seconds: '12', size: '1792x1024' }),
+      });
       assert.equal(res.status, 200, await res.clone().text());
       return ((await res.json()) as { id: string }).id;
     };

@@ -65,7 +65,16 @@ describe('a synchronous request cut off by a crash', () => {
     });
     mkdirSync(join(dir, 'extra'));
     writeExtraConfig(join(dir, 'extra'), gate.url);
-    env = { ...(await simulatorsFor(sims)), GATEWAY_DB: db, GATEWAY_CONFIG_DIR: PROJECT_ROOT, GATEWAY_CONFIG_EXTRA: join(dir, 'extra'), GATEWAY_WATCH: '0', HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info' };
+    env = {
+      ...(await simulatorsFor(sims)),
+      GATEWAY_DB: db,
+      GATEWAY_CONFIG_DIR: PROJECT_ROOT,
+      GATEWAY_CONFIG_EXTRA: join(dir, 'extra'),
+      GATEWAY_WATCH: '0',
+      HOST: '127.0.0.1',
+      PORT: '0',
+      LOG_LEVEL: 'info',
+    };
   });
   after(async () => {
     for (const r of running) await r.stop('SIGKILL');
@@ -112,7 +121,13 @@ describe('a synchronous request cut off by a crash', () => {
     // The client waits for an answer that will never come; its connection dies with the process.
     const url = new URL(`/v1beta/models/${MODEL}:generateContent`, first.base);
     const body = JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'a lighthouse' }] }], generationConfig: { imageConfig: { aspectRatio: '1:1' } } });
-    const client = request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } });
+    const client = request({
+      host: url.hostname,
+      port: url.port,
+      path: url.pathname,
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    });
     const clientEnded = new Promise<string>((resolve) => {
       client.on('response', (res) => resolve(`HTTP ${res.statusCode}`));
       client.on('error', (err) => resolve(err.message));
@@ -134,7 +149,14 @@ describe('a synchronous request cut off by a crash', () => {
     const second = await start();
     const back = await books(tokenId);
     assert.equal(back.used, 0, 'the price went back at the start');
-    assert.deepEqual(back.rows, [['debit', ref, 1], ['refund', ref, 1]], 'the ledger shows the refund of that request');
+    assert.deepEqual(
+      back.rows,
+      [
+        ['debit', ref, 1],
+        ['refund', ref, 1],
+      ],
+      'the ledger shows the refund of that request',
+    );
     assert.ok(back.balanced, 'and balances');
     assert.match(second.proc.output(), /"holds":1[^\n]*"msg":"gave back expired holds"/);
     assert.deepEqual(holds(), [], 'no hold is left');

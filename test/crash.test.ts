@@ -139,7 +139,11 @@ describe('a gateway process killed with tasks in flight', () => {
       await tick(250);
     }
     const stuck = [...now.values()].filter((t) => t.status !== 'completed' && t.status !== 'failed');
-    assert.deepEqual(stuck.map((t) => `${t.id}:${t.status}`), [], 'the resumed poller ended every task');
+    assert.deepEqual(
+      stuck.map((t) => `${t.id}:${t.status}`),
+      [],
+      'the resumed poller ended every task',
+    );
 
     // Through the HTTP API: every id, its terminal state, the bytes of each completed one.
     let completed = 0;

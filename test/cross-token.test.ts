@@ -37,7 +37,10 @@ describe('one token’s tasks and assets, tried by another', () => {
     const created = [
       ['video', await h.post('/v1/videos', { model: 'epsilon-video-3', prompt: 'a paper boat' })],
       ['audio', await h.post('/iota/submit/music', { mv: 'iota-v4.5', prompt: 'a slow piano piece', title: 'Rain', tags: 'piano' })],
-      ['gamma', await h.post('/gamma?Action=CVSync2AsyncSubmitTask&Version=2022-08-31', { req_key: 'gamma_t2i_v45', prompt: 'a red kite', width: 2048, height: 2048 })],
+      [
+        'gamma',
+        await h.post('/gamma?Action=CVSync2AsyncSubmitTask&Version=2022-08-31', { req_key: 'gamma_t2i_v45', prompt: 'a red kite', width: 2048, height: 2048 }),
+      ],
     ] as const;
     for (const [kind, a] of created) {
       assert.equal(a.status, 200, `${kind}: ${a.text}`);
@@ -60,13 +63,20 @@ describe('one token’s tasks and assets, tried by another', () => {
   /** Sends `route` with `id` in its slot, as the holder of `key`. */
   function send(route: CompiledRoute, slot: Slot, id: string, key: string, batch = false): Promise<Answer> {
     const model = [...route.models.exact][0] ?? 'x';
-    let path = route.path.replace(/\{([^{}]+)\}/g, (_, name: string) => encodeURIComponent(slot.from === 'path' && name === slot.name ? id : name === 'kind' ? 'text2video' : model));
+    let path = route.path.replace(/\{([^{}]+)\}/g, (_, name: string) =>
+      encodeURIComponent(slot.from === 'path' && name === slot.name ? id : name === 'kind' ? 'text2video' : model),
+    );
     const q = new URLSearchParams(route.matchQuery);
     if (slot.from === 'query') q.set(slot.name, id);
     if (q.size > 0) path += `?${q.toString()}`;
     let body: Record<string, unknown> | null = route.body ? { ...((route.example?.body as Record<string, unknown>) ?? {}), ...(BASES[route.id] ?? {}) } : null;
     if (body && slot.from === 'body') body = { ...body, [slot.pointer[0]!]: batch ? [id] : id };
-    return client.send({ method: route.method, path, body: body && JSON.stringify(body), headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) } });
+    return client.send({
+      method: route.method,
+      path,
+      body: body && JSON.stringify(body),
+      headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    });
   }
 
   /** B's answer on A's id must be B's answer on an unknown id, and ask no vendor anything. */
@@ -118,9 +128,18 @@ describe('one token’s tasks and assets, tried by another', () => {
     for (const route of routes) {
       const body = (id: string) => ({
         model: 'delta-vid-2-0-260128',
-        content: [{ type: 'text', text: 'x' }, { type: 'image_url', image_url: { url: `asset://${id}` }, role: 'reference_image' }],
+        content: [
+          { type: 'text', text: 'x' },
+          { type: 'image_url', image_url: { url: `asset://${id}` }, role: 'reference_image' },
+        ],
       });
-      const attempt = (key: string) => (id: string) => client.send({ method: 'POST', path: route.path, body: JSON.stringify({ ...body(id), ...(route.id === 'video-create' ? { model: 'theta-H3', prompt: 'x' } : {}) }), headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } });
+      const attempt = (key: string) => (id: string) =>
+        client.send({
+          method: 'POST',
+          path: route.path,
+          body: JSON.stringify({ ...body(id), ...(route.id === 'video-create' ? { model: 'theta-H3', prompt: 'x' } : {}) }),
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        });
       await sameAsUnknown(route.id, attempt(keyB), theirs);
     }
     // A may use its own: the task is accepted on the channel that holds the asset.
@@ -131,5 +150,11 @@ describe('one token’s tasks and assets, tried by another', () => {
 });
 
 function body0(asset: string) {
-  return { model: 'delta-vid-2-0-260128', content: [{ type: 'text', text: 'x' }, { type: 'image_url', image_url: { url: `asset://${asset}` }, role: 'reference_image' }] };
+  return {
+    model: 'delta-vid-2-0-260128',
+    content: [
+      { type: 'text', text: 'x' },
+      { type: 'image_url', image_url: { url: `asset://${asset}` }, role: 'reference_image' },
+    ],
+  };
 }

@@ -64,7 +64,10 @@ describe('a task submission cut off by a crash', () => {
   /** A gate in front of `sim`: everything passes, except that a cut submission's answer never comes back. */
   async function gate(sim: Simulator): Promise<string> {
     const g = await listen(async (req, res, body, url) => {
-      const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !['host', 'content-length', 'connection'].includes(k))) as Record<string, string>;
+      const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !['host', 'content-length', 'connection'].includes(k))) as Record<
+        string,
+        string
+      >;
       const answer = await fetch(`${sim.url}${url.pathname}${url.search}`, { method: req.method, headers, body: req.method === 'GET' ? undefined : body });
       const bytes = Buffer.from(await answer.arrayBuffer());
       if (cutting && req.method === 'POST') {
@@ -79,7 +82,16 @@ describe('a task submission cut off by a crash', () => {
   }
 
   before(async () => {
-    env = { ...(await simulatorsFor(sims, { finishMs: 300 })), GATEWAY_DB: db, GATEWAY_CONFIG_DIR: PROJECT_ROOT, GATEWAY_CONFIG_EXTRA: join(dir, 'extra'), GATEWAY_WATCH: '0', HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info' };
+    env = {
+      ...(await simulatorsFor(sims, { finishMs: 300 })),
+      GATEWAY_DB: db,
+      GATEWAY_CONFIG_DIR: PROJECT_ROOT,
+      GATEWAY_CONFIG_EXTRA: join(dir, 'extra'),
+      GATEWAY_WATCH: '0',
+      HOST: '127.0.0.1',
+      PORT: '0',
+      LOG_LEVEL: 'info',
+    };
     const lambda = sims.get('lambda-native')!;
     const zeta = sims.get('zeta-openai')!;
     writeExtraConfig(join(dir, 'extra'), { lambda: await gate(lambda), zeta: await gate(zeta) }, { lambda, zeta });
@@ -103,7 +115,9 @@ describe('a task submission cut off by a crash', () => {
     }
   }
 
-  test('lambda-native: adopted by the next process through our id, completed and charged once; zeta-openai: failed, refunded once, logged as a possible orphan', { timeout: 60_000 }, async () => {
+  test('lambda-native: adopted by the next process through our id, completed and charged once; zeta-openai: failed, refunded once, logged as a possible orphan', {
+    timeout: 60_000,
+  }, async () => {
     const made = runCli(['tokens', 'create', '--group', 'cut', '--quota', '100'], env);
     assert.equal(made.status, 0, made.stderr);
     const key = made.stdout.trim();
@@ -131,10 +145,14 @@ describe('a task submission cut off by a crash', () => {
     cutting = false;
     const second = await startGatewayProcess(env);
     running.push(second.proc);
-    const ended = await until('both records to end', async () => {
-      const b = await books(tokenId);
-      return b.tasks.every((t) => t.status === 'completed' || t.status === 'failed') ? b : null;
-    }, 40_000);
+    const ended = await until(
+      'both records to end',
+      async () => {
+        const b = await books(tokenId);
+        return b.tasks.every((t) => t.status === 'completed' || t.status === 'failed') ? b : null;
+      },
+      40_000,
+    );
     const byChannel = new Map(ended.tasks.map((t) => [t.channel, t]));
     const adopted = byChannel.get('lambda-cut')!;
     const failed = byChannel.get('zeta-cut')!;
@@ -148,13 +166,20 @@ describe('a task submission cut off by a crash', () => {
 
     assert.ok(ended.balanced, 'the ledger balances');
     const refunds = ended.rows.filter(([kind]) => kind === 'refund');
-    assert.deepEqual(refunds.map(([, ref]) => ref), [failed.id], 'only the unadoptable task was refunded, once');
+    assert.deepEqual(
+      refunds.map(([, ref]) => ref),
+      [failed.id],
+      'only the unadoptable task was refunded, once',
+    );
     const moves = (kind: string) => ended.rows.filter(([k, ref]) => k === kind && ref === adopted.id).map(([, , amount]) => amount);
     assert.equal(moves('debit').length, 1, 'the adopted task was debited once');
     assert.equal(ended.used, moves('debit')[0]! - moves('settle').reduce((a, b) => a + b, 0), 'what is used is what the adopted task cost');
 
     const log = second.proc.output();
     assert.match(log, new RegExp(`"task":"${adopted.id}"[^\\n]*"msg":"adopted a task whose submission was cut off`));
-    assert.match(log, new RegExp(`"task":"${failed.id}"[^\\n]*"msg":"a submission cut off by a crash was failed and refunded; the vendor may have created the task`));
+    assert.match(
+      log,
+      new RegExp(`"task":"${failed.id}"[^\\n]*"msg":"a submission cut off by a crash was failed and refunded; the vendor may have created the task`),
+    );
   });
 });

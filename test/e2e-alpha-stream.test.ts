@@ -129,7 +129,9 @@ describe('POST /v1beta/models/{model}:streamGenerateContent?alt=sse on the wire'
     const count = async (status: string) => {
       const res = await fetch(`${h.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
       assert.equal(res.status, 200);
-      const line = (await res.text()).split('\n').find((l) => l.startsWith('gateway_requests_total{') && l.includes('route="alpha-stream-generate-content"') && l.includes(`status="${status}"`));
+      const line = (await res.text())
+        .split('\n')
+        .find((l) => l.startsWith('gateway_requests_total{') && l.includes('route="alpha-stream-generate-content"') && l.includes(`status="${status}"`));
       return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
     };
     const [ok, refused] = [await count('200'), await count('400')];

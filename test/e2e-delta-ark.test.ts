@@ -17,7 +17,7 @@ describe('delta-ark (delta image, delta video 2 and 1.5, assets), end to end', (
   });
   after(() => h.close());
 
-  test('images: b64_json by default, url on request; the bytes are the vendor\'s', async () => {
+  test("images: b64_json by default, url on request; the bytes are the vendor's", async () => {
     const b64 = await h.post('/v1/images/generations', { model: 'delta-img-4-5-251128', prompt: 'a red kite', aspect_ratio: '16:9' });
     assert.equal(b64.status, 200, b64.text);
     assert.equal(b64.json.data.length, 1);
@@ -103,7 +103,10 @@ describe('delta-ark (delta image, delta video 2 and 1.5, assets), end to end', (
     // An asset of another type is refused by the vendor; its message reaches the client.
     const wrong = await h.post('/v1/video/generations', {
       model: 'delta-vid-2-0-260128',
-      content: [{ type: 'text', text: 'x' }, { type: 'audio_url', audio_url: { url: made.json.asset_url }, role: 'reference_audio' }],
+      content: [
+        { type: 'text', text: 'x' },
+        { type: 'audio_url', audio_url: { url: made.json.asset_url }, role: 'reference_audio' },
+      ],
     });
     assert.equal(wrong.status, 400);
     assert.match(wrong.json.error.message, /is of type image, not audio/);
@@ -135,7 +138,10 @@ describe('delta-ark (delta image, delta video 2 and 1.5, assets), end to end', (
     const cases: [unknown, RegExp][] = [
       [{ model: 'delta-vid-1-5-pro_720p', prompt: 'x', duration: 3 }, /duration must be >= 4/],
       [{ model: 'delta-vid-1-5-pro_720p', prompt: 'x', duration: 12 }, /duration must be <= 11/],
-      [{ model: 'delta-vid-1-5-pro_720p', prompt: 'x', images: ['https://img.example/a.png'] }, /mode reference is not supported by the delta video 1.5 family/],
+      [
+        { model: 'delta-vid-1-5-pro_720p', prompt: 'x', images: ['https://img.example/a.png'] },
+        /mode reference is not supported by the delta video 1.5 family/,
+      ],
       [{ model: 'delta-vid-2-0-260128', prompt: 'x', duration: 16 }, /duration must be <= 15/],
     ];
     for (const [body, message] of cases) {

@@ -21,7 +21,7 @@ describe('video tasks on eta-operations, end to end', () => {
   });
   after(() => h.close());
 
-  test('text-to-video: submit → in progress → completed → downloaded (with the channel key) bytes equal the vendor\'s', async () => {
+  test("text-to-video: submit → in progress → completed → downloaded (with the channel key) bytes equal the vendor's", async () => {
     const sub = await h.post('/v1/videos', {
       model: 'eta_3_1',
       prompt: 'a lighthouse at dawn',
@@ -58,13 +58,13 @@ describe('video tasks on eta-operations, end to end', () => {
     const file = await h.get(`/v1/videos/${id}/content`);
     assert.equal(file.status, 200, file.text);
     assert.equal(file.headers.get('content-type'), 'video/mp4');
-    assert.ok(file.bytes.equals(expected), 'the downloaded bytes are the vendor\'s');
+    assert.ok(file.bytes.equals(expected), "the downloaded bytes are the vendor's");
     const part = await h.get(`/v1/videos/${id}/content`, { range: 'bytes=10-19' });
     assert.equal(part.status, 206);
     assert.ok(part.bytes.equals(expected.subarray(10, 20)));
   });
 
-  test('a running operation reports the vendor\'s progressPercent', async () => {
+  test("a running operation reports the vendor's progressPercent", async () => {
     const sub = await h.post('/v1/videos', { model: 'eta_3_1-fast', prompt: 'slow [sim:never]' });
     assert.equal(sub.status, 200, sub.text);
     const running = await h.waitFor(sub.json.id, (t) => t.status === 'in_progress' && t.progress === 50);
@@ -107,7 +107,7 @@ describe('video tasks on eta-operations, end to end', () => {
     assert.ok(file.bytes.equals(h.sims['eta-operations']!.result!(rec!.upstreamId!)!));
   });
 
-  test('a failed operation ends failed with the vendor\'s message and is refunded; a filtered one is content_filtered', async () => {
+  test("a failed operation ends failed with the vendor's message and is refunded; a filtered one is content_filtered", async () => {
     const key = await h.createKey(5);
     const auth = { authorization: `Bearer ${key}` };
     const failed = await h.post('/v1/videos', { model: 'eta_3_1', prompt: 'doomed [sim:fail=render_farm_on_fire]' }, auth);
@@ -130,7 +130,7 @@ describe('video tasks on eta-operations, end to end', () => {
     assert.equal(dl.json.error.code, 'task_not_ready');
   });
 
-  test('refusals before the vendor (URLs, limits, modes) and the vendor\'s own are mapped; nothing is charged', async () => {
+  test("refusals before the vendor (URLs, limits, modes) and the vendor's own are mapped; nothing is charged", async () => {
     const sim = h.sims['eta-operations']!;
     const key = await h.createKey(1);
     const auth = { authorization: `Bearer ${key}` };

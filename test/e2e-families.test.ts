@@ -89,7 +89,7 @@ describe('families of lambda, mu video, beta-prefixed and the pattern-named grou
     assert.ok(sim.stats.requests >= before + 2, 'both went to the upstream');
   });
 
-  test('lambda vendor format: submit → query envelope with our id → succeed → downloaded bytes equal the vendor\'s', async () => {
+  test("lambda vendor format: submit → query envelope with our id → succeed → downloaded bytes equal the vendor's", async () => {
     const sub = await h.post('/lambda/v1/videos/text2video', {
       model_name: 'lambda-3.0',
       prompt: 'a paper boat',
@@ -101,7 +101,7 @@ describe('families of lambda, mu video, beta-prefixed and the pattern-named grou
     assert.equal(sub.status, 200, sub.text);
     assert.equal(sub.json.code, 0);
     const id = sub.json.data.task_id as string;
-    assert.match(id, /^task_[A-Za-z0-9_-]{24}$/, 'our id, never the vendor\'s');
+    assert.match(id, /^task_[A-Za-z0-9_-]{24}$/, "our id, never the vendor's");
     assert.equal(sub.json.data.task_status, 'submitted');
     const rec = (await h.record(id))!;
     assert.ok(rec.upstreamId && rec.upstreamId !== id);
@@ -114,7 +114,7 @@ describe('families of lambda, mu video, beta-prefixed and the pattern-named grou
     assert.equal(body.sound, 'on', "output_config.audio_generation is the vendor's sound");
     assert.equal(body.output_config, undefined, 'the vendor has no output_config');
     assert.equal(body.external_task_id, id);
-    assert.equal(body.callback_url, undefined, 'the gateway polls; the client\'s callback is not forwarded');
+    assert.equal(body.callback_url, undefined, "the gateway polls; the client's callback is not forwarded");
 
     const words = new Set<string>();
     const done = await h.waitFor(
@@ -134,7 +134,7 @@ describe('families of lambda, mu video, beta-prefixed and the pattern-named grou
     assert.ok(!JSON.stringify(done).includes(rec.upstreamId), 'the vendor id never reaches the client');
     const file = await h.get(new URL(video.url).pathname);
     assert.equal(file.status, 200);
-    assert.ok(file.bytes.equals(sim.result!(rec.upstreamId)!), 'the downloaded bytes are the vendor\'s');
+    assert.ok(file.bytes.equals(sim.result!(rec.upstreamId)!), "the downloaded bytes are the vendor's");
   });
 
   test('lambda vendor format: image2video with a data URI goes as raw base64, and a vendor failure reads as failed', async () => {
@@ -156,7 +156,7 @@ describe('families of lambda, mu video, beta-prefixed and the pattern-named grou
     assert.equal(last.data.task_status_msg, 'content_policy');
     assert.equal(last.data.task_result, undefined);
   });
-  test('remix needs the caller\'s own completed video of a model the remix routes take', async () => {
+  test("remix needs the caller's own completed video of a model the remix routes take", async () => {
     const mu = await h.post('/v1/videos', { model: 'mu2.6-t2v:1280*720', prompt: 'a harbour' });
     assert.equal(mu.status, 200, mu.text);
     const early = await h.post(`/v1/videos/${mu.json.id}/remix`, { prompt: 'at night' });

@@ -34,7 +34,13 @@ describe('gamma-volc end to end (signed, asynchronous images and videos)', () =>
   after(() => h.close());
 
   test('image, url: a synchronous answer over the vendor task; ratio and resolution pick the size; the URL serves the vendor bytes', async () => {
-    const res = await h.post('/v1/images/generations', { model: 'gamma-4.5', prompt: 'a red kite', ratio: '16:9', resolution: '1k', image: ['https://example.com/a.png'] });
+    const res = await h.post('/v1/images/generations', {
+      model: 'gamma-4.5',
+      prompt: 'a red kite',
+      ratio: '16:9',
+      resolution: '1k',
+      image: ['https://example.com/a.png'],
+    });
     assert.equal(res.status, 200, res.text);
     assert.equal(typeof res.json.created, 'number');
     assert.equal(res.json.data.length, 1);
@@ -47,7 +53,7 @@ describe('gamma-volc end to end (signed, asynchronous images and videos)', () =>
     assert.deepEqual(sent.image_urls, ['https://example.com/a.png']);
     const file = await fetch(url);
     const bytes = Buffer.from(await file.arrayBuffer());
-    assert.ok(bytes.equals(h.sims['gamma-volc']!.result!(id, 0)!), 'the URL serves the vendor\'s image');
+    assert.ok(bytes.equals(h.sims['gamma-volc']!.result!(id, 0)!), "the URL serves the vendor's image");
   });
 
   test('image, b64_json: every image the vendor made comes back as base64 (default 2048x2048), one vendor call per look', async () => {
@@ -66,7 +72,10 @@ describe('gamma-volc end to end (signed, asynchronous images and videos)', () =>
   });
 
   test('image edit: uploaded files go as raw base64; a size W*H is sent as width and height', async () => {
-    const png = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201a2a1f1c60000000049454e44ae426082', 'hex');
+    const png = Buffer.from(
+      '89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201a2a1f1c60000000049454e44ae426082',
+      'hex',
+    );
     const form = new FormData();
     form.set('model', 'gamma-4.5');
     form.set('prompt', 'make it blue');
@@ -100,8 +109,14 @@ describe('gamma-volc end to end (signed, asynchronous images and videos)', () =>
     assert.equal(h.sims['gamma-volc']!.stats!.submits, before, 'no vendor call');
   });
 
-  test('video: submit → in progress → completed → downloaded bytes equal the vendor\'s; 10 s is 241 frames, 1280x720 is 16:9', async () => {
-    const sub = await h.post('/v1/videos', { model: 'gamma-video-3.0', prompt: 'a paper boat', seconds: '10', size: '1280x720', input_reference: 'https://example.com/first.png' });
+  test("video: submit → in progress → completed → downloaded bytes equal the vendor's; 10 s is 241 frames, 1280x720 is 16:9", async () => {
+    const sub = await h.post('/v1/videos', {
+      model: 'gamma-video-3.0',
+      prompt: 'a paper boat',
+      seconds: '10',
+      size: '1280x720',
+      input_reference: 'https://example.com/first.png',
+    });
     assert.equal(sub.status, 200, sub.text);
     const id = sub.json.id as string;
     assert.equal(sub.json.seconds, '10');
@@ -123,7 +138,13 @@ describe('gamma-volc end to end (signed, asynchronous images and videos)', () =>
   });
 
   test('video reference mode (mode "reference", unified create route) and a failed task refunded', async () => {
-    const ref = await h.post('/v1/video/create', { model: 'gamma-video-2.0', prompt: 'the cat', mode: 'reference', images: ['https://example.com/1.png', 'https://example.com/2.png'], aspect_ratio: '9:16' });
+    const ref = await h.post('/v1/video/create', {
+      model: 'gamma-video-2.0',
+      prompt: 'the cat',
+      mode: 'reference',
+      images: ['https://example.com/1.png', 'https://example.com/2.png'],
+      aspect_ratio: '9:16',
+    });
     assert.equal(ref.status, 200, ref.text);
     const sent = vendorRequest(h, (await h.record(ref.json.id))!.upstreamId!);
     assert.equal(sent.mode, 'reference');
@@ -173,14 +194,23 @@ describe('gamma-volc end to end (signed, asynchronous images and videos)', () =>
     assert.equal(unknownArray.json.data.status, 'not_found');
   });
 
-  test('official routes take the interface\'s names (4.5): req_key gamma-4.5 / gamma-4.0 reach the vendor as its own keys, and GetResult answers under the name submitted', async () => {
-    for (const [name, vendorKey] of [['gamma-4.5', 'gamma_t2i_v45'], ['gamma-4.0', 'gamma_t2i_v40']] as const) {
+  test("official routes take the interface's names (4.5): req_key gamma-4.5 / gamma-4.0 reach the vendor as its own keys, and GetResult answers under the name submitted", async () => {
+    for (const [name, vendorKey] of [
+      ['gamma-4.5', 'gamma_t2i_v45'],
+      ['gamma-4.0', 'gamma_t2i_v40'],
+    ] as const) {
       const sub = await h.post(SUBMIT, { req_key: name, prompt: `official ${name}`, image_urls: ['https://example.com/a.png'], width: 1024, height: 1024 });
       assert.equal(sub.status, 200, sub.text);
       assert.equal(sub.json.code, 10000);
       const id = sub.json.data.task_id as string;
       const upstreamId = (await h.record(id))!.upstreamId!;
-      assert.deepEqual(vendorRequest(h, upstreamId), { req_key: vendorKey, prompt: `official ${name}`, image_urls: ['https://example.com/a.png'], width: 1024, height: 1024 });
+      assert.deepEqual(vendorRequest(h, upstreamId), {
+        req_key: vendorKey,
+        prompt: `official ${name}`,
+        image_urls: ['https://example.com/a.png'],
+        width: 1024,
+        height: 1024,
+      });
       const answer = await resultWhenDone(h, { req_key: name, task_id: id, req_json: '{"return_url":true}' });
       assert.equal(answer.code, 10000);
       assert.deepEqual(answer.data.image_urls, [`${h.url}/gamma/content/${id}`]);

@@ -12,7 +12,7 @@ describe('omni on the unified-passthrough profile, end to end', () => {
   after(() => h.close());
   const sim = () => h.sims['unified-passthrough']!;
 
-  test('first and last frames: submit → in progress → completed → the downloaded MP4 is the upstream\'s video_url', async () => {
+  test("first and last frames: submit → in progress → completed → the downloaded MP4 is the upstream's video_url", async () => {
     const sub = await h.post('/v1/videos', {
       model: 'omni-fast',
       prompt: 'dawn to dusk',
@@ -32,7 +32,7 @@ describe('omni on the unified-passthrough profile, end to end', () => {
     assert.equal(done.video_url, `${h.url}/v1/videos/${id}/content`);
     const file = await h.get(`/v1/videos/${id}/content`);
     assert.equal(file.status, 200);
-    assert.ok(file.bytes.equals(sim().result!(rec!.upstreamId!)!), 'the downloaded bytes are the upstream\'s');
+    assert.ok(file.bytes.equals(sim().result!(rec!.upstreamId!)!), "the downloaded bytes are the upstream's");
   });
 
   test('omni-fast-v2v: a reference video of exactly 15 MB decoded passes, one byte more is refused naming the field, none is refused', async () => {
@@ -61,14 +61,18 @@ describe('omni on the unified-passthrough profile, end to end', () => {
     // Issue 26: 15 MB + 60 bytes as bare base64 (20,971,600 characters) fitted the old bound in characters.
     refused(await submit({ video_url: video(MB15 + 60) }), 'video_url', /decodes to 15,728,700 bytes/);
     // Text that is not base64 cannot be counted, so it is refused as what it is (a line break of MIME base64).
-    refused(await submit({ video: `data:video/mp4;base64,${video(300).replace(/(.{76})/g, '$1\n')}` }), 'video', /is a data URI whose data is not base64 \(a line break at character 77\)/);
+    refused(
+      await submit({ video: `data:video/mp4;base64,${video(300).replace(/(.{76})/g, '$1\n')}` }),
+      'video',
+      /is a data URI whose data is not base64 \(a line break at character 77\)/,
+    );
     const none = await h.post('/v1/videos', { model: 'omni-fast-v2v', prompt: 'restyle' });
     assert.equal(none.status, 400, none.text);
     assert.match(none.json.error.message, /omni-fast-v2v/);
     assert.equal(sim().stats.submits, before + 2, 'refusals made no upstream call');
   });
 
-  test('omni-fast: six images are refused; a failed task ends failed with the upstream\'s code; an odd word keeps it pending', async () => {
+  test("omni-fast: six images are refused; a failed task ends failed with the upstream's code; an odd word keeps it pending", async () => {
     const six = await h.post('/v1/videos', { model: 'omni-fast', prompt: 'x', images: Array.from({ length: 6 }, (_, i) => `https://img.example/${i}.png`) });
     assert.equal(six.status, 400, six.text);
     assert.equal(six.json.error.param, 'images');

@@ -22,7 +22,7 @@ describe('video tasks on beta-native (Token auth, four submit kinds, creations q
     return { rec, sim, body: sim.body as Record<string, unknown> };
   };
 
-  test('unified text: submit → in progress → completed → downloaded bytes equal the vendor\'s', async () => {
+  test("unified text: submit → in progress → completed → downloaded bytes equal the vendor's", async () => {
     const sub = await h.post('/v1/video/generations', {
       model: 'beta-q3-pro',
       prompt: 'a paper boat',
@@ -58,7 +58,11 @@ describe('video tasks on beta-native (Token auth, four submit kinds, creations q
     assert.equal(done.video_url, `${h.url}/v1/videos/${id}/content`);
 
     const after = (await h.record(id))!;
-    assert.deepEqual(after.results.map((r) => r.type), ['video', 'image'], 'the video first, then the cover');
+    assert.deepEqual(
+      after.results.map((r) => r.type),
+      ['video', 'image'],
+      'the video first, then the cover',
+    );
     // The vendor's URLs are signed: the record keeps them whole, or downloads would be refused (403).
     for (const r of after.results) assert.match(r.url!, /\?expires=[0-9]+&sig=[0-9a-f]+$/);
 
@@ -66,7 +70,7 @@ describe('video tasks on beta-native (Token auth, four submit kinds, creations q
     const file = await h.get(`/v1/videos/${id}/content`);
     assert.equal(file.status, 200, file.text);
     assert.equal(file.headers.get('content-type'), 'video/mp4');
-    assert.ok(file.bytes.equals(expected), 'the downloaded bytes are the vendor\'s');
+    assert.ok(file.bytes.equals(expected), "the downloaded bytes are the vendor's");
     const part = await h.get(`/v1/videos/${id}/content`, { range: 'bytes=10-19' });
     assert.equal(part.status, 206);
     assert.ok(part.bytes.equals(expected.subarray(10, 20)));
@@ -130,11 +134,19 @@ describe('video tasks on beta-native (Token auth, four submit kinds, creations q
     assert.deepEqual(body.subjects, [{ id: 'a', images: ['https://img.example/a.png'], voice_id: 'v_a' }]);
   });
 
-  test('unified image, first and last frames, and reference images pick the vendor\'s submit kind', async () => {
+  test("unified image, first and last frames, and reference images pick the vendor's submit kind", async () => {
     const cases: [Record<string, unknown>, string, unknown][] = [
       [{ image: PNG_B64, seconds: '4' }, 'img2video', { images: [`data:image/png;base64,${PNG_B64}`] }],
-      [{ image: 'https://img.example/a.png', metadata: { last_frame_url: 'https://img.example/b.png' } }, 'start-end2video', { images: ['https://img.example/a.png', 'https://img.example/b.png'] }],
-      [{ images: ['https://img.example/1.png', 'https://img.example/2.png'] }, 'reference2video', { images: ['https://img.example/1.png', 'https://img.example/2.png'], subjects: undefined }],
+      [
+        { image: 'https://img.example/a.png', metadata: { last_frame_url: 'https://img.example/b.png' } },
+        'start-end2video',
+        { images: ['https://img.example/a.png', 'https://img.example/b.png'] },
+      ],
+      [
+        { images: ['https://img.example/1.png', 'https://img.example/2.png'] },
+        'reference2video',
+        { images: ['https://img.example/1.png', 'https://img.example/2.png'], subjects: undefined },
+      ],
       [{ input_reference: 'https://img.example/first.png' }, 'img2video', { images: ['https://img.example/first.png'] }],
     ];
     for (const [extra, kind, sent] of cases) {
@@ -171,11 +183,15 @@ describe('video tasks on beta-native (Token auth, four submit kinds, creations q
 
   test('a task the vendor fails ends failed with its reason, and the price is refunded', async () => {
     const key = await h.createKey(5);
-    const sub = await h.post('/beta/ent/v2/reference2video', {
-      model: 'betaq1',
-      subjects: [{ id: 'x', images: ['https://img.example/x.png'] }],
-      prompt: 'doomed [sim:fail=content_policy]',
-    }, { authorization: `Bearer ${key}` });
+    const sub = await h.post(
+      '/beta/ent/v2/reference2video',
+      {
+        model: 'betaq1',
+        subjects: [{ id: 'x', images: ['https://img.example/x.png'] }],
+        prompt: 'doomed [sim:fail=content_policy]',
+      },
+      { authorization: `Bearer ${key}` },
+    );
     assert.equal(sub.status, 200, sub.text);
     const id = sub.json.task_id;
     // The task belongs to the quota key: poll with it.
@@ -215,12 +231,24 @@ describe('video tasks on beta-native (Token auth, four submit kinds, creations q
     const key = await h.createKey(2);
     const auth = { authorization: `Bearer ${key}` };
     // 400: the vendor allows 1 to 10 seconds; the public schema lets betaq1 ask for 12.
-    const bad = await h.post('/beta/ent/v2/reference2video', { model: 'betaq1', subjects: [{ id: 'x', images: ['https://img.example/x.png'] }], duration: 12 }, auth);
+    const bad = await h.post(
+      '/beta/ent/v2/reference2video',
+      { model: 'betaq1', subjects: [{ id: 'x', images: ['https://img.example/x.png'] }], duration: 12 },
+      auth,
+    );
     assert.equal(bad.status, 400, bad.text);
     assert.equal(bad.json.error.code, 'invalid_request');
     assert.equal(bad.json.error.message, 'duration must be an integer from 1 to 10');
     // Four reference images: refused by the beta-prefixed family's limit before the vendor is asked.
-    const four = await h.post('/v1/videos', { model: 'beta-q3-pro', prompt: 'x', images: ['https://a.example/1.png', 'https://a.example/2.png', 'https://a.example/3.png', 'https://a.example/4.png'] }, auth);
+    const four = await h.post(
+      '/v1/videos',
+      {
+        model: 'beta-q3-pro',
+        prompt: 'x',
+        images: ['https://a.example/1.png', 'https://a.example/2.png', 'https://a.example/3.png', 'https://a.example/4.png'],
+      },
+      auth,
+    );
     assert.equal(four.status, 400, four.text);
     assert.equal(four.json.error.message, 'images must have at most 3 items (a limit of the beta-prefixed family)');
     const cases: [string, number, string][] = [

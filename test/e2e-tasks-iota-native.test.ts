@@ -25,7 +25,7 @@ describe('audio tasks on iota-native, end to end', () => {
     throw new Error(`task ${id} never reached the expected state; last record ${JSON.stringify(last)}`);
   }
 
-  test('music: submit → in progress → completed; every file downloads with the vendor\'s bytes', async () => {
+  test("music: submit → in progress → completed; every file downloads with the vendor's bytes", async () => {
     const sub = await h.post('/iota/submit/music', { mv: 'iota-v4.5', prompt: 'a slow piano piece', title: 'Rain', tags: 'piano' });
     assert.equal(sub.status, 200, sub.text);
     assert.equal(sub.json.code, 'success');
@@ -98,7 +98,7 @@ describe('audio tasks on iota-native, end to end', () => {
     assert.equal(dl.json.error.code, 'task_not_ready');
   });
 
-  test('the batch fetch answers the asker\'s tasks in the order asked, unknown and foreign ids left out', async () => {
+  test("the batch fetch answers the asker's tasks in the order asked, unknown and foreign ids left out", async () => {
     const a = (await h.post('/iota/submit/music', { mv: 'iota-v4.5', prompt: 'first' })).json.data as string;
     const b = (await h.post('/iota/submit/lyrics', { mv: 'iota-v4.5', prompt: 'second' })).json.data as string;
     const other = await h.createKey();
@@ -121,7 +121,7 @@ describe('audio tasks on iota-native, end to end', () => {
     assert.equal(bad.json.error.code, 'invalid_request');
   });
 
-  test('a batch of ids none of which is the asker\'s answers an empty list', async () => {
+  test("a batch of ids none of which is the asker's answers an empty list", async () => {
     const r = await h.post('/iota/fetch', { ids: ['task_AAAAAAAAAAAAAAAAAAAAAAAA'] });
     assert.equal(r.status, 200, r.text);
     assert.deepEqual(r.json, { code: 'success', message: '', data: [] });

@@ -18,7 +18,7 @@ describe('video tasks on lambda-native (JWT auth, per-kind query), end to end', 
     return { rec, sim: h.sims['lambda-native']!.tasks!.get(rec.upstreamId)! };
   };
 
-  test('text: submit → in progress → completed → downloaded bytes equal the vendor\'s', async () => {
+  test("text: submit → in progress → completed → downloaded bytes equal the vendor's", async () => {
     const sub = await h.post('/v1/video/generations', { model: 'lambda-3.0', prompt: 'a paper boat', seconds: '8', duration: 5 });
     assert.equal(sub.status, 200, sub.text);
     const id = sub.json.id as string;
@@ -48,7 +48,7 @@ describe('video tasks on lambda-native (JWT auth, per-kind query), end to end', 
     const file = await h.get(`/v1/videos/${id}/content`);
     assert.equal(file.status, 200);
     assert.equal(file.headers.get('content-type'), 'video/mp4');
-    assert.ok(file.bytes.equals(expected), 'the downloaded bytes are the vendor\'s');
+    assert.ok(file.bytes.equals(expected), "the downloaded bytes are the vendor's");
     const part = await h.get(`/v1/videos/${id}/content`, { range: 'bytes=10-19' });
     assert.equal(part.status, 206);
     assert.ok(part.bytes.equals(expected.subarray(10, 20)));

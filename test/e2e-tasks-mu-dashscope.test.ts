@@ -20,7 +20,7 @@ describe('video tasks on mu-dashscope, end to end', () => {
   });
   after(() => h.close());
 
-  test('text-to-video: submit → in progress → completed → downloaded bytes equal the vendor\'s', async () => {
+  test("text-to-video: submit → in progress → completed → downloaded bytes equal the vendor's", async () => {
     const sub = await h.post('/v1/video/generations', {
       model: 'mu2.6-t2v:1920*1080',
       prompt: 'a paper boat',
@@ -56,7 +56,7 @@ describe('video tasks on mu-dashscope, end to end', () => {
     const file = await h.get(`/v1/videos/${id}/content`);
     assert.equal(file.status, 200);
     assert.equal(file.headers.get('content-type'), 'video/mp4');
-    assert.ok(file.bytes.equals(expected), 'the downloaded bytes are the vendor\'s');
+    assert.ok(file.bytes.equals(expected), "the downloaded bytes are the vendor's");
     const part = await h.get(`/v1/videos/${id}/content`, { range: 'bytes=10-19' });
     assert.equal(part.status, 206);
     assert.ok(part.bytes.equals(expected.subarray(10, 20)));

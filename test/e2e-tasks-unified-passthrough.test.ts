@@ -59,8 +59,15 @@ describe('video tasks on unified-passthrough (another gateway of this kind), end
   };
   const submitsOf = () => h.sims[PROFILE]!.stats['submits'] ?? 0;
 
-  test('GV- model: submit → in progress → completed → downloaded bytes equal the upstream\'s', async () => {
-    const sub = await c.post('/v1/video/generations', { model: 'GV-2.1-pro', prompt: 'a paper boat', seconds: '8', duration: 5, size: '1280x720', metadata: { style: 'noir' } });
+  test("GV- model: submit → in progress → completed → downloaded bytes equal the upstream's", async () => {
+    const sub = await c.post('/v1/video/generations', {
+      model: 'GV-2.1-pro',
+      prompt: 'a paper boat',
+      seconds: '8',
+      duration: 5,
+      size: '1280x720',
+      metadata: { style: 'noir' },
+    });
     assert.equal(sub.status, 200, sub.text);
     const id = sub.json.id as string;
     assert.match(id, /^task_[A-Za-z0-9_-]{24}$/);
@@ -69,7 +76,7 @@ describe('video tasks on unified-passthrough (another gateway of this kind), end
     assert.equal(sub.json.status, 'queued');
     assert.equal(sub.json.seconds, '8', 'seconds wins over duration, as upstream');
     const { rec, sim } = await upstreamOf(id);
-    assert.equal(rec.upstreamModel, 'GV-2.1-pro', 'a pattern keeps the client\'s model name');
+    assert.equal(rec.upstreamModel, 'GV-2.1-pro', "a pattern keeps the client's model name");
     assert.equal(sim.model, 'GV-2.1-pro');
     assert.deepEqual(sim.body, { seconds: '8', size: '1280x720' });
 
@@ -82,13 +89,13 @@ describe('video tasks on unified-passthrough (another gateway of this kind), end
     assert.equal(done.progress, 100);
     assert.equal(done.video_url, `${h.url}/v1/videos/${id}/content`);
     const finished = (await h.record(id))!;
-    assert.match(finished.results[0]!.url!, new RegExp(`^${h.sims[PROFILE]!.url}/`), 'the result is the upstream\'s own absolute URL');
+    assert.match(finished.results[0]!.url!, new RegExp(`^${h.sims[PROFILE]!.url}/`), "the result is the upstream's own absolute URL");
     // The upstream's downloads need the key: equal bytes prove the engine signed the request.
     const expected = h.sims[PROFILE]!.result!(rec.upstreamId!)!;
     const file = await h.get(`/v1/videos/${id}/content`);
     assert.equal(file.status, 200);
     assert.equal(file.headers.get('content-type'), 'video/mp4');
-    assert.ok(file.bytes.equals(expected), 'the downloaded bytes are the upstream\'s');
+    assert.ok(file.bytes.equals(expected), "the downloaded bytes are the upstream's");
     assert.ok(!file.bytes.includes(rec.upstreamId!));
     const part = await h.get(`/v1/videos/${id}/content`, { range: 'bytes=10-19' });
     assert.equal(part.status, 206);
@@ -113,7 +120,7 @@ describe('video tasks on unified-passthrough (another gateway of this kind), end
     assert.equal((sim.body as { seconds: string }).seconds, '10');
     const done = await until(c, sub.json.id, (t) => t.status === 'completed' || t.status === 'failed');
     assert.equal(done.status, 'completed', JSON.stringify(done));
-    assert.equal(done.size, '1280x720', 'the upstream\'s size, reported by its query');
+    assert.equal(done.size, '1280x720', "the upstream's size, reported by its query");
     const file = await h.get(`/v1/videos/${sub.json.id}/content`);
     assert.ok(file.bytes.equals(h.sims[PROFILE]!.result!(rec.upstreamId!)!));
     c.assertNoUpstreamId();
@@ -186,7 +193,7 @@ describe('video tasks on unified-passthrough (another gateway of this kind), end
     c.assertNoUpstreamId();
   });
 
-  test('the patterns serve every group\'s prefix; a channel naming a model exactly wins over them', async () => {
+  test("the patterns serve every group's prefix; a channel naming a model exactly wins over them", async () => {
     for (const model of ['beta-x1', 'lambda-9', 'gamma-video-4.0', 'GV-1', 'OS-1', 'mu-7', 'nu-1', 'xi-3.0', 'SV-1', 'JV-1']) {
       const names = channelsForModel(h.snapshot, model).map((ch) => ch.name);
       assert.ok(names.includes(PROFILE), `${model} → ${names.join(',')}`);

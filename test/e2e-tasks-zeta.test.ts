@@ -9,7 +9,7 @@ describe('video tasks on zeta-openai (epsilon video line), end to end', () => {
   });
   after(() => h.close());
 
-  test('submit → in progress → completed → downloaded bytes equal the vendor\'s', async () => {
+  test("submit → in progress → completed → downloaded bytes equal the vendor's", async () => {
     const sub = await h.post('/v1/video/generations', { model: 'epsilon-video-3', prompt: 'a paper boat', seconds: '8', size: '1280x720' });
     assert.equal(sub.status, 200, sub.text);
     const id = sub.json.id as string;
@@ -32,7 +32,7 @@ describe('video tasks on zeta-openai (epsilon video line), end to end', () => {
     const file = await h.get(`/v1/videos/${id}/content`);
     assert.equal(file.status, 200);
     assert.equal(file.headers.get('content-type'), 'video/mp4');
-    assert.ok(file.bytes.equals(expected), 'the downloaded bytes are the vendor\'s');
+    assert.ok(file.bytes.equals(expected), "the downloaded bytes are the vendor's");
     assert.ok(!file.text.includes(rec!.upstreamId!));
     const part = await h.get(`/v1/videos/${id}/content`, { range: 'bytes=10-19' });
     assert.equal(part.status, 206);
@@ -53,10 +53,16 @@ describe('video tasks on zeta-openai (epsilon video line), end to end', () => {
     assert.equal(dl.json.error.code, 'task_not_ready');
   });
 
-  test('another key\'s task answers 404 task_not_found, like a missing one', async () => {
+  test("another key's task answers 404 task_not_found, like a missing one", async () => {
     const sub = await h.post('/v1/video/generations', { model: 'epsilon-video-3', prompt: 'mine' });
     const other = await h.createKey();
-    for (const path of [`/v1/videos/${sub.json.id}`, `/v1/video/generations/${sub.json.id}`, `/v1/videos/${sub.json.id}/content`, '/v1/videos/task_AAAAAAAAAAAAAAAAAAAAAAAA', '/v1/videos/nope']) {
+    for (const path of [
+      `/v1/videos/${sub.json.id}`,
+      `/v1/video/generations/${sub.json.id}`,
+      `/v1/videos/${sub.json.id}/content`,
+      '/v1/videos/task_AAAAAAAAAAAAAAAAAAAAAAAA',
+      '/v1/videos/nope',
+    ]) {
       const r = await h.get(path, { authorization: `Bearer ${other}` });
       assert.equal(r.status, 404, path);
       assert.equal(r.json.error.code, 'task_not_found');
@@ -96,7 +102,7 @@ describe('zeta-openai: a status query that answers 404 once never loses a task',
     return (await h.store.ledger(token.id, null, 1000)).filter((e) => e.kind === 'refund' && e.ref === taskId).length;
   }
 
-  test('a proxy\'s 404 page, then a vendor 404 of another code: retried, the task completes, downloads and stays charged', async () => {
+  test("a proxy's 404 page, then a vendor 404 of another code: retried, the task completes, downloads and stays charged", async () => {
     const key = await h.createKey(5);
     const auth = { authorization: `Bearer ${key}` };
     const sim = h.sims['zeta-openai']!;
@@ -108,18 +114,18 @@ describe('zeta-openai: a status query that answers 404 once never loses a task',
     sim.faults.push('proxy:404', '404');
     const end = await h.waitFor(id, (t) => t.status === 'completed' || t.status === 'failed', { key });
     assert.equal(end.status, 'completed', `ended ${end.status}: ${JSON.stringify(end.error)}`);
-    assert.equal(sim.faults.length, 0, 'both 404s were answered to the task\'s queries');
+    assert.equal(sim.faults.length, 0, "both 404s were answered to the task's queries");
     const rec = (await h.record(id))!;
     const file = await h.get(`/v1/videos/${id}/content`, auth);
     assert.equal(file.status, 200);
-    assert.ok(file.bytes.equals(sim.result!(rec.upstreamId!)!), 'the vendor\'s video');
+    assert.ok(file.bytes.equals(sim.result!(rec.upstreamId!)!), "the vendor's video");
     const token = (await h.store.listTokens()).find((t) => t.quota === 5)!;
     assert.equal(token.used, 1, 'charged for the video');
     assert.equal(rec.refunded, false);
     assert.equal(await refundsOf(5, id), 0, 'never refunded');
   });
 
-  test('the vendor\'s own video_not_found fails the task as task_lost only after lost_after_ms (300 ms here), refunded once', async () => {
+  test("the vendor's own video_not_found fails the task as task_lost only after lost_after_ms (300 ms here), refunded once", async () => {
     h.sims['zeta-openai']!.faults.splice(0); // whatever a failed test before left queued
     const key = await h.createKey(7);
     const sub = await h.post('/v1/videos', { model: 'epsilon-video-3', prompt: 'forgotten [sim:never]' }, { authorization: `Bearer ${key}` });

@@ -24,7 +24,7 @@ describe('video tasks on theta-native, end to end', () => {
   });
   after(() => h.close());
 
-  test('theta-H3 on /v1/video/create: submit → in progress → completed (query, then file retrieve) → downloaded bytes equal the vendor\'s', async () => {
+  test("theta-H3 on /v1/video/create: submit → in progress → completed (query, then file retrieve) → downloaded bytes equal the vendor's", async () => {
     const sim = h.sims['theta-native']!;
     const retrievesBefore = sim.stats!.retrieves!;
     const sub = await h.post('/v1/video/create', { model: 'theta-H3', prompt: 'a lighthouse at dawn', size: '768P', metadata: { aigc_watermark: false } });
@@ -35,10 +35,14 @@ describe('video tasks on theta-native, end to end', () => {
     assert.equal(sub.json.seconds, '5');
     assert.deepEqual(await vendorBody(h, id), { model: 'theta-H3', prompt: 'a lighthouse at dawn', duration: 5, resolution: '768P', aigc_watermark: false });
     const seen = new Set<string>();
-    const done = await h.waitFor(id, (t) => {
-      seen.add(t.status);
-      return t.status === 'completed';
-    }, { path: (x) => `/v1/video/query?id=${x}` });
+    const done = await h.waitFor(
+      id,
+      (t) => {
+        seen.add(t.status);
+        return t.status === 'completed';
+      },
+      { path: (x) => `/v1/video/query?id=${x}` },
+    );
     assert.ok(seen.has('queued') || seen.has('in_progress'));
     assert.equal(done.progress, 100);
     assert.equal(done.video_url, `${h.url}/v1/videos/${id}/content`);
@@ -49,7 +53,7 @@ describe('video tasks on theta-native, end to end', () => {
     const file = await h.get(`/v1/videos/${id}/content`);
     assert.equal(file.status, 200);
     assert.equal(file.headers.get('content-type'), 'video/mp4');
-    assert.ok(file.bytes.equals(expected), 'the downloaded bytes are the vendor\'s');
+    assert.ok(file.bytes.equals(expected), "the downloaded bytes are the vendor's");
     const part = await h.get(`/v1/videos/${id}/content`, { range: 'bytes=4-11' });
     assert.equal(part.status, 206);
     assert.ok(part.bytes.equals(expected.subarray(4, 12)));
@@ -92,11 +96,21 @@ describe('video tasks on theta-native, end to end', () => {
 
   test('xi-2.3 is served by the theta-native channel (an exact channel wins over xi-*); references are discouraged with a Warning', async () => {
     const submits = h.sims['theta-native']!.stats!.submits!;
-    const sub = await h.post('/v1/videos', { model: 'xi-2.3', prompt: 'the cat', images: ['https://img.example.com/a.png', 'https://img.example.com/b.png', 'https://img.example.com/c.png'] });
+    const sub = await h.post('/v1/videos', {
+      model: 'xi-2.3',
+      prompt: 'the cat',
+      images: ['https://img.example.com/a.png', 'https://img.example.com/b.png', 'https://img.example.com/c.png'],
+    });
     assert.equal(sub.status, 200, sub.text);
     assert.match(sub.headers.get('warning') ?? '', /not recommended for the xi family/);
     assert.equal(h.sims['theta-native']!.stats!.submits!, submits + 1);
-    assert.deepEqual(await vendorBody(h, sub.json.id), { model: 'xi-2.3', prompt: 'the cat', duration: 6, resolution: '768P', first_frame_image: 'https://img.example.com/a.png' });
+    assert.deepEqual(await vendorBody(h, sub.json.id), {
+      model: 'xi-2.3',
+      prompt: 'the cat',
+      duration: 6,
+      resolution: '768P',
+      first_frame_image: 'https://img.example.com/a.png',
+    });
     await h.waitFor(sub.json.id, (t) => t.status === 'completed');
   });
 
@@ -130,7 +144,7 @@ describe('video tasks on theta-native, end to end', () => {
     assert.notEqual((await h.record(rec.id))!.results[0]!.url, spoilt, 'the fresh URL is stored');
   });
 
-  test('the vendor\'s own refusal (HTTP 200, base_resp 1002) is too_many_requests and gives the client no task', async () => {
+  test("the vendor's own refusal (HTTP 200, base_resp 1002) is too_many_requests and gives the client no task", async () => {
     const res = await h.post('/v1/video/generations', { model: 'theta-H3', prompt: 'a kite [sim:fault=code:1002]' });
     assert.equal(res.status, 429, res.text);
     assert.equal(res.json.code, 'too_many_requests');
@@ -146,7 +160,7 @@ describe('video tasks on theta-native, end to end', () => {
     assert.equal(res.json.error.code, 'invalid_request');
     assert.match(res.json.error.message, /768P/);
     assert.ok(res.json.error.message.includes(sub.json.id), 'the message names our task id');
-    assert.ok(!res.json.error.message.includes(source.upstreamId!), 'not the vendor\'s');
+    assert.ok(!res.json.error.message.includes(source.upstreamId!), "not the vendor's");
   });
 
   test('a real HTTP 429 of the vendor is too_many_requests', async () => {
@@ -156,7 +170,7 @@ describe('video tasks on theta-native, end to end', () => {
   });
 });
 
-describe('theta-native download URLs expire after an hour of the vendor\'s clock', () => {
+describe("theta-native download URLs expire after an hour of the vendor's clock", () => {
   let sim: Simulator;
   let store: Store;
   let gateway: Gateway;

@@ -23,7 +23,7 @@ describe('zeta-openai images and epsilon video, end to end', () => {
   after(() => h.close());
   const sim = () => h.sims['zeta-openai']!;
 
-  test('zeta image 2 at 16:9 asked as url: the closest official size is generated, and the vendor\'s base64 comes back as a gateway link serving the PNG', async () => {
+  test("zeta image 2 at 16:9 asked as url: the closest official size is generated, and the vendor's base64 comes back as a gateway link serving the PNG", async () => {
     const r = await h.post('/v1/images/generations', { model: 'zeta-image-2', prompt: 'a red kite', size: '16:9', response_format: 'url' });
     assert.equal(r.status, 200, r.text);
     assert.equal(r.json.data.length, 1);
@@ -38,7 +38,7 @@ describe('zeta-openai images and epsilon video, end to end', () => {
 
     const inline = await h.post('/v1/images/generations', { model: 'zeta-image-2', prompt: 'a red kite', size: '3:2' });
     assert.equal(inline.status, 200, inline.text);
-    assert.equal(inline.json.data[0].url, undefined, 'no response_format: the vendor\'s own base64');
+    assert.equal(inline.json.data[0].url, undefined, "no response_format: the vendor's own base64");
     assert.deepEqual(pngSize(Buffer.from(inline.json.data[0].b64_json, 'base64')), [1536 / 16, 1024 / 16]);
   });
 
@@ -116,7 +116,7 @@ describe('zeta-openai images and epsilon video, end to end', () => {
     assert.match(bad.json.error.message, /epsilon-video-3-max/);
   });
 
-  test('multipart with several input_reference files, then a remix of the result: both complete and download the vendor\'s bytes', async () => {
+  test("multipart with several input_reference files, then a remix of the result: both complete and download the vendor's bytes", async () => {
     const form = new FormData();
     form.append('model', 'epsilon-video-3');
     form.append('prompt', 'the two of them');
@@ -138,14 +138,14 @@ describe('zeta-openai images and epsilon video, end to end', () => {
     assert.notEqual(remix.json.id, sub.id);
     assert.equal(remix.json.model, 'epsilon-video-3');
     const remixRec = await h.record(remix.json.id);
-    assert.equal(remixRec!.channel, rec!.channel, 'the remix runs on the source\'s channel');
+    assert.equal(remixRec!.channel, rec!.channel, "the remix runs on the source's channel");
     const vendorRemix = sim().tasks!.get(remixRec!.upstreamId!)!;
     assert.equal((vendorRemix.body as { remixOf: string }).remixOf, rec!.upstreamId);
     const done = await h.waitFor(remix.json.id, (t) => t.status === 'completed', { path: (id) => `/v1/video/query?id=${id}` });
     assert.equal(done.seconds, '8');
     const file = await h.get(`/v1/videos/${remix.json.id}/content`);
     assert.equal(file.status, 200);
-    assert.ok(file.bytes.equals(sim().result!(remixRec!.upstreamId!)!), 'the downloaded bytes are the vendor\'s');
+    assert.ok(file.bytes.equals(sim().result!(remixRec!.upstreamId!)!), "the downloaded bytes are the vendor's");
   });
 
   test('pictures as the vendor takes them: one URL as input_reference[image_url], inline ones as files; a URL among several is refused before the vendor', async () => {
@@ -155,7 +155,12 @@ describe('zeta-openai images and epsilon video, end to end', () => {
     assert.equal((sim().tasks!.get(rec!.upstreamId!)!.body as { references: number }).references, 1, 'the URL reached the vendor');
 
     const inline = `data:image/png;base64,${makePng(16, 9, 3).toString('base64')}`;
-    const firstLast = await h.post('/v1/video/generations', { model: 'epsilon-video-3', prompt: 'dawn to dusk', image: inline, metadata: { last_frame_url: makePng(16, 9, 4).toString('base64') } });
+    const firstLast = await h.post('/v1/video/generations', {
+      model: 'epsilon-video-3',
+      prompt: 'dawn to dusk',
+      image: inline,
+      metadata: { last_frame_url: makePng(16, 9, 4).toString('base64') },
+    });
     assert.equal(firstLast.status, 200, firstLast.text);
     const rec2 = await h.record(firstLast.json.id);
     assert.equal((sim().tasks!.get(rec2!.upstreamId!)!.body as { references: number }).references, 2, 'a data URI and bare base64, two files');
@@ -168,7 +173,7 @@ describe('zeta-openai images and epsilon video, end to end', () => {
     assert.equal(sim().stats.submits, before, 'no vendor call');
   });
 
-  test('a failed epsilon video ends failed with the vendor\'s reason', async () => {
+  test("a failed epsilon video ends failed with the vendor's reason", async () => {
     const sub = await h.post('/v1/video/generations', { model: 'epsilon-video-3', prompt: 'doomed [sim:fail=content_policy]' });
     assert.equal(sub.status, 200, sub.text);
     const last = await h.waitFor(sub.json.id, (t) => t.status === 'failed' || t.status === 'completed');

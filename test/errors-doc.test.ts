@@ -14,7 +14,12 @@ test('the README error table and the error catalogue agree row for row', () => {
     .split('\n')
     .slice(2)
     .filter((_, i, all) => all.slice(0, i + 1).every((l) => l.startsWith('|')))
-    .map((l) => l.split('|').slice(1, -1).map((c) => c.trim()));
+    .map((l) =>
+      l
+        .split('|')
+        .slice(1, -1)
+        .map((c) => c.trim()),
+    );
   const documented = rows.map(([code, status, shape, when]) => ({ code: code!.replace(/`/g, ''), status: Number(status), shape, when }));
   const actual = Object.entries(catalogue).map(([code, e]) => ({ code, status: e.status, shape: e.shape, when: e.when }));
   assert.deepEqual(documented, actual);

@@ -220,7 +220,9 @@ describe('a vendor added as configuration only', () => {
     const paths = openApiDocument(snapshot).paths as Record<string, Record<string, { 'x-models'?: string[] }>>;
     assert.ok(paths['/v1/videos']!.post!['x-models']!.includes(KITCHEN_MODEL));
     assert.ok(paths['/v1/video/generations']!.post!['x-models']!.includes(KITCHEN_MODEL));
-    const row = renderCatalogue(snapshot).split('\n').find((l) => l.startsWith('| kitchen video |'));
+    const row = renderCatalogue(snapshot)
+      .split('\n')
+      .find((l) => l.startsWith('| kitchen video |'));
     assert.ok(row, 'the catalogue has a row for the kitchen family');
     assert.ok(row.includes('`POST /v1/videos`') && row.includes('`POST /v1/video/generations`'), row);
   });
@@ -250,7 +252,10 @@ describe('a vendor added as configuration only', () => {
   });
 
   test('asked for a URL, the raw image is a stored result behind a gateway link (the shipped route links data/*/url)', async () => {
-    const res = await call('/v1/images/generations', { method: 'POST', body: JSON.stringify({ model: PAINTER_MODEL, prompt: 'a plum', response_format: 'url' }) });
+    const res = await call('/v1/images/generations', {
+      method: 'POST',
+      body: JSON.stringify({ model: PAINTER_MODEL, prompt: 'a plum', response_format: 'url' }),
+    });
     const answer = (await res.json()) as { data: { url: string }[] };
     assert.equal(res.status, 200, JSON.stringify(answer));
     assert.match(answer.data[0]!.url, /\/v1\/links\/[A-Za-z0-9_-]{32}$/);

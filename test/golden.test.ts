@@ -36,8 +36,17 @@ test('golden cases: an answer scripted two ways, or bytes that are not base64, f
     mkdirSync(join(dir, 'alpha-native'));
     const request = { method: 'POST', path: '/v1beta/models/alpha-3-pro-image-preview:generateContent', body: {} };
     const response = { status: 200, body: {} };
-    writeFileSync(join(dir, 'alpha-native/two-bodies.yaml'), stringify({ description: 'd', request, upstream_response: { status: 200, body: {}, body_base64: 'iVBORw==' }, upstream: null, response }));
-    const step = { request, upstream_response: { status: 200, raw_body: '' }, upstream: null, response, then: [{ upstream_response: { status: 200, body_base64: 'not base64!' }, upstream: null }] };
+    writeFileSync(
+      join(dir, 'alpha-native/two-bodies.yaml'),
+      stringify({ description: 'd', request, upstream_response: { status: 200, body: {}, body_base64: 'iVBORw==' }, upstream: null, response }),
+    );
+    const step = {
+      request,
+      upstream_response: { status: 200, raw_body: '' },
+      upstream: null,
+      response,
+      then: [{ upstream_response: { status: 200, body_base64: 'not base64!' }, upstream: null }],
+    };
     writeFileSync(join(dir, 'alpha-native/not-base64.yaml'), stringify({ description: 'd', steps: [step] }));
     const results = await runGolden(PROJECT_ROOT, dir);
     assert.deepEqual(

@@ -54,7 +54,10 @@ describe('official @google/genai client against the gateway', () => {
     try {
       return await ai.models.generateContent(params);
     } catch (err) {
-      const last = sent.slice(from).map((s) => `${s.method} ${s.url}\n${s.body.slice(0, 2000)}`).join('\n');
+      const last = sent
+        .slice(from)
+        .map((s) => `${s.method} ${s.url}\n${s.body.slice(0, 2000)}`)
+        .join('\n');
       throw new Error(`the gateway refused the official client: ${(err as Error).message}\nclient sent:\n${last}`, { cause: err });
     }
   }
@@ -151,7 +154,11 @@ describe('official @google/genai client against the gateway', () => {
   // them, but refusing what the official client sends would break its users; the schema accepts
   // them (still refusing unknown fields) and they pass through to the vendor.
   test('systemInstruction, as the client sends it, is accepted', async () => {
-    const res = await generate(client(h.key), { model: MODEL, contents: 'a cat', config: { imageConfig: { aspectRatio: '1:1' }, systemInstruction: 'be nice' } });
+    const res = await generate(client(h.key), {
+      model: MODEL,
+      contents: 'a cat',
+      config: { imageConfig: { aspectRatio: '1:1' }, systemInstruction: 'be nice' },
+    });
     pngOf(res);
   });
 
@@ -181,8 +188,8 @@ describe('official @google/genai client against the gateway', () => {
 
   test('a wrong key makes the client throw an ApiError with status 401', async () => {
     const from = sent.length;
-    const err = await client('gw-not-a-real-key').models
-      .generateContent({ model: MODEL, contents: 'a cat', config: { responseModalities: ['IMAGE'], imageConfig: { aspectRatio: '1:1' } } })
+    const err = await client('gw-not-a-real-key')
+      .models.generateContent({ model: MODEL, contents: 'a cat', config: { responseModalities: ['IMAGE'], imageConfig: { aspectRatio: '1:1' } } })
       .then(
         () => assert.fail('the client did not throw'),
         (e: unknown) => e,
@@ -208,7 +215,10 @@ describe('official @google/genai client against the gateway', () => {
       try {
         for await (const chunk of await ai.models.generateContentStream(p)) chunks.push(chunk);
       } catch (err) {
-        const last = sent.slice(from).map((s) => `${s.method} ${s.url}\n${s.body.slice(0, 2000)}`).join('\n');
+        const last = sent
+          .slice(from)
+          .map((s) => `${s.method} ${s.url}\n${s.body.slice(0, 2000)}`)
+          .join('\n');
         throw new Error(`the gateway refused the official client's stream: ${(err as Error).message}\nclient sent:\n${last}`, { cause: err });
       }
       return { chunks, requests: sent.slice(from) };
@@ -260,7 +270,10 @@ describe('official @google/genai client against the gateway', () => {
       const token = await tokenOf(key);
       await stream(client(key), params({ imageConfig: { aspectRatio: '1:1', imageSize: '2K' } }));
       // 2K is 2 units (channels.yaml prices, alpha-*).
-      assert.deepEqual((await h.store.ledger(token, null, 10)).map((e) => [e.kind, e.amount]), [['debit', 2]]);
+      assert.deepEqual(
+        (await h.store.ledger(token, null, 10)).map((e) => [e.kind, e.amount]),
+        [['debit', 2]],
+      );
 
       h.sim.faults.length = 0;
       h.sim.faults.push('429');

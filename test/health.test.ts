@@ -33,7 +33,10 @@ const ADMIN = 'admin-health';
 const GENERATE = '/v1beta/models/alpha-3-pro-image-preview:generateContent';
 /** An alpha body whose prompt asks the simulator for a fault (src/sim/faults.ts). */
 const body = (fault: string) =>
-  JSON.stringify({ contents: [{ role: 'user', parts: [{ text: `a lighthouse [sim:fault=${fault}]` }] }], generationConfig: { responseModalities: ['IMAGE'], imageConfig: { aspectRatio: '1:1', imageSize: '1K' } } });
+  JSON.stringify({
+    contents: [{ role: 'user', parts: [{ text: `a lighthouse [sim:fault=${fault}]` }] }],
+    generationConfig: { responseModalities: ['IMAGE'], imageConfig: { aspectRatio: '1:1', imageSize: '1K' } },
+  });
 
 /** A gateway in this process whose log lines are kept. */
 async function gatewayWith(sim: Simulator, opts: { store?: (s: Store) => Store; drainMs?: number } = {}) {
@@ -117,7 +120,9 @@ describe('probes', () => {
 
   test('a store found away: requests are refused at once with 503 store_unavailable, one log line and gateway_store_up 0; back, they are served and it says so once', async () => {
     let away = false;
-    const g = await gatewayWith(sim, { store: (s) => new StoreGuard({ ...s, ping: () => (away ? Promise.reject(new Error('connect ECONNREFUSED')) : s.ping()) }).guarded() });
+    const g = await gatewayWith(sim, {
+      store: (s) => new StoreGuard({ ...s, ping: () => (away ? Promise.reject(new Error('connect ECONNREFUSED')) : s.ping()) }).guarded(),
+    });
     const admin = { authorization: `Bearer ${ADMIN}` };
     const generate = () => fetch(`${g.gateway.url()}${GENERATE}`, { method: 'POST', headers: g.headers, body: body('none').replace(' [sim:fault=none]', '') });
     try {
@@ -214,7 +219,11 @@ describe('graceful shutdown', () => {
     try {
       const key = runCli(['tokens', 'create', '--group', 'default'], { GATEWAY_DB: join(dir, 'gateway.db') }).stdout.trim();
       const reached = simReceives(1);
-      const call = fetch(`${base}${GENERATE}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body('slow-headers:500') });
+      const call = fetch(`${base}${GENERATE}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: body('slow-headers:500'),
+      });
       await reached;
       const exited = proc.stop('SIGTERM');
       const res = await call;

@@ -74,7 +74,16 @@ describe('real gateway processes under hostile bodies', () => {
 
   /** A gateway process on its own store file, with a token of the default group. */
   async function gateway(name: string, extra: Record<string, string> = {}): Promise<{ proc: Running; base: string }> {
-    const env = { ...simEnv, GATEWAY_DB: join(dir, `${name}.db`), GATEWAY_CONFIG_DIR: PROJECT_ROOT, GATEWAY_WATCH: '0', HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...extra };
+    const env = {
+      ...simEnv,
+      GATEWAY_DB: join(dir, `${name}.db`),
+      GATEWAY_CONFIG_DIR: PROJECT_ROOT,
+      GATEWAY_WATCH: '0',
+      HOST: '127.0.0.1',
+      PORT: '0',
+      LOG_LEVEL: 'info',
+      ...extra,
+    };
     const created = runCli(['tokens', 'create', '--group', 'default', '--name', name], env);
     assert.equal(created.status, 0, created.stderr);
     key = created.stdout.trim();
@@ -150,7 +159,14 @@ describe('real gateway processes under hostile bodies', () => {
           const path = i % 2 === 0 ? ALPHA : '/v1/images/edits';
           const type = i % 2 === 0 ? 'application/json' : 'multipart/form-data; boundary=XB';
           await new Promise<void>((resolve) => {
-            const req = request({ host: '127.0.0.1', port, path, method: 'POST', agent: false, headers: { authorization: `Bearer ${key}`, 'content-type': type, 'content-length': String(MB) } });
+            const req = request({
+              host: '127.0.0.1',
+              port,
+              path,
+              method: 'POST',
+              agent: false,
+              headers: { authorization: `Bearer ${key}`, 'content-type': type, 'content-length': String(MB) },
+            });
             req.on('error', () => resolve());
             req.on('response', () => resolve());
             req.write(i % 2 === 0 ? '{"contents":[{"parts":[{"text":"' : validMultipart('zeta-image-1').slice(0, 120), () => setImmediate(() => req.destroy()));
@@ -194,7 +210,10 @@ describe('real gateway processes under hostile bodies', () => {
         arrived++;
         allInPlace.check();
         await opened;
-        const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !['host', 'content-length', 'connection'].includes(k))) as Record<string, string>;
+        const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !['host', 'content-length', 'connection'].includes(k))) as Record<
+          string,
+          string
+        >;
         const answer = await fetch(`${alpha.url}${url.pathname}${url.search}`, { method: req.method, headers, body });
         const text = Buffer.from(await answer.arrayBuffer());
         res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json', 'content-length': text.length });
@@ -257,7 +276,15 @@ describe('real gateway processes under hostile bodies', () => {
       const continued = await send(gw.base, ALPHA, { ...headers, expect: '100-continue' }, body);
       assert.equal(continued.status, 200, continued.text.slice(0, 200));
       // A body larger than the whole budget can never fit: 413, not a 503 to retry for ever.
-      const huge = await sendStreaming('127.0.0.1', port, ALPHA, { ...headers, 'content-length': String(FITS * BODY + BODY) }, FITS * BODY + BODY, 256 * 1024, 30_000);
+      const huge = await sendStreaming(
+        '127.0.0.1',
+        port,
+        ALPHA,
+        { ...headers, 'content-length': String(FITS * BODY + BODY) },
+        FITS * BODY + BODY,
+        256 * 1024,
+        30_000,
+      );
       expectError(huge.answer, 'payload_too_large', 'larger than the budget');
 
       // 97 of the bodies were never held: the process stayed far below what 100 of them take (~24 MB each).

@@ -29,7 +29,9 @@ before(async () => {
     req.on('end', () => {
       received.push(Buffer.concat(chunks));
       const answer = {
-        candidates: [{ content: { role: 'model', parts: [{ text: 'here' }, { inlineData: { mimeType: 'image/png', data: ANSWERED } }] }, finishReason: 'STOP', index: 0 }],
+        candidates: [
+          { content: { role: 'model', parts: [{ text: 'here' }, { inlineData: { mimeType: 'image/png', data: ANSWERED } }] }, finishReason: 'STOP', index: 0 },
+        ],
         usageMetadata: { promptTokenCount: 300, candidatesTokenCount: 1290, totalTokenCount: 1590 },
         modelVersion: MODEL,
       };

@@ -86,7 +86,10 @@ describe('loading', () => {
     const env = { ALPHA_BASE_URL: 'http://127.0.0.1:9', ALPHA_API_KEY: 'k' };
     const { snapshot, issues } = loadConfig(PROJECT_ROOT, { env });
     assert.ok(snapshot, issues.map(formatIssue).join('\n'));
-    assert.deepEqual(snapshot.channels.map((c) => c.name), ['alpha-primary']);
+    assert.deepEqual(
+      snapshot.channels.map((c) => c.name),
+      ['alpha-primary'],
+    );
     const epsilon = snapshot.leftOut.find((c) => c.name === 'epsilon-video');
     assert.deepEqual(epsilon && { reason: epsilon.reason, unset: epsilon.unset }, { reason: 'unset_env', unset: ['EPSILON_BASE_URL', 'EPSILON_API_KEY'] });
     assert.match(epsilon!.at, /^channels\.yaml:\d+$/);
@@ -156,7 +159,10 @@ describe('a real gateway with one vendor key', () => {
         channels: { name: string }[];
         left_out: { name: string; reason: string; unset: string[]; at: string }[];
       };
-      assert.deepEqual(channels.channels.map((c) => c.name), ['alpha-primary']);
+      assert.deepEqual(
+        channels.channels.map((c) => c.name),
+        ['alpha-primary'],
+      );
       const epsilon = channels.left_out.find((c) => c.name === 'epsilon-video');
       assert.deepEqual(epsilon && { reason: epsilon.reason, unset: epsilon.unset }, { reason: 'unset_env', unset: ['EPSILON_BASE_URL', 'EPSILON_API_KEY'] });
       assert.match(epsilon!.at, /^channels\.yaml:\d+$/);

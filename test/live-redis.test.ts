@@ -29,7 +29,14 @@ if (redisUrl) {
   const opened: RedisLive[] = [];
   after(() => Promise.all(opened.map((l) => l.close())));
   const open = async (prefix: string, replica: string, extra: { slotLeaseMs?: number; url?: string; metrics?: Metrics } = {}) => {
-    const live = await RedisLive.open({ url: extra.url ?? redisUrl, prefix, replica, log: silentLogger(), metrics: extra.metrics ?? new Metrics(), slotLeaseMs: extra.slotLeaseMs });
+    const live = await RedisLive.open({
+      url: extra.url ?? redisUrl,
+      prefix,
+      replica,
+      log: silentLogger(),
+      metrics: extra.metrics ?? new Metrics(),
+      slotLeaseMs: extra.slotLeaseMs,
+    });
     opened.push(live);
     return live;
   };
@@ -92,7 +99,10 @@ if (redisUrl) {
     a.publish({ t: 'breaker', channel: 'ch', state: 'open', openedAt: Date.now(), retryAt });
     a.publish({ t: 'token', keyHash: 'abc' });
     await until('b to hear both', () => seenByB.length >= 2);
-    assert.deepEqual(seenByB.map((e) => e.t), ['breaker', 'token']);
+    assert.deepEqual(
+      seenByB.map((e) => e.t),
+      ['breaker', 'token'],
+    );
     assert.equal(seenByA.length, 0, 'a does not hear itself');
     const kept = await b.openBreakers(['ch', 'other']);
     assert.deepEqual([...kept.keys()], ['ch']);
@@ -104,7 +114,13 @@ if (redisUrl) {
     a.announce(() => ({ replica: 'a', generation: 3, version: 'v1', loadedAt: new Date(0).toISOString(), lastReloadOk: true }));
     b.announce(() => ({ replica: 'b', generation: 1, version: 'v2', loadedAt: new Date(0).toISOString(), lastReloadOk: null }));
     const replicas = await until('both announcements', async () => ((await a.replicas())?.length === 2 ? a.replicas() : null));
-    assert.deepEqual(replicas!.map((r) => [r.replica, r.version, r.generation]), [['a', 'v1', 3], ['b', 'v2', 1]]);
+    assert.deepEqual(
+      replicas!.map((r) => [r.replica, r.version, r.generation]),
+      [
+        ['a', 'v1', 3],
+        ['b', 'v2', 1],
+      ],
+    );
   });
 
   test('redis: two routing states share a channel limit, and a breaker opened on one opens on the other', async () => {
@@ -113,7 +129,10 @@ if (redisUrl) {
     const alpha = base.channelsByName.get('alpha-primary')!;
     const channel = { ...alpha, maxConcurrency: 1, breaker: { ...alpha.breaker, enabled: true, consecutiveFailures: 1, cooldownMs: 60_000 } };
     const snapshot: Snapshot = { ...base, channels: [channel], channelsByName: new Map([[channel.name, channel]]) };
-    const [one, two] = [new RoutingState(new Metrics(), () => snapshot, Date.now, await open(prefix, 'one')), new RoutingState(new Metrics(), () => snapshot, Date.now, await open(prefix, 'two'))];
+    const [one, two] = [
+      new RoutingState(new Metrics(), () => snapshot, Date.now, await open(prefix, 'one')),
+      new RoutingState(new Metrics(), () => snapshot, Date.now, await open(prefix, 'two')),
+    ];
     const slot = await one.enter(channel);
     assert.ok(!('reason' in slot));
     assert.deepEqual(await two.enter(channel), { reason: 'saturated' }, 'max_concurrency 1 across both');
@@ -163,7 +182,10 @@ if (redisUrl) {
       assert.match(r.stderr, /the replicas were told through Redis/);
       const event = await until('the token event', () => heard.find((e) => e.t === 'token'));
       assert.deepEqual(event, { t: 'token', keyHash: hashKey(key) });
-      assert.ok(((await replica.replicas()) ?? []).every((x) => x.replica !== 'cli'), 'the CLI does not announce itself as a replica');
+      assert.ok(
+        ((await replica.replicas()) ?? []).every((x) => x.replica !== 'cli'),
+        'the CLI does not announce itself as a replica',
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -130,7 +130,10 @@ test('many concurrent requests whose mappings run in jsonata all succeed while t
   assert.equal(served, REQUESTS);
   assert.ok(busyRounds > 10, `the process was kept busy during the run (${busyRounds} busy rounds)`);
   const op = g.snapshot.profiles.get('echo')!.operations.get('echo')!;
-  for (const [what, m] of [['request', op.request.body!], ['response', op.response.body]] as const) {
+  for (const [what, m] of [
+    ['request', op.request.body!],
+    ['response', op.response.body],
+  ] as const) {
     assert.equal(m.fast, false, `the ${what} mapping is left to jsonata`);
     assert.equal(m.stats.jsonata, REQUESTS, `jsonata evaluated the ${what} mapping of every request`);
   }

@@ -23,7 +23,10 @@ const ALPHA_PATH = `/v1beta/models/${ALPHA_MODEL}:generateContent`;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 
-const alphaBody = (prompt: string) => ({ contents: [{ role: 'user', parts: [{ text: prompt }] }], generationConfig: { imageConfig: {}, responseModalities: ['IMAGE'] } });
+const alphaBody = (prompt: string) => ({
+  contents: [{ role: 'user', parts: [{ text: prompt }] }],
+  generationConfig: { imageConfig: {}, responseModalities: ['IMAGE'] },
+});
 
 /** A log line as pino writes it. */
 type Line = Record<string, unknown> & { msg: string; level: number };
@@ -50,7 +53,12 @@ function heard(sims: Readonly<Record<string, Simulator>>, requestId: string): (H
 const accessLines = (lines: Line[], requestId: string) => lines.filter((l) => l.msg === 'request' && l.req_id === requestId);
 
 /** Sends a request with raw header bytes fetch would refuse to send. */
-function rawPost(url: string, path: string, headers: Record<string, string>, body: unknown): Promise<{ status: number; headers: Record<string, string | string[] | undefined> }> {
+function rawPost(
+  url: string,
+  path: string,
+  headers: Record<string, string>,
+  body: unknown,
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined> }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(url + path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers } }, (res) => {
       res.resume();
@@ -151,12 +159,12 @@ describe('request ids, traces, the access log and request metrics', () => {
     assert.ok(answer, `the answer carries a traceparent: ${res.headers.get('traceparent')}`);
     assert.equal(answer[1], traceId, 'the same trace');
     assert.notEqual(answer[2], parent, 'our own span');
-    assert.equal(answer[3], '01', 'the caller\'s flags');
+    assert.equal(answer[3], '01', "the caller's flags");
     const id = res.headers.get('x-request-id')!;
     const up = TRACEPARENT.exec(heard(h.sims, id)[0]?.traceparent ?? '');
     assert.ok(up, 'the vendor call carried a traceparent');
     assert.equal(up[1], traceId);
-    assert.equal(up[2], answer[2], 'the vendor call is a child of our span, not of the caller\'s');
+    assert.equal(up[2], answer[2], "the vendor call is a child of our span, not of the caller's");
     const line = accessLines(lines, id)[0]!;
     assert.equal(line.trace_id, traceId);
     assert.equal(line.span_id, answer[2]);
@@ -203,7 +211,10 @@ describe('request ids, traces, the access log and request metrics', () => {
     const debits = rows.filter((r) => r.kind === 'debit');
     assert.equal(debits.length, 2, JSON.stringify(rows));
     assert.notEqual(debits[0]!.ref, debits[1]!.ref, 'two references');
-    assert.ok(debits.every((r) => r.ref !== id), 'the client\'s id is no ledger reference');
+    assert.ok(
+      debits.every((r) => r.ref !== id),
+      "the client's id is no ledger reference",
+    );
     assert.deepEqual(await h.store.ledgerBalance(token.id), { used: 2, debit: 2, refund: 0, settle: 0 });
     const refs = accessLines(lines, id).map((l) => l.ref);
     assert.deepEqual([...refs].sort(), debits.map((r) => r.ref).sort(), 'each line names its own reference');
@@ -249,11 +260,17 @@ describe('request ids, traces, the access log and request metrics', () => {
     }
     const count = sample(text, 'gateway_request_duration_seconds_count', { route: 'alpha-generate-content', model: ALPHA_MODEL, status: '200' });
     assert.ok(count !== null && count >= 1, 'the request histogram counts it');
-    assert.ok((sample(text, 'gateway_request_duration_seconds_count', { route: 'images-generations', model: 'other', status: '404' }) ?? 0) >= 1, 'an unknown model is "other"');
+    assert.ok(
+      (sample(text, 'gateway_request_duration_seconds_count', { route: 'images-generations', model: 'other', status: '404' }) ?? 0) >= 1,
+      'an unknown model is "other"',
+    );
     assert.ok(!text.includes('no-such-model-zz9'), 'a model name the client made up is no label');
     assert.ok((sample(text, 'gateway_request_duration_seconds_count', { route: 'none', model: 'none', status: '404' }) ?? 0) >= 1, 'no route, no model');
     const alpha = [...h.snapshot.channelsByName.values()].filter((c) => c.profile.name === 'alpha-native').map((c) => c.name);
-    assert.ok(alpha.some((c) => (sample(text, 'gateway_upstream_seconds_count', { channel: c, outcome: 'ok' }) ?? 0) >= 1), 'vendor calls by channel and outcome');
+    assert.ok(
+      alpha.some((c) => (sample(text, 'gateway_upstream_seconds_count', { channel: c, outcome: 'ok' }) ?? 0) >= 1),
+      'vendor calls by channel and outcome',
+    );
     // A scrape is quiet at info.
     assert.ok(!lines.some((l) => l.msg === 'request' && l.path === '/metrics'));
   });
@@ -273,8 +290,15 @@ describe('task metrics', () => {
     assert.equal(heard(h.sims, 'submit-1').length, 1, 'the submission carried the id');
     const first = await scrape(h.url);
     const unfinished = ['submitting', 'queued', 'in_progress'].map((status) => sample(first, 'gateway_tasks', { status }));
-    assert.ok(unfinished.every((n) => n !== null), `every unfinished status is reported: ${unfinished.join(', ')}`);
-    assert.equal(unfinished.reduce((a, b) => a! + b!, 0), 1, 'one task under way');
+    assert.ok(
+      unfinished.every((n) => n !== null),
+      `every unfinished status is reported: ${unfinished.join(', ')}`,
+    );
+    assert.equal(
+      unfinished.reduce((a, b) => a! + b!, 0),
+      1,
+      'one task under way',
+    );
     assert.equal(sample(first, 'gateway_tasks_followed'), 1);
     await until('a look by the poller', () => h.gateway.poller.stats.queries > 0);
     const later = await scrape(h.url);

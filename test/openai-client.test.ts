@@ -32,9 +32,14 @@ describe('the official openai client on /v1/videos and /v1/images', () => {
   });
   after(() => h.close());
 
-  test('create (multipart) → retrieve until completed → downloadContent gives the vendor\'s bytes', async () => {
+  test("create (multipart) → retrieve until completed → downloadContent gives the vendor's bytes", async () => {
     const submitsBefore = h.sims['zeta-openai']!.stats.submits!;
-    const created = await client.videos.create({ model: 'epsilon-video-3', prompt: 'a paper boat drifting down a rain gutter', seconds: '4', size: '1280x720' });
+    const created = await client.videos.create({
+      model: 'epsilon-video-3',
+      prompt: 'a paper boat drifting down a rain gutter',
+      seconds: '4',
+      size: '1280x720',
+    });
     assert.match(created.id, /^task_[A-Za-z0-9_-]{24}$/);
     assert.equal(created.object, 'video');
     assert.equal(created.model, 'epsilon-video-3');
@@ -87,7 +92,11 @@ describe('the official openai client on /v1/videos and /v1/images', () => {
   });
 
   test('an input_reference {image_url} (sent by the client as the form part input_reference[image_url]) reaches the vendor', async () => {
-    const created = await client.videos.create({ model: 'epsilon-video-3', prompt: 'the boat from this link', input_reference: { image_url: 'https://img.example/boat.png' } });
+    const created = await client.videos.create({
+      model: 'epsilon-video-3',
+      prompt: 'the boat from this link',
+      input_reference: { image_url: 'https://img.example/boat.png' },
+    });
     assert.ok(['queued', 'in_progress'].includes(created.status), created.status);
     const rec = await h.record(created.id);
     const vendorTask = h.sims['zeta-openai']!.tasks!.get(rec!.upstreamId!)!;
@@ -136,7 +145,11 @@ describe('the official openai client on /v1/videos and /v1/images', () => {
   });
 
   test('a missing task is a NotFoundError on retrieve and on downloadContent', async () => {
-    for (const call of [() => client.videos.retrieve('task_AAAAAAAAAAAAAAAAAAAAAAAA'), () => client.videos.downloadContent('task_AAAAAAAAAAAAAAAAAAAAAAAA'), () => client.videos.retrieve('nope')]) {
+    for (const call of [
+      () => client.videos.retrieve('task_AAAAAAAAAAAAAAAAAAAAAAAA'),
+      () => client.videos.downloadContent('task_AAAAAAAAAAAAAAAAAAAAAAAA'),
+      () => client.videos.retrieve('nope'),
+    ]) {
       const err = await call().then(
         () => assert.fail('a missing task was found'),
         (e: unknown) => e,
@@ -147,7 +160,7 @@ describe('the official openai client on /v1/videos and /v1/images', () => {
     }
   });
 
-  test('images.generate on a GPT-image-style model with no response_format: b64_json, and usage with the input_tokens_details the client\'s type requires', async () => {
+  test("images.generate on a GPT-image-style model with no response_format: b64_json, and usage with the input_tokens_details the client's type requires", async () => {
     const image = await client.images.generate({ model: 'zeta-image-2', prompt: 'a red kite', size: '1024x1024' });
     assert.equal(typeof image.data?.[0]?.b64_json, 'string');
     assert.equal(image.data?.[0]?.url, undefined);
@@ -164,6 +177,10 @@ describe('the official openai client on /v1/videos and /v1/images', () => {
     const file = await fetch(url);
     assert.equal(file.status, 200);
     assert.equal(file.headers.get('content-type'), 'image/png');
-    assert.ok(Buffer.from(await file.arrayBuffer()).subarray(1, 4).equals(Buffer.from('PNG')));
+    assert.ok(
+      Buffer.from(await file.arrayBuffer())
+        .subarray(1, 4)
+        .equals(Buffer.from('PNG')),
+    );
   });
 });

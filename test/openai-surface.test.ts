@@ -65,11 +65,16 @@ describe('the official openai client on the rest of the OpenAI surface', () => {
     const ids = models.map((m) => m.id);
     for (const m of models) assert.deepEqual(m, { id: m.id, object: 'model', created: 0, owned_by: 'gateway' });
     assert.deepEqual(ids, [...ids].sort(), 'sorted by id');
-    for (const id of ['epsilon-video-3', 'alpha-3-pro-image-preview', 'gamma-4.0', 'gamma_t2i_v40', 'betaq2-pro', 'mu2.6-t2v:1280*720', 'theta-H3']) assert.ok(ids.includes(id), `${id} is listed`);
+    for (const id of ['epsilon-video-3', 'alpha-3-pro-image-preview', 'gamma-4.0', 'gamma_t2i_v40', 'betaq2-pro', 'mu2.6-t2v:1280*720', 'theta-H3'])
+      assert.ok(ids.includes(id), `${id} is listed`);
     assert.ok(!ids.some((id) => id.endsWith('*')), 'patterns are not models');
     assert.ok(!ids.includes('kappa-asset'), 'a route with a fixed model names no model a client asks for');
     // What the list names, retrieve answers the same.
-    for (const id of ['epsilon-video-3', 'mu2.6-t2v:1280*720']) assert.deepEqual(await client.models.retrieve(id), models.find((m) => m.id === id));
+    for (const id of ['epsilon-video-3', 'mu2.6-t2v:1280*720'])
+      assert.deepEqual(
+        await client.models.retrieve(id),
+        models.find((m) => m.id === id),
+      );
   });
 
   test("models: a token's list of models and its group filter both list and retrieve; unknown and refused models are the same 404", async () => {
@@ -97,7 +102,7 @@ describe('the official openai client on the rest of the OpenAI surface', () => {
     isShapeA(await failure(client.models.retrieve('made-up-1')), 404, 'model_not_found');
   });
 
-  test('videos.list: the token\'s own videos newest first, in pages of `limit` the client follows; asc the other way', async () => {
+  test("videos.list: the token's own videos newest first, in pages of `limit` the client follows; asc the other way", async () => {
     const key = await h.createKey();
     const own = clientFor(key);
     const made: string[] = [];
@@ -105,18 +110,24 @@ describe('the official openai client on the rest of the OpenAI surface', () => {
     const newestFirst = [...made].reverse();
 
     const first = await own.videos.list({ limit: 2 });
-    assert.deepEqual(first.data.map((v) => v.id), newestFirst.slice(0, 2));
+    assert.deepEqual(
+      first.data.map((v) => v.id),
+      newestFirst.slice(0, 2),
+    );
     assert.equal(first.has_more, true);
     assert.equal(first.last_id, newestFirst[1]);
     // The page on the wire, as OpenAI answers it (the client keeps only data, has_more and last_id).
     const wire = await h.get('/v1/videos?limit=2', { authorization: `Bearer ${key}` });
-    assert.deepEqual({ ...wire.json, data: wire.json.data.map((v: { id: string }) => v.id) }, {
-      object: 'list',
-      data: newestFirst.slice(0, 2),
-      first_id: newestFirst[0],
-      last_id: newestFirst[1],
-      has_more: true,
-    });
+    assert.deepEqual(
+      { ...wire.json, data: wire.json.data.map((v: { id: string }) => v.id) },
+      {
+        object: 'list',
+        data: newestFirst.slice(0, 2),
+        first_id: newestFirst[0],
+        last_id: newestFirst[1],
+        has_more: true,
+      },
+    );
     // Auto-pagination: the client asks again with after=last_id until has_more is false.
     const all: string[] = [];
     for await (const v of own.videos.list({ limit: 2 })) all.push(v.id);
@@ -125,7 +136,10 @@ describe('the official openai client on the rest of the OpenAI surface', () => {
     for await (const v of own.videos.list({ limit: 3, order: 'asc' })) asc.push(v.id);
     assert.deepEqual(asc, made);
     const last = await own.videos.list({ limit: 2, after: newestFirst[3] });
-    assert.deepEqual(last.data.map((v) => v.id), [newestFirst[4]]);
+    assert.deepEqual(
+      last.data.map((v) => v.id),
+      [newestFirst[4]],
+    );
     assert.equal(last.has_more, false);
 
     // Each item is the video object, as retrieve answers it (once they ended, nothing moves).
@@ -164,7 +178,7 @@ describe('the official openai client on the rest of the OpenAI surface', () => {
     assert.ok(await h.record(running.id), 'the unfinished task is kept');
   });
 
-  test("another token neither lists nor deletes your videos: your ids are unknown to it", async () => {
+  test('another token neither lists nor deletes your videos: your ids are unknown to it', async () => {
     const mine = clientFor(await h.createKey());
     const theirs = clientFor(await h.createKey());
     const video = await create(mine, 'only mine');
@@ -177,7 +191,11 @@ describe('the official openai client on the rest of the OpenAI surface', () => {
     isShapeA(cursor, 400, 'invalid_request');
     assert.equal(cursor.param, 'after');
     const unknownCursor = await failure(theirs.videos.list({ after: 'task_AAAAAAAAAAAAAAAAAAAAAAAA' }));
-    assert.equal(cursor.message.replace(video.id, 'X'), unknownCursor.message.replace('task_AAAAAAAAAAAAAAAAAAAAAAAA', 'X'), 'their id reads like an unknown one');
+    assert.equal(
+      cursor.message.replace(video.id, 'X'),
+      unknownCursor.message.replace('task_AAAAAAAAAAAAAAAAAAAAAAAA', 'X'),
+      'their id reads like an unknown one',
+    );
 
     const del = await failure(theirs.videos.delete(video.id));
     isShapeA(del, 404, 'task_not_found');

@@ -74,7 +74,8 @@ function documentSchemas(doc: OpenApiDocument) {
   return {
     component: (name: string) => ajv.compile({ $ref: `${id}#/${pointer('components', 'schemas', name)}` }),
     response: (name: string) => ajv.compile({ $ref: `${id}#/${pointer('components', 'responses', name, 'content', 'application/json', 'schema')}` }),
-    body: (path: string, method: string, type: string) => ajv.compile({ $ref: `${id}#/${pointer('paths', path, method, 'requestBody', 'content', type, 'schema')}` }),
+    body: (path: string, method: string, type: string) =>
+      ajv.compile({ $ref: `${id}#/${pointer('paths', path, method, 'requestBody', 'content', type, 'schema')}` }),
   };
 }
 
@@ -92,7 +93,7 @@ describe('the OpenAPI document of the shipped config', () => {
     assert.equal((await validateOpenApi(broken)).valid, false, 'a parameter in the body is refused');
   });
 
-  test('its schemas are draft 2020-12 that the gateway\'s ajv compiles, and its references resolve', () => {
+  test("its schemas are draft 2020-12 that the gateway's ajv compiles, and its references resolve", () => {
     const schemas = documentSchemas(doc);
     for (const name of Object.keys(doc.components.schemas)) assert.doesNotThrow(() => schemas.component(name), name);
     for (const name of Object.keys(doc.components.responses)) assert.doesNotThrow(() => schemas.response(name), name);
@@ -113,7 +114,7 @@ describe('the OpenAPI document of the shipped config', () => {
     assert.equal(drift, null, drift ?? '');
   });
 
-  test('has every route at its path and method, and each JSON body schema takes the route\'s example and refuses other models', () => {
+  test("has every route at its path and method, and each JSON body schema takes the route's example and refuses other models", () => {
     const schemas = documentSchemas(doc);
     let examples = 0;
     for (const r of shipped.routes) {
@@ -126,7 +127,11 @@ describe('the OpenAPI document of the shipped config', () => {
         const q = op.parameters?.find((p) => p.in === 'query' && p.name === k);
         assert.ok(q && typeof q.schema === 'object' && (q.schema.enum as unknown[]).includes(v), `${r.id}: query ${k}=${v}`);
       }
-      if (r.keySources.some((s) => s.from === 'bearer')) assert.ok(op.security.some((s) => 'bearer' in s), `${r.id}: bearer`);
+      if (r.keySources.some((s) => s.from === 'bearer'))
+        assert.ok(
+          op.security.some((s) => 'bearer' in s),
+          `${r.id}: bearer`,
+        );
       if (!r.body || !r.body.contentTypes.includes('application/json')) continue;
       assert.ok(op.requestBody?.content['application/json'], `${r.id}: a JSON body`);
       if (r.example?.body === undefined) continue;
@@ -147,14 +152,19 @@ describe('the OpenAPI document of the shipped config', () => {
 
   test('is made from the routes alone: no channel, vendor address or secret, whatever the environment', () => {
     // Every channel variable set, each to a value of its own, so a leak of any is seen.
-    const env = Object.fromEntries(channelEnvNames(PROJECT_ROOT).map((n) => [n, n.endsWith('_BASE_URL') ? `http://127.0.0.1:9/base-${n.toLowerCase()}` : `value-of-${n.toLowerCase()}`]));
+    const env = Object.fromEntries(
+      channelEnvNames(PROJECT_ROOT).map((n) => [n, n.endsWith('_BASE_URL') ? `http://127.0.0.1:9/base-${n.toLowerCase()}` : `value-of-${n.toLowerCase()}`]),
+    );
     const { snapshot: full, issues } = loadConfig(PROJECT_ROOT, { env });
     assert.ok(full, issues.map(formatIssue).join('\n'));
     assert.ok(full.channels.length > 0);
     const text = renderOpenApi(full);
     // The same text as with other values: nothing of a channel's settings is in it.
     assert.equal(text, renderOpenApi(shipped));
-    assert.deepEqual(Object.values(env).filter((v) => text.includes(v)), []);
+    assert.deepEqual(
+      Object.values(env).filter((v) => text.includes(v)),
+      [],
+    );
     assert.doesNotMatch(text, /127\.0\.0\.1|"\/admin|"\/metrics/);
   });
 });
@@ -169,11 +179,19 @@ describe('the OpenAPI document of a fixture config', () => {
 
     const draw = doc.paths['/v1/draw/{model}']!;
     assert.deepEqual(draw.post!.security, [{ bearer: [] }, { 'header-x-toy-key': [] }, { 'query-key': [] }]);
-    assert.deepEqual(doc.components.securitySchemes['query-key'], { type: 'apiKey', in: 'query', name: 'key', description: doc.components.securitySchemes['query-key']!.description });
+    assert.deepEqual(doc.components.securitySchemes['query-key'], {
+      type: 'apiKey',
+      in: 'query',
+      name: 'key',
+      description: doc.components.securitySchemes['query-key']!.description,
+    });
     assert.deepEqual(draw.post!.parameters![0]!.schema, { type: 'string', anyOf: [{ enum: ['toy-1'] }, { pattern: '^(?:toy-pro-)' }] });
     // GET /v1/draw/{name} is the same path to OpenAPI: one path item, its parameter renamed.
     assert.equal(doc.paths['/v1/draw/{name}'], undefined);
-    assert.deepEqual(draw.get!.parameters!.map((p) => [p.name, p.in]), [['model', 'path']]);
+    assert.deepEqual(
+      draw.get!.parameters!.map((p) => [p.name, p.in]),
+      [['model', 'path']],
+    );
 
     // Two routes on POST /v1/act, told apart by Action: one operation.
     const act = doc.paths['/v1/act']!.post!;
@@ -191,7 +209,7 @@ describe('the OpenAPI document of a fixture config', () => {
     const schemas = documentSchemas(doc);
     const paint = schemas.body('/v1/paint', 'post', 'application/json');
     assert.equal(paint({ prompt: 'a dog', options: { model: 'toy-1' } }), true);
-    assert.equal(paint({ prompt: 'a dog', options: { model: 'toy-2' } }), false, 'the model at /options/model is one of the route\'s');
+    assert.equal(paint({ prompt: 'a dog', options: { model: 'toy-2' } }), false, "the model at /options/model is one of the route's");
     assert.equal(paint({ prompt: '' }), false, 'the $defs reference resolves');
   });
 

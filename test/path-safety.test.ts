@@ -16,7 +16,27 @@ const seed = process.env.FC_SEED ? Number(process.env.FC_SEED) : undefined;
 const scale = Math.max(1, Number(process.env.FC_SCALE ?? 1) || 1);
 
 /** Values a hostile client puts where an id goes, as text (the client percent-encodes them in a path). */
-const HOSTILE = ['..', '.', '%2e%2e', '%2E%2E', '%252e%252e', '../../etc/passwd', 'a/../b', 'a/b', 'a%2Fb', '..%2F..', 'a\\b', '\r\nx-injected: 1', '\u0000', ' ', '', '/', 'x'.repeat(5000), 'asset://..', 'asset://%2e%2e'];
+const HOSTILE = [
+  '..',
+  '.',
+  '%2e%2e',
+  '%2E%2E',
+  '%252e%252e',
+  '../../etc/passwd',
+  'a/../b',
+  'a/b',
+  'a%2Fb',
+  '..%2F..',
+  'a\\b',
+  '\r\nx-injected: 1',
+  '\u0000',
+  ' ',
+  '',
+  '/',
+  'x'.repeat(5000),
+  'asset://..',
+  'asset://%2e%2e',
+];
 
 /** A value in the path as a client writes it: percent-encoded, or raw when it is a plain escape form. */
 const inPath = (v: string) => (/^[A-Za-z0-9%._~-]*$/.test(v) ? v : encodeURIComponent(v));
@@ -56,7 +76,9 @@ describe('path values on every route', () => {
   /** Sends one route a request whose every id slot holds `value`. */
   function send(route: CompiledRoute, value: string, raw = false) {
     const s = idSlots(route);
-    let path = route.path.replace(/\{([^{}]+)\}/g, (_, name: string) => (s.params.includes(name) ? (raw ? value : inPath(value)) : [...route.models.exact][0] ?? 'x'));
+    let path = route.path.replace(/\{([^{}]+)\}/g, (_, name: string) =>
+      s.params.includes(name) ? (raw ? value : inPath(value)) : ([...route.models.exact][0] ?? 'x'),
+    );
     const q = new URLSearchParams(route.matchQuery);
     for (const name of s.query) q.set(name, value);
     if (q.size > 0) path += `?${q.toString()}`;
@@ -83,7 +105,12 @@ describe('path values on every route', () => {
     for (const path of ['/v1/kappa/asset/%2e%2e', '/v1/kappa/asset/..', '/v1/kappa/asset/%2E%2E']) {
       expectError(await client.send({ method: 'GET', path, headers: { authorization: `Bearer ${h.key}` } }), 'not_found', path);
     }
-    const post = await client.send({ method: 'POST', path: '/v1/kappa/asset/get', body: '{"asset_id":".."}', headers: { authorization: `Bearer ${h.key}`, 'content-type': 'application/json' } });
+    const post = await client.send({
+      method: 'POST',
+      path: '/v1/kappa/asset/get',
+      body: '{"asset_id":".."}',
+      headers: { authorization: `Bearer ${h.key}`, 'content-type': 'application/json' },
+    });
     expectError(post, 'not_found', 'asset_id ..');
     assert.deepEqual(h.sims['delta-ark']!.targets.slice(before), [], 'the vendor was asked nothing');
   });
@@ -91,11 +118,17 @@ describe('path values on every route', () => {
   test('a dot-segment id that passed ownership is still refused by $segment, with no vendor call', async () => {
     // No vendor would give such an id; recorded by hand to reach the encoder behind the ownership check.
     const me = (await h.store.findTokenByHash((await h.store.listTokens())[0]!.keyHash))!;
-    for (const id of ['..', '%2e%2e', 'a/b']) await h.store.putResource({ kind: 'asset', id, tokenId: me.id, channel: 'delta-ark', vendorId: id, createdAt: 0 });
+    for (const id of ['..', '%2e%2e', 'a/b'])
+      await h.store.putResource({ kind: 'asset', id, tokenId: me.id, channel: 'delta-ark', vendorId: id, createdAt: 0 });
     const before = h.sims['delta-ark']!.targets.length;
     const auth = { authorization: `Bearer ${h.key}` };
     const answers = [
-      await client.send({ method: 'POST', path: '/v1/kappa/asset/get', body: JSON.stringify({ asset_id: '..' }), headers: { ...auth, 'content-type': 'application/json' } }),
+      await client.send({
+        method: 'POST',
+        path: '/v1/kappa/asset/get',
+        body: JSON.stringify({ asset_id: '..' }),
+        headers: { ...auth, 'content-type': 'application/json' },
+      }),
       await client.send({ method: 'GET', path: '/v1/kappa/asset/%252e%252e', headers: auth }),
       await client.send({ method: 'GET', path: '/v1/kappa/asset/a%2Fb', headers: auth }),
     ];
@@ -121,10 +154,18 @@ describe('path values on every route', () => {
       }
     }
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...routes), fc.oneof(fc.string({ maxLength: 40 }), fc.string({ unit: 'binary', maxLength: 20 }), fc.constantFrom(...HOSTILE).map((h) => `${h}x${h}`)), async (route, v) => {
-        const a = await send(route, v);
-        assertShapeA(a.status, a.text, `${route.id} ${JSON.stringify(v.slice(0, 40))}`);
-      }),
+      fc.asyncProperty(
+        fc.constantFrom(...routes),
+        fc.oneof(
+          fc.string({ maxLength: 40 }),
+          fc.string({ unit: 'binary', maxLength: 20 }),
+          fc.constantFrom(...HOSTILE).map((h) => `${h}x${h}`),
+        ),
+        async (route, v) => {
+          const a = await send(route, v);
+          assertShapeA(a.status, a.text, `${route.id} ${JSON.stringify(v.slice(0, 40))}`);
+        },
+      ),
       { numRuns: 300 * scale, ...(seed !== undefined ? { seed } : {}) },
     );
     const bad = vendorTargets().filter((t) => pathProblem(t) !== null || /[\r\n]/.test(t));

@@ -123,7 +123,6 @@ const validBodyArb: fc.Arbitrary<Json> = fc.record(
 ) as fc.Arbitrary<Json>;
 const modelArb = fc.constantFrom(...MODELS);
 
-
 const ENUM_FIELDS: [RegExp, readonly string[]][] = [
   [/^contents\[\d+\]\.role$/, ROLES],
   [/^contents\[\d+\]\.parts\[\d+\]\.inlineData\.mimeType$/, MIMES],
@@ -184,14 +183,18 @@ const mutationArb: fc.Arbitrary<{ model: string; original: Json; m: Mutation }> 
   const paths = pathsOf(body);
   const objectPaths: Seg[][] = [[], ...paths.filter((p) => kindOf(getAt(body, p)) === 'object')];
   const options: fc.Arbitrary<Mutation>[] = [
-    fc.constantFrom(...paths).chain((path) =>
-      otherKindArb(kindOf(getAt(body, path))).map((v): Mutation => ({ kind: 'type', path, body: withAt(body, path, v) })),
-    ),
+    fc
+      .constantFrom(...paths)
+      .chain((path) => otherKindArb(kindOf(getAt(body, path))).map((v): Mutation => ({ kind: 'type', path, body: withAt(body, path, v) }))),
     fc.constantFrom(...paths).map((path): Mutation => ({ kind: 'remove', path, body: withAt(body, path, undefined) })),
     fc
       .tuple(
         fc.constantFrom(...objectPaths),
-        fc.oneof(fc.string({ maxLength: 12 }), fc.string({ unit: 'binary', maxLength: 6 }), fc.constantFrom('__proto__', 'constructor', 'toString', 'Contents', 'model')),
+        fc.oneof(
+          fc.string({ maxLength: 12 }),
+          fc.string({ unit: 'binary', maxLength: 6 }),
+          fc.constantFrom('__proto__', 'constructor', 'toString', 'Contents', 'model'),
+        ),
         fc.jsonValue({ maxDepth: 2 }),
       )
       // An empty key at the root is test "engine bug: empty field name at the root is not named" below.
@@ -202,7 +205,14 @@ const mutationArb: fc.Arbitrary<{ model: string; original: Json; m: Mutation }> 
   if (enumPaths.length > 0) {
     options.push(
       fc
-        .tuple(fc.constantFrom(...enumPaths), fc.oneof(fc.string({ maxLength: 12 }), fc.string({ unit: 'binary', maxLength: 8 }), fc.constantFrom('image', 'Image', 'USER', ' user', '1:1 ', '1k', 'image/gif', 'image/PNG')))
+        .tuple(
+          fc.constantFrom(...enumPaths),
+          fc.oneof(
+            fc.string({ maxLength: 12 }),
+            fc.string({ unit: 'binary', maxLength: 8 }),
+            fc.constantFrom('image', 'Image', 'USER', ' user', '1:1 ', '1k', 'image/gif', 'image/PNG'),
+          ),
+        )
         .filter(([p, s]) => !enumOf(dotted(p))!.includes(s))
         .map(([path, s]): Mutation => ({ kind: 'enum', path, body: withAt(body, path, s) })),
     );
@@ -220,18 +230,22 @@ const mutationArb: fc.Arbitrary<{ model: string; original: Json; m: Mutation }> 
     options.push(
       fc
         .constantFrom(...longPaths)
-        .chain((path) => longStringArb(Math.max(longLimitOf(dotted(path))! + 1, 200)).map((s): Mutation => ({ kind: 'long', path, body: withAt(body, path, s) }))),
+        .chain((path) =>
+          longStringArb(Math.max(longLimitOf(dotted(path))! + 1, 200)).map((s): Mutation => ({ kind: 'long', path, body: withAt(body, path, s) })),
+        ),
     );
   }
   return fc.oneof(...options).map((m) => ({ model, original: body, m }));
 });
 
 /** Characters node:http lets through in a header value. */
-const headerChar = fc.oneof(
-  { weight: 8, arbitrary: fc.integer({ min: 0x20, max: 0x7e }) },
-  { weight: 1, arbitrary: fc.constant(0x09) },
-  { weight: 1, arbitrary: fc.integer({ min: 0x80, max: 0xff }) },
-).map((c) => String.fromCharCode(c));
+const headerChar = fc
+  .oneof(
+    { weight: 8, arbitrary: fc.integer({ min: 0x20, max: 0x7e }) },
+    { weight: 1, arbitrary: fc.constant(0x09) },
+    { weight: 1, arbitrary: fc.integer({ min: 0x80, max: 0xff }) },
+  )
+  .map((c) => String.fromCharCode(c));
 const headerValueArb = fc.string({ unit: headerChar, maxLength: 80 });
 
 /** Percent-encodes a string's UTF-8 bytes except unreserved characters. */
@@ -242,7 +256,28 @@ function pct(s: string): string {
 }
 const segmentArb = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 12 }).map(pct),
-  fc.constantFrom('%', '%E0%A4%A', '%zz', '%ZZ', '%00', '%2F', '%2e%2e', '..', '.', '', 'v1beta', 'models', 'v1', ':generateContent', '%C0%AF', '%FF', '%E0%A4', '%u0041', '%%41', '%ED%A0%80'),
+  fc.constantFrom(
+    '%',
+    '%E0%A4%A',
+    '%zz',
+    '%ZZ',
+    '%00',
+    '%2F',
+    '%2e%2e',
+    '..',
+    '.',
+    '',
+    'v1beta',
+    'models',
+    'v1',
+    ':generateContent',
+    '%C0%AF',
+    '%FF',
+    '%E0%A4',
+    '%u0041',
+    '%%41',
+    '%ED%A0%80',
+  ),
   fc.stringMatching(/^[\x21-\x7e]{0,12}$/),
 );
 const pathArb = fc
@@ -259,9 +294,7 @@ const pathArb = fc
   )
   .map(([p, q]) => (q === null ? p : `${p}?${q}`));
 /** Methods the HTTP parser knows and random tokens, except CONNECT (test "engine bug" below) and HEAD (no body to check). */
-const methodArb = fc
-  .oneof(fc.constantFrom(...METHODS), fc.stringMatching(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,12}$/))
-  .filter((m) => m !== 'CONNECT' && m !== 'HEAD');
+const methodArb = fc.oneof(fc.constantFrom(...METHODS), fc.stringMatching(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,12}$/)).filter((m) => m !== 'CONNECT' && m !== 'HEAD');
 
 // ---------------------------------------------------------------------------------------------
 
@@ -290,7 +323,10 @@ describe('generateContent under hostile input (property)', () => {
     key = generateKey();
     await store.createToken({ name: 'property', keyHash: hashKey(key), group: 'default', models: null, quota: null });
     client = new Client(HOST, port);
-    validBody = JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'a lighthouse at dusk' }] }], generationConfig: { imageConfig: { aspectRatio: '1:1' } } });
+    validBody = JSON.stringify({
+      contents: [{ role: 'user', parts: [{ text: 'a lighthouse at dusk' }] }],
+      generationConfig: { imageConfig: { aspectRatio: '1:1' } },
+    });
   });
 
   after(async () => {
@@ -304,7 +340,10 @@ describe('generateContent under hostile input (property)', () => {
     const a = await post(validBody);
     assert.equal(a.status, 200, a.text.slice(0, 300));
     const body = JSON.parse(a.text) as { candidates: { content: { parts: { inlineData?: { data: string } }[] } }[] };
-    assert.ok(body.candidates[0]!.content.parts.some((p) => p.inlineData && p.inlineData.data.length > 0), 'an image part');
+    assert.ok(
+      body.candidates[0]!.content.parts.some((p) => p.inlineData && p.inlineData.data.length > 0),
+      'an image part',
+    );
   });
 
   // 1. Arbitrary JSON values and mutated bodies.
@@ -350,7 +389,10 @@ describe('generateContent under hostile input (property)', () => {
     // Deterministic companions of the property: each required thing removed alone.
     const base = JSON.parse(validBody) as Json;
     const withImage = JSON.parse(
-      JSON.stringify({ contents: [{ parts: [{ text: 'p' }, { inlineData: { mimeType: 'image/png', data: 'AAAA' } }] }], generationConfig: { imageConfig: {} } }),
+      JSON.stringify({
+        contents: [{ parts: [{ text: 'p' }, { inlineData: { mimeType: 'image/png', data: 'AAAA' } }] }],
+        generationConfig: { imageConfig: {} },
+      }),
     ) as Json;
     const cases: [Json, Seg[], string][] = [
       [base, ['contents'], 'contents'],
@@ -365,7 +407,10 @@ describe('generateContent under hostile input (property)', () => {
       assert.equal(e.param, param, e.message);
     }
     // The prompt after an image (interface.md 2.1 rule 2): refused at the list of parts.
-    const imageFirst = { contents: [{ parts: [{ inlineData: { mimeType: 'image/png', data: 'AAAA' } }, { text: 'p' }] }], generationConfig: { imageConfig: {} } };
+    const imageFirst = {
+      contents: [{ parts: [{ inlineData: { mimeType: 'image/png', data: 'AAAA' } }, { text: 'p' }] }],
+      generationConfig: { imageConfig: {} },
+    };
     const e = expectError(await post(JSON.stringify(imageFirst)), 'invalid_request', 'image before prompt');
     assert.ok(e.param.startsWith('contents[0].parts'), `param ${e.param}: ${e.message}`);
   });
@@ -406,7 +451,34 @@ describe('generateContent under hostile input (property)', () => {
         return full.subarray(0, Math.floor(f * (full.length - 1)));
       }),
       validBodyArb.map((b) => Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify(b))])),
-      fc.constantFrom('null', 'true', 'false', '0', '-0', '1e999', '-1e999', '123456789012345678901234567890123456789', '[]', '[{}]', '""', '"{}"', '{}', '{"contents":[]}', ' ', '\n\t', '{"a":1}{"b":2}', "{'contents':[]}", '{"contents":[],}', 'NaN', 'Infinity', '[1,2,3', '{"contents"', '\u0000').map((s) => Buffer.from(s)),
+      fc
+        .constantFrom(
+          'null',
+          'true',
+          'false',
+          '0',
+          '-0',
+          '1e999',
+          '-1e999',
+          '123456789012345678901234567890123456789',
+          '[]',
+          '[{}]',
+          '""',
+          '"{}"',
+          '{}',
+          '{"contents":[]}',
+          ' ',
+          '\n\t',
+          '{"a":1}{"b":2}',
+          "{'contents':[]}",
+          '{"contents":[],}',
+          'NaN',
+          'Infinity',
+          '[1,2,3',
+          '{"contents"',
+          '\u0000',
+        )
+        .map((s) => Buffer.from(s)),
       fc.double().map((d) => Buffer.from(String(d))),
       fc.array(fc.jsonValue({ maxDepth: 3 }), { maxLength: 5 }).map((v) => Buffer.from(JSON.stringify(v))),
       validBodyArb.map((b) => Buffer.from(JSON.stringify(b).replace(/"/, "'"))),
@@ -423,8 +495,24 @@ describe('generateContent under hostile input (property)', () => {
 
   test('wrong or missing Content-Type is refused 415 unsupported_media_type', async () => {
     const typeArb = fc.oneof(
-      fc.constantFrom('text/plain', 'text/json', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonx', 'application/json-seq',
-        'application/problem+json', 'application/*', '*/*', 'json', 'application', 'application/ json', 'application/json/', 'application/xml', ';application/json', ''),
+      fc.constantFrom(
+        'text/plain',
+        'text/json',
+        'application/x-www-form-urlencoded',
+        'multipart/form-data; boundary=x',
+        'application/jsonx',
+        'application/json-seq',
+        'application/problem+json',
+        'application/*',
+        '*/*',
+        'json',
+        'application',
+        'application/ json',
+        'application/json/',
+        'application/xml',
+        ';application/json',
+        '',
+      ),
       headerValueArb,
     );
     await fc.assert(
@@ -507,14 +595,22 @@ describe('generateContent under hostile input (property)', () => {
       fc.tuple(goodB64, fc.nat(), outside).map(([s, i, c]) => s.slice(0, i % s.length) + c + s.slice((i % s.length) + 1)),
       fc.tuple(goodB64, fc.constantFrom('-', '_', ' ', '\n', '\r\n', '.', '%', '\u00e9', '\u{1F600}', '\t')).map(([s, c]) => s.slice(0, 2) + c + s.slice(2)),
       // Padding in the wrong place or too much of it.
-      fc.tuple(goodB64.filter((s) => s.length >= 8), fc.nat()).map(([s, i]) => {
-        const at = i % (s.length - 2);
-        return s.slice(0, at) + '=' + s.slice(at + 1);
-      }),
+      fc
+        .tuple(
+          goodB64.filter((s) => s.length >= 8),
+          fc.nat(),
+        )
+        .map(([s, i]) => {
+          const at = i % (s.length - 2);
+          return s.slice(0, at) + '=' + s.slice(at + 1);
+        }),
       goodB64.map((s) => s + '===='),
       fc.constantFrom('====', '=AAA', 'A===', 'AA=A', '==AA', 'AAAA=', 'AAAAA', 'AAAAAA', 'AAAAAAA', 'AAA', ' AAAA', 'AAAA ', 'data:image/png;base64,AAAA'),
       // Length not a multiple of 4.
-      fc.uint8Array({ minLength: 4, maxLength: 30 }).filter((b) => b.length % 3 !== 0).map((b) => Buffer.from(b).toString('base64').replace(/=+$/, '')),
+      fc
+        .uint8Array({ minLength: 4, maxLength: 30 })
+        .filter((b) => b.length % 3 !== 0)
+        .map((b) => Buffer.from(b).toString('base64').replace(/=+$/, '')),
       fc.tuple(goodB64, fc.stringMatching(/^[A-Za-z0-9+/]{1,3}$/)).map(([s, t]) => s + t),
     );
     await fc.assert(
@@ -583,9 +679,9 @@ describe('generateContent under hostile input (property)', () => {
   });
 
   test('percent-encoding of the model segment is transparent; an unknown model is 404 model_not_found', async () => {
-    const encodedArb = fc.tuple(modelArb, fc.array(fc.boolean(), { minLength: 40, maxLength: 40 }), fc.boolean()).map(([m, enc, lower]) =>
-      [...m].map((c, i) => (enc[i] ? `%${c.charCodeAt(0).toString(16)[lower ? 'toLowerCase' : 'toUpperCase']()}` : c)).join(''),
-    );
+    const encodedArb = fc
+      .tuple(modelArb, fc.array(fc.boolean(), { minLength: 40, maxLength: 40 }), fc.boolean())
+      .map(([m, enc, lower]) => [...m].map((c, i) => (enc[i] ? `%${c.charCodeAt(0).toString(16)[lower ? 'toLowerCase' : 'toUpperCase']()}` : c)).join(''));
     await fc.assert(
       fc.asyncProperty(encodedArb, async (segment) => {
         const a = await post(validBody, json(), routeOf(segment));
@@ -607,20 +703,24 @@ describe('generateContent under hostile input (property)', () => {
   // 7. Keys.
 
   test('random, malformed or missing keys are refused 401 invalid_api_key', async () => {
-    const trimmedKeyArb = fc.oneof(
-      fc.tuple(fc.nat(), headerChar).map(([i, c]) => key.slice(0, i % key.length) + c + key.slice((i % key.length) + 1)),
-      fc.nat().map((i) => key.slice(0, i % key.length)),
-      fc.stringMatching(/^[\x21-\x7e]{1,4}$/).map((s) => key + s),
-      fc.constant(key.toUpperCase()),
-      fc.constant('a'.repeat(513)),
-      fc.constant(key + 'x'.repeat(600)),
-    ).filter((k) => k.trim() !== key);
+    const trimmedKeyArb = fc
+      .oneof(
+        fc.tuple(fc.nat(), headerChar).map(([i, c]) => key.slice(0, i % key.length) + c + key.slice((i % key.length) + 1)),
+        fc.nat().map((i) => key.slice(0, i % key.length)),
+        fc.stringMatching(/^[\x21-\x7e]{1,4}$/).map((s) => key + s),
+        fc.constant(key.toUpperCase()),
+        fc.constant('a'.repeat(513)),
+        fc.constant(key + 'x'.repeat(600)),
+      )
+      .filter((k) => k.trim() !== key);
     const authArb = fc.oneof(
       headerValueArb.map((v) => ({ authorization: v })),
       headerValueArb.map((v) => ({ authorization: `Bearer ${v}` })),
       trimmedKeyArb.map((k) => ({ authorization: `Bearer ${k}` })),
       trimmedKeyArb.map((k) => ({ authorization: `bearer\t${k}` })),
-      fc.constantFrom(`Basic ${key}`, key, `Bearer${key}`, `Token ${key}`, 'Bearer', 'Bearer ', 'Bearer \t ', '', `Bearer ${key.slice(0, -1)}`).map((v) => ({ authorization: v })),
+      fc
+        .constantFrom(`Basic ${key}`, key, `Bearer${key}`, `Token ${key}`, 'Bearer', 'Bearer ', 'Bearer \t ', '', `Bearer ${key.slice(0, -1)}`)
+        .map((v) => ({ authorization: v })),
       trimmedKeyArb.map((k) => ({ 'x-goog-api-key': k })),
       headerValueArb.map((v) => ({ 'x-goog-api-key': v })),
     );
@@ -667,7 +767,9 @@ describe('generateContent under hostile input (property)', () => {
       const seen = new Promise<void>((resolve) => (waiting = { n: bodyStalls, resolve }));
       for (let i = 0; i < 10; i++) await open(`POST ${ROUTE} HTTP/1.1\r\nHost: x\r\nAuthorization: Bear`);
       for (let i = 0; i < bodyStalls; i++) {
-        await open(`POST ${ROUTE} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${validBody.length}\r\n\r\n${validBody.slice(0, 10)}`);
+        await open(
+          `POST ${ROUTE} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${validBody.length}\r\n\r\n${validBody.slice(0, 10)}`,
+        );
       }
       // Every body staller is inside the gateway, waiting for the rest of its body.
       await seen;
@@ -685,11 +787,18 @@ describe('generateContent under hostile input (property)', () => {
   // Requests Node's HTTP parser refuses are answered by the gateway's clientError handler.
 
   test('raw request lines (random methods, targets with any byte, odd versions) get a 4xx of shape A on the socket', async () => {
-    const byte = fc.integer({ min: 0, max: 255 }).filter((b) => b !== 0x0d && b !== 0x0a).map((b) => String.fromCharCode(b));
+    const byte = fc
+      .integer({ min: 0, max: 255 })
+      .filter((b) => b !== 0x0d && b !== 0x0a)
+      .map((b) => String.fromCharCode(b));
     const methodRaw = fc
       .oneof(fc.constantFrom(...METHODS), fc.stringMatching(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,10}$/), fc.string({ unit: byte, minLength: 1, maxLength: 8 }))
       .filter((m) => m !== 'HEAD' && m !== 'CONNECT');
-    const targetRaw = fc.oneof(pathArb, fc.string({ unit: byte, maxLength: 60 }), fc.string({ unit: byte, maxLength: 20 }).map((s) => ROUTE + s));
+    const targetRaw = fc.oneof(
+      pathArb,
+      fc.string({ unit: byte, maxLength: 60 }),
+      fc.string({ unit: byte, maxLength: 20 }).map((s) => ROUTE + s),
+    );
     const versionRaw = fc.constantFrom('HTTP/1.1', 'HTTP/1.0', 'HTTP/1.2', 'HTTP/2.0', 'http/1.1', 'HTTP/11', 'HTTP/1.1 x', '');
     await fc.assert(
       fc.asyncProperty(methodRaw, targetRaw, versionRaw, async (method, target, version) => {
@@ -750,7 +859,7 @@ describe('generateContent under hostile input (property)', () => {
     assert.doesNotMatch(e.message, /^body is not an allowed field/);
   });
 
-  test('a malformed request pipelined after a valid one does not take the valid one\'s answer', async () => {
+  test("a malformed request pipelined after a valid one does not take the valid one's answer", async () => {
     const valid = `POST ${ROUTE} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${validBody.length}\r\n\r\n${validBody}`;
     const { text } = await rawExchange(HOST, port, `${valid}GARBAGE\r\n\r\n`);
     const first = parseRaw(text);

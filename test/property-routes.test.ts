@@ -38,7 +38,21 @@ function modelsOf(route: CompiledRoute): string[] {
 
 const hostileValue = fc.oneof(
   fc.jsonValue({ maxDepth: 2 }),
-  fc.constantFrom('', ' ', 'data:image/png;base64,', 'data:image/png;base64,iVBORw0KGgo=', 'https://127.0.0.1:1/x.png', '16:9', '0:0', '99999x1', '1024*1024', 'asset://nope', '__proto__', '\u0000', '1e400'),
+  fc.constantFrom(
+    '',
+    ' ',
+    'data:image/png;base64,',
+    'data:image/png;base64,iVBORw0KGgo=',
+    'https://127.0.0.1:1/x.png',
+    '16:9',
+    '0:0',
+    '99999x1',
+    '1024*1024',
+    'asset://nope',
+    '__proto__',
+    '\u0000',
+    '1e400',
+  ),
   fc.integer({ min: -1e9, max: 1e9 }),
   fc.array(fc.constantFrom('https://127.0.0.1:1/a.png', 'data:image/png;base64,iVBORw0KGgo=', '', 7), { maxLength: 12 }),
 );
@@ -75,7 +89,10 @@ describe('every route of the config under hostile input (property)', () => {
   test('non-objects and garbage on every route with a body: a 4xx of shape A, no vendor call', async () => {
     const before = vendorRequests();
     const garbage = fc.oneof(
-      fc.jsonValue({ maxDepth: 2 }).filter((v) => v === null || typeof v !== 'object' || Array.isArray(v)).map((v) => JSON.stringify(v)),
+      fc
+        .jsonValue({ maxDepth: 2 })
+        .filter((v) => v === null || typeof v !== 'object' || Array.isArray(v))
+        .map((v) => JSON.stringify(v)),
       fc.string({ unit: 'binary', maxLength: 40 }),
       fc.constantFrom('', '{', '[]', '{"a":1}{"b":2}', '\ufeff{}', '1e999'),
       fc.integer({ min: 20, max: 3000 }).map((n) => '['.repeat(n) + ']'.repeat(n)),
@@ -94,31 +111,40 @@ describe('every route of the config under hostile input (property)', () => {
 
   test("bodies made of a route's own models and fields with random values: never a server fault", async () => {
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 0, max: 10_000 }), fc.integer({ min: 0, max: 10_000 }), fc.dictionary(fc.integer({ min: 0, max: 40 }), hostileValue, { maxKeys: 4 }), async (i, m, picks) => {
-        const route = modelRoutes[i % modelRoutes.length]!;
-        const models = modelsOf(route);
-        const fields = fieldsOf(route);
-        const body: Record<string, unknown> = {};
-        for (const [k, v] of Object.entries(picks)) if (fields.length > 0) body[fields[Number(k) % fields.length]!] = v;
-        body[route.model!.pointer[0]!] = models[m % models.length];
-        const a = await send(route.method, pathOf(route, 'x'), JSON.stringify(body));
-        const what = `${route.id} ${JSON.stringify(body).slice(0, 300)}: ${a.status} ${a.text.slice(0, 300)}`;
-        // 200, a refusal of the client's request, or a vendor's trouble; never the gateway's own fault.
-        assert.ok(a.status !== 500 && a.status < 600, what);
-        if (a.status >= 400 && a.status < 500) assertShapeA(a.status, a.text, what);
-        if (a.status >= 500) assert.ok([502, 503, 504].includes(a.status), what);
-      }),
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: 10_000 }),
+        fc.integer({ min: 0, max: 10_000 }),
+        fc.dictionary(fc.integer({ min: 0, max: 40 }), hostileValue, { maxKeys: 4 }),
+        async (i, m, picks) => {
+          const route = modelRoutes[i % modelRoutes.length]!;
+          const models = modelsOf(route);
+          const fields = fieldsOf(route);
+          const body: Record<string, unknown> = {};
+          for (const [k, v] of Object.entries(picks)) if (fields.length > 0) body[fields[Number(k) % fields.length]!] = v;
+          body[route.model!.pointer[0]!] = models[m % models.length];
+          const a = await send(route.method, pathOf(route, 'x'), JSON.stringify(body));
+          const what = `${route.id} ${JSON.stringify(body).slice(0, 300)}: ${a.status} ${a.text.slice(0, 300)}`;
+          // 200, a refusal of the client's request, or a vendor's trouble; never the gateway's own fault.
+          assert.ok(a.status !== 500 && a.status < 600, what);
+          if (a.status >= 400 && a.status < 500) assertShapeA(a.status, a.text, what);
+          if (a.status >= 500) assert.ok([502, 503, 504].includes(a.status), what);
+        },
+      ),
       runs(150),
     );
   });
 
   test('random ids on every query and download route: a 4xx of shape A', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 0, max: 10_000 }), fc.oneof(fc.string({ maxLength: 30 }), fc.constant('task_AAAAAAAAAAAAAAAAAAAAAAAA')), async (i, id) => {
-        const route = queryRoutes[i % queryRoutes.length]!;
-        const a = await send(route.method, pathOf(route, id), route.body ? JSON.stringify({ task_id: id, id }) : null);
-        assertShapeA(a.status, a.text, `${route.id} ${JSON.stringify(id)}`);
-      }),
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: 10_000 }),
+        fc.oneof(fc.string({ maxLength: 30 }), fc.constant('task_AAAAAAAAAAAAAAAAAAAAAAAA')),
+        async (i, id) => {
+          const route = queryRoutes[i % queryRoutes.length]!;
+          const a = await send(route.method, pathOf(route, id), route.body ? JSON.stringify({ task_id: id, id }) : null);
+          assertShapeA(a.status, a.text, `${route.id} ${JSON.stringify(id)}`);
+        },
+      ),
       runs(120),
     );
   });

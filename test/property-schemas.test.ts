@@ -72,7 +72,13 @@ describe('bodies from each route’s own schema, valid and mistyped, on every ro
   let client: Client;
   let targets: Target[];
   const send = (path: string, method: string, body: Json) =>
-    client.send({ method, path, body: JSON.stringify(body), headers: { authorization: `Bearer ${h.key}`, 'content-type': 'application/json' }, timeoutMs: 15_000 });
+    client.send({
+      method,
+      path,
+      body: JSON.stringify(body),
+      headers: { authorization: `Bearer ${h.key}`, 'content-type': 'application/json' },
+      timeoutMs: 15_000,
+    });
 
   before(async () => {
     h = await startTaskHarness({ finishMs: 200 });
@@ -87,7 +93,13 @@ describe('bodies from each route’s own schema, valid and mistyped, on every ro
   test('the issue’s bodies: a boolean first frame and a null image URL on the delta video 2 route are 400, not 500', async () => {
     const a = await send('/v1/video/generations', 'POST', { model: 'delta-vid-2-0-fast-260128', prompt: 'x', first_frame_image: true });
     assert.equal(expectError(a, 'invalid_request', 'first_frame_image: true').param, 'first_frame_image');
-    const b = await send('/v1/video/generations', 'POST', { model: 'delta-vid-2-0-260128', content: [{ type: 'text', text: 'x' }, { type: 'image_url', image_url: { url: null } }] });
+    const b = await send('/v1/video/generations', 'POST', {
+      model: 'delta-vid-2-0-260128',
+      content: [
+        { type: 'text', text: 'x' },
+        { type: 'image_url', image_url: { url: null } },
+      ],
+    });
     assert.equal(expectError(b, 'invalid_request', 'image_url.url: null').param, 'content[1].image_url.url');
   });
 
@@ -104,7 +116,9 @@ describe('bodies from each route’s own schema, valid and mistyped, on every ro
     for (const t of targets) {
       if (t.model === null || t.route.model?.from !== 'body') continue;
       const field = t.route.model.pointer[0]!;
-      const seed = seeds.find((x) => x.method === t.route.method && x.path.split('?')[0] === t.route.path && (x.body as Record<string, unknown> | null)?.[field] === t.model);
+      const seed = seeds.find(
+        (x) => x.method === t.route.method && x.path.split('?')[0] === t.route.path && (x.body as Record<string, unknown> | null)?.[field] === t.model,
+      );
       const base = (seed?.body ?? { [field]: t.model, prompt: 'a lighthouse at dawn' }) as Record<string, Json>;
       for (const name of t.reads) {
         if (name === field) continue;
@@ -134,14 +148,20 @@ describe('bodies from each route’s own schema, valid and mistyped, on every ro
         let schema = t.route.body!.validate.schema as Record<string, unknown>;
         for (const l of limits) if (l !== null && typeof l === 'object') schema = mergeSchemas(schema, l as Record<string, unknown>) as Record<string, unknown>;
         // Now and then a field a mapping reads but the schema may not declare, at the top or in metadata.
-        const extra = t.reads.length === 0 ? fc.constant(null) : fc.option(fc.tuple(fc.constantFrom(...t.reads), fc.jsonValue({ maxDepth: 2 }) as fc.Arbitrary<Json>, fc.boolean()), { freq: 3 });
-        return fc.tuple(fc.constant(t), schemaArb(schema) as fc.Arbitrary<Json>, fc.nat(), fc.boolean(), fc.boolean(), extra).map(([t, body, at, mutate, toNull, add]) => {
-          if (!add || body === null || typeof body !== 'object' || Array.isArray(body)) return [t, body, at, mutate, toNull] as const;
-          const [name, value, inMetadata] = add;
-          const metadata = (body as Record<string, Json>).metadata;
-          if (inMetadata && metadata !== null && typeof metadata === 'object' && !Array.isArray(metadata)) return [t, withAt(body, ['metadata', name], value), at, mutate, toNull] as const;
-          return [t, withAt(body, [name], value), at, mutate, toNull] as const;
-        });
+        const extra =
+          t.reads.length === 0
+            ? fc.constant(null)
+            : fc.option(fc.tuple(fc.constantFrom(...t.reads), fc.jsonValue({ maxDepth: 2 }) as fc.Arbitrary<Json>, fc.boolean()), { freq: 3 });
+        return fc
+          .tuple(fc.constant(t), schemaArb(schema) as fc.Arbitrary<Json>, fc.nat(), fc.boolean(), fc.boolean(), extra)
+          .map(([t, body, at, mutate, toNull, add]) => {
+            if (!add || body === null || typeof body !== 'object' || Array.isArray(body)) return [t, body, at, mutate, toNull] as const;
+            const [name, value, inMetadata] = add;
+            const metadata = (body as Record<string, Json>).metadata;
+            if (inMetadata && metadata !== null && typeof metadata === 'object' && !Array.isArray(metadata))
+              return [t, withAt(body, ['metadata', name], value), at, mutate, toNull] as const;
+            return [t, withAt(body, [name], value), at, mutate, toNull] as const;
+          });
       })
       .chain(([t, body, at, mutate, toNull]) => {
         const paths = pathsOf(body).filter((p) => !(t.route.model?.from === 'body' && p.join('.') === t.route.model.pointer.join('.')));

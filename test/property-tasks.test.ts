@@ -47,7 +47,11 @@ const BETA_MODELS = ['betaq3-pro', 'betaq2-pro', 'betaq2-turbo', 'betaq2-pro-fas
 /** Free text: ASCII, graphemes, any code point, lone surrogates, NUL, BOM, U+2028; never a simulator marker. */
 const textArb = fc
   .tuple(
-    fc.oneof(fc.string({ minLength: 1, maxLength: 40 }), fc.string({ unit: 'grapheme', minLength: 1, maxLength: 20 }), fc.string({ unit: 'binary', minLength: 1, maxLength: 20 })),
+    fc.oneof(
+      fc.string({ minLength: 1, maxLength: 40 }),
+      fc.string({ unit: 'grapheme', minLength: 1, maxLength: 20 }),
+      fc.string({ unit: 'binary', minLength: 1, maxLength: 20 }),
+    ),
     fc.option(fc.constantFrom('\ud800', '\udfff', '\u0000', '\u2028', '\ufeff', '"\\', '{}'), { nil: '' }),
   )
   .map(([a, b]) => a + b)
@@ -55,7 +59,10 @@ const textArb = fc
 
 const notString = otherKindArb('string');
 const notBoolean = otherKindArb('boolean');
-const notInteger: fc.Arbitrary<Json> = fc.oneof(otherKindArb('number'), fc.double({ noNaN: true, noDefaultInfinity: true }).filter((x) => !Number.isInteger(x)));
+const notInteger: fc.Arbitrary<Json> = fc.oneof(
+  otherKindArb('number'),
+  fc.double({ noNaN: true, noDefaultInfinity: true }).filter((x) => !Number.isInteger(x)),
+);
 const longString = (min: number) => fc.integer({ min: min + 1, max: min + 3000 }).map((n) => 'x'.repeat(n));
 
 /** Valid bodies per route (the vendors accept them too). */
@@ -71,10 +78,12 @@ const videoBodyArb: fc.Arbitrary<Json> = fc.record(
 const betaBodyArb: fc.Arbitrary<Json> = fc.record(
   {
     model: fc.constantFrom(...BETA_MODELS),
-    subjects: fc.array(
-      fc.record({ id: fc.stringMatching(/^[A-Za-z0-9_-]{1,12}$/), images: fc.array(fc.constantFrom(IMG, PNG_URI), { minLength: 1, maxLength: 3 }) }),
-      { minLength: 1, maxLength: 3 },
-    ).filter((s) => new Set(s.map((x) => x.id)).size === s.length),
+    subjects: fc
+      .array(fc.record({ id: fc.stringMatching(/^[A-Za-z0-9_-]{1,12}$/), images: fc.array(fc.constantFrom(IMG, PNG_URI), { minLength: 1, maxLength: 3 }) }), {
+        minLength: 1,
+        maxLength: 3,
+      })
+      .filter((s) => new Set(s.map((x) => x.id)).size === s.length),
     prompt: textArb,
     duration: fc.integer({ min: 1, max: 10 }),
     resolution: fc.constantFrom('540p', '720p', '1080p'),
@@ -114,8 +123,10 @@ interface Breakage {
   readonly named: boolean;
 }
 type Breaker = (body: Json) => fc.Arbitrary<Breakage>;
-const setTo = (path: Seg[], arb: fc.Arbitrary<Json | undefined>, named = true): Breaker => (body) =>
-  arb.map((v) => ({ path, body: withAt(body, path, v), named }));
+const setTo =
+  (path: Seg[], arb: fc.Arbitrary<Json | undefined>, named = true): Breaker =>
+  (body) =>
+    arb.map((v) => ({ path, body: withAt(body, path, v), named }));
 
 /** Per route: a valid body and ways to break it the public schema catches. */
 const BROKEN: Record<string, { valid: fc.Arbitrary<Json>; breakers: Breaker[] }> = {
@@ -125,10 +136,16 @@ const BROKEN: Record<string, { valid: fc.Arbitrary<Json>; breakers: Breaker[] }>
       setTo(['model'], fc.oneof(notString, fc.constant(''), longString(200))),
       setTo(['prompt'], fc.oneof(notString, fc.constant(''), longString(20000))),
       setTo(['prompt'], fc.constant(undefined), true),
-      setTo(['seconds'], fc.oneof(fc.constantFrom<Json>('0', '04', 'abc', '1234', '', ' 4', 0, 121, -1, 4.5, true, null, [], {}), fc.stringMatching(/^[a-z]{1,5}$/))),
+      setTo(
+        ['seconds'],
+        fc.oneof(fc.constantFrom<Json>('0', '04', 'abc', '1234', '', ' 4', 0, 121, -1, 4.5, true, null, [], {}), fc.stringMatching(/^[a-z]{1,5}$/)),
+      ),
       setTo(['duration'], fc.oneof(fc.constantFrom<Json>(0, 121, -5, 1.5, '5', true, null), fc.integer({ min: 121 }), fc.integer({ max: 0 }))),
       setTo(['size'], fc.oneof(notString, fc.constant(''), longString(40))),
-      setTo(['images'], fc.oneof(fc.constantFrom<Json>([], 'x', 5, null, {}), fc.array(notString, { minLength: 1, maxLength: 3 }), fc.constant(Array(17).fill(IMG)))),
+      setTo(
+        ['images'],
+        fc.oneof(fc.constantFrom<Json>([], 'x', 5, null, {}), fc.array(notString, { minLength: 1, maxLength: 3 }), fc.constant(Array(17).fill(IMG))),
+      ),
       setTo(['image'], fc.oneof(notString, fc.constant(''))),
       setTo(['input_reference'], fc.constantFrom<Json>({}, { x: 1 }, { image_url: '' }, { file_id: 5 }, 5, true, null, [], [''], Array(17).fill(IMG))),
       setTo(['metadata'], fc.oneof(otherKindArb('object'), fc.constant(Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, i]))))),
@@ -137,20 +154,51 @@ const BROKEN: Record<string, { valid: fc.Arbitrary<Json>; breakers: Breaker[] }>
   beta: {
     valid: betaBodyArb,
     breakers: [
-      setTo(['model'], fc.oneof(notString, fc.string({ maxLength: 12 }).filter((s) => !BETA_MODELS.includes(s)), fc.constantFrom('BETAQ2-PRO', 'betaq2-pro ', 'beta-q3-pro'))),
-      setTo(['subjects'], fc.oneof(otherKindArb('array'), fc.constant<Json>([]), fc.constant<Json>(Array.from({ length: 17 }, (_, i) => ({ id: `s${i}`, images: [IMG] }))))),
+      setTo(
+        ['model'],
+        fc.oneof(
+          notString,
+          fc.string({ maxLength: 12 }).filter((s) => !BETA_MODELS.includes(s)),
+          fc.constantFrom('BETAQ2-PRO', 'betaq2-pro ', 'beta-q3-pro'),
+        ),
+      ),
+      setTo(
+        ['subjects'],
+        fc.oneof(otherKindArb('array'), fc.constant<Json>([]), fc.constant<Json>(Array.from({ length: 17 }, (_, i) => ({ id: `s${i}`, images: [IMG] })))),
+      ),
       setTo(['subjects', 0], otherKindArb('object')),
       setTo(['subjects', 0, 'id'], fc.oneof(notString, fc.constantFrom('', 'a b', 'x/y', 'é', 'a'.repeat(65)))),
       setTo(['subjects', 0, 'id'], fc.constant(undefined)),
       setTo(['subjects', 0, 'images'], fc.oneof(otherKindArb('array'), fc.constant<Json>([]), fc.constant<Json>([IMG, IMG, IMG, IMG]))),
-      setTo(['subjects', 0, 'images', 0], fc.oneof(notString, fc.constantFrom('', 'iVBORw0KGgo=', 'ftp://x/y.png', 'data:image/gif;base64,R0lG', 'data:text/plain;base64,aGk=', 'data:image/png;base64,***', 'https://'))),
+      setTo(
+        ['subjects', 0, 'images', 0],
+        fc.oneof(
+          notString,
+          fc.constantFrom(
+            '',
+            'iVBORw0KGgo=',
+            'ftp://x/y.png',
+            'data:image/gif;base64,R0lG',
+            'data:text/plain;base64,aGk=',
+            'data:image/png;base64,***',
+            'https://',
+          ),
+        ),
+      ),
       setTo(['subjects', 0, 'voice_id'], fc.oneof(notString, longString(200))),
       setTo(['subjects', 0, 'extra'], fc.jsonValue({ maxDepth: 1 }) as fc.Arbitrary<Json>),
       setTo(['prompt'], fc.oneof(notString, longString(5000))),
       setTo(['audio'], notBoolean),
       setTo(['duration'], fc.oneof(notInteger, fc.integer({ max: 0 }), fc.integer({ min: 17 }))),
       setTo(['seed'], fc.oneof(notInteger, fc.constantFrom(9007199254740992, -9007199254740992))),
-      setTo(['resolution'], fc.oneof(notString, fc.string({ maxLength: 8 }).filter((s) => !['540p', '720p', '1080p'].includes(s)), fc.constantFrom('4K', '720P', '2160p', '480p'))),
+      setTo(
+        ['resolution'],
+        fc.oneof(
+          notString,
+          fc.string({ maxLength: 8 }).filter((s) => !['540p', '720p', '1080p'].includes(s)),
+          fc.constantFrom('4K', '720P', '2160p', '480p'),
+        ),
+      ),
       setTo(['wm_position'], fc.oneof(fc.constantFrom<Json>(0, 5, '1', 1.5, null, true), fc.integer({ min: 5 }), fc.integer({ max: 0 }))),
       setTo(['wm_url'], fc.oneof(notString, fc.constantFrom('ftp://x', 'example.com', 'javascript:alert(1)'))),
       setTo(['payload'], fc.oneof(notString, longString(10000))),
@@ -158,8 +206,31 @@ const BROKEN: Record<string, { valid: fc.Arbitrary<Json>; breakers: Breaker[] }>
       // Unknown fields at the root are refused (additionalProperties: false).
       (body) =>
         fc
-          .tuple(fc.oneof(fc.string({ minLength: 1, maxLength: 10 }), fc.constantFrom('constructor', 'toString', '__proto__', 'Model', 'images', 'callback_url')), fc.jsonValue({ maxDepth: 1 }))
-          .filter(([k]) => !['model', 'subjects', 'prompt', 'audio', 'voice_id', 'is_rec', 'bgm', 'duration', 'seed', 'resolution', 'off_peak', 'watermark', 'wm_position', 'wm_url', 'payload', 'meta_data'].includes(k))
+          .tuple(
+            fc.oneof(fc.string({ minLength: 1, maxLength: 10 }), fc.constantFrom('constructor', 'toString', '__proto__', 'Model', 'images', 'callback_url')),
+            fc.jsonValue({ maxDepth: 1 }),
+          )
+          .filter(
+            ([k]) =>
+              ![
+                'model',
+                'subjects',
+                'prompt',
+                'audio',
+                'voice_id',
+                'is_rec',
+                'bgm',
+                'duration',
+                'seed',
+                'resolution',
+                'off_peak',
+                'watermark',
+                'wm_position',
+                'wm_url',
+                'payload',
+                'meta_data',
+              ].includes(k),
+          )
           .map(([k, v]) => ({ path: [k], body: withAt(body, [k], v as Json), named: k !== '__proto__' })),
     ],
   },
@@ -179,19 +250,28 @@ const BROKEN: Record<string, { valid: fc.Arbitrary<Json>; breakers: Breaker[] }>
       (body) =>
         fc
           .tuple(fc.oneof(fc.string({ minLength: 1, maxLength: 10 }), fc.constantFrom('constructor', 'model', 'Prompt', 'ids')), fc.jsonValue({ maxDepth: 1 }))
-          .filter(([k]) => !['mv', 'prompt', 'gpt_description_prompt', 'title', 'tags', 'make_instrumental', 'continue_clip_id', 'continue_at', '__proto__'].includes(k))
+          .filter(
+            ([k]) =>
+              !['mv', 'prompt', 'gpt_description_prompt', 'title', 'tags', 'make_instrumental', 'continue_clip_id', 'continue_at', '__proto__'].includes(k),
+          )
           .map(([k, v]) => ({ path: [k], body: withAt(body, [k], v as Json), named: true })),
     ],
   },
   fetch: {
     valid: fc.record({ ids: fc.array(fc.string({ minLength: 1, maxLength: 30 }), { minLength: 1, maxLength: 5 }) }) as fc.Arbitrary<Json>,
     breakers: [
-      setTo(['ids'], fc.oneof(otherKindArb('array'), fc.constant<Json>([]), fc.array(fc.constant<Json>('x'), { minLength: 101, maxLength: 150 }) as fc.Arbitrary<Json>)),
+      setTo(
+        ['ids'],
+        fc.oneof(otherKindArb('array'), fc.constant<Json>([]), fc.array(fc.constant<Json>('x'), { minLength: 101, maxLength: 150 }) as fc.Arbitrary<Json>),
+      ),
       setTo(['ids'], fc.constant(undefined)),
       setTo(['ids', 0], fc.oneof(notString, fc.constant(''), longString(100))),
       (body) =>
         fc
-          .tuple(fc.string({ minLength: 1, maxLength: 10 }).filter((k) => k !== 'ids' && k !== '__proto__'), fc.jsonValue({ maxDepth: 1 }))
+          .tuple(
+            fc.string({ minLength: 1, maxLength: 10 }).filter((k) => k !== 'ids' && k !== '__proto__'),
+            fc.jsonValue({ maxDepth: 1 }),
+          )
           .map(([k, v]) => ({ path: [k], body: withAt(body, [k], v as Json), named: true })),
     ],
   },
@@ -199,7 +279,12 @@ const BROKEN: Record<string, { valid: fc.Arbitrary<Json>; breakers: Breaker[] }>
 const ROUTE_OF: Record<string, string[]> = { video: [VIDEO_GEN, VIDEOS], beta: [BETA], iota: [IOTA_MUSIC], fetch: [IOTA_FETCH] };
 const brokenArb = fc.constantFrom(...Object.keys(BROKEN)).chain((family) => {
   const { valid, breakers } = BROKEN[family]!;
-  return fc.tuple(fc.constantFrom(...ROUTE_OF[family]!), valid.chain((body) => fc.oneof(...breakers.map((b) => b(body))))).map(([path, broken]) => ({ family, path, broken }));
+  return fc
+    .tuple(
+      fc.constantFrom(...ROUTE_OF[family]!),
+      valid.chain((body) => fc.oneof(...breakers.map((b) => b(body)))),
+    )
+    .map(([path, broken]) => ({ family, path, broken }));
 });
 
 /** Content types a JSON body may come with, right or wrong. */
@@ -260,8 +345,34 @@ function multipart(parts: readonly Part[], boundary = `----gwprop${Math.random()
 
 /** Field names: the real ones, bracket forms, prototype names and names the gateway refuses. */
 const fieldNameArb = fc.oneof(
-  fc.constantFrom('model', 'prompt', 'seconds', 'size', 'input_reference', 'image', 'images', 'images[]', 'metadata', 'duration', 'metadata[a]', 'model[]', 'model[x]', 'prompt[]'),
-  fc.constantFrom('constructor', 'toString', 'valueOf', 'hasOwnProperty', '__proto__', 'prototype', '__proto__[x]', 'metadata[__proto__]', 'model[constructor]', 'toString[]'),
+  fc.constantFrom(
+    'model',
+    'prompt',
+    'seconds',
+    'size',
+    'input_reference',
+    'image',
+    'images',
+    'images[]',
+    'metadata',
+    'duration',
+    'metadata[a]',
+    'model[]',
+    'model[x]',
+    'prompt[]',
+  ),
+  fc.constantFrom(
+    'constructor',
+    'toString',
+    'valueOf',
+    'hasOwnProperty',
+    '__proto__',
+    'prototype',
+    '__proto__[x]',
+    'metadata[__proto__]',
+    'model[constructor]',
+    'toString[]',
+  ),
   fc.constantFrom('', ' ', 'a b', 'x]', '[x]', 'a[b][c]', '1abc', 'é', 'a'.repeat(65)),
   fc.stringMatching(/^[A-Za-z_][A-Za-z0-9_-]{0,10}$/),
 );
@@ -280,7 +391,20 @@ const filePartArb: fc.Arbitrary<Part> = fc.record({
     filename: fc.oneof(fc.constantFrom('ref.png', '', '../../etc/passwd', 'a"b.png', 'é.png'), fc.stringMatching(/^[A-Za-z0-9._-]{1,12}$/)),
     // With an empty file name busboy reads the part as a text field, so a charset matters.
     type: fc.oneof(
-      fc.constantFrom('image/png', 'image/jpeg', 'video/mp4', 'text/plain', 'text/plain; charset=utf-8', 'text/plain; charset=iso-8859-2', 'image/png; charset=x', 'application/octet-stream', 'image/png; name=x', '', 'x', 'image/'),
+      fc.constantFrom(
+        'image/png',
+        'image/jpeg',
+        'video/mp4',
+        'text/plain',
+        'text/plain; charset=utf-8',
+        'text/plain; charset=iso-8859-2',
+        'image/png; charset=x',
+        'application/octet-stream',
+        'image/png; name=x',
+        '',
+        'x',
+        'image/',
+      ),
       fc.constant(null),
     ),
   }),
@@ -297,7 +421,8 @@ describe('task routes under hostile input (property)', () => {
   let client: Client;
   let port: number;
   const json = (extra: Record<string, string> = {}) => ({ 'content-type': 'application/json', authorization: `Bearer ${h.key}`, ...extra });
-  const send = (path: string, body: string | Buffer | null, headers: Record<string, string> = json(), method = 'POST') => client.send({ method, path, headers, body });
+  const send = (path: string, body: string | Buffer | null, headers: Record<string, string> = json(), method = 'POST') =>
+    client.send({ method, path, headers, body });
   /** Requests the simulators received so far, all together. */
   const vendorRequests = () => Object.values(h.sims).reduce((n, s) => n + s.stats.requests, 0);
   /** Submissions the simulators accepted so far (polls of earlier tasks do not count). */
@@ -328,11 +453,28 @@ describe('task routes under hostile input (property)', () => {
   test('arbitrary JSON values, non-JSON bytes and wrong content types on every POST route: a 4xx of shape A', async () => {
     const bodyArb = fc.oneof(
       // Not an object, or an object without the route's required field.
-      fc.jsonValue({ maxDepth: 3 }).filter((v) => v === null || typeof v !== 'object' || Array.isArray(v)).map((v) => JSON.stringify(v)),
-      fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 5 }).filter((d) => !('model' in d) && !('mv' in d) && !('ids' in d)).map((d) => JSON.stringify(d)),
+      fc
+        .jsonValue({ maxDepth: 3 })
+        .filter((v) => v === null || typeof v !== 'object' || Array.isArray(v))
+        .map((v) => JSON.stringify(v)),
+      fc
+        .dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 5 })
+        .filter((d) => !('model' in d) && !('mv' in d) && !('ids' in d))
+        .map((d) => JSON.stringify(d)),
       fc.string({ unit: 'binary', maxLength: 60 }),
       fc.uint8Array({ maxLength: 60 }).map((b) => Buffer.from(b)),
-      fc.constantFrom('', '{', '{"model":', '{"model":"epsilon-video-3",}', '\ufeff{"model":"epsilon-video-3","prompt":"x"}', 'nul', '[]', '1e999', '"\\ud800"', '{"a":1}{"b":2}'),
+      fc.constantFrom(
+        '',
+        '{',
+        '{"model":',
+        '{"model":"epsilon-video-3",}',
+        '\ufeff{"model":"epsilon-video-3","prompt":"x"}',
+        'nul',
+        '[]',
+        '1e999',
+        '"\\ud800"',
+        '{"a":1}{"b":2}',
+      ),
       fc.integer({ min: 20, max: 5000 }).map((n) => '['.repeat(n) + ']'.repeat(n)),
       fc.integer({ min: 20, max: 5000 }).map((n) => '{"model":'.repeat(n) + '1' + '}'.repeat(n)),
     );
@@ -372,12 +514,17 @@ describe('task routes under hostile input (property)', () => {
 
   test('GET with random ids on every query and download route: a 4xx of shape A', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...QUERY_PATHS), idSegmentArb, fc.option(fc.constantFrom('?variant=x', '?index=-1', '?index=999', '?key=x', '?task_id=1'), { nil: '' }), async (route, id, q) => {
-        const path = route(id) + q;
-        const a = await send(path, null, { authorization: `Bearer ${h.key}` }, 'GET');
-        const e = refused(a, path.slice(0, 200));
-        assert.ok(['task_not_found', 'invalid_request', 'not_found'].includes(e.code), `${path.slice(0, 200)}: ${a.text}`);
-      }),
+      fc.asyncProperty(
+        fc.constantFrom(...QUERY_PATHS),
+        idSegmentArb,
+        fc.option(fc.constantFrom('?variant=x', '?index=-1', '?index=999', '?key=x', '?task_id=1'), { nil: '' }),
+        async (route, id, q) => {
+          const path = route(id) + q;
+          const a = await send(path, null, { authorization: `Bearer ${h.key}` }, 'GET');
+          const e = refused(a, path.slice(0, 200));
+          assert.ok(['task_not_found', 'invalid_request', 'not_found'].includes(e.code), `${path.slice(0, 200)}: ${a.text}`);
+        },
+      ),
       runs(150),
     );
     assert.equal(vendorRequests(), 0, 'no vendor saw a request for an unknown id');
@@ -398,18 +545,28 @@ describe('task routes under hostile input (property)', () => {
       // A valid body cut short anywhere before its closing delimiter is complete.
       fc.integer({ min: 1, max: close + boundary.length + 3 }).map((n) => ({ body: good.body.subarray(0, n), type: good.type })),
       // The right bytes with a wrong, missing or garbled boundary.
-      fc.constantFrom('multipart/form-data', 'multipart/form-data; boundary=', 'multipart/form-data; boundary=nope', 'multipart/form-data; boundary="unterminated', `${good.type}x`).map((type) => ({ body: good.body, type })),
+      fc
+        .constantFrom(
+          'multipart/form-data',
+          'multipart/form-data; boundary=',
+          'multipart/form-data; boundary=nope',
+          'multipart/form-data; boundary="unterminated',
+          `${good.type}x`,
+        )
+        .map((type) => ({ body: good.body, type })),
       // Random bytes under a plausible header.
       fc.uint8Array({ maxLength: 200 }).map((b) => ({ body: Buffer.from(b), type: good.type })),
       // Parts whose headers are broken.
-      fc.constantFrom(
-        '--B\r\nContent-Disposition: form-data\r\n\r\nx\r\n--B--\r\n',
-        '--B\r\nContent-Disposition: form-data; name=\r\n\r\nx\r\n--B--\r\n',
-        '--B\r\n\r\nx\r\n--B--\r\n',
-        '--B\r\nContent-Disposition: attachment; name="model"\r\n\r\nepsilon-video-3\r\n--B--\r\n',
-        '--B--\r\n',
-        '',
-      ).map((text) => ({ body: Buffer.from(text), type: 'multipart/form-data; boundary=B' })),
+      fc
+        .constantFrom(
+          '--B\r\nContent-Disposition: form-data\r\n\r\nx\r\n--B--\r\n',
+          '--B\r\nContent-Disposition: form-data; name=\r\n\r\nx\r\n--B--\r\n',
+          '--B\r\n\r\nx\r\n--B--\r\n',
+          '--B\r\nContent-Disposition: attachment; name="model"\r\n\r\nepsilon-video-3\r\n--B--\r\n',
+          '--B--\r\n',
+          '',
+        )
+        .map((text) => ({ body: Buffer.from(text), type: 'multipart/form-data; boundary=B' })),
     );
     await fc.assert(
       fc.asyncProperty(malformedArb, async ({ body, type }) => {
@@ -468,7 +625,24 @@ describe('task routes under hostile input (property)', () => {
     const metaValueArb = fc.oneof(fc.jsonValue({ maxDepth: 2 }), mediaArb, fc.integer(), fc.constantFrom('16:9', '9:16', '1:1', 'pro', 'std', '1080p'));
     const metadataArb = fc.dictionary(
       fc.oneof(
-        fc.constantFrom('last_frame_url', 'image_tail', 'aspect_ratio', 'aspectRatio', 'negative_prompt', 'cfg_scale', 'mode', 'camera_control', 'output_config', 'file_infos', 'watermark', 'seed', 'resolution', 'movement_amplitude', 'audio', 'bgm'),
+        fc.constantFrom(
+          'last_frame_url',
+          'image_tail',
+          'aspect_ratio',
+          'aspectRatio',
+          'negative_prompt',
+          'cfg_scale',
+          'mode',
+          'camera_control',
+          'output_config',
+          'file_infos',
+          'watermark',
+          'seed',
+          'resolution',
+          'movement_amplitude',
+          'audio',
+          'bgm',
+        ),
         fc.string({ maxLength: 8 }),
       ),
       metaValueArb as fc.Arbitrary<Json>,
@@ -476,14 +650,37 @@ describe('task routes under hostile input (property)', () => {
     );
     const bodyArb = fc.record(
       {
-        model: fc.constantFrom(...VIDEO_MODELS, 'epsilon-video-3-pro', 'lambda-3.0-Omni', 'mu2.6-i2v:1920*1080', 'beta-q3-turbo', 'GV-1', 'OS-x', 'nu-2', 'xi-v', 'SV-1', 'JV-1', 'mu-other', 'lambda-9'),
+        model: fc.constantFrom(
+          ...VIDEO_MODELS,
+          'epsilon-video-3-pro',
+          'lambda-3.0-Omni',
+          'mu2.6-i2v:1920*1080',
+          'beta-q3-turbo',
+          'GV-1',
+          'OS-x',
+          'nu-2',
+          'xi-v',
+          'SV-1',
+          'JV-1',
+          'mu-other',
+          'lambda-9',
+        ),
         prompt: textArb,
         image: mediaArb,
         images: fc.array(mediaArb, { minLength: 1, maxLength: 3 }),
-        input_reference: fc.oneof(mediaArb, fc.array(mediaArb, { minLength: 1, maxLength: 2 }), fc.record({ image_url: mediaArb, file_id: fc.string({ minLength: 1, maxLength: 10 }) }, { requiredKeys: [] }).filter((o) => Object.keys(o).length > 0)),
+        input_reference: fc.oneof(
+          mediaArb,
+          fc.array(mediaArb, { minLength: 1, maxLength: 2 }),
+          fc
+            .record({ image_url: mediaArb, file_id: fc.string({ minLength: 1, maxLength: 10 }) }, { requiredKeys: [] })
+            .filter((o) => Object.keys(o).length > 0),
+        ),
         duration: fc.integer({ min: 1, max: 120 }),
         seconds: fc.oneof(fc.integer({ min: 1, max: 120 }), fc.integer({ min: 1, max: 999 }).map(String)),
-        size: fc.oneof(fc.constantFrom('1280x720', '720x1280', '1920x1080', '16:9', '9:16', '1:1', '720p', '1280*720', 'x', '0x0', '99999x99999'), fc.string({ minLength: 1, maxLength: 20 })),
+        size: fc.oneof(
+          fc.constantFrom('1280x720', '720x1280', '1920x1080', '16:9', '9:16', '1:1', '720p', '1280*720', 'x', '0x0', '99999x99999'),
+          fc.string({ minLength: 1, maxLength: 20 }),
+        ),
         metadata: metadataArb,
       },
       { requiredKeys: ['model', 'prompt'] },
@@ -550,9 +747,26 @@ describe('task routes under hostile input (property)', () => {
       const before = vendorSubmits();
       const big = 21 * 1024 * 1024;
       // The body never ends: an answer can only be a refusal made before the whole of it was read.
-      const declared = await sendStreaming(HOST, port, BETA, { 'content-type': 'application/json', authorization: `Bearer ${h.key}`, 'content-length': String(big) }, big - 1, 64 * 1024, 10_000, false);
+      const declared = await sendStreaming(
+        HOST,
+        port,
+        BETA,
+        { 'content-type': 'application/json', authorization: `Bearer ${h.key}`, 'content-length': String(big) },
+        big - 1,
+        64 * 1024,
+        10_000,
+        false,
+      );
       expectError(declared.answer, 'payload_too_large', 'declared');
-      const streamed = await sendStreaming(HOST, port, BETA, { 'content-type': 'application/json', authorization: `Bearer ${h.key}`, 'transfer-encoding': 'chunked' }, big, 64 * 1024, 10_000);
+      const streamed = await sendStreaming(
+        HOST,
+        port,
+        BETA,
+        { 'content-type': 'application/json', authorization: `Bearer ${h.key}`, 'transfer-encoding': 'chunked' },
+        big,
+        64 * 1024,
+        10_000,
+      );
       expectError(streamed.answer, 'payload_too_large', 'chunked');
       // A real JSON body just over the limit (one huge image) is refused too.
       const huge = beta({}, { images: [`data:image/png;base64,${'A'.repeat(21 * 1024 * 1024)}`] });
@@ -580,7 +794,10 @@ describe('task routes under hostile input (property)', () => {
     });
 
     test('iota fetch with 101 ids → 400 naming ids; 100 unknown ids are fine', async () => {
-      const e = expectError(await send(IOTA_FETCH, JSON.stringify({ ids: Array.from({ length: 101 }, (_, i) => `task_${String(i).padStart(24, 'A')}`) })), 'invalid_request');
+      const e = expectError(
+        await send(IOTA_FETCH, JSON.stringify({ ids: Array.from({ length: 101 }, (_, i) => `task_${String(i).padStart(24, 'A')}`) })),
+        'invalid_request',
+      );
       assert.equal(e.param, 'ids');
       const hundred = await send(IOTA_FETCH, JSON.stringify({ ids: Array.from({ length: 100 }, (_, i) => `task_${String(i).padStart(24, 'A')}`) }));
       assert.equal(hundred.status, 200, hundred.text);
@@ -611,14 +828,24 @@ describe('task routes under hostile input (property)', () => {
       const m = await send(IOTA_MUSIC, JSON.stringify({ mv: 'iota-v4.5', prompt: 'family' }));
       const vid = JSON.parse(v.text).id as string;
       const mid = JSON.parse(m.text).data as string;
-      for (const path of [`/iota/fetch/${vid}`, `/iota/fetch/${vid}/content`, `/v1/videos/${mid}`, `/v1/videos/${mid}/content`, `/beta/ent/v2/tasks/${mid}/creations`]) {
+      for (const path of [
+        `/iota/fetch/${vid}`,
+        `/iota/fetch/${vid}/content`,
+        `/v1/videos/${mid}`,
+        `/v1/videos/${mid}/content`,
+        `/beta/ent/v2/tasks/${mid}/creations`,
+      ]) {
         expectError(await send(path, null, { authorization: `Bearer ${h.key}` }, 'GET'), 'task_not_found', path);
       }
       const batch = await send(IOTA_FETCH, JSON.stringify({ ids: [vid, mid] }));
       assert.equal(batch.status, 200);
       const data = JSON.parse(batch.text).data;
       assert.ok(Array.isArray(data), batch.text);
-      assert.deepEqual(data.map((t: { task_id: string }) => t.task_id), [mid], 'the batch leaves the video task out');
+      assert.deepEqual(
+        data.map((t: { task_id: string }) => t.task_id),
+        [mid],
+        'the batch leaves the video task out',
+      );
     });
 
     // Regression: multipart JSON fields once skipped max_depth, and the unified-passthrough mapping answered 500.
@@ -650,16 +877,13 @@ describe('task routes under hostile input (property)', () => {
       }
     });
 
-    test(
-      'beta createVideo and a non-string metadata.last_frame_url: a 4xx or a single-frame task, not a 500',
-      async () => {
-        for (const last of [5, true, { a: 1 }, ['x']]) {
-          const a = await send(VIDEO_GEN, JSON.stringify({ model: 'beta-q3-turbo', prompt: 'x', image: IMG, metadata: { last_frame_url: last } }));
-          assert.ok(a.status === 200 || (a.status >= 400 && a.status < 500), `last_frame_url ${JSON.stringify(last)}: ${a.status} ${a.text.slice(0, 200)}`);
-          if (a.status !== 200) assertShapeA(a.status, a.text, `last_frame_url ${JSON.stringify(last)}`);
-        }
-      },
-    );
+    test('beta createVideo and a non-string metadata.last_frame_url: a 4xx or a single-frame task, not a 500', async () => {
+      for (const last of [5, true, { a: 1 }, ['x']]) {
+        const a = await send(VIDEO_GEN, JSON.stringify({ model: 'beta-q3-turbo', prompt: 'x', image: IMG, metadata: { last_frame_url: last } }));
+        assert.ok(a.status === 200 || (a.status >= 400 && a.status < 500), `last_frame_url ${JSON.stringify(last)}: ${a.status} ${a.text.slice(0, 200)}`);
+        if (a.status !== 200) assertShapeA(a.status, a.text, `last_frame_url ${JSON.stringify(last)}`);
+      }
+    });
 
     test('the gateway still serves after everything', async () => {
       await stillServes('the whole file');

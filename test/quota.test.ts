@@ -157,7 +157,10 @@ async function pool<T>(jobs: (() => Promise<T>)[], width: number): Promise<T[]> 
 }
 
 const video = (model: string, extra: Record<string, unknown> = {}) => ({ model, prompt: 'a paper boat', ...extra });
-const image = (prompt: string) => ({ contents: [{ role: 'user', parts: [{ text: prompt }] }], generationConfig: { responseModalities: ['IMAGE'], imageConfig: {} } });
+const image = (prompt: string) => ({
+  contents: [{ role: 'user', parts: [{ text: prompt }] }],
+  generationConfig: { responseModalities: ['IMAGE'], imageConfig: {} },
+});
 const submits = (rig: Rig) => rig.sims[UNIFIED]!.stats['submits'] ?? 0;
 
 describe('quota, prices and the ledger', () => {
@@ -167,7 +170,9 @@ describe('quota, prices and the ledger', () => {
   });
   after(() => rig.close());
 
-  test('1,000 concurrent submissions against a quota for exactly 100: 100 accepted, 900 insufficient_user_quota, 100 vendor creates, a balanced ledger', { timeout: 120_000 }, async () => {
+  test('1,000 concurrent submissions against a quota for exactly 100: 100 accepted, 900 insufficient_user_quota, 100 vendor creates, a balanced ledger', {
+    timeout: 120_000,
+  }, async () => {
     const price = 5; // GV-* at 1 unit per second, 5 s by default
     const t = await rig.token(100 * price);
     const before = submits(rig);
@@ -179,7 +184,14 @@ describe('quota, prices and the ledger', () => {
     );
     const ok = answers.filter((a) => a.status === 200);
     const short = answers.filter((a) => a.status === 402);
-    assert.equal(ok.length, 100, `accepted: ${answers.filter((a) => a.status !== 402 && a.status !== 200).map((a) => a.text).slice(0, 3)}`);
+    assert.equal(
+      ok.length,
+      100,
+      `accepted: ${answers
+        .filter((a) => a.status !== 402 && a.status !== 200)
+        .map((a) => a.text)
+        .slice(0, 3)}`,
+    );
     assert.equal(short.length, 900);
     for (const a of short) {
       assert.equal(a.json.error.code, 'insufficient_user_quota', a.text);
@@ -217,7 +229,14 @@ describe('quota, prices and the ledger', () => {
     assert.equal(record.refunded, true);
     assert.equal(record.charged, 0);
     const { rows, used } = await ledgerOf(rig, t.id);
-    assert.deepEqual(rows.map((r) => [r.kind, r.ref, r.amount]), [['debit', id, 7], ['refund', id, 7]], 'exactly one refund');
+    assert.deepEqual(
+      rows.map((r) => [r.kind, r.ref, r.amount]),
+      [
+        ['debit', id, 7],
+        ['refund', id, 7],
+      ],
+      'exactly one refund',
+    );
     assert.equal(used, 0);
   });
 
@@ -246,7 +265,11 @@ describe('quota, prices and the ledger', () => {
       const sync = await rig.post(`/v1beta/models/${ALPHA_MODEL}:generateContent`, image('a cup'), t.key);
       assert.equal(sync.status, 200, sync.text);
       const { rows, used } = await ledgerOf(rig, t.id);
-      assert.deepEqual(rows.filter((r) => r.model === ALPHA_MODEL).map((r) => [r.kind, r.amount]), [['debit', 4]], 'a synchronous request is debited its price and settled at once');
+      assert.deepEqual(
+        rows.filter((r) => r.model === ALPHA_MODEL).map((r) => [r.kind, r.amount]),
+        [['debit', 4]],
+        'a synchronous request is debited its price and settled at once',
+      );
       assert.ok(rows.filter((r) => r.model === ALPHA_MODEL)[0]!.ref.length > 0, 'named by its request id');
       assert.ok(used > 0);
     });
@@ -265,7 +288,13 @@ describe('quota, prices and the ledger', () => {
       assert.equal(done.seconds, '6');
       assert.equal(done.charged, 6);
       const { rows, used } = await ledgerOf(rig, t.id);
-      assert.deepEqual(rows.map((e) => [e.kind, e.ref, e.amount]), [['debit', id, 10], ['settle', id, 4]]);
+      assert.deepEqual(
+        rows.map((e) => [e.kind, e.ref, e.amount]),
+        [
+          ['debit', id, 10],
+          ['settle', id, 4],
+        ],
+      );
       assert.equal(used, 6);
       // Later looks at the completed task settle nothing more.
       await Promise.all(Array.from({ length: 10 }, () => rig.get(`/v1/videos/${id}`, t.key)));
@@ -281,7 +310,10 @@ describe('quota, prices and the ledger', () => {
         return rec?.status === 'completed' && rec;
       });
       assert.equal(done.charged, 6);
-      assert.deepEqual((await ledgerOf(rig, t.id)).rows.map((e) => e.kind), ['debit']);
+      assert.deepEqual(
+        (await ledgerOf(rig, t.id)).rows.map((e) => e.kind),
+        ['debit'],
+      );
     });
 
     test('a vendor rejection of a submission refunds the hold', async () => {
@@ -292,7 +324,13 @@ describe('quota, prices and the ledger', () => {
       assert.equal(r.json.error.code, 'invalid_request');
       assert.equal(submits(rig) - before, 1, 'the vendor was asked and said no');
       const { rows, used } = await ledgerOf(rig, t.id);
-      assert.deepEqual(rows.map((e) => [e.kind, e.amount]), [['debit', 9], ['refund', 9]]);
+      assert.deepEqual(
+        rows.map((e) => [e.kind, e.amount]),
+        [
+          ['debit', 9],
+          ['refund', 9],
+        ],
+      );
       assert.equal(rows[0]!.ref, rows[1]!.ref);
       assert.equal(await rig.store.getTask(rows[0]!.ref), null, 'the record is gone');
       assert.equal(used, 0);
@@ -303,7 +341,13 @@ describe('quota, prices and the ledger', () => {
       const r = await rig.post(`/v1beta/models/${ALPHA_MODEL}:generateContent`, image('a cup [sim:fault=500]'), t.key);
       assert.equal(r.status, 502, r.text);
       const { rows, used } = await ledgerOf(rig, t.id);
-      assert.deepEqual(rows.map((e) => [e.kind, e.amount]), [['debit', 4], ['refund', 4]]);
+      assert.deepEqual(
+        rows.map((e) => [e.kind, e.amount]),
+        [
+          ['debit', 4],
+          ['refund', 4],
+        ],
+      );
       assert.equal(used, 0);
       const ok = await rig.post(`/v1beta/models/${ALPHA_MODEL}:generateContent`, image('a cup'), t.key);
       assert.equal(ok.status, 200, `the whole quota of 4 is there again: ${ok.text}`);
@@ -316,7 +360,10 @@ describe('quota, prices and the ledger', () => {
       const alphaBefore = rig.sims['alpha-native']!.stats.requests;
       const task = await rig.post('/v1/video/generations', video('GV-flat'), t.key);
       const sync = await rig.post(`/v1beta/models/${ALPHA_MODEL}:generateContent`, image('a cup'), t.key);
-      for (const [r, price] of [[task, 3], [sync, 4]] as const) {
+      for (const [r, price] of [
+        [task, 3],
+        [sync, 4],
+      ] as const) {
         assert.equal(r.status, 402, r.text);
         assert.equal(r.json.error.code, 'insufficient_user_quota');
         assert.equal(r.json.error.message, `the quota of this API key is used up (this request costs ${price} units)`);
@@ -410,7 +457,10 @@ describe('the shipped prices', () => {
       assert.equal(done.price, 3);
       assert.equal(done.charged, 3);
       const token = (await h.store.listTokens()).find((t) => t.quota === 10)!;
-      assert.deepEqual((await h.store.ledger(token.id, null, 10)).map((e) => [e.kind, e.amount]), [['debit', 3]]);
+      assert.deepEqual(
+        (await h.store.ledger(token.id, null, 10)).map((e) => [e.kind, e.amount]),
+        [['debit', 3]],
+      );
       assert.deepEqual(await h.store.ledgerBalance(token.id), { used: 3, debit: 3, refund: 0, settle: 0 });
     } finally {
       await h.close();

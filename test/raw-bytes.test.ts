@@ -104,11 +104,17 @@ test('a raw image answer reaches the mapping as base64 with its media type, size
   assert.equal(res.status, 200);
   const body = (await res.json()) as { image: string; mime: string; bytes: number; seed: number; finish: string };
   assert.deepEqual(pngSize(Buffer.from(body.image, 'base64')), { width: 96, height: 64 });
-  assert.deepEqual({ mime: body.mime, bytes: body.bytes, seed: body.seed, finish: body.finish }, { mime: 'image/png', bytes: PNG.length, seed: 4242, finish: 'STOP' });
+  assert.deepEqual(
+    { mime: body.mime, bytes: body.bytes, seed: body.seed, finish: body.finish },
+    { mime: 'image/png', bytes: PNG.length, seed: 4242, finish: 'STOP' },
+  );
 });
 
-test('2xx answers our profile cannot translate are bad_response, and never open the vendor\'s breaker', async () => {
-  for (const [model, channel] of [['pic-json', 'expects-json'], ['pic-broken', 'broken-mapping']] as const) {
+test("2xx answers our profile cannot translate are bad_response, and never open the vendor's breaker", async () => {
+  for (const [model, channel] of [
+    ['pic-json', 'expects-json'],
+    ['pic-broken', 'broken-mapping'],
+  ] as const) {
     const before = vendor.calls();
     // Three times the breaker's threshold of two: before the fix the third call was refused unsent (503).
     for (let i = 0; i < 6; i++) {

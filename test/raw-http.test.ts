@@ -56,7 +56,8 @@ test('a client that disconnects mid-body releases its connection (the gateway ca
   const socket = connect(port, '127.0.0.1', () =>
     socket.write(
       'POST /v1beta/models/alpha-3-pro-image-preview:generateContent HTTP/1.1\r\nHost: x\r\n' +
-        `Authorization: Bearer ${KEY}\r\n` + 'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"con',
+        `Authorization: Bearer ${KEY}\r\n` +
+        'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"con',
     ),
   );
   const server = await serverSide;
@@ -69,7 +70,10 @@ test('a client that disconnects mid-body releases its connection (the gateway ca
 });
 
 test('a method no route takes is 405 naming each allowed method once, also where two routes share one by their query', async () => {
-  const res = await fetch(`http://127.0.0.1:${port}/gamma?Action=CVSync2AsyncSubmitTask&Version=2022-08-31`, { method: 'PUT', headers: { authorization: `Bearer ${KEY}` } });
+  const res = await fetch(`http://127.0.0.1:${port}/gamma?Action=CVSync2AsyncSubmitTask&Version=2022-08-31`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${KEY}` },
+  });
   assert.equal(res.status, 405);
   assert.equal(res.headers.get('allow'), 'POST');
   assert.match(((await res.json()) as { error: { message: string } }).error.message, /use POST$/);

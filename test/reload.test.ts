@@ -70,7 +70,8 @@ interface AlphaChannel {
 function channelsYaml(channels: readonly AlphaChannel[]): string {
   const head = readFileSync(join(FIXTURE, 'channels.yaml'), 'utf8').split('\nchannels:\n')[0]!;
   const list = channels.map(
-    (c) => `  - name: ${c.name}\n    profile: alpha-native\n    base_url: ${c.url}\n    secrets: { key: ${c.key} }\n    groups: [default]\n    models: [alpha-3-pro-image-preview]\n`,
+    (c) =>
+      `  - name: ${c.name}\n    profile: alpha-native\n    base_url: ${c.url}\n    secrets: { key: ${c.key} }\n    groups: [default]\n    models: [alpha-3-pro-image-preview]\n`,
   );
   return `${head}\nchannels:\n${list.join('')}`;
 }
@@ -205,7 +206,12 @@ describe('hot reload', () => {
     const broken = [
       { what: 'invalid YAML', text: good.replace('groups: [default]', 'groups: [default'), needle: null, message: /./ },
       { what: 'a schema error', text: good.replace('groups: [default]', 'groups: [default]\n    colour: red'), needle: 'colour: red', message: /colour/ },
-      { what: 'an unknown profile', text: good.replace('profile: alpha-native\n    base_url', 'profile: alpha-nope\n    base_url'), needle: 'profile: alpha-nope', message: /alpha-nope/ },
+      {
+        what: 'an unknown profile',
+        text: good.replace('profile: alpha-native\n    base_url', 'profile: alpha-nope\n    base_url'),
+        needle: 'profile: alpha-nope',
+        message: /alpha-nope/,
+      },
     ];
     let generation = 1;
     for (const b of broken) {
@@ -224,7 +230,10 @@ describe('hot reload', () => {
       assert.equal(cfg.json.last_reload.ok, false);
       assert.equal(cfg.json.last_reload.reason, 'admin');
       assert.ok(Number.isInteger(cfg.json.last_reload.ms) && cfg.json.last_reload.ms >= 0, 'how long the failed build took');
-      assert.ok(cfg.json.last_reload.issues.some((i: string) => i.includes(where)), `${b.what}: GET /admin/config shows ${where}`);
+      assert.ok(
+        cfg.json.last_reload.issues.some((i: string) => i.includes(where)),
+        `${b.what}: GET /admin/config shows ${where}`,
+      );
 
       const metrics = await rig.admin('GET', '/metrics');
       assert.equal(sample(metrics.text, 'gateway_config_last_reload_ok'), 0);
@@ -309,7 +318,10 @@ describe('hot reload', () => {
     const dir = fixtureConfig();
     writeFileSync(join(dir, 'channels.yaml'), channelsYaml([alphaChannel('alpha-a', sim)]));
     const rig = await startRig(dir);
-    for (const [method, path] of [['GET', '/admin/config'], ['POST', '/admin/reload']] as const) {
+    for (const [method, path] of [
+      ['GET', '/admin/config'],
+      ['POST', '/admin/reload'],
+    ] as const) {
       for (const key of [null, 'wrong', rig.key]) {
         const res = await rig.admin(method, path, key);
         assert.equal(res.status, 401, `${method} ${path} with ${key === null ? 'no key' : 'a wrong key'}`);
@@ -334,7 +346,10 @@ describe('hot reload', () => {
 
     // A gateway whose configuration is fixed answers a clear error, not a crash.
     const fixed = await startRig(dir, { control: false });
-    for (const [method, path] of [['GET', '/admin/config'], ['POST', '/admin/reload']] as const) {
+    for (const [method, path] of [
+      ['GET', '/admin/config'],
+      ['POST', '/admin/reload'],
+    ] as const) {
       const res = await fixed.admin(method, path);
       assert.equal(res.status, 404);
       assert.equal(res.json.error.code, 'not_found');
@@ -411,7 +426,10 @@ channels:
     assert.equal(simNew.stats.submits, 1, 'a new task goes to the moved channel');
 
     let task: JsonAnswer = sub;
-    await until('the first task to complete', async () => (task = await rig.get(`/v1/videos/${id}`)).json?.status === 'completed' || task.json?.status === 'failed');
+    await until(
+      'the first task to complete',
+      async () => (task = await rig.get(`/v1/videos/${id}`)).json?.status === 'completed' || task.json?.status === 'failed',
+    );
     assert.equal(task.json.status, 'completed', task.text);
     assert.equal(simOld.stats.submits, 1);
     assert.ok(simOld.stats.queries! > 0, 'the first task was asked about where it was made');

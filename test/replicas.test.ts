@@ -49,11 +49,20 @@ if (databaseUrl) {
       sims = startCli(['sims', '--finish-ms', '300'], { GATEWAY_CONFIG_DIR: PROJECT_ROOT });
       running.push(sims);
       await sims.waitFor(/ready \(SIGINT or SIGTERM stops them\)/);
-      const simEnv = Object.fromEntries(sims.output().split('\n').filter((l) => /^[A-Z][A-Z0-9_]*=/.test(l)).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+      const simEnv = Object.fromEntries(
+        sims
+          .output()
+          .split('\n')
+          .filter((l) => /^[A-Z][A-Z0-9_]*=/.test(l))
+          .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+      );
       gate = await listen(async (req, res, body, url) => {
         arrived++;
         await opened;
-        const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !['host', 'content-length', 'connection'].includes(k))) as Record<string, string>;
+        const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !['host', 'content-length', 'connection'].includes(k))) as Record<
+          string,
+          string
+        >;
         const answer = await fetch(`${simEnv.ALPHA_BASE_URL}${url.pathname}${url.search}`, { method: req.method, headers, body });
         res.writeHead(answer.status, { 'content-type': 'application/json' });
         res.end(Buffer.from(await answer.arrayBuffer()));
@@ -113,7 +122,11 @@ channels:
     };
     const admin = (base: string, path: string, method = 'GET') => http(`${base}${path}`, { method, headers: { authorization: `Bearer ${adminKey}` } });
     const generate = (base: string, key: string, text = 'a lighthouse') =>
-      http(`${base}${ALPHA}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(image(text)) });
+      http(`${base}${ALPHA}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(image(text)),
+      });
     const submit = (base: string, key: string, prompt: string) =>
       http(`${base}/v1/videos`, {
         method: 'POST',
@@ -159,8 +172,14 @@ channels:
 
     test('POST /admin/reload on one replica reloads all; GET /admin/config shows every replica and its version', async () => {
       const before = (await (await admin(replicas[2]!.base, '/admin/config')).json()) as { version: string; replicas: { replica: string; version: string }[] };
-      assert.deepEqual(before.replicas.map((r) => r.replica), ['r1', 'r2', 'r3']);
-      assert.ok(before.replicas.every((r) => r.version === before.version), 'one version everywhere');
+      assert.deepEqual(
+        before.replicas.map((r) => r.replica),
+        ['r1', 'r2', 'r3'],
+      );
+      assert.ok(
+        before.replicas.every((r) => r.version === before.version),
+        'one version everywhere',
+      );
       writeFileSync(join(extra, 'channels.d', 'note.yaml'), 'version: 1\ngroups:\n  noted:\n    description: Added to change the version.\n');
       const reload = await admin(replicas[0]!.base, '/admin/reload', 'POST');
       const answer = (await reload.json()) as { ok: boolean; version: string; replicas_told: boolean };
@@ -202,7 +221,8 @@ channels:
       const warned = replicas[0]!.proc.output();
       assert.match(warned, /"msg":"Redis unreachable: limits, breakers and reloads are per process until it is back"/);
       await redis.start();
-      for (const r of replicas) await until(`${r.id} to reconnect`, async () => /^gateway_redis_up 1$/m.test(await (await admin(r.base, '/metrics')).text()), 20_000);
+      for (const r of replicas)
+        await until(`${r.id} to reconnect`, async () => /^gateway_redis_up 1$/m.test(await (await admin(r.base, '/metrics')).text()), 20_000);
     });
 
     test('a replica killed mid-burst: every task a client was answered ends completed through the others, charged once', async () => {
@@ -231,16 +251,24 @@ channels:
       // The survivors' pollers alone end them (no client asks meanwhile): the victim's leases run
       // out (1 s here) and the others claim its tasks.
       const ids = visible.map((v) => v.id);
-      const ended = await until('every visible task to end', async () => {
-        const store = await openStore(storeUrl);
-        try {
-          const tasks = await store.getTasks(ids);
-          return tasks.length === ids.length && tasks.every((t) => t.status === 'completed' || t.status === 'failed') ? tasks : null;
-        } finally {
-          await store.close();
-        }
-      }, 60_000);
-      assert.deepEqual(ended.filter((t) => t.status !== 'completed').map((t) => t.id), [], 'all completed');
+      const ended = await until(
+        'every visible task to end',
+        async () => {
+          const store = await openStore(storeUrl);
+          try {
+            const tasks = await store.getTasks(ids);
+            return tasks.length === ids.length && tasks.every((t) => t.status === 'completed' || t.status === 'failed') ? tasks : null;
+          } finally {
+            await store.close();
+          }
+        },
+        60_000,
+      );
+      assert.deepEqual(
+        ended.filter((t) => t.status !== 'completed').map((t) => t.id),
+        [],
+        'all completed',
+      );
       const asked = await http(`${replicas[0]!.base}/v1/videos/${visible.find((v) => v.via === 'r3')!.id}`, { headers: { authorization: `Bearer ${key}` } });
       assert.equal(((await asked.json()) as { status: string }).status, 'completed', "a survivor answers for the victim's task");
       const { balance, debits, refunds } = await books(id);

@@ -166,7 +166,9 @@ describe('fallback on a synchronous route', () => {
   it('attempts stop at routing.max_attempts; the last failure is the answer and the quota is refunded', async () => {
     const [a, b, c] = [await alpha(), await alpha(), await alpha()];
     const g = await routed(
-      channel('one', 'alpha-native', a, [IMAGE], 'priority: 3') + channel('two', 'alpha-native', b, [IMAGE], 'priority: 2') + channel('three', 'alpha-native', c, [IMAGE], 'priority: 1'),
+      channel('one', 'alpha-native', a, [IMAGE], 'priority: 3') +
+        channel('two', 'alpha-native', b, [IMAGE], 'priority: 2') +
+        channel('three', 'alpha-native', c, [IMAGE], 'priority: 1'),
       { routing: '{ max_attempts: 2, backoff_ms: 0 }', quota: 5 },
     );
     after(() => g.close());
@@ -197,7 +199,9 @@ describe('task creation is never sent twice unless the vendor certainly did not 
   for (const fault of ['500', '429']) {
     it(`the primary answers ${fault} → the next channel accepts, and the task is followed there`, async () => {
       const [a, b] = [await zeta(), await zeta()];
-      const g = await routed(channel('primary', 'zeta-openai', a, ['epsilon-video-3'], 'priority: 10') + channel('backup', 'zeta-openai', b, ['epsilon-video-3']));
+      const g = await routed(
+        channel('primary', 'zeta-openai', a, ['epsilon-video-3'], 'priority: 10') + channel('backup', 'zeta-openai', b, ['epsilon-video-3']),
+      );
       after(() => g.close());
       a.faults.push(fault);
       const sub = await g.post('/v1/videos', VIDEO);
@@ -207,7 +211,9 @@ describe('task creation is never sent twice unless the vendor certainly did not 
       const record = await g.store.getTask(sub.json.id);
       assert.equal(record?.channel, 'backup');
       const done = await until('the task to complete', async () => {
-        const q = await fetch(`${g.url}/v1/videos/${sub.json.id}`, { headers: { authorization: `Bearer ${g.key}` } }).then((r) => r.json() as Promise<{ status: string }>);
+        const q = await fetch(`${g.url}/v1/videos/${sub.json.id}`, { headers: { authorization: `Bearer ${g.key}` } }).then(
+          (r) => r.json() as Promise<{ status: string }>,
+        );
         return q.status === 'completed' || q.status === 'failed' ? q : null;
       });
       assert.equal(done.status, 'completed');
@@ -218,7 +224,9 @@ describe('task creation is never sent twice unless the vendor certainly did not 
   it('a connection refused falls back: the request certainly never left', async () => {
     const b = await zeta();
     const dead = { url: await closedPort(), secrets: { key: 'k' } };
-    const g = await routed(channel('dead', 'zeta-openai', dead, ['epsilon-video-3'], 'priority: 10') + channel('backup', 'zeta-openai', b, ['epsilon-video-3']));
+    const g = await routed(
+      channel('dead', 'zeta-openai', dead, ['epsilon-video-3'], 'priority: 10') + channel('backup', 'zeta-openai', b, ['epsilon-video-3']),
+    );
     after(() => g.close());
     const sub = await g.post('/v1/videos', VIDEO);
     assert.equal(sub.status, 200, sub.text);
@@ -233,7 +241,8 @@ describe('task creation is never sent twice unless the vendor certainly did not 
     it(`the primary ${fault === 'reset' ? 'resets after the create was sent' : fault === 'malformed-json' ? 'answers an unreadable 2xx' : 'times out after the create was sent'} → no second create, ${code}, refunded`, async () => {
       const [a, b] = [await zeta(), await zeta()];
       const g = await routed(
-        channel('primary', 'zeta-openai', a, ['epsilon-video-3'], 'priority: 10\ntimeouts: { headers_ms: 300 }') + channel('backup', 'zeta-openai', b, ['epsilon-video-3']),
+        channel('primary', 'zeta-openai', a, ['epsilon-video-3'], 'priority: 10\ntimeouts: { headers_ms: 300 }') +
+          channel('backup', 'zeta-openai', b, ['epsilon-video-3']),
         { quota: 3 },
       );
       after(() => g.close());
@@ -256,7 +265,9 @@ describe('saturation', () => {
     after(() => g.close());
     // Two slow calls hold both channels; the prompt marker makes each simulator answer late.
     const slow = [g.post(IMAGE_PATH, imageBody('hold [sim:fault=slow-headers:1500]')), g.post(IMAGE_PATH, imageBody('hold [sim:fault=slow-headers:1500]'))];
-    await until('both channels to be busy', async () => ((await g.admin('/admin/channels')).json.channels.filter((c: any) => c.inflight === 1).length === 2 ? true : null));
+    await until('both channels to be busy', async () =>
+      (await g.admin('/admin/channels')).json.channels.filter((c: any) => c.inflight === 1).length === 2 ? true : null,
+    );
     const res = await g.post(IMAGE_PATH, imageBody());
     assert.equal(res.status, 429);
     assert.deepEqual(Object.keys(res.json).sort(), ['code', 'data', 'message']);
@@ -274,7 +285,9 @@ describe('saturation', () => {
     const g = await routed(channel('one', 'alpha-native', a, [IMAGE]), { group: '{ max_concurrency: 1 }' });
     after(() => g.close());
     const slow = g.post(IMAGE_PATH, imageBody('hold [sim:fault=slow-headers:1500]'));
-    await until('the group slot to be taken', async () => ((await g.admin('/admin/channels')).json.groups.find((x: any) => x.name === 'rt').inflight === 1 ? true : null));
+    await until('the group slot to be taken', async () =>
+      (await g.admin('/admin/channels')).json.groups.find((x: any) => x.name === 'rt').inflight === 1 ? true : null,
+    );
     const res = await g.post(IMAGE_PATH, imageBody());
     assert.equal(res.status, 429);
     assert.equal(res.json.code, 'too_many_requests');
@@ -347,7 +360,9 @@ describe('circuit breaker', () => {
     assert.match(metrics, /gateway_channel_breaker_state\{channel="only"\} 2/);
     assert.match(metrics, /gateway_breaker_transitions_total\{channel="only",state="open"\} 1/);
 
-    await until('the cool-down to end', async () => ((await g.admin('/admin/channels')).json.channels.find((c: any) => c.name === 'only').breaker.state === 'half_open' ? true : null));
+    await until('the cool-down to end', async () =>
+      (await g.admin('/admin/channels')).json.channels.find((c: any) => c.name === 'only').breaker.state === 'half_open' ? true : null,
+    );
     const probe = await g.post(IMAGE_PATH, imageBody());
     assert.equal(probe.status, 200, probe.text);
     assert.equal((await g.admin('/admin/channels')).json.channels.find((c: any) => c.name === 'only').breaker.state, 'closed');
@@ -370,7 +385,8 @@ describe('circuit breaker', () => {
   it('an open channel is passed over for the next one while it cools down', async () => {
     const [a, b] = [await alpha(), await alpha()];
     const g = await routed(
-      channel('primary', 'alpha-native', a, [IMAGE], 'priority: 10\nbreaker: { consecutive_failures: 1, cooldown_ms: 60000 }') + channel('backup', 'alpha-native', b, [IMAGE]),
+      channel('primary', 'alpha-native', a, [IMAGE], 'priority: 10\nbreaker: { consecutive_failures: 1, cooldown_ms: 60000 }') +
+        channel('backup', 'alpha-native', b, [IMAGE]),
     );
     after(() => g.close());
     a.faults.push('500');

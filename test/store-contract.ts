@@ -82,7 +82,10 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
       await store.createToken({ name: 'keep', keyHash: 'k1', group: 'default', models: null, quota: null });
       assert.equal((await store.listTokens()).length, 3);
       assert.equal(await store.deleteTokensNamed('demo'), 2);
-      assert.deepEqual((await store.listTokens()).map((t) => t.name), ['keep']);
+      assert.deepEqual(
+        (await store.listTokens()).map((t) => t.name),
+        ['keep'],
+      );
     } finally {
       await store.close();
     }
@@ -112,7 +115,20 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
     try {
       const t = await store.createToken({ name: 'del', keyHash: 'del', group: 'default', models: null, quota: 10 });
       const other = await store.createToken({ name: 'other', keyHash: 'other', group: 'default', models: null, quota: null });
-      assert.ok(await store.createTask({ id: 'task_del', tokenId: t.id, kind: 'video', route: 'r', model: 'm', upstreamModel: 'um', channel: 'c', price: 2, createdAt: 1, deadlineAt: 9 }));
+      assert.ok(
+        await store.createTask({
+          id: 'task_del',
+          tokenId: t.id,
+          kind: 'video',
+          route: 'r',
+          model: 'm',
+          upstreamModel: 'um',
+          channel: 'c',
+          price: 2,
+          createdAt: 1,
+          deadlineAt: 9,
+        }),
+      );
       assert.deepEqual(await store.deleteToken(t.id), { outcome: 'busy', unfinishedTasks: 1, holds: 0 });
       assert.equal(await store.hold(t.id, 1, { ...req('sync-1'), expiresAt: Date.now() + 60_000 }), true);
       assert.deepEqual(await store.deleteToken(t.id), { outcome: 'busy', unfinishedTasks: 1, holds: 1 });
@@ -128,11 +144,34 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
       assert.equal(await store.findTokenByHash('del'), null);
       assert.deepEqual(await store.deleteToken(t.id), { outcome: 'unknown' });
       assert.deepEqual(await store.deleteToken('no-such-token'), { outcome: 'unknown' });
-      assert.deepEqual((await store.listTokens()).map((x) => x.id), [other.id]);
-      assert.deepEqual((await store.ledger(t.id, null, 10)).map((r) => [r.kind, r.ref, r.amount]), [['debit', 'task_del', 2], ['debit', 'sync-1', 1]]);
+      assert.deepEqual(
+        (await store.listTokens()).map((x) => x.id),
+        [other.id],
+      );
+      assert.deepEqual(
+        (await store.ledger(t.id, null, 10)).map((r) => [r.kind, r.ref, r.amount]),
+        [
+          ['debit', 'task_del', 2],
+          ['debit', 'sync-1', 1],
+        ],
+      );
       assert.equal((await store.getTask('task_del'))?.status, 'completed');
       // Nothing new can start for it: no task, no debit, no hold, nothing written.
-      assert.equal(await store.createTask({ id: 'task_del2', tokenId: t.id, kind: 'video', route: 'r', model: 'm', upstreamModel: 'um', channel: 'c', price: 0, createdAt: 1, deadlineAt: 9 }), null);
+      assert.equal(
+        await store.createTask({
+          id: 'task_del2',
+          tokenId: t.id,
+          kind: 'video',
+          route: 'r',
+          model: 'm',
+          upstreamModel: 'um',
+          channel: 'c',
+          price: 0,
+          createdAt: 1,
+          deadlineAt: 9,
+        }),
+        null,
+      );
       assert.equal(await store.getTask('task_del2'), null);
       assert.equal(await store.debit(t.id, 1, req('late')), false);
       assert.equal(await store.hold(t.id, 1, { ...req('late-hold'), expiresAt: Date.now() + 60_000 }), false);
@@ -147,7 +186,18 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
     try {
       for (let i = 0; i < 20; i++) {
         const t = await store.createToken({ name: `race-${i}`, keyHash: `race-${i}`, group: 'default', models: null, quota: null });
-        const task = { id: `task_race_${i}`, tokenId: t.id, kind: 'video', route: 'r', model: 'm', upstreamModel: 'um', channel: 'c', price: i % 2, createdAt: 1, deadlineAt: 9 };
+        const task = {
+          id: `task_race_${i}`,
+          tokenId: t.id,
+          kind: 'video',
+          route: 'r',
+          model: 'm',
+          upstreamModel: 'um',
+          channel: 'c',
+          price: i % 2,
+          createdAt: 1,
+          deadlineAt: 9,
+        };
         const [created, deletion] = await Promise.all([store.createTask(task), store.deleteToken(t.id)]);
         if (deletion.outcome === 'deleted') {
           assert.equal(created, null, `round ${i}: the task was created for a token deleted at the same time`);
@@ -186,7 +236,12 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
       const stored = await store.getTasks(ids);
       assert.equal(stored.length, 3, 'the refused task was not written');
       // What createTask answers is what the store holds.
-      for (const m of made) if (m) assert.deepEqual(m, stored.find((s) => s.id === m.id));
+      for (const m of made)
+        if (m)
+          assert.deepEqual(
+            m,
+            stored.find((s) => s.id === m.id),
+          );
       const one = stored[0]!;
       assert.equal(one.status, 'submitting');
       assert.equal(one.version, 1);
@@ -356,7 +411,7 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
       // A cursor that is not one of these tasks is unknown, whoever's it is.
       for (const after of ['task_b0', 'task_missing', 'task_a4']) assert.equal(await ids({ after }), null, after);
       assert.equal(await ids({ after: 'task_aud' }), null, 'a task of another kind is no cursor for this one');
-      assert.deepEqual(await ids({}, ['video'], b.id), ['task_b0'], "b sees only its own");
+      assert.deepEqual(await ids({}, ['video'], b.id), ['task_b0'], 'b sees only its own');
       assert.deepEqual(await ids({}, ['video'], 'nobody'), []);
       // What the list answers is the record as stored.
       assert.deepEqual((await store.listTasks(a.id, ['video'], { after: null, limit: 1, order: 'desc' }))![0], await store.getTask('task_a3'));
@@ -427,15 +482,35 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
       const rows = await balanced(store, t.id);
       assert.deepEqual(
         rows.map((r) => [r.kind, r.ref, r.model, r.amount]),
-        [['debit', 'req-1', 'img', 4], ['refund', 'req-1', 'img', 4], ['debit', 'task_l', 'm', 3]],
+        [
+          ['debit', 'req-1', 'img', 4],
+          ['refund', 'req-1', 'img', 4],
+          ['debit', 'task_l', 'm', 3],
+        ],
         'a refused debit writes nothing; a task debit names the task',
       );
       assert.ok(rows.every((r) => r.tokenId === t.id && r.at > 0));
       assert.ok(rows[0]!.id < rows[1]!.id && rows[1]!.id < rows[2]!.id);
-      assert.deepEqual((await store.ledger(t.id, rows[0]!.id, 1)).map((r) => r.id), [rows[1]!.id], 'after and limit');
+      assert.deepEqual(
+        (await store.ledger(t.id, rows[0]!.id, 1)).map((r) => r.id),
+        [rows[1]!.id],
+        'after and limit',
+      );
       assert.deepEqual(await store.ledger(t.id, rows[2]!.id, 10), []);
-      assert.deepEqual((await balanced(store, other.id)).map((r) => r.ref), ['req-o']);
-      assert.deepEqual(heard.map((e) => [e.kind, e.amount]), [['debit', 4], ['refund', 4], ['debit', 3], ['debit', 5]], 'listeners hear every committed row');
+      assert.deepEqual(
+        (await balanced(store, other.id)).map((r) => r.ref),
+        ['req-o'],
+      );
+      assert.deepEqual(
+        heard.map((e) => [e.kind, e.amount]),
+        [
+          ['debit', 4],
+          ['refund', 4],
+          ['debit', 3],
+          ['debit', 5],
+        ],
+        'listeners hear every committed row',
+      );
       stop();
       await store.debit(other.id, 1, { ref: 'req-p', model: 'img' });
       assert.equal(heard.length, 4, 'a stopped listener hears nothing more');
@@ -478,7 +553,11 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
       const rows = await balanced(store, t.id);
       assert.deepEqual(
         rows.filter((r) => r.kind === 'settle').map((r) => [r.ref, r.amount]),
-        [['task_s', 10 - charged], ['task_neg', 4], ['task_frac', 1]],
+        [
+          ['task_s', 10 - charged],
+          ['task_neg', 4],
+          ['task_frac', 1],
+        ],
         'one settle row per task that got something back; none when nothing went back',
       );
     } finally {
@@ -524,7 +603,16 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
       const again = (await store.getTask('task_f'))!;
       await store.updateTask('task_f', again.version, fail);
       const rows = await balanced(store, t.id);
-      assert.deepEqual(rows.filter((r) => r.kind === 'refund').map((r) => [r.ref, r.amount]).sort(), [['task_f', 4], ['task_g', 3]]);
+      assert.deepEqual(
+        rows
+          .filter((r) => r.kind === 'refund')
+          .map((r) => [r.ref, r.amount])
+          .sort(),
+        [
+          ['task_f', 4],
+          ['task_g', 3],
+        ],
+      );
       assert.equal((await store.getToken(t.id))?.used, 0);
     } finally {
       await store.close();
@@ -551,7 +639,14 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
       assert.equal((await store.getToken(t.id))?.used, 4, 'the settled hold stays charged, the refunded one went back');
       assert.deepEqual(await store.expireHolds(Number.MAX_SAFE_INTEGER, 10), [], 'nothing is left to expire');
       const rows = await balanced(store, t.id);
-      assert.deepEqual(rows.map((r) => [r.kind, r.ref, r.amount]), [['debit', 's', 4], ['debit', 'r', 3], ['refund', 'r', 3]]);
+      assert.deepEqual(
+        rows.map((r) => [r.kind, r.ref, r.amount]),
+        [
+          ['debit', 's', 4],
+          ['debit', 'r', 3],
+          ['refund', 'r', 3],
+        ],
+      );
     } finally {
       await store.close();
     }
@@ -564,7 +659,11 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
       for (let i = 0; i < 30; i++) await store.hold(t.id, 1 + (i % 3), { ref: `h${i}`, model: 'img', expiresAt: 1_000 + i * 10 });
       assert.deepEqual(await store.expireHolds(999, 100), [], 'none has expired yet');
       const first = await store.expireHolds(1_000 + 9 * 10, 4);
-      assert.deepEqual(first.map((h) => h.ref), ['h0', 'h1', 'h2', 'h3'], 'oldest first, at most the limit');
+      assert.deepEqual(
+        first.map((h) => h.ref),
+        ['h0', 'h1', 'h2', 'h3'],
+        'oldest first, at most the limit',
+      );
       assert.deepEqual(first[1], { ref: 'h1', tokenId: t.id, model: 'img', amount: 2, expiresAt: 1_010 });
       // Sweeps racing each other and the requests' own ends: every hold ends once, one way.
       const racing = await Promise.all([
@@ -580,7 +679,11 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
       const refunds = rows.filter((r) => r.kind === 'refund').map((r) => r.ref);
       assert.equal(new Set(refunds).size, refunds.length, 'one refund row a hold at most');
       const settled = released.filter((r) => Number(r.slice(1)) % 2 === 1);
-      assert.equal((await store.getToken(t.id))?.used, settled.reduce((n, r) => n + 1 + (Number(r.slice(1)) % 3), 0), 'only settled holds stay charged');
+      assert.equal(
+        (await store.getToken(t.id))?.used,
+        settled.reduce((n, r) => n + 1 + (Number(r.slice(1)) % 3), 0),
+        'only settled holds stay charged',
+      );
     } finally {
       await store.close();
     }
@@ -594,7 +697,13 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
       await store.charge(t.id, 3, req('served-late'));
       await store.charge(t.id, 0, req('nothing'));
       assert.equal((await store.getToken(t.id))?.used, 5);
-      assert.deepEqual((await balanced(store, t.id)).map((r) => [r.kind, r.ref, r.amount]), [['debit', 'first', 2], ['debit', 'served-late', 3]]);
+      assert.deepEqual(
+        (await balanced(store, t.id)).map((r) => [r.kind, r.ref, r.amount]),
+        [
+          ['debit', 'first', 2],
+          ['debit', 'served-late', 3],
+        ],
+      );
     } finally {
       await store.close();
     }
@@ -611,10 +720,16 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
       assert.equal(await store.putResource({ ...asset('a1', 'tok-b'), kind: 'voice' }), true, 'ids are unique within a kind');
       await Promise.all(Array.from({ length: 20 }, (_, i) => store.putResource(asset(`r${i % 5}`, `tok-${i % 2}`))));
       const got = await store.getResources('asset', ['a1', 'nope', 'a1', 'r0', 'r1', 'r2', 'r3', 'r4']);
-      assert.deepEqual(got.find((r) => r.id === 'a1'), asset('a1', 'tok-a'));
+      assert.deepEqual(
+        got.find((r) => r.id === 'a1'),
+        asset('a1', 'tok-a'),
+      );
       assert.equal(got.length, 6, 'unknown ids are left out, repeated ones given once');
       for (const r of got.filter((x) => x.id.startsWith('r'))) assert.ok(['tok-0', 'tok-1'].includes(r.tokenId), 'racing creators: one of them owns it');
-      assert.deepEqual((await store.getResources('voice', ['a1'])).map((r) => r.tokenId), ['tok-b']);
+      assert.deepEqual(
+        (await store.getResources('voice', ['a1'])).map((r) => r.tokenId),
+        ['tok-b'],
+      );
       assert.deepEqual(await store.getResources('asset', []), []);
     } finally {
       await store.close();
@@ -627,7 +742,16 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
       const t = await store.createToken({ name: 'k', keyHash: 'k', group: 'default', models: null, quota: null });
       const gone = await store.createToken({ name: 'g', keyHash: 'g', group: 'default', models: null, quota: null });
       const bytes = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 255, 1]);
-      const url = { id: 'l-url', tokenId: t.id, channel: 'c1', url: 'https://cdn.vendor.test/a.png?sig=1', data: null, contentType: null, createdAt: 10, expiresAt: 100 };
+      const url = {
+        id: 'l-url',
+        tokenId: t.id,
+        channel: 'c1',
+        url: 'https://cdn.vendor.test/a.png?sig=1',
+        data: null,
+        contentType: null,
+        createdAt: 10,
+        expiresAt: 100,
+      };
       const stored = { id: 'l-data', tokenId: t.id, channel: 'c1', url: null, data: bytes, contentType: 'image/png', createdAt: 10, expiresAt: 200 };
       await store.putLinks([url, stored]);
       await store.putLinks([]);
@@ -668,7 +792,11 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
       const taken = [...b, ...c].map((x) => x.id);
       assert.equal(new Set(taken).size, taken.length, 'no task taken twice');
       assert.deepEqual([...taken].sort(), ['task_free0', 'task_free1', 'task_free2', 'task_free3', 'task_free4', 'task_free5']);
-      assert.deepEqual(b.map((x) => x.id), [...b.map((x) => x.id)].sort(), 'oldest id first');
+      assert.deepEqual(
+        b.map((x) => x.id),
+        [...b.map((x) => x.id)].sort(),
+        'oldest id first',
+      );
       assert.deepEqual(await store.claimTasks('d', 500, 2_000, 10), [], 'nothing free before the leases run out');
 
       // A claim leaves the task's version alone: the owner's compare-and-set still holds.
@@ -680,7 +808,10 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
       const bIds = b.map((x) => x.id);
       assert.deepEqual((await store.renewLeases('b', [...bIds, 'task_mine', 'task_done', 'nope'], 3_000)).sort(), [...bIds].sort());
       // 'a' let its lease run out at 1,000: at 1,500 another replica takes its task; c's run to 2,000.
-      assert.deepEqual((await store.claimTasks('d', 1_500, 4_000, 10)).map((x) => x.id), ['task_mine']);
+      assert.deepEqual(
+        (await store.claimTasks('d', 1_500, 4_000, 10)).map((x) => x.id),
+        ['task_mine'],
+      );
       assert.deepEqual(await store.renewLeases('a', ['task_mine'], 5_000), [], 'a lease taken by another is lost');
 
       // A replica that stops gives its leases back: another takes them at once.
@@ -721,18 +852,32 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
 
       const zero = { debit: 0, refund: 0, settle: 0, debits: 0, refunds: 0 };
       const g = (day: string, t: { id: string; name: string }, model: string, figures: Partial<typeof zero>): UsageGroup => ({
-        day, tokenId: t.id, tokenName: t.name, model, ...zero, ...figures,
+        day,
+        tokenId: t.id,
+        tokenName: t.name,
+        model,
+        ...zero,
+        ...figures,
       });
       const jan10 = [g('2026-01-10', a, 'm1', { debit: 3, refund: 3, debits: 1, refunds: 1 }), g('2026-01-10', b, 'm2', { debit: 9, debits: 2 })];
       jan10.sort((x, y) => (x.tokenId < y.tokenId ? -1 : 1));
       const all = [g('2026-01-09', a, 'm1', { debit: 2, debits: 1 }), ...jan10, g('2026-01-11', b, 'm2', { settle: 3 })];
-      const q = (from: number, to: number, tokenId: string | null = null, model: string | null = null, limit = 100) => store.usage({ from, to, tokenId, model }, limit);
+      const q = (from: number, to: number, tokenId: string | null = null, model: string | null = null, limit = 100) =>
+        store.usage({ from, to, tokenId, model }, limit);
       assert.deepEqual(await q(D - DAY, D + 2 * DAY), all, '23:59:59.999 is the day before, 00:00 the day itself; the day after D + 2 days is out');
       assert.deepEqual(await q(D, D + 2 * DAY), all.slice(1), 'from is inclusive: the row at 00:00 is in, the one a millisecond before is out');
       assert.deepEqual(await q(D - DAY, D), all.slice(0, 1), 'to is exclusive: the row at 00:00 is out');
       assert.deepEqual(await q(D - DAY, D + 3 * DAY), [...all, g('2026-01-12', a, 'm1', { debit: 7, debits: 1 })]);
-      assert.deepEqual(await q(D - DAY, D + 2 * DAY, b.id), all.filter((x) => x.tokenId === b.id), 'one token');
-      assert.deepEqual(await q(D - DAY, D + 2 * DAY, null, 'm1'), all.filter((x) => x.model === 'm1'), 'one model');
+      assert.deepEqual(
+        await q(D - DAY, D + 2 * DAY, b.id),
+        all.filter((x) => x.tokenId === b.id),
+        'one token',
+      );
+      assert.deepEqual(
+        await q(D - DAY, D + 2 * DAY, null, 'm1'),
+        all.filter((x) => x.model === 'm1'),
+        'one model',
+      );
       assert.deepEqual(await q(D - DAY, D + 2 * DAY, a.id, 'm2'), [], 'that token never used that model');
       assert.deepEqual(await q(D - DAY, D + 2 * DAY, null, null, 2), all.slice(0, 2), 'at most limit groups, in order');
       assert.deepEqual(await q(0, D - DAY), [], 'nothing before');
@@ -766,21 +911,42 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
       v = (await store.updateTask('task_h', v, { status: 'in_progress', vendorStatus: 'RUNNING', progress: 20, updatedAt: 1200 }))!.version;
       v = (await store.updateTask('task_h', v, { progress: 60, updatedAt: 1300 }))!.version;
       v = (await store.updateTask('task_h', v, { vendorStatus: null, updatedAt: 1350 }))!.version;
-      const done = (await store.updateTask('task_h', v, { status: 'completed', vendorStatus: 'SUCCEEDED', progress: 100, completedAt: 1400, updatedAt: 1400, settle: 3 }))!;
-      assert.deepEqual(await states(), [
-        ['queued', 'PENDING', 0],
-        ['in_progress', 'RUNNING', 20],
-        ['in_progress', 'RUNNING', 60],
-        ['in_progress', null, 60],
-        ['completed', 'SUCCEEDED', 100],
-      ], 'one state per change, none for a patch that leaves the state as it was, none for a stale version');
+      const done = (await store.updateTask('task_h', v, {
+        status: 'completed',
+        vendorStatus: 'SUCCEEDED',
+        progress: 100,
+        completedAt: 1400,
+        updatedAt: 1400,
+        settle: 3,
+      }))!;
+      assert.deepEqual(
+        await states(),
+        [
+          ['queued', 'PENDING', 0],
+          ['in_progress', 'RUNNING', 20],
+          ['in_progress', 'RUNNING', 60],
+          ['in_progress', null, 60],
+          ['completed', 'SUCCEEDED', 100],
+        ],
+        'one state per change, none for a patch that leaves the state as it was, none for a stale version',
+      );
       const h = (await store.taskHistory('task_h'))!;
       // When it was written, by the ledger's clock (not the patch's updatedAt, which may be older).
       const at = h.states.map((x) => x.at);
-      assert.deepEqual(at, [...at].sort((x, y) => x - y));
+      assert.deepEqual(
+        at,
+        [...at].sort((x, y) => x - y),
+      );
       assert.ok(at[0]! >= from && at.at(-1)! <= Date.now() && at.at(-1)! <= h.ledger.at(-1)!.at, `${from} ≤ ${at.join(',')} ≤ the settlement's ledger row`);
       assert.deepEqual(h.task, done, 'the record as stored');
-      assert.deepEqual(h.ledger.map((l) => [l.kind, l.ref, l.amount, l.tokenId]), [['debit', 'task_h', 5, t.id], ['settle', 'task_h', 2, t.id]], 'its debit, then what settlement gave back');
+      assert.deepEqual(
+        h.ledger.map((l) => [l.kind, l.ref, l.amount, l.tokenId]),
+        [
+          ['debit', 'task_h', 5, t.id],
+          ['settle', 'task_h', 2, t.id],
+        ],
+        'its debit, then what settlement gave back',
+      );
       assert.equal(await store.taskHistory('task_nope'), null);
     } finally {
       await store.close();
@@ -801,7 +967,13 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
       assert.equal(h.states.length, 50);
       assert.deepEqual({ ...h.states[0]!, at: 0 }, { at: 0, status: 'in_progress', vendorStatus: null, progress: 12 }, 'the oldest went');
       assert.deepEqual({ ...h.states.at(-1)!, at: 0 }, { at: 0, status: 'failed', vendorStatus: null, progress: 60 });
-      assert.deepEqual(h.ledger.map((l) => [l.kind, l.amount]), [['debit', 4], ['refund', 4]]);
+      assert.deepEqual(
+        h.ledger.map((l) => [l.kind, l.amount]),
+        [
+          ['debit', 4],
+          ['refund', 4],
+        ],
+      );
     } finally {
       await store.close();
     }
@@ -824,7 +996,11 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
       await make('task_0', b.id, 50, { channel: 'c2' }, { status: 'in_progress', upstreamId: 'u0' });
       const ids = async (q: Partial<TaskQuery> = {}) => (await store.findTasks({ before: null, limit: 50, ...q })).map((x) => x.id);
 
-      assert.deepEqual(await ids(), ['task_3c', 'task_3b', 'task_3a', 'task_2', 'task_1', 'task_0'], 'newest first, ties by id descending, submitting included');
+      assert.deepEqual(
+        await ids(),
+        ['task_3c', 'task_3b', 'task_3a', 'task_2', 'task_1', 'task_0'],
+        'newest first, ties by id descending, submitting included',
+      );
       assert.deepEqual(await ids({ status: 'queued' }), ['task_3a', 'task_1']);
       assert.deepEqual(await ids({ status: 'submitting' }), ['task_3c']);
       assert.deepEqual(await ids({ model: 'm2' }), ['task_3c', 'task_2']);
@@ -843,7 +1019,11 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
         before = { createdAt: page.at(-1)!.createdAt, id: page.at(-1)!.id };
         if (page.at(-1)!.id === 'task_3b') assert.ok(await store.deleteTask('task_3b', a.id));
       }
-      assert.deepEqual(pages, [['task_3c', 'task_3b'], ['task_3a', 'task_2'], ['task_1', 'task_0']]);
+      assert.deepEqual(pages, [
+        ['task_3c', 'task_3b'],
+        ['task_3a', 'task_2'],
+        ['task_1', 'task_0'],
+      ]);
       assert.deepEqual(await ids({ before: { createdAt: 300, id: 'task_3b' }, status: 'queued' }), ['task_3a', 'task_1'], 'a cursor and a filter');
       assert.deepEqual(await ids({ before: { createdAt: 300, id: 'task_3a' }, limit: 1 }), ['task_2']);
       // What the list answers is the record as stored.

@@ -58,7 +58,14 @@ if (privatePostgresOrSkip('store faults')) {
 
     const start = (url: string) => {
       const started = Date.now();
-      const r = runCli(['start'], { GATEWAY_DB: url, GATEWAY_DB_CONNECT_TIMEOUT_MS: '1500', GATEWAY_CONFIG_DIR: PROJECT_ROOT, GATEWAY_WATCH: '0', PORT: '0', HOST: '127.0.0.1' });
+      const r = runCli(['start'], {
+        GATEWAY_DB: url,
+        GATEWAY_DB_CONNECT_TIMEOUT_MS: '1500',
+        GATEWAY_CONFIG_DIR: PROJECT_ROOT,
+        GATEWAY_WATCH: '0',
+        PORT: '0',
+        HOST: '127.0.0.1',
+      });
       return { ...r, ms: Date.now() - started };
     };
 
@@ -67,7 +74,10 @@ if (privatePostgresOrSkip('store faults')) {
       try {
         const r = start(`postgres://postgres:s3cret-pw@127.0.0.1:${cluster.proxy.port}/postgres?schema=gw_silent`);
         assert.equal(r.status, 2, r.stderr);
-        assert.match(r.stderr, /^gateway: GATEWAY_DB=postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/postgres\?schema=gw_silent: the store could not be reached \(.*timeout.*\); connecting waits at most 1500 ms \(GATEWAY_DB_CONNECT_TIMEOUT_MS\)\n$/);
+        assert.match(
+          r.stderr,
+          /^gateway: GATEWAY_DB=postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/postgres\?schema=gw_silent: the store could not be reached \(.*timeout.*\); connecting waits at most 1500 ms \(GATEWAY_DB_CONNECT_TIMEOUT_MS\)\n$/,
+        );
         assert.doesNotMatch(r.stderr + r.stdout, /s3cret-pw/);
         // The process start, the config load and the timeout; nothing near the 30 s runCli allows.
         assert.ok(r.ms < 15_000, `exited after ${r.ms} ms`);
@@ -81,7 +91,10 @@ if (privatePostgresOrSkip('store faults')) {
       try {
         const r = start(`${cluster.server.url}?schema=gw_refused`);
         assert.equal(r.status, 2, r.stderr);
-        assert.match(r.stderr, /^gateway: GATEWAY_DB=postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres\?schema=gw_refused: the store could not be reached \(connect ECONNREFUSED 127\.0\.0\.1:\d+\)/);
+        assert.match(
+          r.stderr,
+          /^gateway: GATEWAY_DB=postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres\?schema=gw_refused: the store could not be reached \(connect ECONNREFUSED 127\.0\.0\.1:\d+\)/,
+        );
       } finally {
         await cluster.server.start();
       }
@@ -113,7 +126,13 @@ if (privatePostgresOrSkip('store faults')) {
       const sims = startCli(['sims', '--finish-ms', '1000'], { GATEWAY_CONFIG_DIR: PROJECT_ROOT });
       running.push(sims);
       await sims.waitFor(/ready \(SIGINT or SIGTERM stops them\)/);
-      const simEnv = Object.fromEntries(sims.output().split('\n').filter((l) => /^[A-Z][A-Z0-9_]*=/.test(l)).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+      const simEnv = Object.fromEntries(
+        sims
+          .output()
+          .split('\n')
+          .filter((l) => /^[A-Z][A-Z0-9_]*=/.test(l))
+          .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+      );
       // Channels of their own with short timeouts and fast polling, so a submission cut off by the
       // store is settled within seconds (README, "Tasks cut off by a crash"), not minutes.
       mkdirSync(join(dir, 'channels.d'), { recursive: true });
@@ -196,11 +215,23 @@ channels:
             ? await bounded(`${via.base}${ALPHA}`, { method: 'POST', headers: asClient(), body: IMAGE })
             : kind === 'look'
               ? await bounded(`${via.base}/v1/videos/${look}`, { headers: asClient() })
-              : await bounded(`${via.base}/v1/videos`, { method: 'POST', headers: asClient(), body: JSON.stringify({ model: 'epsilon-video-3', prompt: `faults ${phase}`, seconds: '4', size: '1280x720' }) });
+              : await bounded(`${via.base}/v1/videos`, {
+                  method: 'POST',
+                  headers: asClient(),
+                  body: JSON.stringify({ model: 'epsilon-video-3', prompt: `faults ${phase}`, seconds: '4', size: '1280x720' }),
+                });
         const body = (await res.json()) as { id?: string; error?: { code?: string }; code?: string };
         const id = kind === 'task' && res.status === 200 ? body.id : undefined;
         if (id) ids.push(id);
-        outcomes.push({ phase: sentIn, kind, status: res.status, code: body.error?.code ?? body.code ?? null, retryAfter: res.headers.get('retry-after'), via: via.id, id });
+        outcomes.push({
+          phase: sentIn,
+          kind,
+          status: res.status,
+          code: body.error?.code ?? body.code ?? null,
+          retryAfter: res.headers.get('retry-after'),
+          via: via.id,
+          id,
+        });
       } catch (err) {
         outcomes.push({ phase: sentIn, kind, status: 0, code: (err as Error).name, retryAfter: null, via: via.id });
       }
@@ -222,7 +253,8 @@ channels:
     }
 
     const during = (p: string) => outcomes.filter((o) => o.phase === p);
-    const tally = (list: readonly Outcome[]) => list.reduce<Record<string, number>>((m, o) => ((m[`${o.status} ${o.code ?? ''}`.trim()] = (m[`${o.status} ${o.code ?? ''}`.trim()] ?? 0) + 1), m), {});
+    const tally = (list: readonly Outcome[]) =>
+      list.reduce<Record<string, number>>((m, o) => ((m[`${o.status} ${o.code ?? ''}`.trim()] = (m[`${o.status} ${o.code ?? ''}`.trim()] ?? 0) + 1), m), {});
     /** Every replica process still runs. */
     const allAlive = () => {
       for (const r of replicas) assert.equal(r.proc.child.exitCode ?? r.proc.child.signalCode, null, `${r.id} died:\n${r.proc.output().slice(-3000)}`);
@@ -239,24 +271,36 @@ channels:
     /** Waits until every replica serves again (ready, and a submission answered 200); resolves with how long that took. */
     async function backOnAll(since: number): Promise<number> {
       for (const r of replicas) {
-        await until(`${r.id} to serve again`, async () => {
-          if ((await readyz(r.base)) !== 200) return false;
-          const res = await bounded(`${r.base}/v1/videos`, { method: 'POST', headers: asClient(), body: JSON.stringify({ model: 'epsilon-video-3', prompt: 'back?', seconds: '4', size: '1280x720' }) });
-          const id = ((await res.json()) as { id?: string }).id;
-          if (res.status === 200 && id) given.push(id);
-          return res.status === 200;
-        }, 30_000);
+        await until(
+          `${r.id} to serve again`,
+          async () => {
+            if ((await readyz(r.base)) !== 200) return false;
+            const res = await bounded(`${r.base}/v1/videos`, {
+              method: 'POST',
+              headers: asClient(),
+              body: JSON.stringify({ model: 'epsilon-video-3', prompt: 'back?', seconds: '4', size: '1280x720' }),
+            });
+            const id = ((await res.json()) as { id?: string }).id;
+            if (res.status === 200 && id) given.push(id);
+            return res.status === 200;
+          },
+          30_000,
+        );
       }
       return Date.now() - since;
     }
     /** Waits until every replica says the store is away: /readyz 503 naming it. */
     async function awayOnAll(): Promise<void> {
       for (const r of replicas) {
-        await until(`${r.id} to find the store away`, async () => {
-          const res = await bounded(`${r.base}/readyz`);
-          const body = (await res.json()) as { store: string };
-          return res.status === 503 && body.store === 'unreachable';
-        }, 20_000);
+        await until(
+          `${r.id} to find the store away`,
+          async () => {
+            const res = await bounded(`${r.base}/readyz`);
+            const body = (await res.json()) as { store: string };
+            return res.status === 503 && body.store === 'unreachable';
+          },
+          20_000,
+        );
       }
     }
     const figures: string[] = [];
@@ -265,7 +309,10 @@ channels:
       phase = 'baseline';
       startLoad();
       await until('a second of answers', () => during('baseline').length >= 40, 20_000);
-      assert.ok(during('baseline').every((o) => o.status === 200), JSON.stringify(tally(during('baseline'))));
+      assert.ok(
+        during('baseline').every((o) => o.status === 200),
+        JSON.stringify(tally(during('baseline'))),
+      );
     });
 
     test('connections reset ten times, 0.5 s apart: no replica dies, every answer is 200 or 503 store_unavailable', async () => {
@@ -287,7 +334,11 @@ channels:
         const downLines = replicas.map((r) => count(r.proc.output(), 'store unreachable'));
         await cluster.server.stop(mode);
         await awayOnAll();
-        await until('503 store_unavailable answered on every replica', () => replicas.every((r) => during(phase).some((o) => o.via === r.id && o.code === 'store_unavailable')), 10_000);
+        await until(
+          '503 store_unavailable answered on every replica',
+          () => replicas.every((r) => during(phase).some((o) => o.via === r.id && o.code === 'store_unavailable')),
+          10_000,
+        );
         for (const r of replicas) assert.match(await (await admin(r.base, '/metrics')).text(), /^gateway_store_up 0$/m);
         // A key looked up before the outage still lists the models: that needs no store.
         const models = await bounded(`${replicas[0]!.base}/v1/models`, { headers: asClient() });
@@ -316,7 +367,11 @@ channels:
       cluster.proxy.silence();
       try {
         await awayOnAll();
-        await until('503 store_unavailable answered on every replica', () => replicas.every((r) => during('silent').some((o) => o.via === r.id && o.code === 'store_unavailable')), 15_000);
+        await until(
+          '503 store_unavailable answered on every replica',
+          () => replicas.every((r) => during('silent').some((o) => o.via === r.id && o.code === 'store_unavailable')),
+          15_000,
+        );
         figures.push(`silent: every replica answering 503 store_unavailable ${Date.now() - silencedAt} ms after the store went silent`);
       } finally {
         phase = 'speaks';
@@ -333,42 +388,60 @@ channels:
     test('Redis stopped and started under the same load: every answer is 200', async () => {
       phase = 'redis-away';
       await redis.stop();
-      for (const r of replicas) await until(`${r.id} to see Redis gone`, async () => /^gateway_redis_up 0$/m.test(await (await admin(r.base, '/metrics')).text()));
+      for (const r of replicas)
+        await until(`${r.id} to see Redis gone`, async () => /^gateway_redis_up 0$/m.test(await (await admin(r.base, '/metrics')).text()));
       const from = outcomes.length;
       await until('a second of answers without Redis', () => outcomes.length - from >= 40, 20_000);
       await redis.start();
-      for (const r of replicas) await until(`${r.id} to reconnect to Redis`, async () => /^gateway_redis_up 1$/m.test(await (await admin(r.base, '/metrics')).text()), 20_000);
+      for (const r of replicas)
+        await until(`${r.id} to reconnect to Redis`, async () => /^gateway_redis_up 1$/m.test(await (await admin(r.base, '/metrics')).text()), 20_000);
       phase = 'end';
       allAlive();
       const list = during('redis-away');
-      assert.ok(list.every((o) => o.status === 200), JSON.stringify(tally(list)));
+      assert.ok(
+        list.every((o) => o.status === 200),
+        JSON.stringify(tally(list)),
+      );
     });
 
     test('nothing lost: every task ends, each id a client got completes charged once, every hold ends, and the ledger balances', async () => {
       stopLoad = true;
       await loading;
       allAlive();
-      assert.deepEqual(outcomes.filter((o) => o.status === 0 || (o.status >= 500 && o.code !== 'store_unavailable')), [], 'no 5xx but store_unavailable, no client left waiting');
+      assert.deepEqual(
+        outcomes.filter((o) => o.status === 0 || (o.status >= 500 && o.code !== 'store_unavailable')),
+        [],
+        'no 5xx but store_unavailable, no client left waiting',
+      );
       // Submissions cut off by the store are settled as after a crash: within the cut-off time of the
       // short channels here (about 15 s), by whichever replica claims them.
-      const tasks = await until('every task of the token to end', async () => {
-        const all = await direct.findTasks({ tokenId, before: null, limit: 5000 });
-        return all.every((t) => t.status === 'completed' || t.status === 'failed') ? all : null;
-      }, 60_000);
+      const tasks = await until(
+        'every task of the token to end',
+        async () => {
+          const all = await direct.findTasks({ tokenId, before: null, limit: 5000 });
+          return all.every((t) => t.status === 'completed' || t.status === 'failed') ? all : null;
+        },
+        60_000,
+      );
       const visible = new Set([...outcomes.flatMap((o) => (o.id ? [o.id] : [])), ...given]);
       const byId = new Map(tasks.map((t) => [t.id, t]));
       for (const id of visible) assert.equal(byId.get(id)?.status, 'completed', `task ${id} a client was given completed`);
       // The holds of image requests cut off by the store go back once they expire: the replicas'
       // sweep runs every minute, so the test runs the same sweep itself.
-      await until('every hold to end', async () => {
-        await direct.expireHolds(Date.now(), 1000);
-        return (await holdsOf(tokenId)) === 0;
-      }, 60_000);
+      await until(
+        'every hold to end',
+        async () => {
+          await direct.expireHolds(Date.now(), 1000);
+          return (await holdsOf(tokenId)) === 0;
+        },
+        60_000,
+      );
       const rows = await direct.ledger(tokenId, null, 100_000);
       const net = new Map<string, number>();
       for (const r of rows) net.set(r.ref, (net.get(r.ref) ?? 0) + (r.kind === 'debit' ? 1 : r.kind === 'refund' ? -1 : 0));
       for (const [ref, n] of net) assert.ok(n === 0 || n === 1, `${ref} charged at most once (net ${n})`);
-      for (const t of tasks) assert.equal(net.get(t.id), t.status === 'completed' ? 1 : 0, `task ${t.id} (${t.status}) charged once if completed, refunded if failed`);
+      for (const t of tasks)
+        assert.equal(net.get(t.id), t.status === 'completed' ? 1 : 0, `task ${t.id} (${t.status}) charged once if completed, refunded if failed`);
       const balance = (await direct.ledgerBalance(tokenId))!;
       assert.equal(balance.debit - balance.refund - balance.settle, balance.used, 'the ledger balances');
       const cutOff = tasks.filter((t) => !visible.has(t.id));

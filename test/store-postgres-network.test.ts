@@ -49,10 +49,17 @@ if (databaseUrl) {
     }
     /** Resolves once the server runs a statement containing `marker`: it was sent and is under way. */
     const running = (marker: string) =>
-      until(`the statement ${marker} to run`, async () => {
-        const { rows } = await watcher.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE $1 AND query NOT LIKE '%pg_stat_activity%'", [`%${marker}%`]);
-        return rows[0]!.n > 0;
-      }, 5_000);
+      until(
+        `the statement ${marker} to run`,
+        async () => {
+          const { rows } = await watcher.query<{ n: number }>(
+            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE $1 AND query NOT LIKE '%pg_stat_activity%'",
+            [`%${marker}%`],
+          );
+          return rows[0]!.n > 0;
+        },
+        5_000,
+      );
 
     test('a read whose connection is reset while it runs is sent again on a new one and answers', async () => {
       const db = await open();
@@ -118,7 +125,10 @@ if (databaseUrl) {
       proxy.silence();
       try {
         let started = Date.now();
-        await assert.rejects(db.query('SELECT 1'), (err) => isStoreUnavailable(err) && /no answer within 1500 ms/.test(String((err.details.cause as Error).message)));
+        await assert.rejects(
+          db.query('SELECT 1'),
+          (err) => isStoreUnavailable(err) && /no answer within 1500 ms/.test(String((err.details.cause as Error).message)),
+        );
         const waited = Date.now() - started;
         assert.ok(waited >= 1_400 && waited < 5_000, `gave up after ${waited} ms`);
         started = Date.now();

@@ -37,25 +37,49 @@ test('sqlite store: a store from before the ledger opens with one debit row per 
   const t = await a.createToken({ name: 'old', keyHash: 'old', group: 'default', models: null, quota: 10 });
   const idle = await a.createToken({ name: 'idle', keyHash: 'idle', group: 'default', models: null, quota: 10 });
   await a.debit(t.id, 3, { ref: 'r', model: 'm' });
-  await a.createTask({ id: 'task_old', tokenId: t.id, kind: 'video', route: 'r', model: 'm', upstreamModel: 'm', channel: 'c', price: 2, createdAt: 1, deadlineAt: 2 });
+  await a.createTask({
+    id: 'task_old',
+    tokenId: t.id,
+    kind: 'video',
+    route: 'r',
+    model: 'm',
+    upstreamModel: 'm',
+    channel: 'c',
+    price: 2,
+    createdAt: 1,
+    deadlineAt: 2,
+  });
   await a.updateTask('task_old', 1, { status: 'completed' });
   await a.close();
   // Back to schema version 2: no ledger, no settlement columns, no holds, no resources, no leases, no
   // task order, no links, no states seen, the units already used.
   const db = new Database(path);
-  db.exec(`DROP TABLE links; DROP TABLE resources; DROP TABLE holds; DROP TABLE ledger; ALTER TABLE tasks DROP COLUMN pricing; ALTER TABLE tasks DROP COLUMN charged; ALTER TABLE tasks DROP COLUMN lease_owner; ALTER TABLE tasks DROP COLUMN lease_until; DROP INDEX tasks_by_seq; DROP INDEX tasks_by_token; ALTER TABLE tasks DROP COLUMN seq; DROP INDEX tasks_by_created; DROP INDEX tasks_by_status; ALTER TABLE tasks DROP COLUMN history; DELETE FROM schema_version WHERE version >= 3;`);
+  db.exec(
+    `DROP TABLE links; DROP TABLE resources; DROP TABLE holds; DROP TABLE ledger; ALTER TABLE tasks DROP COLUMN pricing; ALTER TABLE tasks DROP COLUMN charged; ALTER TABLE tasks DROP COLUMN lease_owner; ALTER TABLE tasks DROP COLUMN lease_until; DROP INDEX tasks_by_seq; DROP INDEX tasks_by_token; ALTER TABLE tasks DROP COLUMN seq; DROP INDEX tasks_by_created; DROP INDEX tasks_by_status; ALTER TABLE tasks DROP COLUMN history; DELETE FROM schema_version WHERE version >= 3;`,
+  );
   db.close();
   const b = await openStore(path);
   try {
     assert.equal((await b.getToken(t.id))?.used, 5);
-    assert.deepEqual((await b.ledger(t.id, null, 10)).map((r) => [r.kind, r.ref, r.amount]), [['debit', 'opening-balance', 5]]);
+    assert.deepEqual(
+      (await b.ledger(t.id, null, 10)).map((r) => [r.kind, r.ref, r.amount]),
+      [['debit', 'opening-balance', 5]],
+    );
     assert.deepEqual(await b.ledger(idle.id, null, 10), [], 'nothing used, no row');
     assert.equal((await b.getTask('task_old'))?.charged, 2, 'a finished task counts as settled at its price');
-    assert.deepEqual((await b.listTasks(t.id, ['video'], { after: null, limit: 10, order: 'desc' }))?.map((x) => x.id), ['task_old'], 'an older task is listed');
+    assert.deepEqual(
+      (await b.listTasks(t.id, ['video'], { after: null, limit: 10, order: 'desc' }))?.map((x) => x.id),
+      ['task_old'],
+      'an older task is listed',
+    );
     await b.refund(t.id, 1, { ref: 'r', model: 'm' });
     assert.deepEqual(await b.ledgerBalance(t.id), { used: 4, debit: 5, refund: 1, settle: 0 });
     assert.deepEqual((await b.taskHistory('task_old'))?.states, [], 'a task from before states were kept has none');
-    assert.deepEqual((await b.findTasks({ before: null, limit: 10, status: 'completed' })).map((x) => x.id), ['task_old'], 'and is found');
+    assert.deepEqual(
+      (await b.findTasks({ before: null, limit: 10, status: 'completed' })).map((x) => x.id),
+      ['task_old'],
+      'and is found',
+    );
   } finally {
     await b.close();
   }
@@ -128,14 +152,21 @@ test('group commit: a step run at once answers before the commit and is durable 
   const other = new Database(path);
   const rows = () => (other.prepare('SELECT x FROM t ORDER BY x').all() as { x: string }[]).map((r) => r.x);
   try {
-    assert.equal(commits.now(() => insert.run('a').changes), 1, 'answered at once');
+    assert.equal(
+      commits.now(() => insert.run('a').changes),
+      1,
+      'answered at once',
+    );
     assert.deepEqual(rows(), [], 'not yet committed: another connection sees nothing');
     await commits.write(() => insert.run('b'));
     assert.deepEqual(rows(), ['a', 'b'], "the turn's commit holds the step run at once");
     // A step that fails part way (its second insert is a duplicate) fails its turn: the step before it and the turn's writes too.
     commits.now(() => insert.run('c'));
     assert.throws(() => commits.now(() => (insert.run('d'), insert.run('a'))), /UNIQUE/);
-    await assert.rejects(commits.write(() => insert.run('e')), /UNIQUE/);
+    await assert.rejects(
+      commits.write(() => insert.run('e')),
+      /UNIQUE/,
+    );
     assert.deepEqual(rows(), ['a', 'b'], 'nothing of the failed turn');
     // The next turn is a new transaction.
     commits.now(() => insert.run('f'));

@@ -49,7 +49,15 @@ interface Outcome {
   readonly seconds: number;
 }
 
-async function run(tmp: string, name: string, env: NodeJS.ProcessEnv, heapMb: number | null, body: Buffer, parallel: number, children: Child[]): Promise<Outcome> {
+async function run(
+  tmp: string,
+  name: string,
+  env: NodeJS.ProcessEnv,
+  heapMb: number | null,
+  body: Buffer,
+  parallel: number,
+  children: Child[],
+): Promise<Outcome> {
   const gwEnv = { ...env, GATEWAY_DB: join(tmp, `${name}.db`) };
   const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'tokens', 'create', '--group', 'default'], { env: gwEnv, cwd: PROJECT_ROOT });
   const key = stdout.trim();
@@ -85,7 +93,13 @@ async function run(tmp: string, name: string, env: NodeJS.ProcessEnv, heapMb: nu
 async function main(): Promise<number> {
   const values = parseBenchArgs(
     process.argv.slice(2),
-    { parallel: { type: 'string' }, 'size-mb': { type: 'string' }, 'heap-mb': { type: 'string' }, quick: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    {
+      parallel: { type: 'string' },
+      'size-mb': { type: 'string' },
+      'heap-mb': { type: 'string' },
+      quick: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
     USAGE,
   );
   const num = boundedNumber(USAGE);
@@ -128,7 +142,9 @@ async function main(): Promise<number> {
       [`${parallel}, admission`, admitted],
     ];
     const pad = (s: string, n: number) => s.padEnd(n);
-    process.stdout.write(`${pad('run', 22)}${pad('served', 8)}${pad('503', 6)}${pad('other', 10)}${pad('lost', 6)}${pad('process', 10)}${pad('idle MB', 9)}${pad('peak MB', 9)}seconds\n`);
+    process.stdout.write(
+      `${pad('run', 22)}${pad('served', 8)}${pad('503', 6)}${pad('other', 10)}${pad('lost', 6)}${pad('process', 10)}${pad('idle MB', 9)}${pad('peak MB', 9)}seconds\n`,
+    );
     for (const [name, o] of rows) {
       const others = [...o.other].map(([s, n]) => `${n}x${s}`).join(',') || '0';
       process.stdout.write(
@@ -145,7 +161,11 @@ async function main(): Promise<number> {
         `refusals with Retry-After: ${admitted.withRetryAfter} of ${admitted.refused}\n`,
     );
     const ok = admitted.survived && admitted.lost === 0 && admitted.served > 0 && admitted.other.size === 0;
-    process.stdout.write(ok ? '\nadmission: the process stayed up and every request was served or refused with 503\n' : '\nadmission FAILED: a request was lost, answered otherwise, or the process died\n');
+    process.stdout.write(
+      ok
+        ? '\nadmission: the process stayed up and every request was served or refused with 503\n'
+        : '\nadmission FAILED: a request was lost, answered otherwise, or the process died\n',
+    );
     return ok ? 0 : 1;
   } finally {
     await cleanup();

@@ -26,7 +26,9 @@ export interface BigBodyResult {
 }
 
 /** One answer of sendAtOnce: its status, headers and text, or the transport error. */
-export type Answer = { readonly status: number; readonly headers: Record<string, string | string[] | undefined>; readonly text: string } | { readonly error: string };
+export type Answer =
+  | { readonly status: number; readonly headers: Record<string, string | string[] | undefined>; readonly text: string }
+  | { readonly error: string };
 
 /** Posts `body` to `url` `count` times at once, over as many connections; every answer, in no particular order. */
 export async function sendAtOnce(url: string, headers: Record<string, string>, body: Buffer, count: number): Promise<Answer[]> {
@@ -62,7 +64,11 @@ export async function bigBodies(
   const seconds = (performance.now() - started) / 1000;
   const peakMb = peak.stop() / 2 ** 20;
   const failures = answers.flatMap((a) =>
-    'error' in a ? [`${name}: big body: ${a.error}`] : a.status === 200 && a.text.includes('inlineData') ? [] : [`${name}: big body: HTTP ${a.status} ${a.text.slice(0, 200)}`],
+    'error' in a
+      ? [`${name}: big body: ${a.error}`]
+      : a.status === 200 && a.text.includes('inlineData')
+        ? []
+        : [`${name}: big body: HTTP ${a.status} ${a.text.slice(0, 200)}`],
   );
   return { name, count, bodyBytes: body.length, idleMb: target.idleMb, restMb, peakMb, served: count - failures.length, failures, seconds };
 }
@@ -74,7 +80,17 @@ export function bigBodyRatio(r: BigBodyResult): number {
 
 /** The phase's table: one line per target. */
 export function bigBodyTable(results: readonly BigBodyResult[]): string {
-  const head = ['target', 'served', 'seconds', 'idle RSS MB', 'RSS before MB', 'peak RSS MB', 'in flight MB', '(peak - idle) / in flight', '(peak - before) / in flight'];
+  const head = [
+    'target',
+    'served',
+    'seconds',
+    'idle RSS MB',
+    'RSS before MB',
+    'peak RSS MB',
+    'in flight MB',
+    '(peak - idle) / in flight',
+    '(peak - before) / in flight',
+  ];
   const body = results.map((r) => {
     const inFlight = (r.count * r.bodyBytes) / 2 ** 20;
     return [

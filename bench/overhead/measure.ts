@@ -79,7 +79,9 @@ async function measure(t: Target, sim: Child, s: PhaseSettings, rate: number): P
     gcP99Ms: heap.gcP99Ms,
     busyCores: (measuredMs + (pid === sim.pid ? 0 : simMs) + selfMs) / result.windowMs,
     machineCores: (machine1.busy - machine0.busy) / result.windowMs,
-    stealPct: (100 * (machine1.steal - machine0.steal)) / Math.max(1, machine1.busy + machine1.idle + machine1.steal - (machine0.busy + machine0.idle + machine0.steal)),
+    stealPct:
+      (100 * (machine1.steal - machine0.steal)) /
+      Math.max(1, machine1.busy + machine1.idle + machine1.steal - (machine0.busy + machine0.idle + machine0.steal)),
     rssMb: mem.rss / 2 ** 20,
     peakMb: mem.peak / 2 ** 20,
     completed: n,

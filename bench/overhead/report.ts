@@ -63,7 +63,25 @@ export function grid(head: readonly string[], body: readonly string[][]): string
 
 /** The table: one line per target. */
 export function table(rows: readonly Row[]): string {
-  const head = ['target', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'CPU ms/req', 'sim CPU ms/req', 'KB/req', 'GCs', 'GC p99 ms', 'RSS MB', 'peak RSS MB', 'our cores', 'all cores', 'steal %', 'requests', 'errors'];
+  const head = [
+    'target',
+    'req/s',
+    'p50 ms',
+    'p99 ms',
+    'max ms',
+    'CPU ms/req',
+    'sim CPU ms/req',
+    'KB/req',
+    'GCs',
+    'GC p99 ms',
+    'RSS MB',
+    'peak RSS MB',
+    'our cores',
+    'all cores',
+    'steal %',
+    'requests',
+    'errors',
+  ];
   const body = rows.map((r) => [
     r.name,
     f(r.reqPerSec, 0),

@@ -124,7 +124,8 @@ async function sanityCheck(scenario: Scenario, t: Target): Promise<void> {
   } catch {
     ok = false;
   }
-  if (res.statusCode !== 200 || !ok) throw new Error(`${scenario.name} ${t.name}: the check request got HTTP ${res.statusCode}, not an image:\n${text.slice(0, 500)}`);
+  if (res.statusCode !== 200 || !ok)
+    throw new Error(`${scenario.name} ${t.name}: the check request got HTTP ${res.statusCode}, not an image:\n${text.slice(0, 500)}`);
 }
 
 /** The processes behind one route: its simulator and its bare pass-through. */
@@ -139,13 +140,25 @@ interface RouteProcesses {
 /** Starts a route's simulator and pass-through (each with the probe), and waits for the simulator. */
 async function startRoute(scenario: Scenario, tmp: string, children: Child[]): Promise<RouteProcesses> {
   const name = scenario.name;
-  const sim = startChild(`${name} simulator`, [...probeArgs(), join(HERE, 'sim-process.js')], { ...process.env, BENCH_SIM_PROFILE: scenario.simProfile }, join(tmp, `${name}-simulator.log`), PROJECT_ROOT);
+  const sim = startChild(
+    `${name} simulator`,
+    [...probeArgs(), join(HERE, 'sim-process.js')],
+    { ...process.env, BENCH_SIM_PROFILE: scenario.simProfile },
+    join(tmp, `${name}-simulator.log`),
+    PROJECT_ROOT,
+  );
   children.push(sim);
   const ready = await waitForLine(sim, (l) => l.ready === 'simulator');
   const simUrl = String(ready.url);
   const simKey = String(ready.key);
   const auth = scenario.auth(simKey);
-  const passEnv = { ...process.env, BENCH_SIM_URL: simUrl, BENCH_AUTH_HEADER: auth.header, BENCH_AUTH_VALUE: auth.value, BENCH_UPSTREAM_PATH: scenario.upstreamPath };
+  const passEnv = {
+    ...process.env,
+    BENCH_SIM_URL: simUrl,
+    BENCH_AUTH_HEADER: auth.header,
+    BENCH_AUTH_VALUE: auth.value,
+    BENCH_UPSTREAM_PATH: scenario.upstreamPath,
+  };
   const pass = startChild(`${name} passthrough`, [...probeArgs(), join(HERE, 'passthrough.js')], passEnv, join(tmp, `${name}-passthrough.log`), PROJECT_ROOT);
   children.push(pass);
   return { scenario, sim, simUrl, simKey, pass };
@@ -219,7 +232,8 @@ async function main(): Promise<number> {
       const closed = await runPhase(`${name}: closed loop, ${s.connections} connections`, targets[i]!, r.sim, s, 0, errorLines);
       const slowest = Math.min(...closed.map((row) => row.reqPerSec));
       const rate = s.rate ?? Math.max(10, Math.floor(slowest / 2 / 10) * 10);
-      const paced = rate > 0 ? await runPhase(`${name}: paced at ${rate} req/s over ${s.connections} connections`, targets[i]!, r.sim, s, rate, errorLines) : undefined;
+      const paced =
+        rate > 0 ? await runPhase(`${name}: paced at ${rate} req/s over ${s.connections} connections`, targets[i]!, r.sim, s, rate, errorLines) : undefined;
       figures.push({ route: name, closed: closed as [Row, Row, Row], paced: paced && { rate, rows: paced as [Row, Row, Row] } });
     }
     process.stdout.write(
@@ -240,16 +254,28 @@ async function main(): Promise<number> {
     const big: BigBodyResult[] = [];
     if (s.bigBodies > 0 && alpha >= 0) {
       for (const t of targets[alpha]!.slice(1)) {
-        big.push(await bigBodies(t.name, { origin: t.load.origin, headers: t.load.headers as Record<string, string>, pid: t.child.pid, idleMb: idleMb.get(t.child)! }, s.bigBodies, s.bigBodyBytes));
+        big.push(
+          await bigBodies(
+            t.name,
+            { origin: t.load.origin, headers: t.load.headers as Record<string, string>, pid: t.child.pid, idleMb: idleMb.get(t.child)! },
+            s.bigBodies,
+            s.bigBodyBytes,
+          ),
+        );
       }
       const size = f(s.bigBodyBytes / 2 ** 20, 0);
-      process.stdout.write(`big bodies: ${s.bigBodies} x ${size} MB alpha generateContent at once, per target (the pass-through for reference)\n${bigBodyTable(big)}\n\n`);
+      process.stdout.write(
+        `big bodies: ${s.bigBodies} x ${size} MB alpha generateContent at once, per target (the pass-through for reference)\n${bigBodyTable(big)}\n\n`,
+      );
       for (const b of big) errorLines.push(...b.failures);
     } else if (s.bigBodies > 0) process.stdout.write('big bodies: skipped (they go to the alpha route, not in this run)\n\n');
 
-    const failedRequests = figures.flatMap((r) => [...r.closed, ...(r.paced?.rows ?? [])]).reduce((n, row) => n + row.errors, 0) + big.reduce((n, b) => n + b.failures.length, 0);
+    const failedRequests =
+      figures.flatMap((r) => [...r.closed, ...(r.paced?.rows ?? [])]).reduce((n, row) => n + row.errors, 0) + big.reduce((n, b) => n + b.failures.length, 0);
     const gwBig = big.find((b) => b.name === 'gateway');
-    process.stdout.write(`${verdict(figures, { idleMb: settledMb.get(gw)!, idleAfterS: SETTLED_AT_S, peakMb: peakMb.get(gw)!, big: gwBig }, failedRequests)}\n`);
+    process.stdout.write(
+      `${verdict(figures, { idleMb: settledMb.get(gw)!, idleAfterS: SETTLED_AT_S, peakMb: peakMb.get(gw)!, big: gwBig }, failedRequests)}\n`,
+    );
 
     const gwLogs = jsonLines(gw).filter((l) => l.probe === undefined);
     const loud = gwLogs.filter((l) => typeof l.level === 'number' && l.level >= 40).length;

@@ -77,6 +77,8 @@ export function bigAlphaBody(bytes: number): Buffer {
   const head = '{"contents":[{"role":"user","parts":[{"text":"make it a watercolour"},{"inlineData":{"mimeType":"image/png","data":"';
   const tail = '"}}]}],"generationConfig":{"responseModalities":["IMAGE"],"imageConfig":{"aspectRatio":"1:1","imageSize":"1K"}}}';
   const room = bytes - head.length - tail.length;
-  const data = Buffer.alloc(Math.floor((room * 3) / 4), 7).toString('base64').slice(0, room - (room % 4));
+  const data = Buffer.alloc(Math.floor((room * 3) / 4), 7)
+    .toString('base64')
+    .slice(0, room - (room % 4));
   return Buffer.from(head + data + ' '.repeat(room - data.length) + tail);
 }

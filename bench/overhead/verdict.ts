@@ -68,8 +68,18 @@ function routeTargets({ route, closed, paced }: RouteFigures): string[][] {
     const pacedCpu = pg.cpuPerReq / pp.cpuPerReq;
     const pacedAdded = pg.p99 - pd.p99;
     rows.push(
-      [route, `CPU/req <= ${TARGETS.maxCpuRatio}x the pass-through's, paced at ${paced.rate} req/s`, `x${f(pacedCpu, 2)}`, label(pacedCpu <= TARGETS.maxCpuRatio)],
-      [route, `p99 added over direct < ${TARGETS.maxAddedP99PacedMs} ms, paced at ${paced.rate} req/s`, `${signed(pacedAdded)} ms`, label(pacedAdded < TARGETS.maxAddedP99PacedMs)],
+      [
+        route,
+        `CPU/req <= ${TARGETS.maxCpuRatio}x the pass-through's, paced at ${paced.rate} req/s`,
+        `x${f(pacedCpu, 2)}`,
+        label(pacedCpu <= TARGETS.maxCpuRatio),
+      ],
+      [
+        route,
+        `p99 added over direct < ${TARGETS.maxAddedP99PacedMs} ms, paced at ${paced.rate} req/s`,
+        `${signed(pacedAdded)} ms`,
+        label(pacedAdded < TARGETS.maxAddedP99PacedMs),
+      ],
     );
   }
   return rows;
@@ -79,7 +89,12 @@ function routeTargets({ route, closed, paced }: RouteFigures): string[][] {
 export function verdict(routes: readonly RouteFigures[], memory: GatewayMemory, failedRequests: number): string {
   const rows = routes.flatMap(routeTargets);
   rows.push(
-    ['gateway', `idle RSS < ${TARGETS.maxIdleRssMb} MB (${memory.idleAfterS} s after start, before load)`, `${f(memory.idleMb, 1)} MB`, label(memory.idleMb < TARGETS.maxIdleRssMb)],
+    [
+      'gateway',
+      `idle RSS < ${TARGETS.maxIdleRssMb} MB (${memory.idleAfterS} s after start, before load)`,
+      `${f(memory.idleMb, 1)} MB`,
+      label(memory.idleMb < TARGETS.maxIdleRssMb),
+    ],
     ['gateway', `peak RSS < ${TARGETS.maxPeakRssMb} MB (over the load phases)`, `${f(memory.peakMb, 1)} MB`, label(memory.peakMb < TARGETS.maxPeakRssMb)],
   );
   if (memory.big) {

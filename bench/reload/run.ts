@@ -106,7 +106,13 @@ async function reloadOnce(url: string): Promise<{ ok: boolean; buildMs: number; 
 }
 
 /** A gateway process over `dir`, started like production (`gateway start`), with no file watch. */
-async function startGateway(name: string, dir: string, env: NodeJS.ProcessEnv, tmp: string, children: Child[]): Promise<{ child: Child; url: string; startMs: number }> {
+async function startGateway(
+  name: string,
+  dir: string,
+  env: NodeJS.ProcessEnv,
+  tmp: string,
+  children: Child[],
+): Promise<{ child: Child; url: string; startMs: number }> {
   const started = performance.now();
   const child = startChild(name, [CLI, 'start'], { ...env, GATEWAY_CONFIG_DIR: dir }, join(tmp, `${name}.log`), PROJECT_ROOT);
   children.push(child);
@@ -213,7 +219,10 @@ async function main(): Promise<number> {
     // ---- (a) reload time
     const rowsA: string[][] = [];
     const figures: { build: number; wall: number }[] = [];
-    for (const [name, dir] of [['shipped', shippedDir], [`shipped + ${s.channels}`, manyDir]] as const) {
+    for (const [name, dir] of [
+      ['shipped', shippedDir],
+      [`shipped + ${s.channels}`, manyDir],
+    ] as const) {
       const gw = await startGateway(`gateway-${figures.length}`, dir, env, tmp, children);
       const rssBefore = memory(gw.child.pid).rss;
       const t = await reloadTimes(gw.url, s.runs);
@@ -244,7 +253,10 @@ async function main(): Promise<number> {
 
     // ---- (b) failed requests under repeated reloads
     const gw = await startGateway('gateway-load', shippedDir, env, tmp, children);
-    const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'tokens', 'create', '--group', 'default'], { env: { ...env, GATEWAY_CONFIG_DIR: shippedDir }, cwd: PROJECT_ROOT });
+    const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'tokens', 'create', '--group', 'default'], {
+      env: { ...env, GATEWAY_CONFIG_DIR: shippedDir },
+      cwd: PROJECT_ROOT,
+    });
     const target: LoadTarget = { origin: gw.url, path: PATH, body: BODY, headers: { authorization: `Bearer ${stdout.trim()}` } };
     const check = await request(`${gw.url}${PATH}`, { method: 'POST', headers: { 'content-type': 'application/json', ...target.headers }, body: BODY });
     const checkText = await check.body.text();
@@ -266,7 +278,10 @@ async function main(): Promise<number> {
     const p99 = (r: LoadResult) => percentile(r.latencies, 0.99);
     process.stdout.write(
       `(b) ${s.rate} req/s for ${s.durationMs / 1000} s, without and with a reload every ~${s.intervalMs} ms\n` +
-        table(['phase', 'answered', 'failed', 'req/s', 'p50 ms', 'p99 ms', 'max ms'], [loadRow({ name: 'no reloads', result: quiet }), loadRow({ name: 'reloading', result: reloading })]) +
+        table(
+          ['phase', 'answered', 'failed', 'req/s', 'p50 ms', 'p99 ms', 'max ms'],
+          [loadRow({ name: 'no reloads', result: quiet }), loadRow({ name: 'reloading', result: reloading })],
+        ) +
         `\n\nreloads during the window: ${rl.count} (${rl.failed} failed), build ms median ${f(median(rl.build), 0)}, wall ms median ${f(median(rl.wall), 0)}\n` +
         `ratio reloading / no reloads: p50 x${f(percentile(reloading.latencies, 0.5) / percentile(quiet.latencies, 0.5), 2)}, ` +
         `p99 x${f(p99(reloading) / p99(quiet), 2)}, req/s x${f(reloading.completed / reloading.windowMs / (quiet.completed / quiet.windowMs), 2)}\n`,
@@ -276,7 +291,9 @@ async function main(): Promise<number> {
       ...(failedReloading > 0 ? [`reloading: ${[...reloading.errors].map(([k, n]) => `${n} x ${k}`).join(', ')}; first: ${reloading.firstError ?? ''}`] : []),
       ...(rl.failed > 0 ? [`reload: ${rl.firstFailure}`] : []),
     ];
-    process.stdout.write(failures.length > 0 ? `\nFAILED:\n${failures.join('\n')}\n` : `\nfailed requests: ${failedQuiet + failedReloading} (0 is the requirement)\n`);
+    process.stdout.write(
+      failures.length > 0 ? `\nFAILED:\n${failures.join('\n')}\n` : `\nfailed requests: ${failedQuiet + failedReloading} (0 is the requirement)\n`,
+    );
     await stopChild(gw.child);
     return failures.length > 0 || rl.count === 0 ? 1 : 0;
   } catch (err) {

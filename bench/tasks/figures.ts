@@ -52,7 +52,11 @@ export const int = (n: number): string => (Number.isFinite(n) ? Math.round(n).to
 export function table(head: readonly string[], rows: readonly (readonly string[])[], indent = '  '): string {
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: readonly string[]): string =>
-    indent + cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd();
+    indent +
+    cells
+      .map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   return [line(head), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
 }
 
@@ -164,7 +168,13 @@ export interface Sample {
  * the gateway (exact, from the final data), the largest backlog (finished at the vendor, not yet
  * terminal) since the previous sample, and the sampled rates.
  */
-export function timeline(tasks: readonly TaskFacts[], samples: readonly Sample[], start: number, intervalMs: number, single: (channel: string) => boolean): string[][] {
+export function timeline(
+  tasks: readonly TaskFacts[],
+  samples: readonly Sample[],
+  start: number,
+  intervalMs: number,
+  single: (channel: string) => boolean,
+): string[][] {
   type Ev = { at: number; d: number };
   const events: Ev[] = [];
   for (const t of tasks) {
@@ -175,8 +185,14 @@ export function timeline(tasks: readonly TaskFacts[], samples: readonly Sample[]
   }
   events.sort((a, b) => a.at - b.at || a.d - b.d);
   const accepted = tasks.map((t) => t.acceptedAt).sort((a, b) => a - b);
-  const finished = tasks.map((t) => t.finishAt).filter(Number.isFinite).sort((a, b) => a - b);
-  const terminal = tasks.map((t) => t.completedAt).filter(Number.isFinite).sort((a, b) => a - b);
+  const finished = tasks
+    .map((t) => t.finishAt)
+    .filter(Number.isFinite)
+    .sort((a, b) => a - b);
+  const terminal = tasks
+    .map((t) => t.completedAt)
+    .filter(Number.isFinite)
+    .sort((a, b) => a - b);
   const upTo = (sorted: number[], at: number): number => {
     let lo = 0;
     let hi = sorted.length;

@@ -89,15 +89,7 @@ interface RunFigures {
 }
 
 /** One run: `n` gateway processes on a schema of their own, the load, the wait, the figures. */
-async function runOnce(
-  n: number,
-  s: Settings,
-  sim: IpcChild,
-  simUrls: unknown,
-  databaseUrl: string,
-  tmp: string,
-  children: IpcChild[],
-): Promise<RunFigures> {
+async function runOnce(n: number, s: Settings, sim: IpcChild, simUrls: unknown, databaseUrl: string, tmp: string, children: IpcChild[]): Promise<RunFigures> {
   const schema = `bench_tasks_${process.pid}_${randomBytes(3).toString('hex')}_${n}`;
   const url = new URL(databaseUrl);
   url.searchParams.set('schema', schema);
@@ -128,8 +120,10 @@ async function runOnce(
     const sims0 = await sim.request<SimStats>('stats');
     // Finish times from one seeded sequence, so both runs ask the vendor for the same ones.
     let seed = 1;
-    const random = () => ((seed = (seed * 48271) % 2147483647) / 2147483647);
-    const pools = ready.map((r) => new Pool(String(r.url), { connections: Math.ceil(s.connections / n), pipelining: 1, headersTimeout: 60_000, bodyTimeout: 60_000 }));
+    const random = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
+    const pools = ready.map(
+      (r) => new Pool(String(r.url), { connections: Math.ceil(s.connections / n), pipelining: 1, headersTimeout: 60_000, bodyTimeout: 60_000 }),
+    );
     const sent: { at: number; done: number; id: string | null }[] = [];
     let next = 0;
     let errors = 0;
@@ -192,7 +186,10 @@ async function runOnce(
       replicas: n,
       accepted: sent.length,
       submitRate: sent.length / submitSpan,
-      submitP99: percentile(sent.map((x) => x.done - x.at), 0.99),
+      submitP99: percentile(
+        sent.map((x) => x.done - x.at),
+        0.99,
+      ),
       lagP50: percentile(lags, 0.5),
       lagP99: percentile(lags, 0.99),
       lagMax: percentile(lags, 1),
@@ -250,7 +247,19 @@ export async function runReplicas(argv: string[]): Promise<number> {
     ];
     process.stdout.write(
       `${table(
-        ['run', 'accepted', 'submit/s', 'submit p99 ms', 'lag p50 ms', 'lag p99 ms', 'lag max ms', 'terminal', 'calls/task/interval', 'CPU ms/task', 'followed per replica'],
+        [
+          'run',
+          'accepted',
+          'submit/s',
+          'submit p99 ms',
+          'lag p50 ms',
+          'lag p99 ms',
+          'lag max ms',
+          'terminal',
+          'calls/task/interval',
+          'CPU ms/task',
+          'followed per replica',
+        ],
         [row(one), row(many)],
       )}\n\n` +
         `${s.replicas} replicas / 1: submit rate x${f(many.submitRate / one.submitRate, 2)}, lag p99 x${f(many.lagP99 / one.lagP99, 2)}, ` +

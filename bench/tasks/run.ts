@@ -171,8 +171,22 @@ async function main(): Promise<number> {
       const prompt = `bench task ${i} [sim:finish=${finish}]`;
       plan.push(
         toIota
-          ? { channel: iota, path: '/iota/submit/music', body: JSON.stringify({ mv: iota.models[0] ?? 'iota-v4.5', prompt }), sentAt: NaN, acceptedAt: NaN, id: null }
-          : { channel: zeta, path: '/v1/video/generations', body: JSON.stringify({ model: 'epsilon-video-3', prompt }), sentAt: NaN, acceptedAt: NaN, id: null },
+          ? {
+              channel: iota,
+              path: '/iota/submit/music',
+              body: JSON.stringify({ mv: iota.models[0] ?? 'iota-v4.5', prompt }),
+              sentAt: NaN,
+              acceptedAt: NaN,
+              id: null,
+            }
+          : {
+              channel: zeta,
+              path: '/v1/video/generations',
+              body: JSON.stringify({ model: 'epsilon-video-3', prompt }),
+              sentAt: NaN,
+              acceptedAt: NaN,
+              id: null,
+            },
       );
     }
     const nIota = plan.filter((p) => p.channel === iota).length;
@@ -205,7 +219,15 @@ async function main(): Promise<number> {
     const samples: Sample[] = [];
     const takeSample = async (): Promise<{ gws: GatewayStats; sims: SimStats }> => {
       const [gws, sims] = await Promise.all([gw.request<GatewayStats>('stats'), sim.request<SimStats>('stats')]);
-      samples.push({ at: Date.now(), gatewayCpuMs: cpuMs(gw.pid), gatewayRssMb: memory(gw.pid).rss / 2 ** 20, gatewayHeapMb: gws.memory.heapUsed / 2 ** 20, vendorQueries: vendorQueries(sims) - vendorBatches(sims), vendorBatches: vendorBatches(sims), followed: gws.followed });
+      samples.push({
+        at: Date.now(),
+        gatewayCpuMs: cpuMs(gw.pid),
+        gatewayRssMb: memory(gw.pid).rss / 2 ** 20,
+        gatewayHeapMb: gws.memory.heapUsed / 2 ** 20,
+        vendorQueries: vendorQueries(sims) - vendorBatches(sims),
+        vendorBatches: vendorBatches(sims),
+        followed: gws.followed,
+      });
       return { gws, sims };
     };
 
@@ -345,7 +367,10 @@ async function main(): Promise<number> {
         `ideal queries/s = single queries an ideal poller would send then (one per task per interval from vendor acceptance until one sees the end); ` +
         `the rest sampled every ${sampleMs / 1000} s: followed = tasks the poller follows, ` +
         `queries/s = single task queries the simulators answered, batch calls/s = batch queries, each for several tasks)`,
-      table(TIMELINE_HEAD, timeline(facts, samples, start, zeta.intervalMs, (name) => channels.find((c) => c.name === name)?.batchMaxIds === null)),
+      table(
+        TIMELINE_HEAD,
+        timeline(facts, samples, start, zeta.intervalMs, (name) => channels.find((c) => c.name === name)?.batchMaxIds === null),
+      ),
       '',
     );
 
@@ -357,7 +382,17 @@ async function main(): Promise<number> {
       "vendor finish -> terminal in the gateway's store (completed_at: the gateway's clock at the look that saw the end; the vendor's finish time from the simulator)",
       table(
         ['channel', 'tasks', 'terminal', 'p50 ms', 'p99 ms', 'max ms', 'mean ms', `> 1.1 interval`, `> ${TARGETS.maxDelayMs / 1000} s`],
-        delayRows.map((r) => [r.name, String(r.tasks), String(r.terminal), f(r.p50, 0), f(r.p99, 0), f(r.max, 0), f(r.mean, 0), String(r.late), String(r.overTarget)]),
+        delayRows.map((r) => [
+          r.name,
+          String(r.tasks),
+          String(r.terminal),
+          f(r.p50, 0),
+          f(r.p99, 0),
+          f(r.max, 0),
+          f(r.mean, 0),
+          String(r.late),
+          String(r.overTarget),
+        ]),
       ),
     );
     const seenLag = facts.filter((t) => Number.isFinite(t.seenAt) && Number.isFinite(t.completedAt)).map((t) => t.seenAt - t.completedAt);
@@ -383,7 +418,20 @@ async function main(): Promise<number> {
     out.push(
       'upstream task queries (counted by the simulators; ideal: one look per interval on a grid from vendor acceptance until one sees the end)',
       table(
-        ['channel', 'tasks', 'calls', 'tasks/call', 'calls/task', 'ideal calls', 'calls/ideal', 'task-intervals', 'calls/task/interval', 'looks/task p50', 'p99', 'max'],
+        [
+          'channel',
+          'tasks',
+          'calls',
+          'tasks/call',
+          'calls/task',
+          'ideal calls',
+          'calls/ideal',
+          'task-intervals',
+          'calls/task/interval',
+          'looks/task p50',
+          'p99',
+          'max',
+        ],
         callRows.map(({ row: r }) => [
           r.name,
           String(r.tasks),
@@ -443,7 +491,9 @@ async function main(): Promise<number> {
       `  gateway peak RSS < ${TARGETS.maxPeakRssMb} MB: ${f(peakMb, 1)} MB  ${label(peakMb < TARGETS.maxPeakRssMb)}`,
     );
 
-    const logLines = readFileSync(gw.logFile, 'utf8').split('\n').filter((l) => l.startsWith('{'));
+    const logLines = readFileSync(gw.logFile, 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('{'));
     const loud = logLines.filter((l) => {
       try {
         return (JSON.parse(l) as { level?: number }).level! >= 40;
@@ -451,7 +501,10 @@ async function main(): Promise<number> {
         return false;
       }
     });
-    out.push('', `gateway log (LOG_LEVEL=${gwEnv.LOG_LEVEL}): ${logLines.length} line(s), ${loud.length} at warn or above${loud[0] ? `; first: ${loud[0].slice(0, 300)}` : ''}`);
+    out.push(
+      '',
+      `gateway log (LOG_LEVEL=${gwEnv.LOG_LEVEL}): ${logLines.length} line(s), ${loud.length} at warn or above${loud[0] ? `; first: ${loud[0].slice(0, 300)}` : ''}`,
+    );
     process.stdout.write(`${out.join('\n')}\n`);
     return errorCount > 0 || timedOut ? 1 : 0;
   } finally {

@@ -42,7 +42,15 @@ const ADMIN_ROUTES: readonly AdminRoute[] = [
   route('GET', '/readyz', readyz, { open: true }),
   // The public surface, as clients may already read it from routes.yaml: nothing secret in it.
   // The document's builder is loaded on the first ask: most gateways are never asked.
-  route('GET', '/openapi.json', async ({ snapshot }) => ({ text: (await import('../openapi/openapi-document.js')).renderOpenApi(snapshot), contentType: 'application/json; charset=utf-8' }), { open: true }),
+  route(
+    'GET',
+    '/openapi.json',
+    async ({ snapshot }) => ({
+      text: (await import('../openapi/openapi-document.js')).renderOpenApi(snapshot),
+      contentType: 'application/json; charset=utf-8',
+    }),
+    { open: true },
+  ),
   // The console's page and files need no key (nothing secret in them); everything they show comes
   // through the routes below, with the key the operator signs in with.
   route('GET', '/admin', consoleRedirect, { open: true }),
@@ -121,7 +129,9 @@ export async function handleAdmin(
   } else req.resume();
   const answer = await found.route.handle({ snapshot, params: found.params, query: search ?? new URLSearchParams(), body, deps });
   const [status, type, text] =
-    'text' in answer ? [answer.status ?? 200, answer.contentType, answer.text] : [answer.status ?? 200, 'application/json; charset=utf-8', JSON.stringify(answer.json)];
+    'text' in answer
+      ? [answer.status ?? 200, answer.contentType, answer.text]
+      : [answer.status ?? 200, 'application/json; charset=utf-8', JSON.stringify(answer.json)];
   const extra = 'text' in answer ? answer.headers : undefined;
   res.writeHead(status, { ...extra, 'content-type': type, 'content-length': Buffer.byteLength(text), 'x-request-id': requestId, 'cache-control': 'no-store' });
   res.end(text);

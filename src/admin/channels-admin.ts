@@ -23,7 +23,11 @@ export async function channelsReport({ snapshot, deps }: AdminContext): Promise<
       })),
       // Declared and checked, not routed to: disabled, or credentials unset (README, "Channels left out").
       left_out: snapshot.leftOut.map((c) => ({ name: c.name, profile: c.profile, reason: c.reason, unset: c.unset, at: c.at })),
-      groups: [...snapshot.groups].map((g) => ({ name: g, max_concurrency: snapshot.groupConcurrency.get(g) ?? null, inflight: deps.routing.groupInflight(g) })),
+      groups: [...snapshot.groups].map((g) => ({
+        name: g,
+        max_concurrency: snapshot.groupConcurrency.get(g) ?? null,
+        inflight: deps.routing.groupInflight(g),
+      })),
     },
   };
 }

@@ -38,7 +38,14 @@ export async function configReport(ctx: AdminContext): Promise<AdminAnswer> {
         ms: s.lastReload.ms,
         issues: s.lastReload.issues.map(formatIssue),
       },
-      replicas: replicas.map((r) => ({ replica: r.replica, version: r.version, generation: r.generation, loaded_at: r.loadedAt, last_reload_ok: r.lastReloadOk, seen_at: r.seenAt })),
+      replicas: replicas.map((r) => ({
+        replica: r.replica,
+        version: r.version,
+        generation: r.generation,
+        loaded_at: r.loadedAt,
+        last_reload_ok: r.lastReloadOk,
+        seen_at: r.seenAt,
+      })),
     },
   };
 }
@@ -62,6 +69,13 @@ export async function reloadNow(ctx: AdminContext): Promise<AdminAnswer> {
   }
   ctx.deps.shared.publish({ t: 'reload' });
   return {
-    json: { ok: true, generation: outcome.generation, version: control(ctx).status().version, ms: outcome.ms, replicas_told: ctx.deps.shared.up, warnings: outcome.issues.filter((i) => i.severity === 'warning').map(formatIssue) },
+    json: {
+      ok: true,
+      generation: outcome.generation,
+      version: control(ctx).status().version,
+      ms: outcome.ms,
+      replicas_told: ctx.deps.shared.up,
+      warnings: outcome.issues.filter((i) => i.severity === 'warning').map(formatIssue),
+    },
   };
 }

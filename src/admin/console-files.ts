@@ -14,7 +14,8 @@ import type { AdminAnswer, AdminContext } from './admin-types.js';
  * style, no frames, no forms posted elsewhere, no plugins. Every value the pages show is set as
  * text (src/console/dom.ts), so what a vendor or a token name says cannot run either.
  */
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'";
+const CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'";
 
 const HEADERS = {
   'content-security-policy': CSP,
@@ -37,7 +38,10 @@ function load(): ConsoleFiles {
   if (loaded) return loaded;
   const files = new Map<string, { text: string; contentType: string }>();
   const add = (dir: string, ext: string) => {
-    for (const name of readdirSync(dir).filter((n) => n.endsWith(`.${ext}`)).sort()) files.set(name, { text: readFileSync(join(dir, name), 'utf8'), contentType: TYPES[ext]! });
+    for (const name of readdirSync(dir)
+      .filter((n) => n.endsWith(`.${ext}`))
+      .sort())
+      files.set(name, { text: readFileSync(join(dir, name), 'utf8'), contentType: TYPES[ext]! });
   };
   add(join(PROJECT_ROOT, 'dist/console'), 'js');
   add(join(PROJECT_ROOT, 'src/console'), 'css');

@@ -49,9 +49,12 @@ async function within(check: Promise<boolean>, ms: number): Promise<boolean> {
  * comes back, however many requests were refused meanwhile. Returns the function that stops it.
  */
 export function reportStore(store: Store, log: Logger, metrics: Metrics): () => void {
-  metrics.gauge('gateway_store_up', '1 while the store answers; 0 while it is unreachable and requests that need it are answered 503 store_unavailable', [], () => [
-    [{}, store.availability.up ? 1 : 0],
-  ]);
+  metrics.gauge(
+    'gateway_store_up',
+    '1 while the store answers; 0 while it is unreachable and requests that need it are answered 503 store_unavailable',
+    [],
+    () => [[{}, store.availability.up ? 1 : 0]],
+  );
   return store.availability.onChange((change) => {
     if (!change.up) {
       metrics.storeOutages.inc();

@@ -67,7 +67,8 @@ interface Applied {
 export async function playground({ snapshot, body, deps }: AdminContext): Promise<AdminAnswer> {
   const b = body as PlaygroundBody;
   const group = b.group ?? 'default';
-  if (!snapshot.groups.has(group)) throw new GatewayError('invalid_request', `group ${group.slice(0, 200)} is not a group of channels.yaml`, { param: 'group' });
+  if (!snapshot.groups.has(group))
+    throw new GatewayError('invalid_request', `group ${group.slice(0, 200)} is not a group of channels.yaml`, { param: 'group' });
   const route = routeFor(snapshot, b.model, b.route);
   const req = publicRequest(route, b.model, b.body, snapshot);
   const model = b.model;
@@ -145,7 +146,9 @@ export async function playground({ snapshot, body, deps }: AdminContext): Promis
 /** The route asked for, or the one route that serves the model; several without `route` is the operator's to choose. */
 function routeFor(snapshot: Snapshot, model: string, id: string | undefined): CompiledRoute {
   // Routes that send a request built from the client's body; a remix works on an earlier task, which needs a token.
-  const serving = snapshot.routes.filter((r) => (r.kind === 'sync' || r.kind === 'task-submit') && r.model !== null && !r.task?.source && routeServesModel(r, model));
+  const serving = snapshot.routes.filter(
+    (r) => (r.kind === 'sync' || r.kind === 'task-submit') && r.model !== null && !r.task?.source && routeServesModel(r, model),
+  );
   const ids = serving.map((r) => r.id).join(', ');
   if (id !== undefined) {
     const named = serving.find((r) => r.id === id);
@@ -171,7 +174,9 @@ function publicRequest(route: CompiledRoute, model: string, body: Record<string,
     const said = valueAt(body, where.pointer);
     if (said === undefined) sent = withValue(body, where.pointer, model);
     else if (said !== model) {
-      throw new GatewayError('invalid_request', `the body names model ${JSON.stringify(String(said).slice(0, 200))}, not ${model}`, { param: `body.${where.pointer.join('.')}` });
+      throw new GatewayError('invalid_request', `the body names model ${JSON.stringify(String(said).slice(0, 200))}, not ${model}`, {
+        param: `body.${where.pointer.join('.')}`,
+      });
     }
   }
   return { route, snapshot, params, query: { ...route.matchQuery }, body: sent };
@@ -222,4 +227,3 @@ function clientError(thrown: unknown) {
   const detail = err.code === 'internal_error' && cause !== undefined ? (cause instanceof Error ? cause.message : String(cause)).slice(0, 1000) : undefined;
   return { status: catalogue[err.code].status, body: errorBody(err), ...(detail ? { detail } : {}) };
 }
-

@@ -85,7 +85,8 @@ export function timeline({ task, states, ledger }: TaskHistory): TimelineEvent[]
   const events: TimelineEvent[] = [{ at: task.createdAt, event: 'submitted' }];
   for (const s of states) {
     // The end is told once, below; a state seen after it cannot be (a finished task takes no update of its state).
-    if (!TERMINAL_STATUSES.has(s.status)) events.push({ at: s.at, event: 'vendor_state', status: s.status, vendor_status: s.vendorStatus, progress: s.progress });
+    if (!TERMINAL_STATUSES.has(s.status))
+      events.push({ at: s.at, event: 'vendor_state', status: s.status, vendor_status: s.vendorStatus, progress: s.progress });
   }
   if (task.status === 'completed' || task.status === 'failed') {
     const error = adminTaskView(task).error;

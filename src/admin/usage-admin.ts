@@ -74,9 +74,13 @@ async function usageGroups({ query, deps }: AdminContext): Promise<{ q: UsageQue
   const q = usageQuery(query);
   const groups = await deps.store.usage(q, MAX_GROUPS + 1);
   if (groups.length > MAX_GROUPS) {
-    throw new GatewayError('invalid_request', `the range holds more than ${MAX_GROUPS} day × token × model groups; ask for a shorter one, or for one token or model`, {
-      param: 'from',
-    });
+    throw new GatewayError(
+      'invalid_request',
+      `the range holds more than ${MAX_GROUPS} day × token × model groups; ask for a shorter one, or for one token or model`,
+      {
+        param: 'from',
+      },
+    );
   }
   return { q, groups };
 }
@@ -84,7 +88,10 @@ async function usageGroups({ query, deps }: AdminContext): Promise<{ q: UsageQue
 const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 /** Larger spend first; equal spend in key order, so the answer is the same every time. */
-const bySpend = <T extends Figures>(key: (x: T) => string) => (x: T, y: T) => y.charged - x.charged || (key(x) < key(y) ? -1 : key(x) > key(y) ? 1 : 0);
+const bySpend =
+  <T extends Figures>(key: (x: T) => string) =>
+  (x: T, y: T) =>
+    y.charged - x.charged || (key(x) < key(y) ? -1 : key(x) > key(y) ? 1 : 0);
 
 /**
  * `GET /admin/usage?from=&to=&token=&model=`: spend from the ledger over `[from, to)`, in total, by

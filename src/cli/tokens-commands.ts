@@ -51,7 +51,13 @@ const SUBCOMMANDS = new Map<string, Subcommand>([
       const { values } = parseCommand(args, u, { group: { type: 'string' }, quota: { type: 'string' }, models: { type: 'string' }, name: { type: 'string' } });
       if (values.group === undefined) throw usageError('--group is required', u);
       const quota = values.quota === undefined ? null : wholeNumber(values.quota, '--quota', 0, Number.MAX_SAFE_INTEGER, u);
-      const models = values.models === undefined ? null : values.models.split(',').map((m) => m.trim()).filter(Boolean);
+      const models =
+        values.models === undefined
+          ? null
+          : values.models
+              .split(',')
+              .map((m) => m.trim())
+              .filter(Boolean);
       if (models?.length === 0) throw usageError('--models takes model names separated by commas', u);
       if (values.name === '') throw usageError('--name takes a name that is not empty', u);
       const group = values.group;
@@ -129,7 +135,9 @@ export async function tokensCommand(args: readonly string[]): Promise<void> {
     const { tellReplicas } = await import('../live/redis-live.js');
     const told = await tellReplicas(settings.redisUrl, settings.redisPrefix, { t: 'token', keyHash: changed.keyHash });
     process.stderr.write(
-      told ? 'the replicas were told through Redis\n' : 'Redis could not be reached: the replicas see the change when their cached lookup of the key runs out (GATEWAY_AUTH_CACHE_MS)\n',
+      told
+        ? 'the replicas were told through Redis\n'
+        : 'Redis could not be reached: the replicas see the change when their cached lookup of the key runs out (GATEWAY_AUTH_CACHE_MS)\n',
     );
   }
 }

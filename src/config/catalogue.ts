@@ -27,7 +27,7 @@ function sourcesTable(profiles: ReadonlyMap<string, CompiledProfile>): string[] 
   const rows = ['| Profile | Checked against |', '|---|---|'];
   for (const p of [...profiles.values()].sort((a, b) => (a.name < b.name ? -1 : 1))) {
     const said = p.sources.map((s) => `${cell(s.name)}, ${s.checked}${s.note ? `: ${cell(s.note)}` : ''}`);
-    rows.push(`| ${code(p.name)} | ${said.length > 0 ? said.join('<br>') : '(no source named: our reading of the vendor\'s docs)'} |`);
+    rows.push(`| ${code(p.name)} | ${said.length > 0 ? said.join('<br>') : "(no source named: our reading of the vendor's docs)"} |`);
   }
   return rows;
 }
@@ -45,8 +45,7 @@ const cell = (s: string) => s.replace(/\|/g, '\\|');
 
 /** Routes that take at least one model of the family (a pattern family: routes taking that pattern). */
 function routesOf(f: CompiledFamily, routes: readonly CompiledRoute[]): string[] {
-  const takes = (r: CompiledRoute) =>
-    [...f.models.exact].some((m) => routeServesModel(r, m)) || f.models.prefixes.some((p) => r.models.prefixes.includes(p));
+  const takes = (r: CompiledRoute) => [...f.models.exact].some((m) => routeServesModel(r, m)) || f.models.prefixes.some((p) => r.models.prefixes.includes(p));
   return routes
     .filter((r) => (r.kind === 'sync' || r.kind === 'task-submit') && takes(r))
     .map((r) => {
@@ -100,7 +99,8 @@ function describeRule(rule: Record<string, unknown>, path: string): string[] {
   const said = ruleWords(rule);
   if (said) out.push(`${path} ${said}`);
   if (rule.properties) out.push(...describeSchema(rule, path));
-  if (typeof rule.items === 'object' && rule.items !== null && !Array.isArray(rule.items)) out.push(...describeRule(rule.items as Record<string, unknown>, `${path}[]`));
+  if (typeof rule.items === 'object' && rule.items !== null && !Array.isArray(rule.items))
+    out.push(...describeRule(rule.items as Record<string, unknown>, `${path}[]`));
   return out;
 }
 

@@ -3,7 +3,16 @@ import { compileMappingAt as mapping } from './compile-mapping.js';
 import type { Mapping } from '../mapping/mapping.js';
 import { Secret } from './secret.js';
 import { compileAuth } from '../signers/registry.js';
-import type { BreakerPolicy, CompiledChannel, RetryPolicy, CompiledOperation, CompiledProfile, CompiledRoute, CompiledTaskProtocol, LeftOutChannel } from './snapshot.js';
+import type {
+  BreakerPolicy,
+  CompiledChannel,
+  RetryPolicy,
+  CompiledOperation,
+  CompiledProfile,
+  CompiledRoute,
+  CompiledTaskProtocol,
+  LeftOutChannel,
+} from './snapshot.js';
 import type { MissingEnv } from './env.js';
 import { parseSize } from '../schema/sizes.js';
 import { placeOf, type YamlSource } from './yaml-source.js';
@@ -130,7 +139,12 @@ export function compileChannels(
 }
 
 /** A profile no channel names is dead text, or a channel's typo of it: worth a warning. */
-function unusedProfiles(src: YamlSource, profiles: ReadonlyMap<string, CompiledProfile>, channels: readonly InterpolatedChannel[], issues: ConfigIssue[]): void {
+function unusedProfiles(
+  src: YamlSource,
+  profiles: ReadonlyMap<string, CompiledProfile>,
+  channels: readonly InterpolatedChannel[],
+  issues: ConfigIssue[],
+): void {
   const used = new Set(channels.map((c) => c.raw.profile));
   for (const name of profiles.keys()) {
     if (!used.has(name)) issues.push(src.issue(['profiles', name], `profile ${name} is not used by any channel`, 'warning'));
@@ -148,7 +162,12 @@ function retryPolicy(r: RawChannels['routing'] = {}): RetryPolicy {
   });
 }
 
-function compileProfiles(src: YamlSource, raw: Record<string, RawProfile>, routes: readonly CompiledRoute[], issues: ConfigIssue[]): Map<string, CompiledProfile> {
+function compileProfiles(
+  src: YamlSource,
+  raw: Record<string, RawProfile>,
+  routes: readonly CompiledRoute[],
+  issues: ConfigIssue[],
+): Map<string, CompiledProfile> {
   const profiles = new Map<string, CompiledProfile>();
   for (const [name, p] of Object.entries(raw)) {
     const operations = new Map<string, CompiledOperation>();
@@ -160,7 +179,9 @@ function compileProfiles(src: YamlSource, raw: Record<string, RawProfile>, route
     // A profile that takes task submissions must say how to follow them.
     const submitOps = [...new Set(routes.filter((r) => r.kind === 'task-submit' && r.operation in p.operations).map((r) => r.operation))];
     if (submitOps.length > 0 && !p.tasks) {
-      issues.push(src.issue(['profiles', name], `profile ${name} serves task operation ${submitOps.join(', ')} but has no tasks: block saying how to query its tasks`));
+      issues.push(
+        src.issue(['profiles', name], `profile ${name} serves task operation ${submitOps.join(', ')} but has no tasks: block saying how to query its tasks`),
+      );
     }
     const sources = Object.freeze((p.sources ?? []).map((x) => Object.freeze({ name: x.name, checked: x.checked, note: x.note ?? null })));
     profiles.set(name, Object.freeze({ name, sources, auth: compileAuth(p.auth), operations, tasks }));
@@ -259,7 +280,8 @@ function channelModels(
     const upstream = typeof m === 'string' ? m : m.upstream;
     if (models.has(name) || prefixes.includes(name.slice(0, -1))) issues.push(src.issue(at('models', j), `model "${name}" is listed twice`));
     if (name.endsWith('*')) {
-      if (typeof m !== 'string') issues.push(src.issue(at('models', j, 'upstream'), `a model pattern keeps the client's model name; "${name}" cannot be renamed`));
+      if (typeof m !== 'string')
+        issues.push(src.issue(at('models', j, 'upstream'), `a model pattern keeps the client's model name; "${name}" cannot be renamed`));
       prefixes.push(name.slice(0, -1));
     } else {
       models.set(name, upstream);
@@ -311,14 +333,24 @@ function compileOperation(src: YamlSource, op: RawOperation, at: (string | numbe
     },
     error: m(op.error, 'error'),
     await: op.await
-      ? { answer: m(op.await.answer, 'await', 'answer')!, intervalMs: op.await.interval_ms ?? DEFAULT_AWAIT.intervalMs, timeoutMs: op.await.timeout_ms ?? DEFAULT_AWAIT.timeoutMs, resultType: op.await.result_type ?? DEFAULT_AWAIT.resultType }
+      ? {
+          answer: m(op.await.answer, 'await', 'answer')!,
+          intervalMs: op.await.interval_ms ?? DEFAULT_AWAIT.intervalMs,
+          timeoutMs: op.await.timeout_ms ?? DEFAULT_AWAIT.timeoutMs,
+          resultType: op.await.result_type ?? DEFAULT_AWAIT.resultType,
+        }
       : null,
   };
   return errorsSince(issues, before) ? null : compiled;
 }
 
 /** Compiles a profile's task protocol: query, optional batch query, result, adoption lookups and content download. */
-function compileTaskProtocol(src: YamlSource, t: NonNullable<RawProfile['tasks']>, at: (string | number)[], issues: ConfigIssue[]): CompiledTaskProtocol | null {
+function compileTaskProtocol(
+  src: YamlSource,
+  t: NonNullable<RawProfile['tasks']>,
+  at: (string | number)[],
+  issues: ConfigIssue[],
+): CompiledTaskProtocol | null {
   const query = compileOperation(src, t.query, [...at, 'query'], issues);
   const batch = t.batch_query ? compileOperation(src, t.batch_query, [...at, 'batch_query'], issues) : null;
   const result = t.result ? compileOperation(src, t.result, [...at, 'result'], issues) : null;

@@ -55,9 +55,11 @@ export function compileFamilies(src: YamlSource, routes: readonly CompiledRoute[
     }
     (f.vendor_refuses ?? []).forEach((v, j) => {
       const route = routes.find((r) => r.id === v.route);
-      if (!f.models.includes(v.model)) issues.push(src.issue(at('vendor_refuses', j, 'model'), `vendor_refuses names ${v.model}, which is not a model of family "${f.name}"`));
+      if (!f.models.includes(v.model))
+        issues.push(src.issue(at('vendor_refuses', j, 'model'), `vendor_refuses names ${v.model}, which is not a model of family "${f.name}"`));
       else if (!route) issues.push(src.issue(at('vendor_refuses', j, 'route'), `vendor_refuses names route ${v.route}, which routes.yaml does not declare`));
-      else if (!routeServesModel(route, v.model)) issues.push(src.issue(at('vendor_refuses', j, 'route'), `vendor_refuses names route ${v.route}, which does not take ${v.model}`));
+      else if (!routeServesModel(route, v.model))
+        issues.push(src.issue(at('vendor_refuses', j, 'route'), `vendor_refuses names route ${v.route}, which does not take ${v.model}`));
     });
     const listed = f.models;
     out.push(
@@ -79,7 +81,6 @@ export function compileFamilies(src: YamlSource, routes: readonly CompiledRoute[
   return out;
 }
 
-
 /**
  * Every model a channel serves on a route belongs to a family: a model in none would skip its
  * family's limits and be missing from the catalogue without a word. A family needs no limits, so
@@ -97,7 +98,9 @@ export function checkModelsHaveFamilies(
       const name = typeof m === 'string' ? m : m.name;
       // A pattern is matched against the longest family pattern it falls under, as requests are.
       const probe = name.endsWith('*') ? name.slice(0, -1) : name;
-      const served = name.endsWith('*') ? routes.some((r) => r.model !== null && r.models.prefixes.includes(probe)) : routes.some((r) => r.model !== null && routeServesModel(r, name));
+      const served = name.endsWith('*')
+        ? routes.some((r) => r.model !== null && r.models.prefixes.includes(probe))
+        : routes.some((r) => r.model !== null && routeServesModel(r, name));
       if (!served || familyOf(families, probe) !== null) return;
       issues.push(
         src.issue(

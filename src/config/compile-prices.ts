@@ -58,7 +58,9 @@ function compilePrice(src: YamlSource, name: string, p: RawPrice, at: (...rest: 
   const where = `${here.file}:${here.line}`;
   if (typeof p === 'number') {
     if (Number.isInteger(p)) return Object.freeze({ name, where, base: 0, perRequest: p, perSecond: null, resolution: null });
-    issues.push(src.issue(at(), `the price of ${name} must be a whole number of units (${p} is not); fractions are for per_request and per_second, rounded up`));
+    issues.push(
+      src.issue(at(), `the price of ${name} must be a whole number of units (${p} is not); fractions are for per_request and per_second, rounded up`),
+    );
     return null;
   }
   const before = issues.length;

@@ -25,7 +25,8 @@ export function compileResources(
   if (references.length > 0 && !hasBody) fail(['references'], 'references are read from the body but the route declares no body');
   const res = r.resource;
   if (!res) return { resource: null, references };
-  if ((res.creates === undefined) === (res.id === undefined)) fail(['resource'], 'a resource block either creates a resource (creates) or reads one (id), not both or neither');
+  if ((res.creates === undefined) === (res.id === undefined))
+    fail(['resource'], 'a resource block either creates a resource (creates) or reads one (id), not both or neither');
   if (res.creates !== undefined && r.kind !== 'sync') fail(['resource', 'creates'], 'only a sync route creates a resource');
   let id: CompiledRouteResource['id'] = null;
   if (res.id?.path !== undefined) {
@@ -35,7 +36,10 @@ export function compileResources(
     id = { from: 'query', name: res.id.query, pointer: [] };
   } else if (res.id?.body !== undefined) {
     if (!hasBody) fail(['resource', 'id', 'body'], 'the id is read from the body but the route declares no body');
-    const pointer = res.id.body.slice(1).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+    const pointer = res.id.body
+      .slice(1)
+      .split('/')
+      .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
     id = { from: 'body', name: pointer.join('.'), pointer };
   }
   const creates = res.creates !== undefined ? compile(res.creates, ['resource', 'creates']) : null;

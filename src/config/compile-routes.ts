@@ -47,17 +47,57 @@ const KIND_RULES: Record<RouteKind, { needs: string[]; refuses: string[]; task: 
   sync: { needs: ['operation', 'model', 'models'], refuses: ['task', 'answer', 'list'], task: [], taskRefuses: [] },
   // Only a sync answer is streamed: a task's answer is its id at once, a download streams bytes already.
   // Only a sync answer hands out links: a task's files are served by its content route.
-  'task-submit': { needs: ['operation', 'models', 'task'], refuses: ['stream', 'answer', 'list', 'links', 'pass_vendor_url'], task: ['kind', 'answer'], taskRefuses: ['kinds', 'id', 'max_ids'] },
-  'task-query': { needs: ['task'], refuses: ['operation', 'model', 'models', 'mode', 'stream', 'answer', 'list', 'links', 'pass_vendor_url'], task: ['kinds', 'id', 'answer'], taskRefuses: ['kind', 'source'] },
-  'task-content': { needs: ['task'], refuses: ['operation', 'model', 'models', 'body', 'mode', 'stream', 'answer', 'list', 'links', 'pass_vendor_url'], task: ['kinds', 'id'], taskRefuses: ['kind', 'answer', 'max_ids', 'source'] },
+  'task-submit': {
+    needs: ['operation', 'models', 'task'],
+    refuses: ['stream', 'answer', 'list', 'links', 'pass_vendor_url'],
+    task: ['kind', 'answer'],
+    taskRefuses: ['kinds', 'id', 'max_ids'],
+  },
+  'task-query': {
+    needs: ['task'],
+    refuses: ['operation', 'model', 'models', 'mode', 'stream', 'answer', 'list', 'links', 'pass_vendor_url'],
+    task: ['kinds', 'id', 'answer'],
+    taskRefuses: ['kind', 'source'],
+  },
+  'task-content': {
+    needs: ['task'],
+    refuses: ['operation', 'model', 'models', 'body', 'mode', 'stream', 'answer', 'list', 'links', 'pass_vendor_url'],
+    task: ['kinds', 'id'],
+    taskRefuses: ['kind', 'answer', 'max_ids', 'source'],
+  },
   // A page of the caller's tasks: `task.answer` builds each item, `list` the page around them.
-  'task-list': { needs: ['task', 'list'], refuses: ['operation', 'model', 'models', 'body', 'mode', 'answer', 'stream', 'links', 'pass_vendor_url'], task: ['kinds', 'answer'], taskRefuses: ['kind', 'id', 'max_ids', 'source'] },
-  'task-delete': { needs: ['task'], refuses: ['operation', 'model', 'models', 'body', 'mode', 'answer', 'list', 'stream', 'links', 'pass_vendor_url'], task: ['kinds', 'id', 'answer'], taskRefuses: ['kind', 'max_ids', 'source'] },
+  'task-list': {
+    needs: ['task', 'list'],
+    refuses: ['operation', 'model', 'models', 'body', 'mode', 'answer', 'stream', 'links', 'pass_vendor_url'],
+    task: ['kinds', 'answer'],
+    taskRefuses: ['kind', 'id', 'max_ids', 'source'],
+  },
+  'task-delete': {
+    needs: ['task'],
+    refuses: ['operation', 'model', 'models', 'body', 'mode', 'answer', 'list', 'stream', 'links', 'pass_vendor_url'],
+    task: ['kinds', 'id', 'answer'],
+    taskRefuses: ['kind', 'max_ids', 'source'],
+  },
   // The models a token may use, read from the snapshot: `answer` builds one model, `list` the list.
-  'model-list': { needs: ['answer', 'list'], refuses: ['operation', 'model', 'models', 'body', 'mode', 'task', 'stream', 'links', 'pass_vendor_url'], task: [], taskRefuses: [] },
-  'model-get': { needs: ['model', 'answer'], refuses: ['operation', 'models', 'body', 'mode', 'task', 'list', 'stream', 'links', 'pass_vendor_url'], task: [], taskRefuses: [] },
+  'model-list': {
+    needs: ['answer', 'list'],
+    refuses: ['operation', 'model', 'models', 'body', 'mode', 'task', 'stream', 'links', 'pass_vendor_url'],
+    task: [],
+    taskRefuses: [],
+  },
+  'model-get': {
+    needs: ['model', 'answer'],
+    refuses: ['operation', 'models', 'body', 'mode', 'task', 'list', 'stream', 'links', 'pass_vendor_url'],
+    task: [],
+    taskRefuses: [],
+  },
   // The link is its own credential (a presigned URL's stand-in): no key is asked for.
-  'link-content': { needs: [], refuses: ['operation', 'model', 'models', 'body', 'mode', 'task', 'list', 'answer', 'stream', 'auth', 'links', 'pass_vendor_url'], task: [], taskRefuses: [] },
+  'link-content': {
+    needs: [],
+    refuses: ['operation', 'model', 'models', 'body', 'mode', 'task', 'list', 'answer', 'stream', 'auth', 'links', 'pass_vendor_url'],
+    task: [],
+    taskRefuses: [],
+  },
 };
 
 const DEFAULT_BODY_BYTES = 1024 * 1024;
@@ -66,7 +106,10 @@ const DEFAULT_FILES = 10;
 const DEFAULT_MAX_IDS = 100;
 
 function pointerOf(p: string): string[] {
-  return p.slice(1).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  return p
+    .slice(1)
+    .split('/')
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
 }
 
 /** Compiles routes.yaml (already schema-valid) into routes; problems are pushed onto `issues`. */
@@ -87,7 +130,10 @@ export function compileRoutes(src: YamlSource, configDir: string, schemas: Schem
     else seenIds.set(r.id, i);
     const { key, cond } = pathKey(r);
     if (seenPaths.has(key)) {
-      report(['path'], `${r.method} ${r.path}${cond ? ` with ${cond}` : ''} is already declared by ${first(seenPaths.get(key)!)}; to add models to it from another file, use extend`);
+      report(
+        ['path'],
+        `${r.method} ${r.path}${cond ? ` with ${cond}` : ''} is already declared by ${first(seenPaths.get(key)!)}; to add models to it from another file, use extend`,
+      );
     } else seenPaths.set(key, i);
 
     let matcher: PathMatcher | undefined;
@@ -112,8 +158,17 @@ export function compileRoutes(src: YamlSource, configDir: string, schemas: Schem
         : null;
 
     const models = modelSet(r.models ?? []);
-    const { resource, references } = compileResources(r, matcher, r.body !== undefined, report, (expr, rest) => compileMappingAt(src, expr, at(...rest), issues));
-    const task = r.task ? compileTask(r, matcher, (rest, msg) => report(['task', ...rest], msg), (expr) => compileMappingAt(src, expr, at('task', 'answer'), issues)) : null;
+    const { resource, references } = compileResources(r, matcher, r.body !== undefined, report, (expr, rest) =>
+      compileMappingAt(src, expr, at(...rest), issues),
+    );
+    const task = r.task
+      ? compileTask(
+          r,
+          matcher,
+          (rest, msg) => report(['task', ...rest], msg),
+          (expr) => compileMappingAt(src, expr, at('task', 'answer'), issues),
+        )
+      : null;
     const example = r.example && matcher ? compileExample(r, matcher, body, models, (rest, msg) => report(['example', ...rest], msg)) : null;
 
     // Kept even when its body or path failed, so channels are not also blamed for "unserved"
@@ -165,9 +220,16 @@ function linkPlacesOf(r: RawRoute): LinkPlaces {
  */
 function checkLinkRoute(src: YamlSource, routes: CompiledRoute[], issues: ConfigIssue[]): CompiledRoute[] {
   const served = routes.map((r, i) => ({ r, i })).filter(({ r }) => r.kind === 'link-content');
-  for (const { i } of served.slice(1)) issues.push(src.issue(['routes', i, 'kind'], `only one link-content route may serve links; route "${served[0]!.r.id}" (${placeOf(src, ['routes', served[0]!.i])}) already does`));
+  for (const { i } of served.slice(1))
+    issues.push(
+      src.issue(
+        ['routes', i, 'kind'],
+        `only one link-content route may serve links; route "${served[0]!.r.id}" (${placeOf(src, ['routes', served[0]!.i])}) already does`,
+      ),
+    );
   for (const { r, i } of served) {
-    if (r.matcher.params.length !== 1) issues.push(src.issue(['routes', i, 'path'], `a link-content path names exactly one parameter, the link's secret: ${r.path}`));
+    if (r.matcher.params.length !== 1)
+      issues.push(src.issue(['routes', i, 'path'], `a link-content path names exactly one parameter, the link's secret: ${r.path}`));
   }
   if (served.length > 0) return routes;
   return routes.map((r, i) => {
@@ -175,7 +237,13 @@ function checkLinkRoute(src: YamlSource, routes: CompiledRoute[], issues: Config
     if (r.links.mode === 'at' && r.links.places.length > 0) {
       issues.push(src.issue(['routes', i, 'links'], 'links need a link-content route to serve them; none is declared'));
     } else if (r.links.mode === 'scan') {
-      issues.push(src.issue(['routes', i], `no link-content route is declared: the answers of sync route "${r.id}" pass vendor URLs to clients (declare one, or say pass_vendor_url: true)`, 'warning'));
+      issues.push(
+        src.issue(
+          ['routes', i],
+          `no link-content route is declared: the answers of sync route "${r.id}" pass vendor URLs to clients (declare one, or say pass_vendor_url: true)`,
+          'warning',
+        ),
+      );
     }
     return Object.freeze({ ...r, links: { mode: 'pass' } as const });
   });
@@ -187,7 +255,10 @@ function checkLinkRoute(src: YamlSource, routes: CompiledRoute[], issues: Config
  * may differ by the query values they require (match_query).
  */
 function pathKey(r: RawRoute): { key: string; cond: string } {
-  const cond = Object.entries(r.match_query ?? {}).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => `${k}=${v}`).join('&');
+  const cond = Object.entries(r.match_query ?? {})
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([k, v]) => `${k}=${v}`)
+    .join('&');
   return { key: `${r.method} ${r.path.replace(/\{[^{}]*\}/g, '{}')}${cond ? `?${cond}` : ''}`, cond };
 }
 
@@ -215,7 +286,8 @@ function checkKindRules(r: RawRoute, matcher: PathMatcher | undefined, report: (
   }
   if (r.model?.body !== undefined && !r.body) report(['model', 'body'], 'the model is read from the body but the route declares no body');
   // The model a client asks about is named in the URL, as GET /v1/models/{model} names it.
-  if (r.kind === 'model-get' && r.model && r.model.path === undefined) report(['model'], 'a model-get route reads the model id from a path parameter: model: {path: <param>}');
+  if (r.kind === 'model-get' && r.model && r.model.path === undefined)
+    report(['model'], 'a model-get route reads the model id from a path parameter: model: {path: <param>}');
 }
 
 /** A body schema file's validator and the schema it was compiled from. */
@@ -240,9 +312,11 @@ function bodyValidator(
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     const why =
-      code === 'ENOENT' ? 'does not exist'
-      : err instanceof SyntaxError ? `is not valid JSON${jsonErrorPosition(text, err)}`
-      : `cannot be read: ${(err as Error).message}`;
+      code === 'ENOENT'
+        ? 'does not exist'
+        : err instanceof SyntaxError
+          ? `is not valid JSON${jsonErrorPosition(text, err)}`
+          : `cannot be read: ${(err as Error).message}`;
     report(`schema file ${file} ${why}`);
     return undefined;
   }
@@ -342,7 +416,6 @@ export function modelSet(listed: readonly string[]): CompiledRoute['models'] {
   });
 }
 
-
 /** Whether a route serves some model a channel's prefix pattern could match (the two sets overlap). */
 export function routeMayServePrefix(route: Pick<CompiledRoute, 'models'>, prefix: string): boolean {
   return route.models.prefixes.some((p) => p.startsWith(prefix) || prefix.startsWith(p)) || [...route.models.exact].some((m) => m.startsWith(prefix));
@@ -351,8 +424,15 @@ export function routeMayServePrefix(route: Pick<CompiledRoute, 'models'>, prefix
 /** A route's `auth` list, compiled: header names in lower case, as Node gives them. */
 function keySourcesOf(auth: RawRoute['auth']): readonly KeySource[] {
   return Object.freeze(
-    (auth ?? ['bearer']).map((a): KeySource =>
-      Object.freeze(a === 'bearer' ? { from: 'bearer' as const } : 'header' in a ? { from: 'header' as const, name: a.header.toLowerCase() } : { from: 'query' as const, name: a.query }),
+    (auth ?? ['bearer']).map(
+      (a): KeySource =>
+        Object.freeze(
+          a === 'bearer'
+            ? { from: 'bearer' as const }
+            : 'header' in a
+              ? { from: 'header' as const, name: a.header.toLowerCase() }
+              : { from: 'query' as const, name: a.query },
+        ),
     ),
   );
 }

@@ -18,7 +18,13 @@ export interface ConfigStatus {
   /** When the serving snapshot was built. */
   readonly loadedAt: Date;
   /** The last reload attempt; null before any. A failed one keeps its issues until a reload succeeds. */
-  readonly lastReload: { readonly at: Date; readonly ok: boolean; readonly reason: string; readonly ms: number; readonly issues: readonly ConfigIssue[] } | null;
+  readonly lastReload: {
+    readonly at: Date;
+    readonly ok: boolean;
+    readonly reason: string;
+    readonly ms: number;
+    readonly issues: readonly ConfigIssue[];
+  } | null;
   /** Directories read (the config directory and GATEWAY_CONFIG_EXTRA). */
   readonly dirs: readonly string[];
   /** Whether file changes are watched. */

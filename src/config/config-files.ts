@@ -33,7 +33,10 @@ export function readConfigSources(dirs: readonly string[], check: { routes: Chec
   let ok = true;
   dirs.forEach((dir, i) => {
     const name = (f: string) => (i === 0 ? f : join(dir, f));
-    for (const [main, list, kind] of [['routes', routeFiles, 'routes'], ['channels', channelFiles, 'channels']] as const) {
+    for (const [main, list, kind] of [
+      ['routes', routeFiles, 'routes'],
+      ['channels', channelFiles, 'channels'],
+    ] as const) {
       const files = [`${main}.yaml`, ...fragments(dir, `${main}.d`)];
       for (const f of files) {
         const required = i === 0 && f === `${main}.yaml`;
@@ -123,7 +126,8 @@ function mergeRoutes(files: readonly YamlSource[], issues: ConfigIssue[]): YamlS
   const value = { version: 1, routes: routes.map((r) => r.value), families: families.map((f) => f.value) };
   return merged(files[0]!, value, (path) => {
     const [key, i, field, j] = path;
-    const extension = key === 'routes' && typeof i === 'number' && field === 'models' && typeof j === 'number' && j >= own[i]! ? added.get(i)?.[j - own[i]!] : undefined;
+    const extension =
+      key === 'routes' && typeof i === 'number' && field === 'models' && typeof j === 'number' && j >= own[i]! ? added.get(i)?.[j - own[i]!] : undefined;
     if (extension) return { src: extension.src, path: [...extension.path, ...path.slice(4)] };
     const list = key === 'routes' ? routes : key === 'families' ? families : null;
     const item = list && typeof i === 'number' ? list[i] : undefined;

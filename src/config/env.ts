@@ -14,7 +14,14 @@ const REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
  */
 export function channelEnvNames(dir: string): string[] {
   const fragments = join(dir, 'channels.d');
-  const files = [join(dir, 'channels.yaml'), ...(existsSync(fragments) ? readdirSync(fragments).filter((f) => f.endsWith('.yaml')).map((f) => join(fragments, f)) : [])];
+  const files = [
+    join(dir, 'channels.yaml'),
+    ...(existsSync(fragments)
+      ? readdirSync(fragments)
+          .filter((f) => f.endsWith('.yaml'))
+          .map((f) => join(fragments, f))
+      : []),
+  ];
   const names = new Set<string>();
   for (const f of files) for (const m of readFileSync(f, 'utf8').matchAll(REF)) names.add(m[1]!);
   return [...names];

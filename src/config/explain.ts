@@ -11,10 +11,13 @@ export function explainModel(snapshot: Snapshot, model: string, group?: string):
   const routes = snapshot.routes.filter((r) => routeServesModel(r, model));
   if (routes.length === 0) return null;
   const lines = [`model ${model}`, 'routes:'];
-  for (const r of routes) lines.push(`  ${r.id}  ${r.method} ${r.path}  (operation ${r.operation}${r.stream === 'sse' ? ', answered as Server-Sent Events' : ''})`);
+  for (const r of routes)
+    lines.push(`  ${r.id}  ${r.method} ${r.path}  (operation ${r.operation}${r.stream === 'sse' ? ', answered as Server-Sent Events' : ''})`);
 
   const channels = channelsForModel(snapshot, model).filter((c) => !group || c.groups.has(group));
-  lines.push(group ? `channels for group ${group} (highest priority first, weighted inside a tier):` : 'channels (highest priority first, weighted inside a tier):');
+  lines.push(
+    group ? `channels for group ${group} (highest priority first, weighted inside a tier):` : 'channels (highest priority first, weighted inside a tier):',
+  );
   if (channels.length === 0) lines.push('  none');
   const tiers = [...new Set(channels.map((c) => c.priority))].sort((a, b) => b - a);
   for (const p of tiers) {

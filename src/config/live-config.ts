@@ -150,7 +150,10 @@ export class LiveConfig implements ConfigControl {
     try {
       result = loadConfig(this.#dir, this.#load);
     } catch (err) {
-      result = { snapshot: null, issues: [{ file: this.#dir, line: 1, column: 1, message: `the configuration could not be loaded: ${(err as Error).message}`, severity: 'error' }] };
+      result = {
+        snapshot: null,
+        issues: [{ file: this.#dir, line: 1, column: 1, message: `the configuration could not be loaded: ${(err as Error).message}`, severity: 'error' }],
+      };
     }
     const ms = Math.round(performance.now() - started);
     const at = new Date();

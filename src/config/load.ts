@@ -100,7 +100,10 @@ export function loadConfig(dir: string, options: LoadOptions = {}): { snapshot: 
   const channels = rawChannels.map((c, i): InterpolatedChannel => {
     const { value, missing } = interpolateEnv(c, options.env ?? process.env, ['channels', i]);
     const resolved = value as RawChannel;
-    const override = options.overrideChannel?.(resolved, missing.map((m) => m.name));
+    const override = options.overrideChannel?.(
+      resolved,
+      missing.map((m) => m.name),
+    );
     if (override) return { raw: { ...resolved, ...override }, unset: [] };
     // A disabled channel needs no credentials: its unset variables are not news.
     if (c.enabled !== false) {

@@ -28,7 +28,6 @@ export function familyOf(families: readonly CompiledFamily[], model: string): Co
   return best;
 }
 
-
 /** The snapshot's channel lookup tables: by exact model name, by model prefix, and by name. */
 export function indexChannels(channels: readonly CompiledChannel[]): Pick<Snapshot, 'channelsByModel' | 'channelsByPrefix' | 'channelsByName'> {
   const byModel = new Map<string, CompiledChannel[]>();

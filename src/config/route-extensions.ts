@@ -94,7 +94,8 @@ export function applyRouteExtensions(routes: RouteItem[], files: readonly YamlSo
         const clash = servedAlready(list, m);
         if (clash) {
           const where = placeOf(clash.place.src, clash.place.path);
-          const how = clash.name === m ? `is already on route "${e.route}" (${where})` : `is already served by route "${e.route}" through ${clash.name} (${where})`;
+          const how =
+            clash.name === m ? `is already on route "${e.route}" (${where})` : `is already served by route "${e.route}" through ${clash.name} (${where})`;
           issues.push(src.issue(here.path, `model ${m} ${how}`));
           return;
         }

@@ -85,7 +85,8 @@ export function watchConfig(dirs: readonly string[], onChange: () => void, opts:
         changed();
       });
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') opts.log.warn({ dir: path, err: (err as Error).message }, 'cannot watch a config directory; reload with SIGHUP or POST /admin/reload');
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+        opts.log.warn({ dir: path, err: (err as Error).message }, 'cannot watch a config directory; reload with SIGHUP or POST /admin/reload');
       return;
     }
     // A watched directory that disappears ends its watch with an error; that must not end the process.

@@ -19,7 +19,14 @@ export function barChart(points: readonly { label: string; value: number }[], op
   // A few bars do not stretch across the whole width.
   const step = Math.min(width / Math.max(1, points.length), 90);
   const labelEvery = Math.max(1, Math.ceil(points.length / 10));
-  const chart = svg('svg', { viewBox: `0 0 ${width} ${height}`, preserveAspectRatio: 'xMinYMid meet', class: 'chart', role: 'img', 'aria-label': opts.title, ...(opts.testid ? { 'data-testid': opts.testid } : {}) });
+  const chart = svg('svg', {
+    viewBox: `0 0 ${width} ${height}`,
+    preserveAspectRatio: 'xMinYMid meet',
+    class: 'chart',
+    role: 'img',
+    'aria-label': opts.title,
+    ...(opts.testid ? { 'data-testid': opts.testid } : {}),
+  });
   chart.append(svg('title', {}, opts.title), svg('text', { x: 0, y: 10 }, `max ${max}`));
   points.forEach((p, i) => {
     const h = Math.max(0, p.value) * ((height - bottom - top) / max);

@@ -36,8 +36,26 @@ export function table<T>(columns: readonly Column<T>[], rows: readonly T[], opts
   return h(
     'table',
     { 'data-testid': opts.testid },
-    h('thead', {}, h('tr', {}, columns.map((c) => h('th', { class: c.numeric ? 'num' : null }, c.label)))),
-    h('tbody', {}, rows.map((r) => h('tr', {}, columns.map((c) => h('td', { class: c.numeric ? 'num' : null }, c.cell(r)))))),
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        columns.map((c) => h('th', { class: c.numeric ? 'num' : null }, c.label)),
+      ),
+    ),
+    h(
+      'tbody',
+      {},
+      rows.map((r) =>
+        h(
+          'tr',
+          {},
+          columns.map((c) => h('td', { class: c.numeric ? 'num' : null }, c.cell(r))),
+        ),
+      ),
+    ),
   );
 }
 

@@ -13,7 +13,14 @@ const root = document.getElementById('app')!;
 
 function signIn(failure?: string): void {
   window.onhashchange = null; // the pages of a signed-out session draw no more
-  const key = h('input', { type: 'password', name: 'key', autocomplete: 'current-password', required: true, 'aria-label': 'admin key', placeholder: 'GATEWAY_ADMIN_KEY' });
+  const key = h('input', {
+    type: 'password',
+    name: 'key',
+    autocomplete: 'current-password',
+    required: true,
+    'aria-label': 'admin key',
+    placeholder: 'GATEWAY_ADMIN_KEY',
+  });
   const said = h('p', { class: 'notice error', 'data-testid': 'sign-in-error' }, failure ?? '');
   const form = h(
     'form',
@@ -27,7 +34,8 @@ function signIn(failure?: string): void {
         } catch (err) {
           // A gateway with a fixed configuration has no /admin/config (404) but took the key.
           if (!(err instanceof ApiError && err.status === 404)) {
-            said.textContent = err instanceof ApiError && err.status === 401 ? 'The gateway refused this key.' : String(err instanceof Error ? err.message : err);
+            said.textContent =
+              err instanceof ApiError && err.status === 401 ? 'The gateway refused this key.' : String(err instanceof Error ? err.message : err);
             return;
           }
         }
@@ -53,7 +61,11 @@ function parseHash(): { page: string; params: URLSearchParams } {
 function start(api: Api): void {
   const nav = h('nav', {});
   const main = h('main', { id: 'page' });
-  const signOut = h('button', { type: 'button', class: 'sign-out', onclick: () => (sessionStorage.removeItem(KEY), signIn(), (location.hash = '')) }, 'Sign out');
+  const signOut = h(
+    'button',
+    { type: 'button', class: 'sign-out', onclick: () => (sessionStorage.removeItem(KEY), signIn(), (location.hash = '')) },
+    'Sign out',
+  );
   root.replaceChildren(h('header', {}, h('span', { class: 'brand' }, 'Generation Gateway'), nav, signOut), main);
   let drawing = 0;
   const draw = async () => {

@@ -51,7 +51,10 @@ export const channelsPage: Page = async ({ api }) => {
           { label: 'breaker', cell: (c) => h('span', { class: `badge ${c.breaker.state}` }, c.breaker.state.replace('_', ' ')) },
           { label: 'in flight', cell: (c) => `${c.inflight} / ${c.max_concurrency ?? '∞'}`, numeric: true },
           { label: 'errors (5 min)', cell: (c) => rate(c.recent), numeric: true },
-          { label: 'last failure', cell: (c) => (c.last_failure ? h('span', { title: c.last_failure.message }, `${c.last_failure.code}, ${when(c.last_failure.at)}`) : '—') },
+          {
+            label: 'last failure',
+            cell: (c) => (c.last_failure ? h('span', { title: c.last_failure.message }, `${c.last_failure.code}, ${when(c.last_failure.at)}`) : '—'),
+          },
         ],
         r.channels,
         { empty: 'No channel serves: every one is left out (below).', testid: 'channels' },

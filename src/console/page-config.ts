@@ -45,8 +45,22 @@ export const configPage: Page = async ({ api, refresh }) => {
     {},
     section(
       'Configuration serving',
-      h('div', { class: 'stats' }, stat('version', h('code', { 'data-testid': 'version' }, c.version)), stat('generation', c.generation), stat('loaded', when(c.loaded_at)), stat('routes', c.routes), stat('channels serving', c.channels.length), stat('watching files', c.watching ? 'yes' : 'no')),
-      h('p', {}, 'Read from ', c.dirs.flatMap((d, i) => [i ? ', ' : '', h('code', {}, d)])),
+      h(
+        'div',
+        { class: 'stats' },
+        stat('version', h('code', { 'data-testid': 'version' }, c.version)),
+        stat('generation', c.generation),
+        stat('loaded', when(c.loaded_at)),
+        stat('routes', c.routes),
+        stat('channels serving', c.channels.length),
+        stat('watching files', c.watching ? 'yes' : 'no'),
+      ),
+      h(
+        'p',
+        {},
+        'Read from ',
+        c.dirs.flatMap((d, i) => [i ? ', ' : '', h('code', {}, d)]),
+      ),
       h('p', {}, reload),
       outcome,
     ),
@@ -57,8 +71,21 @@ export const configPage: Page = async ({ api, refresh }) => {
         : h(
             'div',
             { 'data-testid': 'last-reload' },
-            h('div', { class: 'stats' }, stat('when', when(last.at)), stat('why', last.reason), stat('took', `${last.ms} ms`), stat('outcome', h('span', { class: `badge ${last.ok ? 'closed' : 'open'}` }, last.ok ? 'ok' : 'failed: the previous configuration serves'))),
-            last.issues.length ? h('ul', { class: 'issues' }, last.issues.map((i) => h('li', {}, h('code', {}, i)))) : h('p', { class: 'empty' }, 'No problem reported.'),
+            h(
+              'div',
+              { class: 'stats' },
+              stat('when', when(last.at)),
+              stat('why', last.reason),
+              stat('took', `${last.ms} ms`),
+              stat('outcome', h('span', { class: `badge ${last.ok ? 'closed' : 'open'}` }, last.ok ? 'ok' : 'failed: the previous configuration serves')),
+            ),
+            last.issues.length
+              ? h(
+                  'ul',
+                  { class: 'issues' },
+                  last.issues.map((i) => h('li', {}, h('code', {}, i))),
+                )
+              : h('p', { class: 'empty' }, 'No problem reported.'),
           ),
     ),
     section(

@@ -28,7 +28,16 @@ interface TaskDetail extends TaskView {
   deadline_at: number;
   results: number;
 }
-type TimelineEvent = { at: number; event: string; status?: string; vendor_status?: string | null; progress?: number; charged?: number | null; amount?: number; error?: TaskView['error'] };
+type TimelineEvent = {
+  at: number;
+  event: string;
+  status?: string;
+  vendor_status?: string | null;
+  progress?: number;
+  charged?: number | null;
+  amount?: number;
+  error?: TaskView['error'];
+};
 
 const badge = (status: string) => h('span', { class: `badge ${status}` }, status.replace('_', ' '));
 const money = (t: TaskView) => (t.refunded ? `${t.price} refunded` : t.charged === null ? `${t.price} held` : `${t.charged} of ${t.price}`);
@@ -83,7 +92,14 @@ async function oneTask({ api, go }: PageContext, id: string): Promise<Node> {
       ),
       t.error ? h('p', { class: 'notice error' }, `${t.error.code}: ${t.error.message}`) : null,
     ),
-    section('Timeline', h('ol', { class: 'timeline', 'data-testid': 'timeline' }, timeline.map((e) => h('li', { 'data-event': e.event }, h('strong', {}, when(e.at)), ' ', describe(e))))),
+    section(
+      'Timeline',
+      h(
+        'ol',
+        { class: 'timeline', 'data-testid': 'timeline' },
+        timeline.map((e) => h('li', { 'data-event': e.event }, h('strong', {}, when(e.at)), ' ', describe(e))),
+      ),
+    ),
   );
 }
 
@@ -95,8 +111,17 @@ export const tasksPage: Page = async (ctx) => {
   for (const f of [...FILTERS, 'before'] as const) if (params.get(f)) query.set(f, params.get(f)!);
   const { tasks, next } = await api.get<{ tasks: TaskView[]; next: string | null }>(`/admin/tasks?${query}`);
 
-  const status = h('select', { name: 'status' }, h('option', { value: '' }, 'any'), STATUSES.map((s) => h('option', { value: s, selected: params.get('status') === s }, s.replace('_', ' '))));
-  const inputs = { model: h('input', { name: 'model', value: params.get('model') ?? '' }), channel: h('input', { name: 'channel', value: params.get('channel') ?? '' }), token: h('input', { name: 'token', value: params.get('token') ?? '' }) };
+  const status = h(
+    'select',
+    { name: 'status' },
+    h('option', { value: '' }, 'any'),
+    STATUSES.map((s) => h('option', { value: s, selected: params.get('status') === s }, s.replace('_', ' '))),
+  );
+  const inputs = {
+    model: h('input', { name: 'model', value: params.get('model') ?? '' }),
+    channel: h('input', { name: 'channel', value: params.get('channel') ?? '' }),
+    token: h('input', { name: 'token', value: params.get('token') ?? '' }),
+  };
   const filters = (): Record<string, string> => {
     const out: Record<string, string> = {};
     if (status.value) out.status = status.value;

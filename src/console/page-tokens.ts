@@ -28,7 +28,11 @@ async function act(ctx: PageContext, notice: HTMLElement, run: () => Promise<unk
 
 function createForm(ctx: PageContext, groups: string[], notice: HTMLElement): HTMLElement {
   const name = h('input', { name: 'name', placeholder: 'admin', maxlength: 100 });
-  const group = h('select', { name: 'group' }, groups.map((g) => h('option', { value: g }, g)));
+  const group = h(
+    'select',
+    { name: 'group' },
+    groups.map((g) => h('option', { value: g }, g)),
+  );
   const quota = h('input', { name: 'quota', type: 'number', min: 0, step: 1, placeholder: 'unlimited' });
   const models = h('input', { name: 'models', placeholder: 'every model of the group' });
   const form = h(
@@ -37,8 +41,16 @@ function createForm(ctx: PageContext, groups: string[], notice: HTMLElement): HT
       class: 'inline',
       onsubmit: async (e: Event) => {
         e.preventDefault();
-        const list = models.value.split(',').map((m) => m.trim()).filter(Boolean);
-        const body = { group: group.value, name: name.value.trim() || undefined, quota: quota.value === '' ? null : Number(quota.value), models: list.length ? list : null };
+        const list = models.value
+          .split(',')
+          .map((m) => m.trim())
+          .filter(Boolean);
+        const body = {
+          group: group.value,
+          name: name.value.trim() || undefined,
+          quota: quota.value === '' ? null : Number(quota.value),
+          models: list.length ? list : null,
+        };
         try {
           const r = await ctx.api.post<{ key: string; token: Token }>('/admin/tokens', body);
           justCreated = { id: r.token.id, key: r.key };
@@ -65,14 +77,44 @@ function createForm(ctx: PageContext, groups: string[], notice: HTMLElement): HT
 let justCreated: { id: string; key: string } | null = null;
 
 export const tokensPage: Page = async (ctx) => {
-  const [{ tokens }, channels] = await Promise.all([ctx.api.get<{ tokens: Token[] }>('/admin/tokens'), ctx.api.get<{ groups: { name: string }[] }>('/admin/channels')]);
+  const [{ tokens }, channels] = await Promise.all([
+    ctx.api.get<{ tokens: Token[] }>('/admin/tokens'),
+    ctx.api.get<{ groups: { name: string }[] }>('/admin/channels'),
+  ]);
   const notice = h('p', { class: 'notice', 'data-testid': 'notice' });
-  const form = createForm(ctx, channels.groups.map((g) => g.name), notice);
-  const created = justCreated && h('div', { class: 'notice key', 'data-testid': 'new-key' }, h('p', {}, `Token ${justCreated.id} created. Its key, shown this once:`), h('code', { 'data-testid': 'key' }, justCreated.key));
+  const form = createForm(
+    ctx,
+    channels.groups.map((g) => g.name),
+    notice,
+  );
+  const created =
+    justCreated &&
+    h(
+      'div',
+      { class: 'notice key', 'data-testid': 'new-key' },
+      h('p', {}, `Token ${justCreated.id} created. Its key, shown this once:`),
+      h('code', { 'data-testid': 'key' }, justCreated.key),
+    );
   justCreated = null;
   const quotaCell = (t: Token) => {
-    const input = h('input', { type: 'number', min: 0, step: 1, value: t.quota ?? '', placeholder: 'unlimited', 'aria-label': `quota of ${t.id}`, class: 'narrow' });
-    const set = h('button', { type: 'button', onclick: () => act(ctx, notice, () => ctx.api.post(`/admin/tokens/${encodeURIComponent(t.id)}/quota`, { quota: input.value === '' ? null : Number(input.value) })) }, 'Set');
+    const input = h('input', {
+      type: 'number',
+      min: 0,
+      step: 1,
+      value: t.quota ?? '',
+      placeholder: 'unlimited',
+      'aria-label': `quota of ${t.id}`,
+      class: 'narrow',
+    });
+    const set = h(
+      'button',
+      {
+        type: 'button',
+        onclick: () =>
+          act(ctx, notice, () => ctx.api.post(`/admin/tokens/${encodeURIComponent(t.id)}/quota`, { quota: input.value === '' ? null : Number(input.value) })),
+      },
+      'Set',
+    );
     return h('span', { class: 'quota' }, input, set);
   };
   return h(
@@ -96,7 +138,11 @@ export const tokensPage: Page = async (ctx) => {
             cell: (t) =>
               h(
                 'button',
-                { type: 'button', 'data-action': t.disabled ? 'enable' : 'disable', onclick: () => act(ctx, notice, () => ctx.api.post(`/admin/tokens/${encodeURIComponent(t.id)}/${t.disabled ? 'enable' : 'disable'}`)) },
+                {
+                  type: 'button',
+                  'data-action': t.disabled ? 'enable' : 'disable',
+                  onclick: () => act(ctx, notice, () => ctx.api.post(`/admin/tokens/${encodeURIComponent(t.id)}/${t.disabled ? 'enable' : 'disable'}`)),
+                },
                 t.disabled ? 'Enable' : 'Disable',
               ),
           },

@@ -76,15 +76,56 @@ export const usagePage: Page = async ({ api, params, go }) => {
     section('Range', form, h('p', {}, csv)),
     section(
       'Totals',
-      h('div', { class: 'stats', 'data-testid': 'totals' }, stat('charged', u.totals.charged), stat('requests', u.totals.requests), stat('refunded', u.totals.refunded), stat('settled back', u.totals.settled)),
-      barChart(u.by_day.map((d) => ({ label: d.day.slice(5), value: d.charged })), { title: 'units charged by day', testid: 'by-day-chart' }),
+      h(
+        'div',
+        { class: 'stats', 'data-testid': 'totals' },
+        stat('charged', u.totals.charged),
+        stat('requests', u.totals.requests),
+        stat('refunded', u.totals.refunded),
+        stat('settled back', u.totals.settled),
+      ),
+      barChart(
+        u.by_day.map((d) => ({ label: d.day.slice(5), value: d.charged })),
+        { title: 'units charged by day', testid: 'by-day-chart' },
+      ),
     ),
     h(
       'div',
       { class: 'grid2' },
-      section('By token', barChart(u.by_token.slice(0, 12).map((t) => ({ label: t.name ?? t.token_id.slice(0, 8), value: t.charged })), { title: 'units charged by token (the 12 largest)', testid: 'by-token-chart', width: 450 }), table([{ label: 'token', cell: (r: Usage['by_token'][number]) => [h('code', {}, r.token_id), ' ', r.name ?? '(deleted)'] }, ...figureColumns<Usage['by_token'][number]>()], u.by_token, { empty: 'No spend in this range.', testid: 'by-token' })),
-      section('By model', barChart(u.by_model.slice(0, 12).map((m) => ({ label: m.model, value: m.charged })), { title: 'units charged by model (the 12 largest)', testid: 'by-model-chart', width: 450 }), table([{ label: 'model', cell: (r: Usage['by_model'][number]) => r.model }, ...figureColumns<Usage['by_model'][number]>()], u.by_model, { empty: 'No spend in this range.', testid: 'by-model' })),
+      section(
+        'By token',
+        barChart(
+          u.by_token.slice(0, 12).map((t) => ({ label: t.name ?? t.token_id.slice(0, 8), value: t.charged })),
+          { title: 'units charged by token (the 12 largest)', testid: 'by-token-chart', width: 450 },
+        ),
+        table(
+          [
+            { label: 'token', cell: (r: Usage['by_token'][number]) => [h('code', {}, r.token_id), ' ', r.name ?? '(deleted)'] },
+            ...figureColumns<Usage['by_token'][number]>(),
+          ],
+          u.by_token,
+          { empty: 'No spend in this range.', testid: 'by-token' },
+        ),
+      ),
+      section(
+        'By model',
+        barChart(
+          u.by_model.slice(0, 12).map((m) => ({ label: m.model, value: m.charged })),
+          { title: 'units charged by model (the 12 largest)', testid: 'by-model-chart', width: 450 },
+        ),
+        table([{ label: 'model', cell: (r: Usage['by_model'][number]) => r.model }, ...figureColumns<Usage['by_model'][number]>()], u.by_model, {
+          empty: 'No spend in this range.',
+          testid: 'by-model',
+        }),
+      ),
     ),
-    section('By day', table([{ label: 'day (UTC)', cell: (r: Usage['by_day'][number]) => r.day }, ...figureColumns<Usage['by_day'][number]>()], u.by_day.filter((d) => d.requests || d.charged || d.refunded || d.settled), { empty: 'No spend in this range.', testid: 'by-day' })),
+    section(
+      'By day',
+      table(
+        [{ label: 'day (UTC)', cell: (r: Usage['by_day'][number]) => r.day }, ...figureColumns<Usage['by_day'][number]>()],
+        u.by_day.filter((d) => d.requests || d.charged || d.refunded || d.settled),
+        { empty: 'No spend in this range.', testid: 'by-day' },
+      ),
+    ),
   );
 };

@@ -32,7 +32,7 @@ export const catalogue = {
   model_not_found: {
     status: 404,
     shape: 'A',
-    when: "The route does not list this model, or no configured channel serves it; on `GET /v1/models/{model}`, also a model this API key may not use (answered like an unknown one).",
+    when: 'The route does not list this model, or no configured channel serves it; on `GET /v1/models/{model}`, also a model this API key may not use (answered like an unknown one).',
   },
   task_not_found: {
     status: 404,
@@ -67,7 +67,7 @@ export const catalogue = {
   unsupported_media_type: {
     status: 415,
     shape: 'A',
-    when: "The `Content-Type` is not one the route accepts (`application/json` for JSON routes).",
+    when: 'The `Content-Type` is not one the route accepts (`application/json` for JSON routes).',
   },
   config_invalid: {
     status: 422,

@@ -54,7 +54,8 @@ export async function startRecordingVendor(): Promise<RecordingVendor> {
           raw_body: `golden case has no upstream_response for vendor call ${n + 1}`,
         };
         if (answer.body_base64 !== undefined) res.writeHead(answer.status, answer.headers).end(Buffer.from(answer.body_base64, 'base64'));
-        else res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers }).end(answer.raw_body ?? JSON.stringify(answer.body ?? null));
+        else
+          res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers }).end(answer.raw_body ?? JSON.stringify(answer.body ?? null));
       })();
     });
   });
@@ -90,7 +91,8 @@ export function scriptedAnswerProblems(step: GoldenStep): string[] {
     if (!answer) return [];
     const given = (['body', 'raw_body', 'body_base64'] as const).filter((k) => answer[k] !== undefined);
     const problems = given.length > 1 ? [`${where} gives ${given.join(' and ')}; give one of body, raw_body, body_base64`] : [];
-    if (answer.body_base64 !== undefined && (typeof answer.body_base64 !== 'string' || !BASE64.test(answer.body_base64))) problems.push(`${where}.body_base64 is not base64 (standard alphabet, padded)`);
+    if (answer.body_base64 !== undefined && (typeof answer.body_base64 !== 'string' || !BASE64.test(answer.body_base64)))
+      problems.push(`${where}.body_base64 is not base64 (standard alphabet, padded)`);
     return problems;
   });
 }
@@ -106,7 +108,13 @@ async function readParts(headers: IncomingHttpHeaders, raw: Buffer): Promise<unk
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', () => {
         const bytes = Buffer.concat(chunks);
-        parts.push({ name, filename: info.filename, type: info.mimeType, bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex').slice(0, 16) });
+        parts.push({
+          name,
+          filename: info.filename,
+          type: info.mimeType,
+          bytes: bytes.length,
+          sha256: createHash('sha256').update(bytes).digest('hex').slice(0, 16),
+        });
       });
     });
     bb.on('close', resolve);

@@ -34,8 +34,13 @@ export interface GoldenResult {
 /** Every case file under `dir` (one folder per profile), sorted. */
 export function listCases(dir: string): string[] {
   const out: string[] = [];
-  for (const profile of readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory()).sort((a, b) => a.name.localeCompare(b.name))) {
-    for (const f of readdirSync(join(dir, profile.name)).filter((f) => f.endsWith('.yaml')).sort()) out.push(join(dir, profile.name, f));
+  for (const profile of readdirSync(dir, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .sort((a, b) => a.name.localeCompare(b.name))) {
+    for (const f of readdirSync(join(dir, profile.name))
+      .filter((f) => f.endsWith('.yaml'))
+      .sort())
+      out.push(join(dir, profile.name, f));
   }
   return out;
 }
@@ -69,7 +74,15 @@ export async function runGolden(configDir: string, casesDir: string, opts: { upd
     });
     for (const { file, name } of cases) {
       const profile = name.split('/')[0]!;
-      results.push(await runCase(file, name, restrictChannels(full, (c) => c.profile.name === profile), vendor, opts.update ?? false));
+      results.push(
+        await runCase(
+          file,
+          name,
+          restrictChannels(full, (c) => c.profile.name === profile),
+          vendor,
+          opts.update ?? false,
+        ),
+      );
     }
   } finally {
     await vendor.close();

@@ -52,7 +52,10 @@ export class BodyBudget {
     if (declared !== null && declared > maxBytes) return NOTHING;
     if (declared !== null && declared > this.limit) {
       // No amount of waiting makes it fit: a retry would be refused for ever.
-      throw new GatewayError('payload_too_large', `the request body is larger than the ${this.limit} bytes this gateway reads at once (GATEWAY_BODY_BUDGET_MB)`);
+      throw new GatewayError(
+        'payload_too_large',
+        `the request body is larger than the ${this.limit} bytes this gateway reads at once (GATEWAY_BODY_BUDGET_MB)`,
+      );
     }
     // The answer is done (or the client gone): whatever is still read is not held for long.
     let closed = res.destroyed;

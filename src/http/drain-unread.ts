@@ -35,6 +35,9 @@ export function drainUnread(req: IncomingMessage): void {
 
 /** `Connection: close`, or HTTP/1.0 without `keep-alive`. */
 function wantsClose(req: IncomingMessage): boolean {
-  const tokens = String(req.headers.connection ?? '').toLowerCase().split(',').map((t) => t.trim());
+  const tokens = String(req.headers.connection ?? '')
+    .toLowerCase()
+    .split(',')
+    .map((t) => t.trim());
   return tokens.includes('close') || (req.httpVersion === '1.0' && !tokens.includes('keep-alive'));
 }

@@ -15,8 +15,7 @@ export function errorBody(err: GatewayError): unknown {
  * ours: it is logged with its stack and answered as `internal_error` without internals.
  */
 export function sendError(res: ServerResponse, thrown: unknown, log: Logger, requestId: string): void {
-  const err =
-    thrown instanceof GatewayError ? thrown : new GatewayError('internal_error', `internal error (request ${requestId})`, { cause: thrown });
+  const err = thrown instanceof GatewayError ? thrown : new GatewayError('internal_error', `internal error (request ${requestId})`, { cause: thrown });
   const status = catalogue[err.code].status;
   const fields = { req_id: requestId, code: err.code, channel: err.details.channel, cause: err.details.cause };
   if (!(thrown instanceof GatewayError)) log.error({ ...fields, err: thrown }, err.message);
@@ -84,7 +83,11 @@ export function sendClientError(err: NodeJS.ErrnoException, socket: Duplex): voi
     if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' && !pending.headersSent && socket.writable) {
       pending.once('finish', () => socket.destroy());
       const body = JSON.stringify(errorBody(gw));
-      pending.writeHead(catalogue[gw.code].status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });
+      pending.writeHead(catalogue[gw.code].status, {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': Buffer.byteLength(body),
+        connection: 'close',
+      });
       pending.end(body);
       return;
     }

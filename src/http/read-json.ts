@@ -16,7 +16,9 @@ export async function readJsonBody(req: IncomingMessage, rules: CompiledBody, ad
   if (!rules.contentTypes.includes(type)) {
     throw new GatewayError(
       'unsupported_media_type',
-      type === '' ? `send the body with Content-Type: ${rules.contentTypes.join(' or ')}` : `Content-Type ${type.slice(0, 100)} is not accepted; use ${rules.contentTypes.join(' or ')}`,
+      type === ''
+        ? `send the body with Content-Type: ${rules.contentTypes.join(' or ')}`
+        : `Content-Type ${type.slice(0, 100)} is not accepted; use ${rules.contentTypes.join(' or ')}`,
     );
   }
   const encoding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();

@@ -17,7 +17,10 @@ export function parseMultipart(raw: Buffer, contentType: string, maxFiles: numbe
     const fail = (message: string, param = '') => reject(new GatewayError('invalid_request', message, { param }));
     let bb: busboy.Busboy;
     try {
-      bb = busboy({ headers: { 'content-type': contentType }, limits: { files: maxFiles, fields: MAX_FIELDS, parts: maxFiles + MAX_FIELDS, fieldSize: raw.length + 1 } });
+      bb = busboy({
+        headers: { 'content-type': contentType },
+        limits: { files: maxFiles, fields: MAX_FIELDS, parts: maxFiles + MAX_FIELDS, fieldSize: raw.length + 1 },
+      });
     } catch (err) {
       fail(`the multipart body cannot be read: ${(err as Error).message}`);
       return;
@@ -27,7 +30,12 @@ export function parseMultipart(raw: Buffer, contentType: string, maxFiles: numbe
       const m = NAME.exec(name);
       if (!m) {
         failed = true;
-        fail(name === '' ? 'a multipart part has no name (content-disposition: form-data; name="…")' : `multipart field name ${JSON.stringify(name)} is not accepted`, name);
+        fail(
+          name === ''
+            ? 'a multipart part has no name (content-disposition: form-data; name="…")'
+            : `multipart field name ${JSON.stringify(name)} is not accepted`,
+          name,
+        );
         return;
       }
       const [, key, sub] = m as unknown as [string, string, string | undefined];

@@ -99,7 +99,8 @@ export function createHttpServer(opts: ServerOptions): Server {
   /** Where this client reached us: the configured public URL, else the Host it sent. */
   function publicBase(req: IncomingMessage): string {
     if (opts.publicUrl) return opts.publicUrl.replace(/\/+$/, '');
-    const host = typeof req.headers.host === 'string' && /^[A-Za-z0-9.:[\]-]{1,300}$/.test(req.headers.host) ? req.headers.host : `127.0.0.1:${req.socket.localPort ?? 0}`;
+    const host =
+      typeof req.headers.host === 'string' && /^[A-Za-z0-9.:[\]-]{1,300}$/.test(req.headers.host) ? req.headers.host : `127.0.0.1:${req.socket.localPort ?? 0}`;
     const proto = req.headers['x-forwarded-proto'] === 'https' ? 'https' : 'http';
     return `${proto}://${host}`;
   }
@@ -169,7 +170,15 @@ export function createHttpServer(opts: ServerOptions): Server {
       })
       .finally(() => {
         const { route, path, facts } = seen;
-        recordRequest(log, metrics, opts.snapshot(), { ids, method: req.method ?? '', route, path, facts, status: res.statusCode, ms: performance.now() - started });
+        recordRequest(log, metrics, opts.snapshot(), {
+          ids,
+          method: req.method ?? '',
+          route,
+          path,
+          facts,
+          status: res.statusCode,
+          ms: performance.now() - started,
+        });
       });
   };
   const server = createServer({ maxHeaderSize: 16 * 1024, connectionsCheckingInterval: TIMEOUT_CHECK_MS }, onRequest);

@@ -70,7 +70,12 @@ export class RedisLive implements SharedLive {
     this.#cmd.defineCommand('gwEndProbe', { numberOfKeys: 1, lua: END_PROBE });
     // The subscriber queues its SUBSCRIBE until connected and subscribes again after each reconnect.
     this.#sub = new Redis(o.url, { ...common, maxRetriesPerRequest: null });
-    o.metrics.gauge('gateway_redis_up', '1 while Redis is reachable and limits, breakers and reloads are shared across replicas; 0 while they are per process', [], () => [[{}, this.up ? 1 : 0]]);
+    o.metrics.gauge(
+      'gateway_redis_up',
+      '1 while Redis is reachable and limits, breakers and reloads are shared across replicas; 0 while they are per process',
+      [],
+      () => [[{}, this.up ? 1 : 0]],
+    );
     this.#cmd.on('ready', () => this.#changed());
     this.#cmd.on('close', () => this.#changed());
     // Errors also surface as closes; the transition is what is logged, not every retry.
@@ -308,7 +313,13 @@ function eventMessage(event: LiveEvent, from: string): string {
  * within a few seconds; the replicas then learn it when their cached lookups run out.
  */
 export async function tellReplicas(url: string, prefix: string, event: LiveEvent): Promise<boolean> {
-  const redis = new Redis(url, { connectTimeout: 2_000, maxRetriesPerRequest: 0, retryStrategy: () => null, lazyConnect: true, commandTimeout: COMMAND_TIMEOUT_MS });
+  const redis = new Redis(url, {
+    connectTimeout: 2_000,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    lazyConnect: true,
+    commandTimeout: COMMAND_TIMEOUT_MS,
+  });
   redis.on('error', () => undefined);
   try {
     await redis.connect();

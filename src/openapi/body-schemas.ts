@@ -93,7 +93,9 @@ const SCHEMA_MAPS = new Set(['properties', 'patternProperties', '$defs', 'defini
 
 /** A component name from the schema file's name (letters, digits, `.`, `-`, `_`, as OpenAPI allows). */
 function componentName(file: string): string {
-  const stem = basename(file).replace(/\.json$/i, '').replace(/[^A-Za-z0-9._-]+/g, '-');
+  const stem = basename(file)
+    .replace(/\.json$/i, '')
+    .replace(/[^A-Za-z0-9._-]+/g, '-');
   return stem === '' ? 'body' : stem;
 }
 

@@ -39,7 +39,7 @@ export const ERROR_SCHEMAS: Readonly<Record<string, JsonSchema>> = {
 export const HEADERS: Readonly<Record<string, Header>> = {
   'x-request-id': { description: 'The id of this request in the gateway log.', schema: { type: 'string' } },
   'retry-after': { description: 'Seconds after which a retry makes sense.', schema: { type: 'integer', minimum: 1 } },
-  warning: { description: 'Present when the generation mode asked is served but not recommended for the model\'s family.', schema: { type: 'string' } },
+  warning: { description: "Present when the generation mode asked is served but not recommended for the model's family.", schema: { type: 'string' } },
 };
 
 /** What any route can fail with: the URL or body, a client too slow, the store away (every route reads it: the key, the task, the link), a fault of ours. */
@@ -120,7 +120,9 @@ function bodyOf(codes: readonly ErrorCode[]): JsonSchema {
   const b = codes.filter((c) => catalogue[c].shape === 'B');
   const shapes: JsonSchema[] = [];
   if (a.length > 0) {
-    shapes.push({ allOf: [{ $ref: '#/components/schemas/error-shape-a' }, { type: 'object', properties: { error: { type: 'object', properties: { code: { enum: a } } } } }] });
+    shapes.push({
+      allOf: [{ $ref: '#/components/schemas/error-shape-a' }, { type: 'object', properties: { error: { type: 'object', properties: { code: { enum: a } } } } }],
+    });
   }
   if (b.length > 0) shapes.push({ allOf: [{ $ref: '#/components/schemas/error-shape-b' }, { type: 'object', properties: { code: { enum: b } } }] });
   return shapes.length === 1 ? shapes[0]! : { anyOf: shapes };

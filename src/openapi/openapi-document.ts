@@ -20,7 +20,7 @@ const DESCRIPTION = [
   '(the security schemes say where); task routes answer only the tasks of the key that created them.',
   'Error answers are shape A, `{"error": {"message", "type": "svc_api_error", "param", "code"}}`, or, for',
   '`too_many_requests`, shape B, `{"code", "message", "data": null}`; each operation lists the codes it can answer.',
-  'Bodies are checked against the schemas below before any vendor is called; a model\'s family may refuse',
+  "Bodies are checked against the schemas below before any vendor is called; a model's family may refuse",
   'further values (see the catalogue in the README). Operator routes (/admin, /metrics) are not part of this API.',
 ].join(' ');
 

@@ -33,7 +33,10 @@ export const TAGS: Readonly<Record<RouteKind, { readonly name: string; readonly 
   'task-delete': { name: 'task deletion', description: "Deletes one of the caller's finished tasks and its results." },
   'model-list': { name: 'models', description: "The models the caller's API key may use, from the gateway's configuration." },
   'model-get': { name: 'models', description: "The models the caller's API key may use, from the gateway's configuration." },
-  'link-content': { name: 'links', description: 'Serves the files synchronous answers link to instead of vendor URLs, until the link expires; the link itself is the credential.' },
+  'link-content': {
+    name: 'links',
+    description: 'Serves the files synchronous answers link to instead of vendor URLs, until the link expires; the link itself is the credential.',
+  },
 };
 
 const MULTIPART_NOTE =
@@ -66,7 +69,10 @@ function describe(routes: readonly CompiledRoute[]): string {
   return `The query values pick one of ${routes.length} routes:\n\n${lines.join('\n')}`;
 }
 
-const queryOf = (r: CompiledRoute) => Object.entries(r.matchQuery).map(([k, v]) => `\`${k}=${v}\``).join(' ');
+const queryOf = (r: CompiledRoute) =>
+  Object.entries(r.matchQuery)
+    .map(([k, v]) => `\`${k}=${v}\``)
+    .join(' ');
 
 /** Models as routes.yaml lists them, for routes that read one from the request or serve a fixed one. */
 function modelNames(r: CompiledRoute): string[] {
@@ -103,15 +109,46 @@ function parametersOf({ route: r, rename }: Variant): Parameter[] {
   }
   if (r.kind === 'task-list') {
     out.push(
-      { name: 'after', in: 'query', required: false, description: 'The id of the last task of the previous page (its `last_id`): the page starts after it. It must be a task of this API key listed here.', schema: { type: 'string' } },
-      { name: 'limit', in: 'query', required: false, description: 'Most tasks on the page, 1 to 100 (default 20).', schema: { type: 'string', pattern: '^[0-9]{1,3}$' } },
-      { name: 'order', in: 'query', required: false, description: 'By creation time: `desc` (newest first, the default) or `asc`.', schema: { type: 'string', enum: ['asc', 'desc'] } },
+      {
+        name: 'after',
+        in: 'query',
+        required: false,
+        description: 'The id of the last task of the previous page (its `last_id`): the page starts after it. It must be a task of this API key listed here.',
+        schema: { type: 'string' },
+      },
+      {
+        name: 'limit',
+        in: 'query',
+        required: false,
+        description: 'Most tasks on the page, 1 to 100 (default 20).',
+        schema: { type: 'string', pattern: '^[0-9]{1,3}$' },
+      },
+      {
+        name: 'order',
+        in: 'query',
+        required: false,
+        description: 'By creation time: `desc` (newest first, the default) or `asc`.',
+        schema: { type: 'string', enum: ['asc', 'desc'] },
+      },
     );
   }
   if (r.kind === 'task-content') {
     out.push(
-      { name: 'index', in: 'query', required: false, description: 'Which result to download, in the order of the task\'s results (default 0).', schema: { type: 'string', pattern: '^[0-9]{1,3}$' } },
-      { name: 'variant', in: 'query', required: false, description: 'Download the first result of this type (`video`, `image`, `audio`, …) or variant (`thumbnail`, where the vendor makes one) instead of one by index; a completed task without it is `not_found`.', schema: { type: 'string' } },
+      {
+        name: 'index',
+        in: 'query',
+        required: false,
+        description: "Which result to download, in the order of the task's results (default 0).",
+        schema: { type: 'string', pattern: '^[0-9]{1,3}$' },
+      },
+      {
+        name: 'variant',
+        in: 'query',
+        required: false,
+        description:
+          'Download the first result of this type (`video`, `image`, `audio`, …) or variant (`thumbnail`, where the vendor makes one) instead of one by index; a completed task without it is `not_found`.',
+        schema: { type: 'string' },
+      },
       { name: 'Range', in: 'header', required: false, description: 'Passed to the vendor; a partial answer is 206.', schema: { type: 'string' } },
     );
   }
@@ -159,7 +196,8 @@ function requestBodyOf(routes: readonly CompiledRoute[], ctx: OperationContext):
   for (const type of types) {
     const takers = withBody.filter((r) => r.body!.contentTypes.includes(type));
     const schemas = takers.map((r) => bodySchemaOf(r, ctx));
-    const examples = type === 'application/json' ? takers.filter((r) => r.example?.body !== undefined).map((r) => [r.id, { value: r.example!.body }] as const) : [];
+    const examples =
+      type === 'application/json' ? takers.filter((r) => r.example?.body !== undefined).map((r) => [r.id, { value: r.example!.body }] as const) : [];
     content[type] = {
       schema: schemas.length === 1 ? schemas[0]! : { anyOf: schemas },
       ...(examples.length > 0 ? { examples: Object.fromEntries(examples) } : {}),
@@ -186,7 +224,8 @@ function successOf(routes: readonly CompiledRoute[]): Record<string, Response> {
   const out: Record<string, Response> = {};
   for (const status of [...new Set(per.flatMap(([, s]) => Object.keys(s)))].sort()) {
     const these = per.filter(([, s]) => s[status]).map(([r, s]) => [r, s[status]!] as const);
-    const description = these.length === 1 && routes.length === 1 ? these[0]![1].description : these.map(([r, s]) => `Route \`${r.id}\`: ${s.description}`).join('\n\n');
+    const description =
+      these.length === 1 && routes.length === 1 ? these[0]![1].description : these.map(([r, s]) => `Route \`${r.id}\`: ${s.description}`).join('\n\n');
     out[status] = {
       description,
       headers: Object.assign({}, ...these.map(([, s]) => s.headers)),
@@ -219,25 +258,56 @@ function successResponses(r: CompiledRoute): Record<string, Response> {
         },
       };
     case 'task-query':
-      return { '200': { description: "The task record(s), as the route's answer mapping shapes them (not declared as a schema).", headers: REQUEST_ID, content: json } };
+      return {
+        '200': { description: "The task record(s), as the route's answer mapping shapes them (not declared as a schema).", headers: REQUEST_ID, content: json },
+      };
     case 'task-list':
-      return { '200': { description: "A page of the caller's tasks, each as the route's answer mapping shapes it, in the list the route's `list` mapping makes (not declared as a schema).", headers: REQUEST_ID, content: json } };
+      return {
+        '200': {
+          description:
+            "A page of the caller's tasks, each as the route's answer mapping shapes it, in the list the route's `list` mapping makes (not declared as a schema).",
+          headers: REQUEST_ID,
+          content: json,
+        },
+      };
     case 'task-delete':
-      return { '200': { description: "The deleted task, as the route's answer mapping shapes it (not declared as a schema).", headers: REQUEST_ID, content: json } };
+      return {
+        '200': { description: "The deleted task, as the route's answer mapping shapes it (not declared as a schema).", headers: REQUEST_ID, content: json },
+      };
     case 'model-list':
-      return { '200': { description: "The models the API key may use, in the shape of the route's `list` and `answer` mappings (not declared as a schema).", headers: REQUEST_ID, content: json } };
+      return {
+        '200': {
+          description: "The models the API key may use, in the shape of the route's `list` and `answer` mappings (not declared as a schema).",
+          headers: REQUEST_ID,
+          content: json,
+        },
+      };
     case 'model-get':
-      return { '200': { description: "The model, in the shape of the route's `answer` mapping (not declared as a schema).", headers: REQUEST_ID, content: json } };
+      return {
+        '200': { description: "The model, in the shape of the route's `answer` mapping (not declared as a schema).", headers: REQUEST_ID, content: json },
+      };
     case 'link-content':
       return {
-        '200': { description: 'The file the link stands for: fetched from the vendor as it serves it, or stored by the gateway.', headers: REQUEST_ID, content: { '*/*': {} } },
-        '206': { description: 'The part of a vendor-served file that `Range` asked for.', headers: { ...REQUEST_ID, 'Content-Range': { description: 'The part sent.', schema: { type: 'string' } } }, content: { '*/*': {} } },
+        '200': {
+          description: 'The file the link stands for: fetched from the vendor as it serves it, or stored by the gateway.',
+          headers: REQUEST_ID,
+          content: { '*/*': {} },
+        },
+        '206': {
+          description: 'The part of a vendor-served file that `Range` asked for.',
+          headers: { ...REQUEST_ID, 'Content-Range': { description: 'The part sent.', schema: { type: 'string' } } },
+          content: { '*/*': {} },
+        },
       };
     case 'task-content': {
       const bytes = { '*/*': {} };
       return {
         '200': { description: "The result's bytes, as the vendor serves them.", headers: REQUEST_ID, content: bytes },
-        '206': { description: 'The part of the result that `Range` asked for.', headers: { ...REQUEST_ID, 'Content-Range': { description: 'The part sent.', schema: { type: 'string' } } }, content: bytes },
+        '206': {
+          description: 'The part of the result that `Range` asked for.',
+          headers: { ...REQUEST_ID, 'Content-Range': { description: 'The part sent.', schema: { type: 'string' } } },
+          content: bytes,
+        },
       };
     }
   }
@@ -256,6 +326,10 @@ function securityOf(routes: readonly CompiledRoute[], schemes: Components['secur
 
 function schemeOf(s: KeySource): [string, SecurityScheme] {
   if (s.from === 'bearer') return ['bearer', { type: 'http', scheme: 'bearer', description: 'The API key as `Authorization: Bearer <key>`.' }];
-  if (s.from === 'header') return [`header-${s.name}`, { type: 'apiKey', in: 'header', name: s.name, description: `The API key as the whole value of the \`${s.name}\` header.` }];
-  return [`query-${s.name}`, { type: 'apiKey', in: 'query', name: s.name, description: `The API key as the \`${s.name}\` query parameter (never passed on to a vendor or logged).` }];
+  if (s.from === 'header')
+    return [`header-${s.name}`, { type: 'apiKey', in: 'header', name: s.name, description: `The API key as the whole value of the \`${s.name}\` header.` }];
+  return [
+    `query-${s.name}`,
+    { type: 'apiKey', in: 'query', name: s.name, description: `The API key as the \`${s.name}\` query parameter (never passed on to a vendor or logged).` },
+  ];
 }

@@ -40,7 +40,11 @@ export async function awaitTask(
   const lostAfterMs = opts.lostAfterMs ?? channel.polling.lostAfterMs;
   const clock = opts.clock ?? (() => new Date());
   const first = readTaskUpdate(submitted, op.await.resultType);
-  if (!first?.id) throw refusalIn2xx(first) ?? new GatewayError('bad_response', 'the upstream accepted the request but its answer carries no task id', { upstream: { phase: 'unknown' } });
+  if (!first?.id)
+    throw (
+      refusalIn2xx(first) ??
+      new GatewayError('bad_response', 'the upstream accepted the request but its answer carries no task id', { upstream: { phase: 'unknown' } })
+    );
   opts.accepted?.();
   const protocol = channel.profile.tasks;
   if (!protocol) throw new GatewayError('internal_error', `profile ${channel.profile.name} awaits a task but has no tasks: block`);
@@ -60,7 +64,8 @@ export async function awaitTask(
   // Bounded in looks too, so a shortened interval (golden runs) cannot spin for the whole timeout.
   let looks = Math.ceil(op.await.timeoutMs / op.await.intervalMs);
   while (update.status !== 'completed' && update.status !== 'failed') {
-    if (Date.now() + intervalMs > until || looks-- <= 0) throw new GatewayError('upstream_timeout', `the upstream did not finish within ${op.await.timeoutMs} ms`);
+    if (Date.now() + intervalMs > until || looks-- <= 0)
+      throw new GatewayError('upstream_timeout', `the upstream did not finish within ${op.await.timeoutMs} ms`);
     await delay(intervalMs);
     // Each look is part of the client's request: it carries its request id and trace.
     const outcome = await queryTask(protocol, channel, pools, task, clock(), ctx);
@@ -94,7 +99,13 @@ export async function awaitTask(
     context: task.context,
   };
   try {
-    return await op.await.answer.evaluate({ task: view, request: input.request, model: input.model, public_model: input.public_model, now: ctx.now.toISOString() });
+    return await op.await.answer.evaluate({
+      task: view,
+      request: input.request,
+      model: input.model,
+      public_model: input.public_model,
+      now: ctx.now.toISOString(),
+    });
   } catch (err) {
     throw new GatewayError('internal_error', 'the finished task could not be translated for the client', { cause: err });
   }

@@ -30,11 +30,14 @@ function pickResult(ctx: RequestContext, task: TaskRecord): { result: TaskResult
   let index = rawIndex === undefined ? 0 : Number(rawIndex);
   if (variant !== undefined && rawIndex === undefined) {
     index = task.results.findIndex((r) => r.url !== null && isVariant(r, variant));
-    if (index === -1) throw new GatewayError('not_found', `task ${task.id} has no ${JSON.stringify(variant.slice(0, 40))} result: its vendor made none`, { param: 'variant' });
+    if (index === -1)
+      throw new GatewayError('not_found', `task ${task.id} has no ${JSON.stringify(variant.slice(0, 40))} result: its vendor made none`, { param: 'variant' });
   }
   const result = task.results[index];
-  if (!result) throw new GatewayError('task_not_ready', `task ${task.id} has ${task.results.length} result(s); there is no result ${index}`, { param: 'index' });
-  if (result.url === null) throw new GatewayError('task_not_ready', `result ${index} of task ${task.id} is data, not a file; read it from the task query`, { param: 'index' });
+  if (!result)
+    throw new GatewayError('task_not_ready', `task ${task.id} has ${task.results.length} result(s); there is no result ${index}`, { param: 'index' });
+  if (result.url === null)
+    throw new GatewayError('task_not_ready', `result ${index} of task ${task.id} is data, not a file; read it from the task query`, { param: 'index' });
   return { result: result as TaskResult & { url: string }, index };
 }
 
@@ -43,10 +46,22 @@ function pickResult(ctx: RequestContext, task: TaskRecord): { result: TaskResult
  * path is taken on the channel). The channel's credentials go to the channel's own origin only,
  * never to another host a vendor answer named.
  */
-async function requestFor(ctx: RequestContext, channel: CompiledChannel, task: TaskRecord, result: TaskResult & { url: string }, index: number): Promise<{ req: UpstreamRequest; signed: boolean }> {
+async function requestFor(
+  ctx: RequestContext,
+  channel: CompiledChannel,
+  task: TaskRecord,
+  result: TaskResult & { url: string },
+  index: number,
+): Promise<{ req: UpstreamRequest; signed: boolean }> {
   const content = channel.profile.tasks?.content;
   if (content) return upstreamRequest(content, channel, { task: vendorView(task), result, index }, ctx.now, ctx);
-  const req: UpstreamRequest = { method: 'GET', path: result.url.startsWith('/') ? channel.basePath + vendorPath(result.url) : result.url, query: {}, headers: {}, body: null };
+  const req: UpstreamRequest = {
+    method: 'GET',
+    path: result.url.startsWith('/') ? channel.basePath + vendorPath(result.url) : result.url,
+    query: {},
+    headers: {},
+    body: null,
+  };
   addCallerHeaders(req, ctx);
   return { req, signed: signFor(channel, req, ctx.now) };
 }
@@ -88,7 +103,10 @@ async function refreshResults(ctx: RequestContext, deps: TaskDeps, channel: Comp
   };
   const outcome = await resolveResults(channel.profile.tasks!, channel, deps.pools, task, update, ctx.now, ctx);
   if (!outcome.ok || outcome.value.status !== 'completed' || !outcome.value.results) return null;
-  return deps.store.updateTask(task.id, task.version, { results: outcome.value.results, ...(outcome.value.context !== undefined ? { context: outcome.value.context } : {}) });
+  return deps.store.updateTask(task.id, task.version, {
+    results: outcome.value.results,
+    ...(outcome.value.context !== undefined ? { context: outcome.value.context } : {}),
+  });
 }
 
 /**

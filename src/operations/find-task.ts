@@ -22,7 +22,8 @@ export function taskIdOf(ctx: RequestContext): string {
  */
 export async function findOwnTask(ctx: RequestContext, deps: TaskDeps, id: string): Promise<TaskRecord> {
   const task = isTaskId(id) ? await deps.store.getTask(id) : null;
-  if (!visible(ctx, task)) throw new GatewayError('task_not_found', `no task ${JSON.stringify(id.slice(0, 100))} was found for this API key`, { param: 'task_id' });
+  if (!visible(ctx, task))
+    throw new GatewayError('task_not_found', `no task ${JSON.stringify(id.slice(0, 100))} was found for this API key`, { param: 'task_id' });
   ctx.facts.model = task.model;
   ctx.facts.channel = task.channel;
   return task;

@@ -18,7 +18,12 @@ const SECRET = /^[A-Za-z0-9_-]{16,128}$/;
  * task download is (Range passes, redirects are followed here, the vendor's URL and key stay
  * behind). An unknown or expired link, and one whose token was deleted, is `not_found`.
  */
-export async function runLinkContent(req: IncomingMessage, res: ServerResponse, link: LinkRequest, deps: { readonly store: Store; readonly pools: Pools }): Promise<void> {
+export async function runLinkContent(
+  req: IncomingMessage,
+  res: ServerResponse,
+  link: LinkRequest,
+  deps: { readonly store: Store; readonly pools: Pools },
+): Promise<void> {
   const secret = Object.values(link.params)[0] ?? '';
   const found = SECRET.test(secret) ? await deps.store.getLink(linkIdOf(secret), link.now.getTime()) : null;
   if (!found) throw new GatewayError('not_found', 'this link is unknown or has expired');

@@ -35,5 +35,9 @@ export async function runTaskQuery(ctx: RequestContext, body: unknown, deps: Tas
     for (const [id, t] of await deps.poller.refreshMany(stale).catch(() => new Map<string, TaskRecord | null>())) if (t) mine.set(id, t);
   }
   // Unknown ids and other tokens' ids are left out alike, in the order asked.
-  return answerFor(ctx, wanted.map((id) => mine.get(id)).filter((t): t is TaskRecord => t !== undefined), body);
+  return answerFor(
+    ctx,
+    wanted.map((id) => mine.get(id)).filter((t): t is TaskRecord => t !== undefined),
+    body,
+  );
 }

@@ -36,7 +36,11 @@ export async function serveRequest(ctx: RequestContext, body: unknown, req: Inco
   if (route.stream === 'sse') return sendSse(res, answer, headers);
   // An answer carrying an inline image goes out as the one Buffer it is written into, not a text the socket copies again.
   const out = encodeJson(answer);
-  res.writeHead(200, { ...headers, 'content-type': 'application/json; charset=utf-8', 'content-length': typeof out === 'string' ? Buffer.byteLength(out) : out.length });
+  res.writeHead(200, {
+    ...headers,
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': typeof out === 'string' ? Buffer.byteLength(out) : out.length,
+  });
   res.end(out);
 }
 

@@ -62,38 +62,53 @@ export async function runTaskSubmit(ctx: RequestContext, body: unknown, deps: Ta
   /** The vendor took the task (it exists there now): from here on the record is never aborted. */
   let taken = false;
   try {
-    accepted = await withFallback(ctx, candidates, deps, () => true, async (choice, attempt) => {
-      const { channel, upstreamModel } = choice;
-      if (channel.name !== current.channel) {
-        // The record names the channel being asked, where a crash now would leave the task to be
-        // looked for (README, "Tasks cut off by a crash").
-        current = (await deps.store.updateTask(id, current.version, { channel: channel.name, upstreamModel, updatedAt: now })) ?? current;
-      }
-      const op = channel.profile.operations.get(ctx.route.operation)!;
-      const { res, mctx } = await callOperation(ctx, body, model, choice, op, deps.pools, { id }, source ? sourceView(source) : undefined);
-      const update = readTaskUpdate(await mapAnswer(op, res, mctx), kind);
-      if (!update?.id) {
-        throw refusalIn2xx(update) ?? new GatewayError('bad_response', 'the upstream accepted the task but its answer carries no task id', { cause: { mapping: op.response.body.where }, upstream: { phase: 'unknown' } });
-      }
-      attempt.accepted();
-      taken = true;
-      // Acceptance: submitting → the vendor's first state (queued unless it says more), with its id and channel, in one write.
-      // (A vendor that just accepted the task cannot have lost it: a `lost` word here is no status.)
-      const patch = patchFor(current, { ...update, lost: false, status: update.status ?? 'queued' }, now)!;
-      const record = await writeAcceptance(deps.store, current, {
-        ...patch,
-        upstreamId: update.id,
-        channel: channel.name,
-        upstreamModel,
-        deadlineAt: now + channel.polling.deadlineMs,
-      });
-      return { record, channel };
-    });
+    accepted = await withFallback(
+      ctx,
+      candidates,
+      deps,
+      () => true,
+      async (choice, attempt) => {
+        const { channel, upstreamModel } = choice;
+        if (channel.name !== current.channel) {
+          // The record names the channel being asked, where a crash now would leave the task to be
+          // looked for (README, "Tasks cut off by a crash").
+          current = (await deps.store.updateTask(id, current.version, { channel: channel.name, upstreamModel, updatedAt: now })) ?? current;
+        }
+        const op = channel.profile.operations.get(ctx.route.operation)!;
+        const { res, mctx } = await callOperation(ctx, body, model, choice, op, deps.pools, { id }, source ? sourceView(source) : undefined);
+        const update = readTaskUpdate(await mapAnswer(op, res, mctx), kind);
+        if (!update?.id) {
+          throw (
+            refusalIn2xx(update) ??
+            new GatewayError('bad_response', 'the upstream accepted the task but its answer carries no task id', {
+              cause: { mapping: op.response.body.where },
+              upstream: { phase: 'unknown' },
+            })
+          );
+        }
+        attempt.accepted();
+        taken = true;
+        // Acceptance: submitting → the vendor's first state (queued unless it says more), with its id and channel, in one write.
+        // (A vendor that just accepted the task cannot have lost it: a `lost` word here is no status.)
+        const patch = patchFor(current, { ...update, lost: false, status: update.status ?? 'queued' }, now)!;
+        const record = await writeAcceptance(deps.store, current, {
+          ...patch,
+          upstreamId: update.id,
+          channel: channel.name,
+          upstreamModel,
+          deadlineAt: now + channel.polling.deadlineMs,
+        });
+        return { record, channel };
+      },
+    );
   } catch (err) {
     if (taken) {
       // The vendor has the task but the store could not be told: the record stays `submitting`, to
       // be adopted or failed and refunded once, as a submission cut off by a crash is.
-      ctx.log.warn({ task: id, channel: current.channel, err: (err as Error).message }, 'a task the vendor accepted could not be recorded; it is left to be settled as a submission cut off by a crash');
+      ctx.log.warn(
+        { task: id, channel: current.channel, err: (err as Error).message },
+        'a task the vendor accepted could not be recorded; it is left to be settled as a submission cut off by a crash',
+      );
       throw err;
     }
     // Should the store be away, the abort fails too and the record is left the same way.
@@ -112,7 +127,8 @@ async function sourceTask(ctx: RequestContext, body: unknown, deps: TaskDeps): P
   const where = ctx.route.task!.source!;
   const id = requiredString(ctx, where, body);
   const task = await findOwnTask(ctx, deps, id);
-  if (task.status !== 'completed') throw new GatewayError('task_not_ready', `task ${task.id} is ${task.status}; only a completed task can be the source`, { param: where.name });
+  if (task.status !== 'completed')
+    throw new GatewayError('task_not_ready', `task ${task.id} is ${task.status}; only a completed task can be the source`, { param: where.name });
   return task;
 }
 
@@ -126,7 +142,8 @@ function sourceChannel(ctx: RequestContext, source: TaskRecord, model: string): 
   if (!channel || !channel.profile.operations.has(ctx.route.operation)) {
     throw new GatewayError('upstream_unavailable', `the channel that made task ${source.id} can no longer serve this request`);
   }
-  if (ctx.token.models && !ctx.token.models.includes(model)) throw new GatewayError('model_not_allowed', `this API key may not use model ${model}`, { param: 'model' });
+  if (ctx.token.models && !ctx.token.models.includes(model))
+    throw new GatewayError('model_not_allowed', `this API key may not use model ${model}`, { param: 'model' });
   return { channel, upstreamModel: model === source.model ? source.upstreamModel : model };
 }
 

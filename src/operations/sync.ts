@@ -74,20 +74,26 @@ export async function runSyncOperation(ctx: RequestContext, body: unknown, deps:
   try {
     // An operation that awaits a vendor task creates that task: it is never sent twice.
     let served = candidates[0]!.channel.name;
-    const answer = await withFallback(ctx, candidates, deps, (c) => opOf(c).await !== null, async (choice, attempt) => {
-      served = choice.channel.name;
-      const op = opOf(choice);
-      const { res, mctx } = await callOperation(ctx, body, model, choice, op, deps.pools);
-      const mapped = await mapAnswer(op, res, mctx);
-      if (!op.await) return mapped;
-      const input = { request: body, model: choice.upstreamModel, public_model: model };
-      return awaitTask(ctx, choice.channel, { ...op, await: op.await }, mapped, deps.pools, input, {
-        intervalMs: deps.awaitIntervalMs,
-        lostAfterMs: deps.lostAfterMs,
-        clock: deps.clock,
-        accepted: () => attempt.accepted(),
-      });
-    });
+    const answer = await withFallback(
+      ctx,
+      candidates,
+      deps,
+      (c) => opOf(c).await !== null,
+      async (choice, attempt) => {
+        served = choice.channel.name;
+        const op = opOf(choice);
+        const { res, mctx } = await callOperation(ctx, body, model, choice, op, deps.pools);
+        const mapped = await mapAnswer(op, res, mctx);
+        if (!op.await) return mapped;
+        const input = { request: body, model: choice.upstreamModel, public_model: model };
+        return awaitTask(ctx, choice.channel, { ...op, await: op.await }, mapped, deps.pools, input, {
+          intervalMs: deps.awaitIntervalMs,
+          lostAfterMs: deps.lostAfterMs,
+          clock: deps.clock,
+          accepted: () => attempt.accepted(),
+        });
+      },
+    );
     await recordCreated(ctx, answer, served, deps.store);
     // Before the settlement: a link that could not be recorded fails the request, and its price goes back.
     const linked = await handOutLinks(ctx, answer, served, deps);

@@ -16,7 +16,9 @@ export async function runTaskDelete(ctx: RequestContext, deps: TaskDeps): Promis
   // A record that looks unfinished may have ended at the vendor since the last poll.
   const task = await refreshIfStale(ctx, deps, await findOwnTask(ctx, deps, taskIdOf(ctx)));
   if (!TERMINAL_STATUSES.has(task.status)) {
-    throw new GatewayError('task_not_ready', `task ${task.id} is ${task.status}; only a completed or failed task can be deleted`, { param: ctx.route.task!.id!.name });
+    throw new GatewayError('task_not_ready', `task ${task.id} is ${task.status}; only a completed or failed task can be deleted`, {
+      param: ctx.route.task!.id!.name,
+    });
   }
   // Only the caller's own, only finished: a second delete racing this one finds nothing.
   if (!(await deps.store.deleteTask(task.id, ctx.token.id))) {

@@ -29,7 +29,8 @@ function pageOf(ctx: RequestContext): TaskPage {
 export async function runTaskList(ctx: RequestContext, deps: TaskDeps): Promise<unknown> {
   const page = pageOf(ctx);
   // One more than asked tells whether there is a next page.
-  const found = page.after !== null && !isTaskId(page.after) ? null : await deps.store.listTasks(ctx.token.id, ctx.route.task!.kinds, { ...page, limit: page.limit + 1 });
+  const found =
+    page.after !== null && !isTaskId(page.after) ? null : await deps.store.listTasks(ctx.token.id, ctx.route.task!.kinds, { ...page, limit: page.limit + 1 });
   if (found === null) {
     throw new GatewayError('invalid_request', `after: no task ${JSON.stringify(page.after!.slice(0, 100))} of this API key is listed here`, { param: 'after' });
   }

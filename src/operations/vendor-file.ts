@@ -59,7 +59,13 @@ export async function fetchVendorFile(
     const from = /^https?:\/\//i.test(upstream.path) ? upstream.path : `${channel.origin}${upstream.path}`;
     const next = new URL(location, from);
     const keep = signed && next.origin === new URL(from).origin;
-    upstream = { method: 'GET', path: next.href, query: {}, headers: keep ? upstream.headers : upstream.headers.range ? { range: upstream.headers.range } : {}, body: null };
+    upstream = {
+      method: 'GET',
+      path: next.href,
+      query: {},
+      headers: keep ? upstream.headers : upstream.headers.range ? { range: upstream.headers.range } : {},
+      body: null,
+    };
     if (!keep) addCallerHeaders(upstream, ids);
     signed = keep;
   }
@@ -89,9 +95,13 @@ export async function streamVendorFile(
   const status = answer.statusCode;
   if (status !== 200 && status !== 206 && status !== 416) {
     discard(answer.body);
-    throw new GatewayError('bad_response', GONE.has(status) ? 'the vendor no longer serves this file' : `the vendor answered the download with HTTP ${status}`, {
-      cause: { status, channel: channel.name },
-    });
+    throw new GatewayError(
+      'bad_response',
+      GONE.has(status) ? 'the vendor no longer serves this file' : `the vendor answered the download with HTTP ${status}`,
+      {
+        cause: { status, channel: channel.name },
+      },
+    );
   }
   const headers: Record<string, string> = { 'x-request-id': requestId, ...FILE_HEADERS };
   for (const h of PASSED) {

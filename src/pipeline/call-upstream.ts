@@ -28,8 +28,16 @@ export async function upstreamRequest(
 }
 
 /** The request of `upstreamRequest` before it is signed: mapped, with the caller's ids (the admin playground signs it with stand-in secrets). */
-export async function unsignedRequest(mappings: Parameters<typeof mapRequest>[0], channel: CompiledChannel, input: CallInput, now: Date, ids?: CallerIds): Promise<UpstreamRequest> {
-  const req = await mapRequest(mappings, channel, { ...input, channel: { name: channel.name, settings: channel.settings }, now: now.toISOString() } as RequestMappingInput | TaskMappingInput);
+export async function unsignedRequest(
+  mappings: Parameters<typeof mapRequest>[0],
+  channel: CompiledChannel,
+  input: CallInput,
+  now: Date,
+  ids?: CallerIds,
+): Promise<UpstreamRequest> {
+  const req = await mapRequest(mappings, channel, { ...input, channel: { name: channel.name, settings: channel.settings }, now: now.toISOString() } as
+    | RequestMappingInput
+    | TaskMappingInput);
   addCallerHeaders(req, ids);
   return req;
 }

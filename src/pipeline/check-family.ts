@@ -31,7 +31,11 @@ export async function checkFamily(ctx: FamilyRequest, body: unknown): Promise<st
     const support = family.modes.get(mode) ?? 'unsupported';
     if (support === 'unsupported') {
       const takes = [...family.modes].filter(([, s]) => s !== 'unsupported').map(([m]) => m);
-      throw new GatewayError('invalid_request', `mode ${mode} is not supported by the ${family.name} family (${model}); it supports: ${takes.join(', ') || 'none'}`, { param: '' });
+      throw new GatewayError(
+        'invalid_request',
+        `mode ${mode} is not supported by the ${family.name} family (${model}); it supports: ${takes.join(', ') || 'none'}`,
+        { param: '' },
+      );
     }
     if (support === 'discouraged') warning = `299 gateway "mode ${mode} is not recommended for the ${family.name} family"`;
   }
@@ -50,8 +54,12 @@ export async function requestMode(ctx: FamilyRequest, modeOf: Mapping, model: st
   try {
     return await modeOf.evaluate({ body, params: ctx.params, query: ctx.query, model });
   } catch (err) {
-    throw inputFault(err, 'the generation mode of the request cannot be told') ??
-      new GatewayError('internal_error', 'the route could not tell the generation mode of the request', { cause: err instanceof MappingError ? err.message : err });
+    throw (
+      inputFault(err, 'the generation mode of the request cannot be told') ??
+      new GatewayError('internal_error', 'the route could not tell the generation mode of the request', {
+        cause: err instanceof MappingError ? err.message : err,
+      })
+    );
   }
 }
 
@@ -62,7 +70,8 @@ function checkLimits(validate: ValidateFunction | null, body: unknown, whose: st
   const problem = describeError(first, 'body');
   // A limit may say in words why (its sub-schema's `description`): "image: URLs are not accepted, send the bytes".
   // Not over the image check's own words, which name the size it found.
-  const said = first.keyword === IMAGE_KEYWORD || first.keyword === MEDIA_KEYWORD ? undefined : (first.parentSchema as { description?: unknown } | undefined)?.description;
+  const said =
+    first.keyword === IMAGE_KEYWORD || first.keyword === MEDIA_KEYWORD ? undefined : (first.parentSchema as { description?: unknown } | undefined)?.description;
   const param = dottedPath(problem.path);
   const base = typeof said === 'string' ? `${param || 'the request'}: ${said}` : problem.message;
   // Say what was refused too ("… not \"5:4\""): the client may have sent the value from elsewhere.

@@ -44,9 +44,40 @@ export interface RequestMappingInput {
  */
 const DATA_ERRORS: ReadonlySet<string> = new Set([
   UNSAFE_PATH_VALUE,
-  'T0410', 'T0411', 'T0412', 'T1003', 'T2001', 'T2002', 'T2003', 'T2004', 'T2007', 'T2008', 'T2009', 'T2010',
-  'D1001', 'D1002', 'D1009', 'D2014', 'D3001', 'D3010', 'D3011', 'D3012', 'D3020', 'D3030', 'D3040', 'D3060', 'D3061', 'D3070',
-  'D3110', 'D3120', 'D3121', 'D3137', 'D3138', 'D3139', 'D3140', 'D3141',
+  'T0410',
+  'T0411',
+  'T0412',
+  'T1003',
+  'T2001',
+  'T2002',
+  'T2003',
+  'T2004',
+  'T2007',
+  'T2008',
+  'T2009',
+  'T2010',
+  'D1001',
+  'D1002',
+  'D1009',
+  'D2014',
+  'D3001',
+  'D3010',
+  'D3011',
+  'D3012',
+  'D3020',
+  'D3030',
+  'D3040',
+  'D3060',
+  'D3061',
+  'D3070',
+  'D3110',
+  'D3120',
+  'D3121',
+  'D3137',
+  'D3138',
+  'D3139',
+  'D3140',
+  'D3141',
 ]);
 
 /**
@@ -78,7 +109,13 @@ export function inputFault(err: unknown, what: string): GatewayError | null {
  */
 function checkPath(path: string, where: string): void {
   const why = pathProblem(path);
-  if (why !== null) throw new MappingError(where, UNSAFE_PATH_VALUE, `mapping at ${where} built the vendor path ${JSON.stringify(path.slice(0, 200))}: ${why}`, `a value for the vendor's path makes ${why}`);
+  if (why !== null)
+    throw new MappingError(
+      where,
+      UNSAFE_PATH_VALUE,
+      `mapping at ${where} built the vendor path ${JSON.stringify(path.slice(0, 200))}: ${why}`,
+      `a value for the vendor's path makes ${why}`,
+    );
 }
 
 function stringRecord(value: unknown, what: string, where: string): Record<string, string> {

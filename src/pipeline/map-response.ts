@@ -101,7 +101,9 @@ export async function mapFailure(op: CompiledOperation, res: UpstreamResponse, c
   };
   if (op.error) {
     try {
-      const out = (await op.error.evaluate({ status: res.status, headers: res.headers, body: parsed.ok ? parsed.value : null, ...ctx })) as MappedError | undefined;
+      const out = (await op.error.evaluate({ status: res.status, headers: res.headers, body: parsed.ok ? parsed.value : null, ...ctx })) as
+        | MappedError
+        | undefined;
       if (out && isErrorCode(out.code)) {
         const message = typeof out.message === 'string' && out.message !== '' ? out.message.slice(0, 1000) : `the upstream failed with HTTP ${res.status}`;
         const retryAfter = statedWait(out.retry_after, nowMs) ?? details.retryAfter;

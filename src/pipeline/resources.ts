@@ -31,7 +31,14 @@ export async function ownedResources(ctx: RequestContext, body: unknown, store: 
   const holders = new Set<string>();
   for (const kind of new Set(named.map((n) => n.kind))) {
     const wanted = named.filter((n) => n.kind === kind);
-    const found = new Map((await store.getResources(kind, wanted.map((n) => n.id))).map((r) => [r.id, r]));
+    const found = new Map(
+      (
+        await store.getResources(
+          kind,
+          wanted.map((n) => n.id),
+        )
+      ).map((r) => [r.id, r]),
+    );
     for (const n of wanted) {
       const r = found.get(n.id);
       if (!r || r.tokenId !== ctx.token.id) {
@@ -43,7 +50,10 @@ export async function ownedResources(ctx: RequestContext, body: unknown, store: 
     }
   }
   if (holders.size > 1) {
-    throw new GatewayError('invalid_request', `the ${named.map((n) => n.written).join(', ')} were made on different upstream accounts and cannot be used in one request`);
+    throw new GatewayError(
+      'invalid_request',
+      `the ${named.map((n) => n.written).join(', ')} were made on different upstream accounts and cannot be used in one request`,
+    );
   }
   return [...holders][0]!;
 }

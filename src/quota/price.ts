@@ -77,7 +77,8 @@ async function secondsOf(p: CompiledPrice, per: NonNullable<CompiledPrice['perSe
   // Nothing (the field was not sent) is the ordinary case for the default; anything else odd is worth a line.
   if (out === undefined || out === null) return per.defaultSeconds;
   const seconds = asSeconds(out);
-  if (seconds === null) warn(log, p, 'seconds', `gave ${JSON.stringify(out)?.slice(0, 100)}, not a number of seconds`, `default_seconds (${per.defaultSeconds})`);
+  if (seconds === null)
+    warn(log, p, 'seconds', `gave ${JSON.stringify(out)?.slice(0, 100)}, not a number of seconds`, `default_seconds (${per.defaultSeconds})`);
   return seconds ?? per.defaultSeconds;
 }
 

@@ -18,13 +18,7 @@ export type RankedFor = Pick<TokenRecord, 'group' | 'models'>;
  * (each place drawn by weight among the channels not yet placed), so the first choice follows the
  * weights and a fallback spreads the same way.
  */
-export function rankChannels(
-  snapshot: Snapshot,
-  route: CompiledRoute,
-  model: string,
-  token: RankedFor,
-  random: () => number = Math.random,
-): ChannelChoice[] {
+export function rankChannels(snapshot: Snapshot, route: CompiledRoute, model: string, token: RankedFor, random: () => number = Math.random): ChannelChoice[] {
   return inTiers(eligibleChannels(snapshot, route, model, token), model, random);
 }
 

@@ -149,7 +149,8 @@ export class RoutingState {
         if (admitted.probe) this.#shared.endProbe(channel.name);
         if (!entered) return;
         this.#metrics.breakerTransitions.inc({ channel: channel.name, state: entered });
-        if (entered === 'open' || entered === 'closed') this.#shared.publish({ t: 'breaker', channel: channel.name, state: entered, openedAt: b.openedAt, retryAt: b.retryAt });
+        if (entered === 'open' || entered === 'closed')
+          this.#shared.publish({ t: 'breaker', channel: channel.name, state: entered, openedAt: b.openedAt, retryAt: b.retryAt });
       },
     };
   }

@@ -84,7 +84,10 @@ export function describeError(e: ErrorObject, rootName: string): FieldProblem {
     case 'uniqueItems':
       return { path, message: `${at(path)} must not repeat items (items ${String(p.j)} and ${String(p.i)} are equal)` };
     case 'contains':
-      return { path, message: `${at(path)} must contain at least ${String(p.minContains ?? 1)} matching item(s): ${e.parentSchema?.description ?? 'see the schema'}` };
+      return {
+        path,
+        message: `${at(path)} must contain at least ${String(p.minContains ?? 1)} matching item(s): ${e.parentSchema?.description ?? 'see the schema'}`,
+      };
     case 'minimum':
     case 'maximum':
     case 'exclusiveMinimum':

@@ -33,7 +33,12 @@ export interface ImageRule {
 const FORMAT_NAMES: Readonly<Record<string, ImageFormat>> = { png: 'png', jpeg: 'jpeg', jpg: 'jpeg', webp: 'webp' };
 const FORMAT_LABELS: Readonly<Record<ImageFormat, string>> = { png: 'PNG', jpeg: 'JPEG', webp: 'WebP' };
 const RATIO = '^[0-9]+(\\.[0-9]+)?:[0-9]+(\\.[0-9]+)?$';
-const ASPECT_SCHEMA = { anyOf: [{ type: 'number', exclusiveMinimum: 0 }, { type: 'string', pattern: RATIO }] };
+const ASPECT_SCHEMA = {
+  anyOf: [
+    { type: 'number', exclusiveMinimum: 0 },
+    { type: 'string', pattern: RATIO },
+  ],
+};
 const PIXELS_SCHEMA = { type: 'integer', minimum: 1 };
 
 /** What ajv checks an `image` keyword's value against when a schema is compiled. */
@@ -48,7 +53,12 @@ const RULE_SCHEMA = {
     max_height: PIXELS_SCHEMA,
     min_aspect: ASPECT_SCHEMA,
     max_aspect: ASPECT_SCHEMA,
-    max_bytes: { anyOf: [{ type: 'integer', minimum: 1 }, { type: 'string', pattern: '^[0-9]+(b|kb|mb|gb)$' }] },
+    max_bytes: {
+      anyOf: [
+        { type: 'integer', minimum: 1 },
+        { type: 'string', pattern: '^[0-9]+(b|kb|mb|gb)$' },
+      ],
+    },
     formats: { type: 'array', minItems: 1, uniqueItems: true, items: { enum: Object.keys(FORMAT_NAMES) } },
   },
 };
@@ -153,12 +163,16 @@ function imageProblem(r: CompiledImageRule, value: string): ImageProblem | null 
     return { message: `the image must be an http(s) URL, a data:image/<type>;base64,… URI or bare base64; this ${image.why}`, params: { rule: 'data' } };
   }
   const size = image.source.size;
-  if (size > r.maxBytes) return { message: `the image is ${bytes(size)}; at most ${bytes(r.maxBytes)} is allowed`, params: { rule: 'max_bytes', bytes: size, limit: r.maxBytes } };
+  if (size > r.maxBytes)
+    return { message: `the image is ${bytes(size)}; at most ${bytes(r.maxBytes)} is allowed`, params: { rule: 'max_bytes', bytes: size, limit: r.maxBytes } };
   const head = readImageHeader(image.source);
   const allowed = r.formats.map((f) => FORMAT_LABELS[f]);
   if (!head) return { message: `the image is not ${article(orList(allowed))} (its header could not be read)`, params: { rule: 'format' } };
   if (!r.formats.includes(head.format)) {
-    return { message: `the image is ${article(FORMAT_LABELS[head.format])}; only ${orList(allowed)} is accepted`, params: { rule: 'format', format: head.format } };
+    return {
+      message: `the image is ${article(FORMAT_LABELS[head.format])}; only ${orList(allowed)} is accepted`,
+      params: { rule: 'format', format: head.format },
+    };
   }
   return dimensionProblem(r, head);
 }
@@ -177,7 +191,10 @@ function dimensionProblem(r: CompiledImageRule, h: ImageHeader): ImageProblem | 
   const outside = (r.minAspect && ratio < r.minAspect.value * (1 - 1e-9)) || (r.maxAspect && ratio > r.maxAspect.value * (1 + 1e-9));
   if (outside) {
     const g = gcd(h.width, h.height);
-    return { message: `${is}, an aspect ratio of ${h.width / g}:${h.height / g}; it must be ${aspectBounds(r, (lo, hi) => `between ${lo} and ${hi}`)}`, params: { rule: 'aspect', ...params } };
+    return {
+      message: `${is}, an aspect ratio of ${h.width / g}:${h.height / g}; it must be ${aspectBounds(r, (lo, hi) => `between ${lo} and ${hi}`)}`,
+      params: { rule: 'aspect', ...params },
+    };
   }
   return null;
 }

@@ -9,8 +9,7 @@ import { inlineMedia } from './inline-media.js';
 export type InlineImage =
   | { readonly kind: 'url' }
   | { readonly kind: 'bytes'; readonly source: ByteSource }
-  | { readonly kind: 'invalid'; /** Says what the string is instead, as a clause: "is not base64". */
-      readonly why: string };
+  | { readonly kind: 'invalid' /** Says what the string is instead, as a clause: "is not base64". */; readonly why: string };
 
 const BASE64_CHARS = /^[A-Za-z0-9+/]*$/;
 

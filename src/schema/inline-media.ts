@@ -14,8 +14,7 @@ export type InlineMedia =
       /** The decoded size in bytes, exactly. */
       readonly size: number;
     }
-  | { readonly kind: 'invalid'; /** Says what the string is instead, as a clause: "is not base64". */
-      readonly why: string };
+  | { readonly kind: 'invalid' /** Says what the string is instead, as a clause: "is not base64". */; readonly why: string };
 
 /**
  * How much of the base64 is checked against the alphabet. `whole` makes the size exact for any
@@ -57,7 +56,10 @@ export function inlineMedia(value: string, check: Base64Check): InlineMedia {
   }
   // Padded text comes in whole groups of four; unpadded text may not end with a lone character (6 bits).
   if (chars % 4 === 1 || (end !== value.length && (value.length - start) % 4 !== 0)) {
-    return { kind: 'invalid', why: check === 'whole' ? `${notBase64} (its length, ${value.length - start} characters, is not one base64 can have)` : notBase64 };
+    return {
+      kind: 'invalid',
+      why: check === 'whole' ? `${notBase64} (its length, ${value.length - start} characters, is not one base64 can have)` : notBase64,
+    };
   }
   // Four characters carry three bytes; a last group of 2 or 3 carries 1 or 2.
   return { kind: 'base64', start, end, size: Math.floor((chars * 3) / 4) };

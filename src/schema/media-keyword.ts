@@ -29,7 +29,12 @@ const RULE_SCHEMA = {
   // Unknown fields are refused by compileMediaRule, which can name them (ajv's words cannot).
   required: ['max_bytes'],
   properties: {
-    max_bytes: { anyOf: [{ type: 'integer', minimum: 1 }, { type: 'string', pattern: '^[0-9]+(b|kb|mb|gb)$' }] },
+    max_bytes: {
+      anyOf: [
+        { type: 'integer', minimum: 1 },
+        { type: 'string', pattern: '^[0-9]+(b|kb|mb|gb)$' },
+      ],
+    },
   },
 };
 
@@ -77,7 +82,11 @@ function mediaProblem(maxBytes: number, value: string): Partial<ErrorObject> | n
   const media = inlineMedia(value, 'whole');
   if (media.kind === 'url') return null;
   if (media.kind === 'invalid') {
-    return { keyword: MEDIA_KEYWORD, message: `must be an http(s) URL, a data:<type>;base64,… URI or bare base64; this ${media.why}`, params: { rule: 'data' } };
+    return {
+      keyword: MEDIA_KEYWORD,
+      message: `must be an http(s) URL, a data:<type>;base64,… URI or bare base64; this ${media.why}`,
+      params: { rule: 'data' },
+    };
   }
   if (media.size <= maxBytes) return null;
   return {

@@ -41,10 +41,16 @@ export function rfc3986(text: string): string {
 
 /** `YYYYMMDDTHHMMSSZ` in UTC. */
 export function xDate(nowMs: number): string {
-  return new Date(nowMs).toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+  return new Date(nowMs)
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '');
 }
 
-const sha256hex = (data: string | Buffer) => createHash('sha256').update(typeof data === 'string' ? Buffer.from(data, 'utf8') : data).digest('hex');
+const sha256hex = (data: string | Buffer) =>
+  createHash('sha256')
+    .update(typeof data === 'string' ? Buffer.from(data, 'utf8') : data)
+    .digest('hex');
 const hmac = (key: string | Buffer, text: string) => createHmac('sha256', key).update(text, 'utf8').digest();
 
 /** The query pairs, encoded and sorted by the key as written (plain code-unit order, the SDK's `sort()`), then by encoded value. */
@@ -120,7 +126,14 @@ export const hmacV4Signer: Signer<RawHmac, HmacSpec> = {
     },
   },
   compile: (raw) => ({
-    spec: { accessKey: raw.access_key, secretKey: raw.secret_key, region: raw.region, service: raw.service, dateHeader: raw.date_header.toLowerCase(), hashHeader: raw.hash_header.toLowerCase() },
+    spec: {
+      accessKey: raw.access_key,
+      secretKey: raw.secret_key,
+      region: raw.region,
+      service: raw.service,
+      dateHeader: raw.date_header.toLowerCase(),
+      hashHeader: raw.hash_header.toLowerCase(),
+    },
     secrets: secretsIn(raw.access_key, raw.secret_key),
   }),
   sign(spec, req, ctx) {

@@ -52,7 +52,13 @@ export const jwtHs256Signer: Signer<RawJwt, JwtSpec> = {
     },
   },
   compile: (raw) => ({
-    spec: { issuer: raw.issuer, secret: raw.secret, ttlS: raw.ttl_s ?? 1800, header: (raw.header ?? 'authorization').toLowerCase(), prefix: raw.prefix ?? 'Bearer ' },
+    spec: {
+      issuer: raw.issuer,
+      secret: raw.secret,
+      ttlS: raw.ttl_s ?? 1800,
+      header: (raw.header ?? 'authorization').toLowerCase(),
+      prefix: raw.prefix ?? 'Bearer ',
+    },
     secrets: secretsIn(raw.issuer, raw.secret),
   }),
   sign(spec, req, ctx) {

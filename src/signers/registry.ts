@@ -13,7 +13,8 @@ const byType = new Map(SIGNERS.map((s) => [s.type as string, s]));
 /** The JSON Schema of a profile's `auth` block: one of the schemes' own schemas (channels.schema.json `$defs.auth`). */
 export function authSchema(): Record<string, unknown> {
   return {
-    description: 'How requests to the vendor are signed: one of the upstream auth schemes (src/signers/). `{name}` in a template is replaced by the channel secret of that name.',
+    description:
+      'How requests to the vendor are signed: one of the upstream auth schemes (src/signers/). `{name}` in a template is replaced by the channel secret of that name.',
     oneOf: SIGNERS.map((s) => s.schema),
   };
 }

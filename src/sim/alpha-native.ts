@@ -37,7 +37,19 @@ const MAX_FILES = 500;
  * The top-level fields of a GenerateContentRequest in the Gemini API (its JSON parser refuses any
  * other): those @google/genai 2.32.0 sends in Gemini API mode (labels included: it sends them there).
  */
-const REQUEST_FIELDS = ['contents', 'generationConfig', 'systemInstruction', 'safetySettings', 'tools', 'toolConfig', 'labels', 'cachedContent', 'serviceTier', 'store', 'continuationToken'];
+const REQUEST_FIELDS = [
+  'contents',
+  'generationConfig',
+  'systemInstruction',
+  'safetySettings',
+  'tools',
+  'toolConfig',
+  'labels',
+  'cachedContent',
+  'serviceTier',
+  'store',
+  'continuationToken',
+];
 const UNREGISTERED =
   "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.";
 

@@ -324,6 +324,8 @@ export async function startBetaSimulator(opts: BetaSimOptions = {}): Promise<Sim
       if (index > 1 || !task || tasks.state(task).phase !== 'done') return null;
       return bytesOf(task, index === 0 ? 'mp4' : 'cover.png');
     },
-    targets: server.targets, traces: server.traces, close: server.close,
+    targets: server.targets,
+    traces: server.traces,
+    close: server.close,
   };
 }

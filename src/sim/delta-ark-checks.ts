@@ -41,14 +41,20 @@ export function arkError(status: number, message?: string, code?: string, param 
 
 /** A vendor refusal thrown by the checks. */
 export class ArkRefusal extends Error {
-  constructor(readonly status: number, message: string, readonly param = '', readonly code?: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly param = '',
+    readonly code?: string,
+  ) {
     super(message);
   }
 }
 
 const bad = (param: string, message: string) => new ArkRefusal(400, message, param);
 /** `value` as a plain object, or null. */
-export const asObject = (v: unknown): Record<string, unknown> | null => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null);
+export const asObject = (v: unknown): Record<string, unknown> | null =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
 const isInt = (v: unknown, lo: number, hi: number): v is number => Number.isInteger(v) && (v as number) >= lo && (v as number) <= hi;
 
 /** Parses a JSON object body or throws 400. */
@@ -72,7 +78,10 @@ function optional<T>(body: Record<string, unknown>, name: string, ok: (v: unknow
 }
 const isBool = (v: unknown): v is boolean => typeof v === 'boolean';
 const isString = (v: unknown): v is string => typeof v === 'string';
-const oneOf = (list: readonly string[]) => (v: unknown): v is string => typeof v === 'string' && list.includes(v);
+const oneOf =
+  (list: readonly string[]) =>
+  (v: unknown): v is string =>
+    typeof v === 'string' && list.includes(v);
 
 /** Checks a data URI of a media kind; its decoded size in bytes. */
 export function checkDataUri(param: string, text: string, kind: string): number {
@@ -102,7 +111,10 @@ export function imageSize(size: string): { width: number; height: number } {
   const height = Number(m?.[2] ?? 0);
   const pixels = width * height;
   if (!m || pixels < 1024 * 1024 || pixels > 4096 * 4096 || width / height > 16 || height / width > 16) {
-    throw bad('size', `The parameter \`size\` specified in the request is not valid: ${size}. Use 1K, 2K, 4K or WxH with ${1024 * 1024}..${4096 * 4096} pixels and a ratio within 1:16..16:1.`);
+    throw bad(
+      'size',
+      `The parameter \`size\` specified in the request is not valid: ${size}. Use 1K, 2K, 4K or WxH with ${1024 * 1024}..${4096 * 4096} pixels and a ratio within 1:16..16:1.`,
+    );
   }
   return { width, height };
 }
@@ -111,7 +123,8 @@ export function imageSize(size: string): { width: number; height: number } {
 export function checkImages(body: Record<string, unknown>): ImageRequest {
   const model = body.model;
   if (typeof model !== 'string' || model === '') throw bad('model', 'The parameter `model` is required.');
-  if (!IMAGE_MODELS.has(model)) throw new ArkRefusal(404, `The model or endpoint ${model} does not exist or you do not have access to it.`, 'model', 'ModelNotOpen');
+  if (!IMAGE_MODELS.has(model))
+    throw new ArkRefusal(404, `The model or endpoint ${model} does not exist or you do not have access to it.`, 'model', 'ModelNotOpen');
   const prompt = body.prompt;
   if (typeof prompt !== 'string' || prompt.trim() === '') throw bad('prompt', 'The parameter `prompt` is required.');
   const image = body.image;
@@ -185,7 +198,8 @@ function checkContent(content: unknown, asset: (id: string) => Asset): { prompt:
     checkRef(`${param}.${spec.field}.url`, asObject(item[spec.field])?.url, spec.kind, asset);
     // A lone image without a role is the first frame; otherwise every image names its role.
     const role = item.role ?? (spec.kind !== 'image' ? spec.roles[0] : images === 1 ? 'first_frame' : undefined);
-    if (typeof role !== 'string' || !spec.roles.includes(role)) throw bad(`${param}.role`, `The parameter \`${param}.role\` must be one of ${spec.roles.join(', ')}.`);
+    if (typeof role !== 'string' || !spec.roles.includes(role))
+      throw bad(`${param}.role`, `The parameter \`${param}.role\` must be one of ${spec.roles.join(', ')}.`);
     roles.set(role, (roles.get(role) ?? 0) + 1);
   });
   return { prompt: prompt ?? '', roles };
@@ -224,7 +238,16 @@ export function checkVideo(body: Record<string, unknown>, asset: (id: string) =>
   const returnLastFrame = optional(body, 'return_last_frame', isBool, 'a boolean') ?? false;
   optional(body, 'callback_url', (v): v is string => typeof v === 'string' && HTTP_URL.test(v), 'an http(s) URL');
   const expiresAfterS = optional(body, 'execution_expires_after', (v): v is number => isInt(v, 3600, 259200), 'an integer in [3600, 259200]') ?? 172800;
-  const video = { prompt, resolution: resolution ?? '720p', ratio, duration, seed: seed === undefined || seed === -1 ? null : seed, returnLastFrame, expiresAfterS, generateAudio };
+  const video = {
+    prompt,
+    resolution: resolution ?? '720p',
+    ratio,
+    duration,
+    seed: seed === undefined || seed === -1 ? null : seed,
+    returnLastFrame,
+    expiresAfterS,
+    generateAudio,
+  };
   return { model, video };
 }
 

@@ -5,7 +5,18 @@ import { json, listen, type Simulator } from './http.js';
 import { makeMp4, serveBytes } from './media.js';
 import { makePng } from './png.js';
 import { TaskBook, type SimTask } from './task-book.js';
-import { ArkRefusal, arkError, checkAsset, checkImages, checkVideo, frameSize, parseBody, type AssetRequest, type ImageRequest, type VideoRequest } from './delta-ark-checks.js';
+import {
+  ArkRefusal,
+  arkError,
+  checkAsset,
+  checkImages,
+  checkVideo,
+  frameSize,
+  parseBody,
+  type AssetRequest,
+  type ImageRequest,
+  type VideoRequest,
+} from './delta-ark-checks.js';
 
 /**
  * A fake vendor speaking delta-ark (upstream-protocols.md): synchronous images, asynchronous video,
@@ -122,7 +133,13 @@ export async function startDeltaArkSimulator(opts: DeltaArkSimOptions = {}): Pro
     const expiry = t.createdAt + (t.body as VideoRequest).expiresAfterS * 1000;
     if (clock() >= expiry && (t.never || t.finishAt > expiry)) return { word: 'expired', updated: expiry };
     const started = t.createdAt + Math.floor(Math.max(1, t.finishAt - t.createdAt) / 3);
-    const words = { queued: ['queued', t.createdAt], running: ['running', started], stuck: ['running', started], done: ['succeeded', t.finishAt], failed: ['failed', t.finishAt] } as const;
+    const words = {
+      queued: ['queued', t.createdAt],
+      running: ['running', started],
+      stuck: ['running', started],
+      done: ['succeeded', t.finishAt],
+      failed: ['failed', t.finishAt],
+    } as const;
     const [word, updated] = words[phase];
     return { word, updated };
   }
@@ -135,14 +152,21 @@ export async function startDeltaArkSimulator(opts: DeltaArkSimOptions = {}): Pro
     const tokens = word === 'succeeded' ? Math.floor((width * height * 24 * v.duration) / 1024) : 0;
     const reason = t.failReason === 'generation_failed' ? 'OutputVideoSensitiveContentDetected' : t.failReason;
     const view: Record<string, unknown> = {
-      id: t.id, model: t.model, status: word,
+      id: t.id,
+      model: t.model,
+      status: word,
       error: word === 'failed' ? { code: reason, message: `The video generation failed: ${reason}.` } : null,
     };
-    if (word === 'succeeded') view.content = { video_url: `${base}/files/${t.id}.mp4`, ...(v.returnLastFrame ? { last_frame_url: `${base}/files/${t.id}-last.png` } : {}) };
+    if (word === 'succeeded')
+      view.content = { video_url: `${base}/files/${t.id}.mp4`, ...(v.returnLastFrame ? { last_frame_url: `${base}/files/${t.id}-last.png` } : {}) };
     Object.assign(view, {
       usage: { completion_tokens: tokens, total_tokens: tokens },
-      created_at: sec(t.createdAt), updated_at: sec(updated),
-      seed: v.seed ?? parseInt(t.id.slice(-8), 16), resolution: v.resolution, ratio, duration: v.duration,
+      created_at: sec(t.createdAt),
+      updated_at: sec(updated),
+      seed: v.seed ?? parseInt(t.id.slice(-8), 16),
+      resolution: v.resolution,
+      ratio,
+      duration: v.duration,
     });
     return view;
   }
@@ -268,5 +292,16 @@ export async function startDeltaArkSimulator(opts: DeltaArkSimOptions = {}): Pro
 
   const server = await listen(handle, opts.port);
   base = server.url;
-  return { profile: 'delta-ark', url: server.url, secrets: { key }, faults, stats, tasks, result, targets: server.targets, traces: server.traces, close: server.close };
+  return {
+    profile: 'delta-ark',
+    url: server.url,
+    secrets: { key },
+    faults,
+    stats,
+    tasks,
+    result,
+    targets: server.targets,
+    traces: server.traces,
+    close: server.close,
+  };
 }

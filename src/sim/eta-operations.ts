@@ -115,7 +115,11 @@ export async function startEtaOperationsSimulator(opts: EtaSimOptions = {}): Pro
     if (phase !== 'done') return { name, done: false, metadata: { progressPercent: progress } };
     const generateVideoResponse = filtered(task)
       ? { raiMediaFilteredCount: 1, raiMediaFilteredReasons: [FILTER_REASON] }
-      : { generatedSamples: Array.from({ length: etaSamples(task.body) }, (_, i) => ({ video: { uri: `${base}/v1beta/files/${fileId(task, i)}:download?alt=media` } })) };
+      : {
+          generatedSamples: Array.from({ length: etaSamples(task.body) }, (_, i) => ({
+            video: { uri: `${base}/v1beta/files/${fileId(task, i)}:download?alt=media` },
+          })),
+        };
     return { name, done: true, response: { '@type': RESPONSE_TYPE, generateVideoResponse } };
   }
 
@@ -201,7 +205,18 @@ export async function startEtaOperationsSimulator(opts: EtaSimOptions = {}): Pro
 
   const server = await listen(handle, opts.port);
   base = server.url;
-  return { profile: 'eta-operations', url: server.url, secrets: { key }, faults, stats, tasks, result, targets: server.targets, traces: server.traces, close: server.close };
+  return {
+    profile: 'eta-operations',
+    url: server.url,
+    secrets: { key },
+    faults,
+    stats,
+    tasks,
+    result,
+    targets: server.targets,
+    traces: server.traces,
+    close: server.close,
+  };
 }
 
 /** A download that stalls half-way: headers and half the bytes, a wait, then the rest. */

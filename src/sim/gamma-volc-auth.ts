@@ -52,7 +52,12 @@ const AUTH = /^HMAC-SHA256 Credential=([^,\s]+), ?SignedHeaders=([^,\s]+), ?Sign
 const X_DATE = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/;
 const UNSIGNED_QUERY = new Set(['sim_fault']);
 
-const refuse = (reason: string, detail: string, accessKey?: string): SignatureCheck => ({ ok: false, reason, detail, ...(accessKey === undefined ? {} : { accessKey }) });
+const refuse = (reason: string, detail: string, accessKey?: string): SignatureCheck => ({
+  ok: false,
+  reason,
+  detail,
+  ...(accessKey === undefined ? {} : { accessKey }),
+});
 const hex = (data: Buffer | string) => createHash('sha256').update(data).digest('hex');
 const mac = (key: Buffer | string, data: string) => createHmac('sha256', key).update(data).digest();
 
@@ -145,7 +150,8 @@ const SIGNATURE_DOES_NOT_MATCH: Refusal = {
   status: 401,
   code: 'SignatureDoesNotMatch',
   codeN: 100010,
-  message: 'The request signature we calculated does not match the signature you provided. Check your Secret Access Key and signing method. Consult the service documentation for details.',
+  message:
+    'The request signature we calculated does not match the signature you provided. Check your Secret Access Key and signing method. Consult the service documentation for details.',
 };
 
 /**

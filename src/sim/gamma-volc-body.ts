@@ -109,7 +109,19 @@ export function checkSubmit(b: unknown): Checked<GammaPlan> {
   if (b.frames !== undefined && !FRAMES.includes(b.frames as number)) return bad('frames must be 121 (5 s) or 241 (10 s)');
   const mode = reference ? 'reference' : ['text', 'first-frame', 'first-last'][refs.value]!;
   const aspectRatio = (b.aspect_ratio as string | undefined) ?? null;
-  return { ok: true, value: { reqKey: b.req_key, kind: 'video', mode, references: refs.value, width: 0, height: 0, frames: (b.frames as number | undefined) ?? 121, aspectRatio } };
+  return {
+    ok: true,
+    value: {
+      reqKey: b.req_key,
+      kind: 'video',
+      mode,
+      references: refs.value,
+      width: 0,
+      height: 0,
+      frames: (b.frames as number | undefined) ?? 121,
+      aspectRatio,
+    },
+  };
 }
 
 /** A checked query: which task, and whether images come back as URLs. */

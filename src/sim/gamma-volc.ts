@@ -122,7 +122,10 @@ function envelope(code: number, data: unknown, message: string, started = perfor
 }
 
 /** The real service's gateway-level error body (`ResponseMetadata.Error`), as the SDK's OpenApiResponse types it. */
-export function responseMetadataError(call: { action: string; version: string; service: string; region: string }, error: { code: string; codeN?: number; message: string }): unknown {
+export function responseMetadataError(
+  call: { action: string; version: string; service: string; region: string },
+  error: { code: string; codeN?: number; message: string },
+): unknown {
   const e = { ...(error.codeN === undefined ? {} : { CodeN: error.codeN }), Code: error.code, Message: error.message };
   return { ResponseMetadata: { RequestId: requestId(), Action: call.action, Version: call.version, Service: call.service, Region: call.region, Error: e } };
 }
@@ -260,7 +263,16 @@ export async function startGammaVolcSimulator(opts: GammaSimOptions = {}): Promi
     }
     const action = url.searchParams.get('Action');
     if (!action || !ACTIONS.has(action) || url.searchParams.get('Version') !== VERSION) {
-      return json(res, 400, envelope(50400, null, `Invalid Request: InvalidActionOrVersion: Action ${action ?? '(none)'}, Version ${url.searchParams.get('Version') ?? '(none)'}`, started));
+      return json(
+        res,
+        400,
+        envelope(
+          50400,
+          null,
+          `Invalid Request: InvalidActionOrVersion: Action ${action ?? '(none)'}, Version ${url.searchParams.get('Version') ?? '(none)'}`,
+          started,
+        ),
+      );
     }
     const check = verifyGammaSignature({ method: req.method, target: req.url ?? '/', headers: req.headers, body: raw }, keys, clock());
     if (!check.ok) {
@@ -288,6 +300,8 @@ export async function startGammaVolcSimulator(opts: GammaSimOptions = {}): Promi
     stats,
     tasks,
     result,
-    targets: server.targets, traces: server.traces, close: server.close,
+    targets: server.targets,
+    traces: server.traces,
+    close: server.close,
   };
 }

@@ -38,7 +38,10 @@ export type SimHandler = (req: IncomingMessage, res: ServerResponse, body: Buffe
 const TARGETS_KEPT = 10_000;
 
 /** Starts an HTTP server on 127.0.0.1 (port 0 by default) around a simulator's handler. */
-export async function listen(handler: SimHandler, port = 0): Promise<{ url: string; targets: readonly string[]; traces: readonly Heard[]; close(): Promise<void> }> {
+export async function listen(
+  handler: SimHandler,
+  port = 0,
+): Promise<{ url: string; targets: readonly string[]; traces: readonly Heard[]; close(): Promise<void> }> {
   const targets: string[] = [];
   const traces: Heard[] = [];
   const header = (v: string | string[] | undefined) => (typeof v === 'string' ? v : null);

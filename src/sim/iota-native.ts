@@ -73,7 +73,7 @@ const EXT = { audio: 'mp3', image: 'png', video: 'mp4' } as const;
 const TYPES = { mp3: 'audio/mpeg', png: 'image/png', mp4: 'video/mp4' } as const;
 const MP3_BYTES = 32 * 1024;
 /** makeMp3 writes 128 kbit/s frames after a 10-byte tag: the clip's length in seconds. */
-const CLIP_SECONDS = Math.round(((MP3_BYTES - 10) * 8) / 128_000 * 100) / 100;
+const CLIP_SECONDS = Math.round((((MP3_BYTES - 10) * 8) / 128_000) * 100) / 100;
 
 /** The vendor's error body for a status (see the doc comment above). */
 export function iotaError(status: number, message?: string): unknown {
@@ -233,12 +233,32 @@ export async function startIotaSimulator(opts: IotaSimOptions = {}): Promise<Sim
     };
     // slow-body sends the normal answer slowly, so a valid submit still creates its task then.
     const fault = pickFault(req, url, prompt, faults);
-    if (fault && (await applyFault(fault, res, (s) => iotaError(s), () => (problem ? iotaError(400, problem) : accept())))) return;
+    if (
+      fault &&
+      (await applyFault(
+        fault,
+        res,
+        (s) => iotaError(s),
+        () => (problem ? iotaError(400, problem) : accept()),
+      ))
+    )
+      return;
     if (problem) return json(res, 400, iotaError(400, problem));
     json(res, 200, accept());
   }
 
   const server = await listen(handle, opts.port);
   base = server.url;
-  return { profile: 'iota-native', url: server.url, secrets: { key }, faults, stats, tasks, result, targets: server.targets, traces: server.traces, close: server.close };
+  return {
+    profile: 'iota-native',
+    url: server.url,
+    secrets: { key },
+    faults,
+    stats,
+    tasks,
+    result,
+    targets: server.targets,
+    traces: server.traces,
+    close: server.close,
+  };
 }

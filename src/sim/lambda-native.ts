@@ -65,7 +65,24 @@ const QUERY = /^\/v1\/videos\/(text2video|image2video)\/([A-Za-z0-9_-]+)$/;
 const FILE = /^\/files\/([A-Za-z0-9_-]+)\.mp4$/;
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 /** The fields of the vendor's text-to-video and image-to-video documents (`model` is the old name of `model_name`). */
-const COMMON_FIELDS = ['model', 'model_name', 'prompt', 'negative_prompt', 'cfg_scale', 'mode', 'sound', 'camera_control', 'duration', 'callback_url', 'external_task_id', 'multi_shot', 'shot_type', 'multi_prompt', 'voice_list', 'watermark_info'];
+const COMMON_FIELDS = [
+  'model',
+  'model_name',
+  'prompt',
+  'negative_prompt',
+  'cfg_scale',
+  'mode',
+  'sound',
+  'camera_control',
+  'duration',
+  'callback_url',
+  'external_task_id',
+  'multi_shot',
+  'shot_type',
+  'multi_prompt',
+  'voice_list',
+  'watermark_info',
+];
 const FIELDS: Record<string, Set<string>> = {
   text2video: new Set([...COMMON_FIELDS, 'aspect_ratio']),
   image2video: new Set([...COMMON_FIELDS, 'image', 'image_tail', 'static_mask', 'dynamic_masks']),
@@ -152,7 +169,8 @@ function validate(kind: string, b: Body): string | null {
   if (b.camera_control !== undefined && (typeof b.camera_control !== 'object' || b.camera_control === null || Array.isArray(b.camera_control))) {
     return 'camera_control must be an object';
   }
-  if (b.callback_url !== undefined && !(typeof b.callback_url === 'string' && /^https?:\/\/\S+$/.test(b.callback_url))) return 'callback_url must be an http(s) URL';
+  if (b.callback_url !== undefined && !(typeof b.callback_url === 'string' && /^https?:\/\/\S+$/.test(b.callback_url)))
+    return 'callback_url must be an http(s) URL';
   if (b.external_task_id !== undefined && typeof b.external_task_id !== 'string') return 'external_task_id must be a string';
   return null;
 }
@@ -250,7 +268,9 @@ export async function startLambdaSimulator(opts: LambdaSimOptions = {}): Promise
     const auth = req.headers.authorization;
     if (!auth || auth.trim() === '') return json(res, 401, lambdaError(401, 'authorization is empty', 1001));
     const m = /^Bearer (\S+)$/.exec(auth);
-    const check = m ? verifyHs256Jwt(m[1]!, accessKey, secretKey, Math.floor(clock() / 1000)) : ({ ok: false, code: 1002, message: 'authorization must be Bearer <JWT>' } as const);
+    const check = m
+      ? verifyHs256Jwt(m[1]!, accessKey, secretKey, Math.floor(clock() / 1000))
+      : ({ ok: false, code: 1002, message: 'authorization must be Bearer <JWT>' } as const);
     if (!check.ok) return json(res, 401, lambdaError(401, check.message, check.code));
     if (sub) return submit(req, res, raw, url, sub[1]!);
     return query(req, res, url, qry![1]!, qry![2]!);
@@ -264,5 +284,16 @@ export async function startLambdaSimulator(opts: LambdaSimOptions = {}): Promise
 
   const server = await listen(handle, opts.port);
   base = server.url;
-  return { profile: 'lambda-native', url: server.url, secrets: { access_key: accessKey, secret_key: secretKey }, faults, stats, tasks, result, targets: server.targets, traces: server.traces, close: server.close };
+  return {
+    profile: 'lambda-native',
+    url: server.url,
+    secrets: { access_key: accessKey, secret_key: secretKey },
+    faults,
+    stats,
+    tasks,
+    result,
+    targets: server.targets,
+    traces: server.traces,
+    close: server.close,
+  };
 }

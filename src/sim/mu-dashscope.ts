@@ -126,7 +126,8 @@ function invalid(body: Body): string | null {
   const foreign = Object.keys(p).find((k) => !taken.has(k));
   if (foreign) return `parameters.${foreign} is not taken by ${body.model}.`;
   if (p.size !== undefined && !SIZES.has(p.size as string)) return `Invalid size: ${String(p.size)}, must be one of ${[...SIZES].join(', ')}.`;
-  if (p.resolution !== undefined && !Object.hasOwn(RESOLUTIONS, p.resolution as string)) return `Invalid resolution: ${String(p.resolution)}, must be one of 720P, 1080P.`;
+  if (p.resolution !== undefined && !Object.hasOwn(RESOLUTIONS, p.resolution as string))
+    return `Invalid resolution: ${String(p.resolution)}, must be one of 720P, 1080P.`;
   if (p.duration !== undefined && !isInt(p.duration, 1, 15)) return 'parameters.duration must be an integer between 1 and 15.';
   if (p.watermark !== undefined && typeof p.watermark !== 'boolean') return 'parameters.watermark must be a boolean.';
   if (p.seed !== undefined && !isInt(p.seed, 0, 2147483647)) return 'parameters.seed must be an integer between 0 and 2147483647.';
@@ -219,5 +220,16 @@ export async function startMuSimulator(opts: MuSimOptions = {}): Promise<Simulat
 
   const server = await listen(handle, opts.port);
   base = server.url;
-  return { profile: 'mu-dashscope', url: server.url, secrets: { key }, faults, stats, tasks, result, targets: server.targets, traces: server.traces, close: server.close };
+  return {
+    profile: 'mu-dashscope',
+    url: server.url,
+    secrets: { key },
+    faults,
+    stats,
+    tasks,
+    result,
+    targets: server.targets,
+    traces: server.traces,
+    close: server.close,
+  };
 }

@@ -39,6 +39,11 @@ function channelFiles(dir: string): string[] {
   const main = join(dir, 'channels.yaml');
   return [
     ...(existsSync(main) ? [main] : []),
-    ...(existsSync(fragments) ? readdirSync(fragments).filter((f) => f.endsWith('.yaml')).sort().map((f) => join(fragments, f)) : []),
+    ...(existsSync(fragments)
+      ? readdirSync(fragments)
+          .filter((f) => f.endsWith('.yaml'))
+          .sort()
+          .map((f) => join(fragments, f))
+      : []),
   ];
 }

@@ -4,17 +4,7 @@ import { applyFault } from './faults.js';
 import { json, listen, type Simulator } from './http.js';
 import { makeMp4, serveBytes } from './media.js';
 import { TaskBook, type SimTask } from './task-book.js';
-import {
-  baseResp,
-  DIMENSIONS,
-  effective,
-  invalidSubmit,
-  isObject,
-  pickThetaFault,
-  thetaError,
-  type BaseResp,
-  type SubmitBody,
-} from './theta-native-rules.js';
+import { baseResp, DIMENSIONS, effective, invalidSubmit, isObject, pickThetaFault, thetaError, type BaseResp, type SubmitBody } from './theta-native-rules.js';
 
 /**
  * A fake vendor speaking theta-native (upstream-protocols.md): asynchronous video with a two-step
@@ -269,5 +259,16 @@ export async function startThetaNativeSimulator(opts: ThetaSimOptions = {}): Pro
 
   const server = await listen(handle, opts.port);
   base = server.url;
-  return { profile: 'theta-native', url: server.url, secrets: { key }, faults, stats, tasks, result, targets: server.targets, traces: server.traces, close: server.close };
+  return {
+    profile: 'theta-native',
+    url: server.url,
+    secrets: { key },
+    faults,
+    stats,
+    tasks,
+    result,
+    targets: server.targets,
+    traces: server.traces,
+    close: server.close,
+  };
 }

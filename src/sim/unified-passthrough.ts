@@ -59,7 +59,8 @@ const CODES: Record<number, [code: string, message: string]> = {
 
 /** The upstream gateway's error body for a status: shape A, or shape B for 429 (interface.md section 7). */
 export function unifiedError(status: number, message?: string, code?: string, param = ''): unknown {
-  if (status === 429) return { code: 'too_many_requests', message: message ?? 'The upstream load of the current group is saturated, please try again later.', data: null };
+  if (status === 429)
+    return { code: 'too_many_requests', message: message ?? 'The upstream load of the current group is saturated, please try again later.', data: null };
   const [defCode, defMessage] = CODES[status] ?? ['upstream_error', `Simulated error ${status}.`];
   return { error: { message: message ?? defMessage, type: 'svc_api_error', param, code: code ?? defCode } };
 }
@@ -71,7 +72,10 @@ interface Kept {
 }
 /** An `invalid_request` 400, thrown by the body check and answered in one place. */
 class Invalid extends Error {
-  constructor(message: string, readonly param: string) {
+  constructor(
+    message: string,
+    readonly param: string,
+  ) {
     super(message);
   }
 }
@@ -88,7 +92,8 @@ function check(body: unknown): { model: string; prompt: string; kept: Kept } {
   const wrong = (name: string, want: string) => new Invalid(`Invalid ${name}: expected ${want}.`, name);
   if (b.image !== undefined && typeof b.image !== 'string') throw wrong('image', 'a string');
   if (b.images !== undefined && !isStrings(b.images)) throw wrong('images', 'an array of strings');
-  if (b.input_reference !== undefined && typeof b.input_reference !== 'string' && !isStrings(b.input_reference)) throw wrong('input_reference', 'a string or an array of strings');
+  if (b.input_reference !== undefined && typeof b.input_reference !== 'string' && !isStrings(b.input_reference))
+    throw wrong('input_reference', 'a string or an array of strings');
   const d = b.duration;
   if (d !== undefined && (typeof d !== 'number' || !Number.isInteger(d) || d < 1 || d > 60)) throw wrong('duration', 'an integer from 1 to 60');
   if (b.seconds !== undefined && (typeof b.seconds !== 'string' || !/^[0-9]{1,3}$/.test(b.seconds))) throw wrong('seconds', 'a string of digits');
@@ -118,9 +123,16 @@ export async function startUnifiedPassthroughSimulator(opts: UnifiedSimOptions =
     const status = { queued: 'queued', running: 'in_progress', stuck: 'in_progress', done: 'completed', failed: 'failed', odd: task.oddStatus }[phase];
     const ended = phase === 'done' || phase === 'failed';
     return {
-      id: task.id, task_id: task.id, object: 'video', model: task.model, status, progress,
-      created_at: sec(task.createdAt), completed_at: ended ? sec(task.finishAt) : null,
-      seconds: kept.seconds, size: kept.size,
+      id: task.id,
+      task_id: task.id,
+      object: 'video',
+      model: task.model,
+      status,
+      progress,
+      created_at: sec(task.createdAt),
+      completed_at: ended ? sec(task.finishAt) : null,
+      seconds: kept.seconds,
+      size: kept.size,
       video_url: phase === 'done' ? `${base}/v1/videos/${task.id}/content` : null,
       ...(phase === 'failed' ? { error: { code: task.failReason, message: `Video generation failed: ${task.failReason}` } } : {}),
     };
@@ -179,6 +191,8 @@ export async function startUnifiedPassthroughSimulator(opts: UnifiedSimOptions =
       const task = tasks.get(id);
       return task && index === 0 && tasks.state(task).phase === 'done' ? makeMp4(task.id) : null;
     },
-    targets: server.targets, traces: server.traces, close: server.close,
+    targets: server.targets,
+    traces: server.traces,
+    close: server.close,
   };
 }

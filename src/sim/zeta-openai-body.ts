@@ -44,7 +44,11 @@ export interface Body {
 
 /** A vendor 400, thrown by the body checks and answered in one place. */
 export class Invalid extends Error {
-  constructor(message: string, readonly param: string | null, readonly code: string | null) {
+  constructor(
+    message: string,
+    readonly param: string | null,
+    readonly code: string | null,
+  ) {
     super(message);
   }
 }
@@ -113,14 +117,16 @@ export function text(fields: Fields, name: string, required: boolean): string | 
     if (required) throw new Invalid(`Missing required parameter: '${name}'.`, name, 'missing_required_parameter');
     return undefined;
   }
-  if (typeof v !== 'string') throw new Invalid(`Invalid type for '${name}': expected a string, but got ${Array.isArray(v) ? 'an array' : typeof v} instead.`, name, 'invalid_type');
+  if (typeof v !== 'string')
+    throw new Invalid(`Invalid type for '${name}': expected a string, but got ${Array.isArray(v) ? 'an array' : typeof v} instead.`, name, 'invalid_type');
   if (required && v.trim() === '') throw new Invalid(`'${name}' must not be empty.`, name, 'invalid_value');
   return v;
 }
 
 /** `value` when it is one of `allowed`, else the vendor's "Supported values are" 400 on `name`. */
 export function oneOf(name: string, value: string, allowed: readonly string[]): string {
-  if (!allowed.includes(value)) throw new Invalid(`Invalid value: '${value}'. Supported values are: ${allowed.map((a) => `'${a}'`).join(', ')}.`, name, 'invalid_value');
+  if (!allowed.includes(value))
+    throw new Invalid(`Invalid value: '${value}'. Supported values are: ${allowed.map((a) => `'${a}'`).join(', ')}.`, name, 'invalid_value');
   return value;
 }
 
@@ -130,7 +136,8 @@ export function integer(body: Body, name: string, fallback: number, min: number,
   if (v === undefined || v === null) return fallback;
   // Multipart carries everything as text, so there a decimal string is the integer; JSON wants a number.
   const n = body.form && typeof v === 'string' && /^-?[0-9]+$/.test(v) ? Number(v) : v;
-  if (typeof n !== 'number' || !Number.isInteger(n)) throw new Invalid(`Invalid type for '${name}': expected an integer, but got ${Array.isArray(v) ? 'an array' : typeof v} instead.`, name, 'invalid_type');
+  if (typeof n !== 'number' || !Number.isInteger(n))
+    throw new Invalid(`Invalid type for '${name}': expected an integer, but got ${Array.isArray(v) ? 'an array' : typeof v} instead.`, name, 'invalid_type');
   if (n < min || n > max) {
     const range = min === max ? `exactly ${min}` : `an integer from ${min} to ${max}`;
     throw new Invalid(`Invalid value for '${name}': expected ${range}, but got ${n} instead.`, name, 'invalid_value');

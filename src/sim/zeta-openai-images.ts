@@ -69,7 +69,8 @@ function checkSize(model: string, size: string | undefined): [number, number] {
   const m = /^([0-9]{2,4})x([0-9]{2,4})$/.exec(value === 'auto' ? '1024x1024' : value);
   const w = Number(m?.[1] ?? 0);
   const h = Number(m?.[2] ?? 0);
-  if (!m || w < 64 || h < 64 || w > 4096 || h > 4096) throw new Invalid(`Invalid value: '${value}'. Expected 'auto' or WIDTHxHEIGHT with each side from 64 to 4096.`, 'size', 'invalid_value');
+  if (!m || w < 64 || h < 64 || w > 4096 || h > 4096)
+    throw new Invalid(`Invalid value: '${value}'. Expected 'auto' or WIDTHxHEIGHT with each side from 64 to 4096.`, 'size', 'invalid_value');
   return [w, h];
 }
 
@@ -90,7 +91,14 @@ function checkCommon(body: Body, prompt: string, model: string, inputs: number, 
   if (output !== undefined) oneOf('output_format', output, ['png', 'jpeg', 'webp']);
   const quality = text(body.fields, 'quality', false);
   return {
-    prompt, model, n, w, h, b64: format === 'b64_json', inputs, edit,
+    prompt,
+    model,
+    n,
+    w,
+    h,
+    b64: format === 'b64_json',
+    inputs,
+    edit,
     background: background === 'transparent' ? 'transparent' : 'opaque',
     outputFormat: output ?? 'png',
     quality: quality === 'low' || quality === 'high' ? quality : 'medium',
@@ -121,7 +129,11 @@ export function checkGeneration(body: Body): ImageJob {
 /** One uploaded file of an edit: allowed content type, not empty, not over `max` bytes. */
 function checkFile(param: string, f: Upload, types: readonly string[], max: number): void {
   if (!types.includes(f.mimeType)) {
-    throw new Invalid(`Invalid file '${param}': unsupported mimetype ('${f.mimeType}'). Supported file formats are ${types.map((t) => `'${t}'`).join(', ')}.`, param, 'invalid_value');
+    throw new Invalid(
+      `Invalid file '${param}': unsupported mimetype ('${f.mimeType}'). Supported file formats are ${types.map((t) => `'${t}'`).join(', ')}.`,
+      param,
+      'invalid_value',
+    );
   }
   if (f.size === 0) throw new Invalid(`Invalid file '${param}': the file is empty.`, param, 'invalid_value');
   if (f.size > max) throw new Invalid(`Invalid file '${param}': ${f.size} bytes is more than the limit of ${max / MB} MB.`, param, 'invalid_value');
@@ -133,7 +145,8 @@ function checkFile(param: string, f: Upload, types: readonly string[], max: numb
  */
 function checkEditFiles(body: Body, model: string): number {
   for (const name of ['image', 'image[]', 'mask']) {
-    if (body.fields[name] !== undefined) throw new Invalid(`Invalid type for '${name.replace('[]', '')}': expected a file.`, name.replace('[]', ''), 'invalid_type');
+    if (body.fields[name] !== undefined)
+      throw new Invalid(`Invalid type for '${name.replace('[]', '')}': expected a file.`, name.replace('[]', ''), 'invalid_type');
   }
   const images: Upload[] = [];
   const masks: Upload[] = [];
@@ -145,7 +158,12 @@ function checkEditFiles(body: Body, model: string): number {
   const small = model === 'zeta-draw-2';
   const most = small ? 1 : MAX_EDIT_IMAGES;
   if (images.length === 0) throw new Invalid("Missing required parameter: 'image'.", 'image', 'missing_required_parameter');
-  if (images.length > most) throw new Invalid(`Invalid 'image': at most ${most} image${most === 1 ? '' : 's'} may be given for ${model}, but got ${images.length}.`, 'image', 'invalid_value');
+  if (images.length > most)
+    throw new Invalid(
+      `Invalid 'image': at most ${most} image${most === 1 ? '' : 's'} may be given for ${model}, but got ${images.length}.`,
+      'image',
+      'invalid_value',
+    );
   if (masks.length > 1) throw new Invalid("Invalid 'mask': only one mask may be given.", 'mask', 'invalid_value');
   for (const f of images) checkFile('image', f, small ? ['image/png'] : EDIT_TYPES, small ? MAX_SMALL_FILE : MAX_EDIT_FILE);
   for (const f of masks) checkFile('mask', f, ['image/png'], MAX_SMALL_FILE);
@@ -158,7 +176,11 @@ export function checkEdit(body: Body): ImageJob {
   const model = modelOf(body.fields, true);
   // The vendor knows its own models: a zeta- model outside the edit list cannot edit; other lines pass.
   if (model.startsWith('zeta-') && !EDIT_MODELS.includes(model)) {
-    throw new Invalid(`Invalid value: '${model}'. This model does not support image edits. Supported values are: ${EDIT_MODELS.map((m) => `'${m}'`).join(', ')}.`, 'model', 'invalid_value');
+    throw new Invalid(
+      `Invalid value: '${model}'. This model does not support image edits. Supported values are: ${EDIT_MODELS.map((m) => `'${m}'`).join(', ')}.`,
+      'model',
+      'invalid_value',
+    );
   }
   const inputs = checkEditFiles(body, model);
   return checkCommon(body, prompt, model, inputs, true);
@@ -193,7 +215,12 @@ export function imagesAnswer(job: ImageJob, base: string, created: number): unkn
   const text = Math.ceil(job.prompt.length / 4);
   const image = IN_IMAGE_TOKENS * job.inputs;
   const output = OUT_TOKENS * job.n;
-  const usage = { input_tokens: text + image, input_tokens_details: { image_tokens: image, text_tokens: text }, output_tokens: output, total_tokens: text + image + output };
+  const usage = {
+    input_tokens: text + image,
+    input_tokens_details: { image_tokens: image, text_tokens: text },
+    output_tokens: output,
+    total_tokens: text + image + output,
+  };
   if (style === 'other') return { created, data, usage };
   return { created, background: job.background, data, output_format: job.outputFormat, quality: job.quality, size: `${job.w}x${job.h}`, usage };
 }

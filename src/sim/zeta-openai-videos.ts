@@ -37,13 +37,19 @@ export interface VideoBody {
 function checkReferences(model: string, fields: Fields, files: Upload[]): number {
   for (const f of files) {
     if (f.field !== 'input_reference') throw new Invalid(`Unexpected file field '${f.field}'.`, f.field, 'invalid_value');
-    if (!REF_TYPES.includes(f.mimeType)) throw new Invalid(`Invalid file format for 'input_reference': ${f.mimeType}. Supported: ${REF_TYPES.join(', ')}.`, 'input_reference', 'invalid_value');
+    if (!REF_TYPES.includes(f.mimeType))
+      throw new Invalid(`Invalid file format for 'input_reference': ${f.mimeType}. Supported: ${REF_TYPES.join(', ')}.`, 'input_reference', 'invalid_value');
   }
-  if (files.length > 1 && !isEpsilon(model)) throw new Invalid(`Invalid 'input_reference': expected one file, but got ${files.length}.`, 'input_reference', 'invalid_value');
+  if (files.length > 1 && !isEpsilon(model))
+    throw new Invalid(`Invalid 'input_reference': expected one file, but got ${files.length}.`, 'input_reference', 'invalid_value');
   const ref = fields.input_reference;
   if (ref === undefined || ref === null) return files.length;
   if (typeof ref !== 'object' || Array.isArray(ref)) {
-    throw new Invalid(`Invalid type for 'input_reference': expected a file or an object with image_url or file_id, but got ${Array.isArray(ref) ? 'an array' : typeof ref} instead.`, 'input_reference', 'invalid_type');
+    throw new Invalid(
+      `Invalid type for 'input_reference': expected a file or an object with image_url or file_id, but got ${Array.isArray(ref) ? 'an array' : typeof ref} instead.`,
+      'input_reference',
+      'invalid_type',
+    );
   }
   if (files.length > 0) throw new Invalid("Invalid 'input_reference': give a file or an object, not both.", 'input_reference', 'invalid_value');
   const obj = ref as Record<string, unknown>;
@@ -56,7 +62,11 @@ function checkReferences(model: string, fields: Fields, files: Upload[]): number
     throw new Invalid(`Invalid 'input_reference.file_id': no file with id '${String(obj.file_id).slice(0, 80)}'.`, 'input_reference.file_id', 'invalid_value');
   }
   if (typeof obj.image_url !== 'string' || !IMAGE_URL.test(obj.image_url)) {
-    throw new Invalid("Invalid 'input_reference.image_url': expected an http(s) URL or a base64 data URL of a PNG, JPEG or WebP image.", 'input_reference.image_url', 'invalid_value');
+    throw new Invalid(
+      "Invalid 'input_reference.image_url': expected an http(s) URL or a base64 data URL of a PNG, JPEG or WebP image.",
+      'input_reference.image_url',
+      'invalid_value',
+    );
   }
   return 1;
 }
@@ -79,4 +89,3 @@ export function variantBytes(task: SimTask, variant: string): Buffer {
   const seed = parseInt(task.id.slice(6, 8), 16);
   return variant === 'spritesheet' ? makePng(w * 4, h, seed) : makePng(w, h, seed);
 }
-

@@ -133,10 +133,18 @@ export async function startZetaOpenaiSimulator(opts: ZetaSimOptions = {}): Promi
     const status = { queued: 'queued', running: 'in_progress', stuck: 'in_progress', done: 'completed', failed: 'failed', odd: task.oddStatus }[phase];
     const ended = phase === 'done' || phase === 'failed';
     return {
-      id: task.id, object: 'video', model: task.model, status, progress,
-      created_at: sec(task.createdAt), completed_at: ended ? sec(task.finishAt) : null,
+      id: task.id,
+      object: 'video',
+      model: task.model,
+      status,
+      progress,
+      created_at: sec(task.createdAt),
+      completed_at: ended ? sec(task.finishAt) : null,
       expires_at: phase === 'done' ? sec(task.finishAt) + 86_400 : null,
-      prompt: task.prompt, seconds: body.seconds, size: body.size, remixed_from_video_id: body.remixOf,
+      prompt: task.prompt,
+      seconds: body.seconds,
+      size: body.size,
+      remixed_from_video_id: body.remixOf,
       error: phase === 'failed' ? { code: task.failReason, message: `Video generation failed: ${task.failReason}.` } : null,
     };
   }
@@ -181,14 +189,16 @@ export async function startZetaOpenaiSimulator(opts: ZetaSimOptions = {}): Promi
       if (req.method === 'GET' && task && video![2] === '/content') {
         stats.downloads++;
         const variant = oneOf('variant', url.searchParams.get('variant') ?? 'video', VARIANTS);
-        if (tasks.state(task).phase !== 'done') return json(res, 404, zetaError(404, 'Video is not ready yet; wait until its status is completed.', null, 'video_not_ready'));
+        if (tasks.state(task).phase !== 'done')
+          return json(res, 404, zetaError(404, 'Video is not ready yet; wait until its status is completed.', null, 'video_not_ready'));
         if (variant === 'video') return serveBytes(req, res, makeMp4(task.id), 'video/mp4');
         return serveBytes(req, res, variantBytes(task, variant), 'image/png');
       }
       if (req.method === 'POST' && task && video![2] === '/remix') {
         const { fields } = await readBody(req, raw);
         const prompt = text(fields, 'prompt', true)!;
-        if (tasks.state(task).phase !== 'done') throw new Invalid(`Video '${task.id}' is not completed; only completed videos can be remixed.`, 'video_id', 'invalid_value');
+        if (tasks.state(task).phase !== 'done')
+          throw new Invalid(`Video '${task.id}' is not completed; only completed videos can be remixed.`, 'video_id', 'invalid_value');
         const src = task.body as VideoBody;
         stats.submits++;
         const body: VideoBody = { ...src, references: 0, remixOf: task.id };
@@ -200,7 +210,8 @@ export async function startZetaOpenaiSimulator(opts: ZetaSimOptions = {}): Promi
         return await reply(req, res, url, job.prompt, () => imagesAnswer(job, base, sec(clock())));
       }
       if (req.method === 'POST' && path === '/v1/images/edits') {
-        if (!isMultipart(req)) throw new Invalid(`Invalid Content-Type header (${req.headers['content-type'] ?? 'none'}), expected multipart/form-data.`, null, null);
+        if (!isMultipart(req))
+          throw new Invalid(`Invalid Content-Type header (${req.headers['content-type'] ?? 'none'}), expected multipart/form-data.`, null, null);
         const job = checkEdit(await readBody(req, raw));
         stats.edits++;
         return await reply(req, res, url, job.prompt, () => imagesAnswer(job, base, sec(clock())));
@@ -228,6 +239,8 @@ export async function startZetaOpenaiSimulator(opts: ZetaSimOptions = {}): Promi
       const variant = VARIANTS[index];
       return variant === undefined ? null : variant === 'video' ? makeMp4(task.id) : variantBytes(task, variant);
     },
-    targets: server.targets, traces: server.traces, close: server.close,
+    targets: server.targets,
+    traces: server.traces,
+    close: server.close,
   };
 }

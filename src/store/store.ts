@@ -126,10 +126,7 @@ export interface PerSecondPricing {
 }
 
 /** What a new task needs; it starts `submitting`, version 1 (`newTaskRecord` fills in the rest). */
-export type NewTask = Pick<
-  TaskRecord,
-  'id' | 'tokenId' | 'kind' | 'route' | 'model' | 'upstreamModel' | 'channel' | 'price' | 'createdAt' | 'deadlineAt'
-> & {
+export type NewTask = Pick<TaskRecord, 'id' | 'tokenId' | 'kind' | 'route' | 'model' | 'upstreamModel' | 'channel' | 'price' | 'createdAt' | 'deadlineAt'> & {
   readonly pricing?: PerSecondPricing | null;
   /** The replica that follows the new task, and until when (see `claimTasks`); none: any replica may claim it. */
   readonly lease?: { readonly owner: string; readonly until: number };
@@ -533,9 +530,10 @@ export function alwaysAvailable(ping: () => Promise<void>): StoreAvailability {
     up: true,
     reason: null,
     onChange: () => () => undefined,
-    check: () => ping().then(
-      () => true,
-      () => false,
-    ),
+    check: () =>
+      ping().then(
+        () => true,
+        () => false,
+      ),
   };
 }

@@ -40,7 +40,12 @@ export async function findCutOffTask(
     if (looked.value.lost) continue;
     const update = looked.value;
     if (update.id) return { ok: true, value: { ...update, id: update.id } };
-    return { ok: false, error: new GatewayError('bad_response', 'an adoption lookup answered without the vendor task id'), retryAfterMs: null, vendorTrouble: false };
+    return {
+      ok: false,
+      error: new GatewayError('bad_response', 'an adoption lookup answered without the vendor task id'),
+      retryAfterMs: null,
+      vendorTrouble: false,
+    };
   }
   return { ok: true, value: null };
 }

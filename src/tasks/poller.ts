@@ -273,7 +273,11 @@ export class Poller {
         await Promise.all(joined.map(async (t) => out.set(t.id, await this.#inflight.get(t.id)!)));
         for (let i = 0; i < fresh.length; i += batch.maxIds) {
           if (state.pausedUntil > this.#now() || state.active >= channel.polling.concurrency) break;
-          for (const [id, t] of await this.#lookAtBatch(channel, fresh.slice(i, i + batch.maxIds).map((t) => t.id))) out.set(id, t);
+          for (const [id, t] of await this.#lookAtBatch(
+            channel,
+            fresh.slice(i, i + batch.maxIds).map((t) => t.id),
+          ))
+            out.set(id, t);
         }
       }),
     );
@@ -483,7 +487,13 @@ export class Poller {
     };
     if (interrupted) {
       // A submission is confirmed by status change, not by the update rule: move it here directly.
-      const done = await this.#deps.store.updateTask(task.id, task.version, { status: 'failed', error: update.error, completedAt: now, updatedAt: now, refund: true });
+      const done = await this.#deps.store.updateTask(task.id, task.version, {
+        status: 'failed',
+        error: update.error,
+        completedAt: now,
+        updatedAt: now,
+        refund: true,
+      });
       return done ?? task;
     }
     return applyUpdate(this.#deps.store, task, update, now);
@@ -496,7 +506,10 @@ export class Poller {
    */
   #lookFailed(id: string, channel: string, err: unknown): void {
     if (!this.#channelOf.has(id) || this.#stopped) return;
-    this.#deps.log[isStoreUnavailable(err) ? 'debug' : 'warn']({ task: id, channel, err: (err as Error).message }, 'a look at a task failed; looking again later');
+    this.#deps.log[isStoreUnavailable(err) ? 'debug' : 'warn'](
+      { task: id, channel, err: (err as Error).message },
+      'a look at a task failed; looking again later',
+    );
     this.#due.set(id, this.#nextLook(id, channel));
     this.#arm();
   }
@@ -623,7 +636,12 @@ export class Poller {
             // Rare paths; the single look handles them.
             resolvers.delete(t.id);
             this.#inflight.delete(t.id);
-            rare.push(this.#lookAtOne(t.id, t).then((r) => void results.set(t.id, r), () => undefined));
+            rare.push(
+              this.#lookAtOne(t.id, t).then(
+                (r) => void results.set(t.id, r),
+                () => undefined,
+              ),
+            );
           } else {
             tasks.push(t);
           }
@@ -632,7 +650,13 @@ export class Poller {
         if (tasks.length === 0) return;
         this.stats.batchQueries++;
         for (const t of tasks) this.#lookedAt.set(t.id, now);
-        const outcome = await queryBatch({ ...channel.profile.tasks!, batchQuery: channel.profile.tasks!.batchQuery! }, channel, this.#deps.pools, tasks, this.#deps.clock());
+        const outcome = await queryBatch(
+          { ...channel.profile.tasks!, batchQuery: channel.profile.tasks!.batchQuery! },
+          channel,
+          this.#deps.pools,
+          tasks,
+          this.#deps.clock(),
+        );
         if (!outcome.ok) {
           this.#trouble(channel, outcome, tasks);
           return;
@@ -689,7 +713,10 @@ export class Poller {
     const window = this.#deps.lostAfterMs ?? channel.polling.lostAfterMs;
     const run = this.#noNews.lost(task.id, now, window);
     if (!run.verdict) {
-      this.#deps.log.info({ channel: channel.name, task: task.id, lost_for_ms: run.forMs, lost_after_ms: window }, 'the vendor does not know a task; asking again');
+      this.#deps.log.info(
+        { channel: channel.name, task: task.id, lost_for_ms: run.forMs, lost_after_ms: window },
+        'the vendor does not know a task; asking again',
+      );
       return null;
     }
     return { ...update, lost: false, status: 'failed', error: { code: 'task_lost', message: update.error?.message ?? 'the vendor no longer knows this task' } };

@@ -129,7 +129,13 @@ export async function resolveResults(
   }
   try {
     const second = readTaskUpdate(await mapSuccess(op, res, { ...input, now: now.toISOString() }), task.kind);
-    if (!second) return { ok: false, error: new GatewayError('bad_response', 'the result lookup answer could not be translated'), retryAfterMs: null, vendorTrouble: false };
+    if (!second)
+      return {
+        ok: false,
+        error: new GatewayError('bad_response', 'the result lookup answer could not be translated'),
+        retryAfterMs: null,
+        vendorTrouble: false,
+      };
     const failed = second.status === 'failed';
     return {
       ok: true,
@@ -149,13 +155,27 @@ export async function resolveResults(
 }
 
 /** Asks the vendor about one task through the profile's query operation (and its result lookup); `ids` when a public request waits on it. */
-export async function queryTask(protocol: CompiledTaskProtocol, channel: CompiledChannel, pools: Pools, task: VendorTask, now: Date, ids?: CallerIds): Promise<QueryOutcome<TaskUpdate>> {
+export async function queryTask(
+  protocol: CompiledTaskProtocol,
+  channel: CompiledChannel,
+  pools: Pools,
+  task: VendorTask,
+  now: Date,
+  ids?: CallerIds,
+): Promise<QueryOutcome<TaskUpdate>> {
   const looked = await lookAt(protocol.query, channel, pools, task, now, ids);
   return looked.ok ? resolveResults(protocol, channel, pools, task, looked.value, now, ids) : looked;
 }
 
 /** One look through `op` (a query or an adoption lookup): its update, or the failure sorted. */
-export async function lookAt(op: CompiledOperation, channel: CompiledChannel, pools: Pools, task: VendorTask, now: Date, ids?: CallerIds): Promise<QueryOutcome<TaskUpdate>> {
+export async function lookAt(
+  op: CompiledOperation,
+  channel: CompiledChannel,
+  pools: Pools,
+  task: VendorTask,
+  now: Date,
+  ids?: CallerIds,
+): Promise<QueryOutcome<TaskUpdate>> {
   const input = { task: vendorView(task), model: task.upstreamModel, public_model: task.model };
   const sent = await call(op, channel, pools, input, now, ids);
   if (!sent.ok) return sent;

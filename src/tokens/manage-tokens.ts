@@ -36,6 +36,8 @@ export function groupProblem(groups: ReadonlySet<string>, group: string): string
 /** Why a token was not deleted, in the operator's words. */
 export function deletionProblem(id: string, d: Exclude<TokenDeletion, { outcome: 'deleted' }>): string {
   if (d.outcome === 'unknown') return `no token with id ${id.slice(0, 100)}`;
-  const running = [d.unfinishedTasks > 0 ? `${d.unfinishedTasks} unfinished task(s)` : '', d.holds > 0 ? `${d.holds} request(s) in flight` : ''].filter(Boolean);
+  const running = [d.unfinishedTasks > 0 ? `${d.unfinishedTasks} unfinished task(s)` : '', d.holds > 0 ? `${d.holds} request(s) in flight` : ''].filter(
+    Boolean,
+  );
   return `token ${id} still has ${running.join(' and ')}, whose refund or settlement needs it; disable it now, and delete it once they have ended`;
 }

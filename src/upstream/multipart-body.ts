@@ -21,7 +21,11 @@ export function encodeMultipart(fields: unknown): { body: Buffer; contentType: s
         const type = file[1]!.toLowerCase();
         const bytes = Buffer.from(item.slice(file[0].length), 'base64');
         const filename = `${safe.replace(/\[\]$/, '')}-${++files}.${EXTENSIONS[type] ?? 'bin'}`;
-        chunks.push(Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="${safe}"; filename="${filename}"\r\ncontent-type: ${type}\r\n\r\n`), bytes, CRLF);
+        chunks.push(
+          Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="${safe}"; filename="${filename}"\r\ncontent-type: ${type}\r\n\r\n`),
+          bytes,
+          CRLF,
+        );
       } else {
         const text = typeof item === 'object' ? JSON.stringify(item) : String(item);
         chunks.push(Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="${safe}"\r\n\r\n${text}\r\n`));

@@ -37,7 +37,7 @@ function imageOf(parts: { inlineData?: { mimeType?: string; data?: string } }[])
 
 /** The fields the SDK's GenerateContentResponse type documents for a successful answer. */
 function assertAnswer(res: GenerateContentResponse): void {
-  assert.ok(res instanceof GenerateContentResponse, 'not the SDK\'s GenerateContentResponse');
+  assert.ok(res instanceof GenerateContentResponse, "not the SDK's GenerateContentResponse");
   const c = res.candidates?.[0];
   assert.ok(c?.content?.parts?.length, `no candidate content: ${JSON.stringify(res).slice(0, 300)}`);
   assert.equal(c.content.role, 'model');
@@ -128,7 +128,7 @@ describe('@google/genai straight at the alpha-native simulator', () => {
       assert.equal(res.text, undefined);
     });
 
-    test('a wrong key is the SDK\'s ApiError, status 400, naming API_KEY_INVALID', async () => {
+    test("a wrong key is the SDK's ApiError, status 400, naming API_KEY_INVALID", async () => {
       const wrong = new GoogleGenAI({ apiKey: 'not-the-key', httpOptions: { baseUrl: sim.url } });
       const err = await wrong.models.generateContent({ model: MODEL, contents: 'a cat' }).then(
         () => assert.fail('a wrong key was accepted'),
@@ -178,7 +178,10 @@ describe('@google/genai straight at the alpha-native simulator', () => {
       const size = imageOf(parts);
       assert.equal(size.width * 16, size.height * 9, `${size.width}x${size.height} is not 9:16`);
       // Only the last chunk ends the candidate; it carries the whole usage.
-      assert.deepEqual(chunks.slice(0, -1).map((c) => c.candidates?.[0]?.finishReason), chunks.slice(0, -1).map(() => undefined));
+      assert.deepEqual(
+        chunks.slice(0, -1).map((c) => c.candidates?.[0]?.finishReason),
+        chunks.slice(0, -1).map(() => undefined),
+      );
       const last = chunks.at(-1)!;
       assertAnswer(last);
       assert.equal(last.candidates![0]!.finishReason, FinishReason.STOP);
@@ -192,7 +195,7 @@ describe('@google/genai straight at the alpha-native simulator', () => {
       assert.equal(chunks[0]!.candidates, undefined);
     });
 
-    test('errors come before the stream as the SDK\'s ApiError: a wrong key (400), a quota fault (429)', async () => {
+    test("errors come before the stream as the SDK's ApiError: a wrong key (400), a quota fault (429)", async () => {
       const wrong = new GoogleGenAI({ apiKey: 'not-the-key', httpOptions: { baseUrl: sim.url } });
       const bad = await chunksOf(wrong, params('a cat')).then(
         () => assert.fail('a wrong key was accepted'),

@@ -40,7 +40,7 @@ describe('@google/genai straight at the eta-operations simulator', () => {
   /** Submits with the SDK; a refusal names the simulator's message. */
   async function submit(params: Omit<GenerateVideosParameters, 'model'>): Promise<GenerateVideosOperation> {
     const op = await ai.models.generateVideos({ model: MODEL, ...params });
-    assert.ok(op instanceof GenerateVideosOperation, 'not the SDK\'s GenerateVideosOperation');
+    assert.ok(op instanceof GenerateVideosOperation, "not the SDK's GenerateVideosOperation");
     assert.match(op.name ?? '', new RegExp(`^models/${MODEL}/operations/[0-9a-f]{24}$`));
     return op;
   }
@@ -84,7 +84,9 @@ describe('@google/genai straight at the eta-operations simulator', () => {
   });
 
   test('first frame (image) and last frame (config.lastFrame), as the SDK sends them', async () => {
-    const done = await finish(await submit({ prompt: 'the boat sails off', image: png(1), config: { lastFrame: png(2), durationSeconds: 8, resolution: '1080p' } }));
+    const done = await finish(
+      await submit({ prompt: 'the boat sails off', image: png(1), config: { lastFrame: png(2), durationSeconds: 8, resolution: '1080p' } }),
+    );
     videosOf(done);
   });
 
@@ -92,7 +94,7 @@ describe('@google/genai straight at the eta-operations simulator', () => {
     videosOf(await finish(await submit({ source: { prompt: 'the cat wakes', image: png(4) } })));
   });
 
-  test('reference images with the SDK\'s enum value (ASSET), 16:9 and 8 s', async () => {
+  test("reference images with the SDK's enum value (ASSET), 16:9 and 8 s", async () => {
     const referenceImages = [1, 2, 3].map((s) => ({ image: png(s), referenceType: VideoGenerationReferenceType.ASSET }));
     const done = await finish(await submit({ prompt: 'the cat walks', config: { referenceImages, aspectRatio: '16:9', durationSeconds: 8 } }));
     videosOf(done);
@@ -135,7 +137,7 @@ describe('@google/genai straight at the eta-operations simulator', () => {
     assert.equal(keyless.status, 403, 'the uri needs the key');
   });
 
-  test('a wrong key is the SDK\'s ApiError, status 400, naming API_KEY_INVALID', async () => {
+  test("a wrong key is the SDK's ApiError, status 400, naming API_KEY_INVALID", async () => {
     const wrong = new GoogleGenAI({ apiKey: 'not-the-key', httpOptions: { baseUrl: sim.url } });
     const err = await wrong.models.generateVideos({ model: MODEL, prompt: 'x' }).then(
       () => assert.fail('a wrong key was accepted'),
@@ -146,7 +148,7 @@ describe('@google/genai straight at the eta-operations simulator', () => {
     assert.match(err.message, /API_KEY_INVALID/);
   });
 
-  test('an unknown operation is the SDK\'s ApiError, status 404', async () => {
+  test("an unknown operation is the SDK's ApiError, status 404", async () => {
     const op = Object.assign(new GenerateVideosOperation(), { name: `models/${MODEL}/operations/${'0'.repeat(24)}` });
     const err = await ai.operations.getVideosOperation({ operation: op }).then(
       () => assert.fail('an unknown operation was found'),
@@ -157,10 +159,16 @@ describe('@google/genai straight at the eta-operations simulator', () => {
   });
 
   describe('what the SDK refuses in Gemini API mode, the simulator refuses too', () => {
-    for (const [field, value] of [['seed', 7], ['generateAudio', true]] as const) {
+    for (const [field, value] of [
+      ['seed', 7],
+      ['generateAudio', true],
+    ] as const) {
       test(`config.${field}: the SDK throws before sending; a raw parameters.${field} is a 400 INVALID_ARGUMENT`, async () => {
         const before = sim.stats.submits;
-        await assert.rejects(ai.models.generateVideos({ model: MODEL, prompt: 'x', config: { [field]: value } }), /only supported in .*Vertex|not in Gemini Developer API mode/);
+        await assert.rejects(
+          ai.models.generateVideos({ model: MODEL, prompt: 'x', config: { [field]: value } }),
+          /only supported in .*Vertex|not in Gemini Developer API mode/,
+        );
         assert.equal(sim.stats.submits, before, 'the SDK sent nothing');
         const res = await fetch(`${sim.url}/v1beta/models/${MODEL}:predictLongRunning`, {
           method: 'POST',

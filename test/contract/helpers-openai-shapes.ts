@@ -18,7 +18,11 @@ export function hasKeys(value: unknown, keys: readonly string[], what: string): 
 
 /** `Video`: every field is required (nullable ones are present as null). */
 export function assertVideo(v: OpenAI.Videos.Video): void {
-  hasKeys(v, ['id', 'completed_at', 'created_at', 'error', 'expires_at', 'model', 'object', 'progress', 'prompt', 'remixed_from_video_id', 'seconds', 'size', 'status'], 'Video');
+  hasKeys(
+    v,
+    ['id', 'completed_at', 'created_at', 'error', 'expires_at', 'model', 'object', 'progress', 'prompt', 'remixed_from_video_id', 'seconds', 'size', 'status'],
+    'Video',
+  );
   assert.equal(v.object, 'video');
   assert.equal(typeof v.id, 'string');
   assert.equal(typeof v.created_at, 'number');
@@ -44,7 +48,8 @@ export function assertImages(r: OpenAI.ImagesResponse, n: number): void {
 export function assertUsage(u: OpenAI.ImagesResponse.Usage): void {
   hasKeys(u, ['input_tokens', 'input_tokens_details', 'output_tokens', 'total_tokens'], 'ImagesResponse.Usage');
   hasKeys(u.input_tokens_details, ['image_tokens', 'text_tokens'], 'ImagesResponse.Usage.input_tokens_details');
-  for (const n of [u.input_tokens, u.output_tokens, u.total_tokens, u.input_tokens_details.image_tokens, u.input_tokens_details.text_tokens]) assert.equal(typeof n, 'number');
+  for (const n of [u.input_tokens, u.output_tokens, u.total_tokens, u.input_tokens_details.image_tokens, u.input_tokens_details.text_tokens])
+    assert.equal(typeof n, 'number');
   assert.equal(u.input_tokens, u.input_tokens_details.image_tokens + u.input_tokens_details.text_tokens, 'the details add up to input_tokens');
   assert.equal(u.total_tokens, u.input_tokens + u.output_tokens);
 }

@@ -104,10 +104,19 @@ describe('openai 6.49.0 against the zeta-openai simulator', () => {
     });
 
     test('dall-e-2 style: one image, answered as a URL; a second image is refused as the package documents', async () => {
-      const r = await client.images.edit({ model: 'zeta-draw-2', prompt: 'smaller', image: await png(8, 8, 4, 'a.png'), size: '512x512', response_format: 'url' });
+      const r = await client.images.edit({
+        model: 'zeta-draw-2',
+        prompt: 'smaller',
+        image: await png(8, 8, 4, 'a.png'),
+        size: '512x512',
+        response_format: 'url',
+      });
       assertImages(r, 1);
       assert.equal((await fetch(r.data![0]!.url!)).status, 200);
-      const err = await failsWith(client.images.edit({ model: 'zeta-draw-2', prompt: 'x', image: [await png(8, 8, 5, 'a.png'), await png(8, 8, 6, 'b.png')] }), OpenAI.BadRequestError);
+      const err = await failsWith(
+        client.images.edit({ model: 'zeta-draw-2', prompt: 'x', image: [await png(8, 8, 5, 'a.png'), await png(8, 8, 6, 'b.png')] }),
+        OpenAI.BadRequestError,
+      );
       assert.equal(err.param, 'image');
     });
   });
@@ -116,7 +125,10 @@ describe('openai 6.49.0 against the zeta-openai simulator', () => {
     test('create (text): every field of Video, seconds and size as sent', async () => {
       const v = await client.videos.create({ model: 'zeta-video-2', prompt: 'a paper boat', seconds: '8', size: '1280x720' });
       assertVideo(v);
-      assert.deepEqual([v.model, v.status, v.progress, v.seconds, v.size, v.prompt, v.completed_at, v.error], ['zeta-video-2', 'queued', 0, '8', '1280x720', 'a paper boat', null, null]);
+      assert.deepEqual(
+        [v.model, v.status, v.progress, v.seconds, v.size, v.prompt, v.completed_at, v.error],
+        ['zeta-video-2', 'queued', 0, '8', '1280x720', 'a paper boat', null, null],
+      );
     });
 
     test('create without model: the default model (the package documents sora-2), 4 s, 720x1280', async () => {
@@ -125,7 +137,7 @@ describe('openai 6.49.0 against the zeta-openai simulator', () => {
       assert.deepEqual([v.model, v.seconds, v.size], ['zeta-video-2', '4', '720x1280']);
     });
 
-    test('seconds other than 4, 8 or 12 is refused for every model of the protocol, the package\'s names included', async () => {
+    test("seconds other than 4, 8 or 12 is refused for every model of the protocol, the package's names included", async () => {
       for (const model of ['sora-2', 'zeta-video-2']) {
         const err = await failsWith(client.videos.create({ model, prompt: 'x', seconds: '5' as OpenAI.Videos.VideoSeconds }), OpenAI.BadRequestError);
         assert.deepEqual([err.param, err.code], ['seconds', 'invalid_value'], model);
@@ -137,13 +149,20 @@ describe('openai 6.49.0 against the zeta-openai simulator', () => {
       const upload = await client.videos.create({ model: 'zeta-video-2', prompt: 'from a file', input_reference: await png(16, 9, 7, 'ref.png') });
       assertVideo(upload);
       assert.equal(kept(upload.id).references, 1);
-      const byUrl = await client.videos.create({ model: 'zeta-video-2', prompt: 'from a link', input_reference: { image_url: 'https://img.example/first.png' } });
+      const byUrl = await client.videos.create({
+        model: 'zeta-video-2',
+        prompt: 'from a link',
+        input_reference: { image_url: 'https://img.example/first.png' },
+      });
       assertVideo(byUrl);
       assert.equal(kept(byUrl.id).references, 1, 'input_reference[image_url] was read, not dropped');
       const dataUrl = `data:image/png;base64,${makePng(16, 9, 8).toString('base64')}`;
       const byData = await client.videos.create({ model: 'zeta-video-2', prompt: 'from a data URL', input_reference: { image_url: dataUrl } });
       assert.equal(kept(byData.id).references, 1);
-      const err = await failsWith(client.videos.create({ model: 'zeta-video-2', prompt: 'x', input_reference: await toFile(Buffer.from('plain'), 'a.txt', { type: 'text/plain' }) }), OpenAI.BadRequestError);
+      const err = await failsWith(
+        client.videos.create({ model: 'zeta-video-2', prompt: 'x', input_reference: await toFile(Buffer.from('plain'), 'a.txt', { type: 'text/plain' }) }),
+        OpenAI.BadRequestError,
+      );
       assert.equal(err.param, 'input_reference');
     });
 
@@ -171,13 +190,19 @@ describe('openai 6.49.0 against the zeta-openai simulator', () => {
       const remix = await client.videos.remix(created.id, { prompt: 'the same boat, at night' });
       assertVideo(remix);
       assert.notEqual(remix.id, created.id);
-      assert.deepEqual([remix.remixed_from_video_id, remix.model, remix.seconds, remix.size, remix.status], [created.id, 'zeta-video-2', '8', '1280x720', 'queued']);
+      assert.deepEqual(
+        [remix.remixed_from_video_id, remix.model, remix.seconds, remix.size, remix.status],
+        [created.id, 'zeta-video-2', '8', '1280x720', 'queued'],
+      );
     });
   });
 
-  describe('errors come out as the package\'s classes, with the vendor\'s type, param and code', () => {
+  describe("errors come out as the package's classes, with the vendor's type, param and code", () => {
     test('400 BadRequestError', async () => {
-      const err = await failsWith(client.videos.create({ model: 'zeta-video-2', prompt: 'x', size: '1920x1080' as OpenAI.Videos.VideoSize }), OpenAI.BadRequestError);
+      const err = await failsWith(
+        client.videos.create({ model: 'zeta-video-2', prompt: 'x', size: '1920x1080' as OpenAI.Videos.VideoSize }),
+        OpenAI.BadRequestError,
+      );
       assert.deepEqual([err.status, err.type, err.param, err.code], [400, 'invalid_request_error', 'size', 'invalid_value']);
       assert.match(err.message, /Supported values are/);
     });
@@ -191,7 +216,11 @@ describe('openai 6.49.0 against the zeta-openai simulator', () => {
     });
 
     test('404 NotFoundError: an unknown video, on retrieve, downloadContent and remix', async () => {
-      for (const call of [client.videos.retrieve('video_nope'), client.videos.downloadContent('video_nope'), client.videos.remix('video_nope', { prompt: 'x' })]) {
+      for (const call of [
+        client.videos.retrieve('video_nope'),
+        client.videos.downloadContent('video_nope'),
+        client.videos.remix('video_nope', { prompt: 'x' }),
+      ]) {
         const err = await failsWith(call, OpenAI.NotFoundError);
         assert.deepEqual([err.status, err.code, err.param], [404, 'video_not_found', 'video_id']);
       }
@@ -205,7 +234,10 @@ describe('openai 6.49.0 against the zeta-openai simulator', () => {
 
     test('500 and 503 InternalServerError', async () => {
       for (const status of ['500', '503']) {
-        const err = await failsWith(client.videos.create({ model: 'zeta-video-2', prompt: 'x' }, { headers: { 'x-sim-fault': status } }), OpenAI.InternalServerError);
+        const err = await failsWith(
+          client.videos.create({ model: 'zeta-video-2', prompt: 'x' }, { headers: { 'x-sim-fault': status } }),
+          OpenAI.InternalServerError,
+        );
         assert.deepEqual([err.status, err.type, err.code], [Number(status), 'server_error', 'server_error']);
       }
     });

@@ -55,7 +55,7 @@ const CASES: readonly Case[] = [
     body: JSON.stringify({ req_key: 'gamma_t2i_v45', prompt: 'a red kite', width: 2048, height: 2048 }),
   },
   {
-    name: 'GetResult under a channel base path, the SDK\'s own JSON content type',
+    name: "GetResult under a channel base path, the SDK's own JSON content type",
     method: 'POST',
     path: '/gamma/base/',
     query: { Version: VERSION, Action: RESULT },
@@ -63,7 +63,7 @@ const CASES: readonly Case[] = [
     body: JSON.stringify({ req_key: 'gamma_t2i_v45', task_id: '7392616336519610409', req_json: '{"return_url":true}' }),
   },
   {
-    name: 'GET without a body: no body-hash header, the empty string\'s hash signed; reserved and non-ASCII query text',
+    name: "GET without a body: no body-hash header, the empty string's hash signed; reserved and non-ASCII query text",
     method: 'GET',
     path: '/files/a',
     query: { Action: 'ListThings', Version: VERSION, 'b key': "x y*!'()", é: 'ü ✓', z: '', Limit: '10' },
@@ -97,7 +97,14 @@ const signedHeadersOf = (authorization: string | undefined) => /SignedHeaders=([
 
 /** The headers the official Signer adds to `c` at `nowMs` (names in lower case), content-type included as given. */
 function officialHeaders(c: Case, nowMs: number): Record<string, string> {
-  const req = { method: c.method, region: REGION, pathname: c.path, params: { ...c.query }, headers: c.contentType ? { 'content-type': c.contentType } : {}, body: c.body ?? undefined };
+  const req = {
+    method: c.method,
+    region: REGION,
+    pathname: c.path,
+    params: { ...c.query },
+    headers: c.contentType ? { 'content-type': c.contentType } : {},
+    body: c.body ?? undefined,
+  };
   const signer = new Signer(req, SERVICE);
   signer.addAuthorization({ accessKeyId: AK, secretKey: SK }, new Date(nowMs));
   return lowerKeys(signer.request.headers as Record<string, unknown>);
@@ -105,13 +112,19 @@ function officialHeaders(c: Case, nowMs: number): Record<string, string> {
 
 /** The headers the gateway sends for `c` at `nowMs`, signed by the gamma-volc profile's auth block; `extra` are headers already on the request. */
 function gatewayHeaders(c: Case, nowMs: number, extra: Record<string, string> = {}): Record<string, string> {
-  const req: SignableRequest = { method: c.method, path: c.path, query: { ...c.query }, headers: { ...(c.contentType ? { 'content-type': c.contentType } : {}), ...extra }, body: c.body };
+  const req: SignableRequest = {
+    method: c.method,
+    path: c.path,
+    query: { ...c.query },
+    headers: { ...(c.contentType ? { 'content-type': c.contentType } : {}), ...extra },
+    body: c.body,
+  };
   const secrets: Record<string, string> = { access_key: AK, secret_key: SK };
   signRequest(compileAuth(profileAuth()), req, { secret: (n) => secrets[n] ?? '', cacheKey: {}, nowMs });
   return lowerKeys(req.headers);
 }
 
-describe('the gateway\'s hmac-v4 signer against the official Volcengine Signer', () => {
+describe("the gateway's hmac-v4 signer against the official Volcengine Signer", () => {
   for (const c of CASES) {
     test(c.name, () => {
       for (const at of TIMES) {
@@ -127,7 +140,7 @@ describe('the gateway\'s hmac-v4 signer against the official Volcengine Signer',
     });
   }
 
-  test('the gateway\'s own request id and trace headers are not signed: the signature stays the SDK\'s for the vendor call', () => {
+  test("the gateway's own request id and trace headers are not signed: the signature stays the SDK's for the vendor call", () => {
     // A proxy or tracer may rewrite traceparent on the way; signing it would break the signature there.
     const c = CASES[0]!;
     const official = officialHeaders(c, TIMES[0]!);
@@ -138,7 +151,10 @@ describe('the gateway\'s hmac-v4 signer against the official Volcengine Signer',
 });
 
 /** A call made the way the SDK's Service makes it, but read raw, so the HTTP status shows too (the SDK's fetch returns the body only). */
-async function rawSdkCall(sim: Simulator, opts: { action?: string; body?: object; secretKey?: string; accessKey?: string; at?: Date; headers?: Record<string, string>; unsigned?: boolean }) {
+async function rawSdkCall(
+  sim: Simulator,
+  opts: { action?: string; body?: object; secretKey?: string; accessKey?: string; at?: Date; headers?: Record<string, string>; unsigned?: boolean },
+) {
   const req = {
     method: 'POST',
     region: REGION,
@@ -148,8 +164,13 @@ async function rawSdkCall(sim: Simulator, opts: { action?: string; body?: object
     body: JSON.stringify(opts.body ?? { req_key: 'gamma_t2i_v45', prompt: 'a red kite', width: 1024, height: 1024 }),
   };
   const signer = new Signer(req, SERVICE);
-  if (!opts.unsigned) signer.addAuthorization({ accessKeyId: opts.accessKey ?? sim.secrets.access_key!, secretKey: opts.secretKey ?? sim.secrets.secret_key! }, opts.at);
-  const res = await fetch(`${sim.url}/?${new URLSearchParams(signer.request.params as Record<string, string>)}`, { method: 'POST', headers: signer.request.headers as Record<string, string>, body: req.body });
+  if (!opts.unsigned)
+    signer.addAuthorization({ accessKeyId: opts.accessKey ?? sim.secrets.access_key!, secretKey: opts.secretKey ?? sim.secrets.secret_key! }, opts.at);
+  const res = await fetch(`${sim.url}/?${new URLSearchParams(signer.request.params as Record<string, string>)}`, {
+    method: 'POST',
+    headers: signer.request.headers as Record<string, string>,
+    body: req.body,
+  });
   return { status: res.status, body: (await res.json()) as any };
 }
 
@@ -176,7 +197,7 @@ describe('the official Volcengine client straight at the gamma-volc simulator', 
   });
   after(() => sim.close());
 
-  test('a submission and its GetResult made by the SDK\'s Service are accepted', async () => {
+  test("a submission and its GetResult made by the SDK's Service are accepted", async () => {
     const submit = service().createJSONAPI(SUBMIT, { Version: VERSION });
     const sub = (await submit({ req_key: 'gamma_t2i_v45', prompt: 'a red kite', width: 1024, height: 1024 })) as any;
     assert.equal(sub.code, 10000, JSON.stringify(sub));
@@ -189,7 +210,7 @@ describe('the official Volcengine client straight at the gamma-volc simulator', 
     assert.equal(sim.tasks!.get(sub.data.task_id)!.model, 'gamma_t2i_v45');
   });
 
-  test('a header of the caller\'s own, which the SDK signs (whitespace folded), is accepted', async () => {
+  test("a header of the caller's own, which the SDK signs (whitespace folded), is accepted", async () => {
     const r = await rawSdkCall(sim, { headers: { 'X-Custom-Trace': 'a   b' } });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.code, 10000);

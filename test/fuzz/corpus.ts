@@ -37,7 +37,9 @@ export function goldenSeeds(dir: string): Seed[] {
 /** A concrete path for a route: parameters filled with `fill` (the model where a parameter names one), required query values added. */
 export function pathOf(route: CompiledRoute, fill: string): string {
   const model = [...route.models.exact][0] ?? `${route.models.prefixes[0] ?? ''}fuzz`;
-  const path = route.path.replace(/\{([^{}]+)\}/g, (_, name: string) => encodeURIComponent(route.model?.from === 'path' && route.model.name === name ? model : fill));
+  const path = route.path.replace(/\{([^{}]+)\}/g, (_, name: string) =>
+    encodeURIComponent(route.model?.from === 'path' && route.model.name === name ? model : fill),
+  );
   const q = new URLSearchParams(route.matchQuery);
   if (route.task?.id?.from === 'query') q.set(route.task.id.name, fill);
   const qs = q.toString();

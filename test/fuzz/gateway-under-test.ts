@@ -65,7 +65,12 @@ export async function startUnderTest(env: Record<string, string> = {}): Promise<
     for (const seed of goldenSeeds(join(PROJECT_ROOT, 'test/golden'))) {
       const q = seed.path.indexOf('?');
       try {
-        const { route } = matchRoute(snapshot, seed.method, q === -1 ? seed.path : seed.path.slice(0, q), q === -1 ? null : new URLSearchParams(seed.path.slice(q + 1)));
+        const { route } = matchRoute(
+          snapshot,
+          seed.method,
+          q === -1 ? seed.path : seed.path.slice(0, q),
+          q === -1 ? null : new URLSearchParams(seed.path.slice(q + 1)),
+        );
         seeds.set(route.id, [...(seeds.get(route.id) ?? []), seed]);
       } catch {
         // a golden request for a route of a test-only config

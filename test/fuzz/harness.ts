@@ -62,12 +62,18 @@ const BATCH = 200;
 function describe(r: FuzzRequest): string {
   const head = `${r.method} ${r.target.length > 200 ? `${r.target.slice(0, 200)}…(${r.target.length})` : r.target}`;
   const headers = r.headers.map(([k, v]) => `${k}: ${v.length > 60 ? `${v.slice(0, 60)}…(${v.length})` : v}`).join('; ');
-  const body = r.body === null ? '' : ` body ${JSON.stringify(r.body.subarray(0, 240).toString('latin1'))}${r.body.length > 240 ? `…(${r.body.length} bytes)` : ''}`;
+  const body =
+    r.body === null ? '' : ` body ${JSON.stringify(r.body.subarray(0, 240).toString('latin1'))}${r.body.length > 240 ? `…(${r.body.length} bytes)` : ''}`;
   return `${head} [${headers}]${body}`;
 }
 
 /** Runs the fuzz loop against `gateway`; `progress` hears about every 1,000 requests. */
-export async function runFuzz(targets: Targets, gateway: FuzzedGateway, opts: FuzzOptions, progress: (sent: number) => void = () => undefined): Promise<FuzzReport> {
+export async function runFuzz(
+  targets: Targets,
+  gateway: FuzzedGateway,
+  opts: FuzzOptions,
+  progress: (sent: number) => void = () => undefined,
+): Promise<FuzzReport> {
   const arb = hostileRequestArb(targets);
   const started = performance.now();
   const deadline = started + opts.seconds * 1000;
@@ -96,14 +102,16 @@ export async function runFuzz(targets: Targets, gateway: FuzzedGateway, opts: Fu
     else if (ex.status < 500) stats.refused4xx++;
     else stats.failed5xx++;
     const kind = judge(r, ex);
-    if (kind) findings.push({ kind, category: r.category, request: describe(r), bodyBytes: r.body?.length ?? 0, answer: `${ex.status} ${ex.body.slice(0, 300)}` });
+    if (kind)
+      findings.push({ kind, category: r.category, request: describe(r), bodyBytes: r.body?.length ?? 0, answer: `${ex.status} ${ex.body.slice(0, 300)}` });
   };
 
   /** The process died: every request in flight is a suspect; start it again (once, whoever notices). */
   const crashed = async () => {
     if (!restarting) {
       crashes++;
-      for (const r of inFlight) findings.push({ kind: 'crash', category: r.category, request: describe(r), bodyBytes: r.body?.length ?? 0, answer: 'the process exited' });
+      for (const r of inFlight)
+        findings.push({ kind: 'crash', category: r.category, request: describe(r), bodyBytes: r.body?.length ?? 0, answer: 'the process exited' });
       restarting = gateway.restart().finally(() => (restarting = null));
     }
     await restarting;
@@ -133,7 +141,8 @@ export async function runFuzz(targets: Targets, gateway: FuzzedGateway, opts: Fu
 export function formatReport(r: FuzzReport, examplesPerKind = 5): string {
   const pad = (s: string | number, n: number) => String(s).padEnd(n);
   const lines = [`${pad('category', 16)}${pad('sent', 8)}${pad('2xx', 8)}${pad('4xx', 8)}${pad('5xx', 8)}closed`];
-  for (const [name, s] of r.byCategory) lines.push(`${pad(name, 16)}${pad(s.sent, 8)}${pad(s.ok2xx, 8)}${pad(s.refused4xx, 8)}${pad(s.failed5xx, 8)}${s.closed}`);
+  for (const [name, s] of r.byCategory)
+    lines.push(`${pad(name, 16)}${pad(s.sent, 8)}${pad(s.ok2xx, 8)}${pad(s.refused4xx, 8)}${pad(s.failed5xx, 8)}${s.closed}`);
   lines.push('', `${r.sent} requests in ${r.seconds.toFixed(1)} s (seed ${r.seed}); crashes: ${r.crashes}; findings: ${r.findings.length}`);
   const kinds = new Map<string, Finding[]>();
   for (const f of r.findings) kinds.set(f.kind, [...(kinds.get(f.kind) ?? []), f]);

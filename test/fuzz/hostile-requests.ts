@@ -23,7 +23,18 @@ export interface FuzzRequest {
 }
 
 /** The categories, each with the share of requests it gets. */
-export const CATEGORIES = ['broken-json', 'wrong-types', 'prototype-keys', 'deep-nesting', 'huge-values', 'bad-multipart', 'bad-escapes', 'long-headers', 'long-url', 'odd-methods'] as const;
+export const CATEGORIES = [
+  'broken-json',
+  'wrong-types',
+  'prototype-keys',
+  'deep-nesting',
+  'huge-values',
+  'bad-multipart',
+  'bad-escapes',
+  'long-headers',
+  'long-url',
+  'odd-methods',
+] as const;
 
 /** Where the requests go and as whom. */
 export interface Targets {
@@ -67,27 +78,34 @@ const bodyReq = (category: string, route: CompiledRoute, target: string, key: st
 function brokenJson(t: Targets): fc.Arbitrary<FuzzRequest> {
   const damage = fc.oneof(
     fc.nat().map((n) => (s: string) => s.slice(0, n % (s.length + 1))),
-    fc.tuple(fc.nat(), fc.constantFrom(',', '}', ']', '"', '\\', '\u0000', 'NaN', 'Infinity', '-', '.', 'e', '/*x*/', "'", '\ud800', '\ufeff')).map(([n, ins]) => (s: string) => s.slice(0, n % (s.length + 1)) + ins + s.slice(n % (s.length + 1))),
+    fc.tuple(fc.nat(), fc.constantFrom(',', '}', ']', '"', '\\', '\u0000', 'NaN', 'Infinity', '-', '.', 'e', '/*x*/', "'", '\ud800', '\ufeff')).map(
+      ([n, ins]) =>
+        (s: string) =>
+          s.slice(0, n % (s.length + 1)) + ins + s.slice(n % (s.length + 1)),
+    ),
     fc.constantFrom('{}{}', ' x', ',', '\u0000', ']').map((tail) => (s: string) => s + tail),
     fc.constant((s: string) => '\ufeff' + s),
     fc.constant((s: string) => s.replace(/":/, '":1,"x":')),
   );
-  const invalidUtf8 = fc.tuple(fc.nat(), fc.constantFrom([0xff], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0x80])).map(
-    ([n, bytes]) =>
-      (s: string) => {
-        const b = Buffer.from(s, 'utf8');
-        const at = n % (b.length + 1);
-        return Buffer.concat([b.subarray(0, at), Buffer.from(bytes), b.subarray(at)]);
-      },
-  );
-  return fc.tuple(jsonRequestArb(t), fc.oneof(damage, invalidUtf8)).map(([r, f]) => bodyReq('broken-json', r.route, r.target, t.key, f(JSON.stringify(r.body))));
+  const invalidUtf8 = fc
+    .tuple(fc.nat(), fc.constantFrom([0xff], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0x80]))
+    .map(([n, bytes]) => (s: string) => {
+      const b = Buffer.from(s, 'utf8');
+      const at = n % (b.length + 1);
+      return Buffer.concat([b.subarray(0, at), Buffer.from(bytes), b.subarray(at)]);
+    });
+  return fc
+    .tuple(jsonRequestArb(t), fc.oneof(damage, invalidUtf8))
+    .map(([r, f]) => bodyReq('broken-json', r.route, r.target, t.key, f(JSON.stringify(r.body))));
 }
 
 function wrongTypes(t: Targets): fc.Arbitrary<FuzzRequest> {
   return jsonRequestArb(t)
     .filter((r) => r.path !== null)
     .chain((r) => otherKindArb(kindOf(getAt(r.body, r.path!))).map((v) => ({ r, v })))
-    .chain(({ r, v }) => fc.constantFrom<Json>(v, null).map((value) => bodyReq('wrong-types', r.route, r.target, t.key, JSON.stringify(withAt(r.body, r.path!, value)))));
+    .chain(({ r, v }) =>
+      fc.constantFrom<Json>(v, null).map((value) => bodyReq('wrong-types', r.route, r.target, t.key, JSON.stringify(withAt(r.body, r.path!, value)))),
+    );
 }
 
 function prototypeKeys(t: Targets): fc.Arbitrary<FuzzRequest> {
@@ -134,14 +152,34 @@ function badMultipart(t: Targets): fc.Arbitrary<FuzzRequest> {
       category: 'bad-multipart',
       method: route.method,
       target: pathOf(route, 'x'),
-      headers: [['authorization', `Bearer ${t.key}`], ['content-type', c.contentType]] as [string, string][],
+      headers: [
+        ['authorization', `Bearer ${t.key}`],
+        ['content-type', c.contentType],
+      ] as [string, string][],
       body: c.body,
       mayClose: false,
     })),
   );
 }
 
-const BAD_ESCAPES = ['%', '%G1', '%E0%A4%A', '%00', '%2F', '%2e%2e', '%2E%2E%2F', '%C0%AE', '..', '.', '%FF', '%25', '%u2028', '%0d%0a', '%EF%BF%BF', '%F0%9F%98'];
+const BAD_ESCAPES = [
+  '%',
+  '%G1',
+  '%E0%A4%A',
+  '%00',
+  '%2F',
+  '%2e%2e',
+  '%2E%2E%2F',
+  '%C0%AE',
+  '..',
+  '.',
+  '%FF',
+  '%25',
+  '%u2028',
+  '%0d%0a',
+  '%EF%BF%BF',
+  '%F0%9F%98',
+];
 
 function badEscapes(t: Targets): fc.Arbitrary<FuzzRequest> {
   return fc.tuple(fc.constantFrom(...t.routes), fc.constantFrom(...BAD_ESCAPES), fc.boolean(), fc.nat()).map(([route, bad, inQuery, pick]) => {
@@ -155,21 +193,48 @@ function badEscapes(t: Targets): fc.Arbitrary<FuzzRequest> {
 
 function longHeaders(t: Targets): fc.Arbitrary<FuzzRequest> {
   const headerSets = fc.oneof(
-    fc.integer({ min: 1000, max: 40_000 }).map((n): [string, string][] => [['authorization', `Bearer ${t.key}${'k'.repeat(n)}`], ['content-type', 'application/json']]),
-    fc.integer({ min: 50, max: 400 }).map((n): [string, string][] => [...json(t.key), ...Array.from({ length: n }, (_, i): [string, string] => [`x-h${i}`, 'v'])]),
+    fc.integer({ min: 1000, max: 40_000 }).map((n): [string, string][] => [
+      ['authorization', `Bearer ${t.key}${'k'.repeat(n)}`],
+      ['content-type', 'application/json'],
+    ]),
+    fc
+      .integer({ min: 50, max: 400 })
+      .map((n): [string, string][] => [...json(t.key), ...Array.from({ length: n }, (_, i): [string, string] => [`x-h${i}`, 'v'])]),
     fc.constantFrom<[string, string][]>(
-      [['authorization', 'Bearer '], ['content-type', 'application/json']],
-      [['authorization', `Basic ${t.key}`], ['content-type', 'application/json']],
-      [['authorization', `Bearer ${t.key}`], ['authorization', 'Bearer other'], ['content-type', 'application/json']],
+      [
+        ['authorization', 'Bearer '],
+        ['content-type', 'application/json'],
+      ],
+      [
+        ['authorization', `Basic ${t.key}`],
+        ['content-type', 'application/json'],
+      ],
+      [
+        ['authorization', `Bearer ${t.key}`],
+        ['authorization', 'Bearer other'],
+        ['content-type', 'application/json'],
+      ],
       [...json(t.key), ['content-type', 'text/plain']],
-      [['authorization', `Bearer ${t.key}`], ['content-type', 'application/json; charset=utf-16']],
-      [['authorization', `Bearer ${t.key}`], ['content-type', 'APPLICATION/JSON']],
-      [['authorization', `Bearer ${t.key}`], ['content-type', 'multipart/form-data']],
+      [
+        ['authorization', `Bearer ${t.key}`],
+        ['content-type', 'application/json; charset=utf-16'],
+      ],
+      [
+        ['authorization', `Bearer ${t.key}`],
+        ['content-type', 'APPLICATION/JSON'],
+      ],
+      [
+        ['authorization', `Bearer ${t.key}`],
+        ['content-type', 'multipart/form-data'],
+      ],
       [...json(t.key), ['content-encoding', 'gzip']],
       [...json(t.key), ['content-encoding', 'identity, br']],
       [...json(t.key), ['expect', 'the-unexpected']],
       [...json(t.key), ['x-goog-api-key', t.key.repeat(300)]],
-      [['x-goog-api-key', 'k'.repeat(5000)], ['content-type', 'application/json']],
+      [
+        ['x-goog-api-key', 'k'.repeat(5000)],
+        ['content-type', 'application/json'],
+      ],
     ),
   );
   return fc.tuple(fc.constantFrom(...t.routes), headerSets, fc.nat()).map(([route, headers, pick]) => ({
@@ -201,7 +266,10 @@ function longUrl(t: Targets): fc.Arbitrary<FuzzRequest> {
 }
 
 function oddMethods(t: Targets): fc.Arbitrary<FuzzRequest> {
-  const method = fc.oneof(fc.constantFrom('GET', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'TRACE', 'PROPFIND', 'get', 'Post', 'M-SEARCH', 'PURGE'), fc.stringMatching(/^[A-Z]{1,12}$/));
+  const method = fc.oneof(
+    fc.constantFrom('GET', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'TRACE', 'PROPFIND', 'get', 'Post', 'M-SEARCH', 'PURGE'),
+    fc.stringMatching(/^[A-Z]{1,12}$/),
+  );
   return fc.tuple(fc.constantFrom(...t.routes), method).map(([route, m]) => ({
     category: 'odd-methods',
     method: m,

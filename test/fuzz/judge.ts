@@ -37,7 +37,13 @@ function errorCode(body: unknown): string | null {
   if (keys === 'error') {
     const e = (body as { error: Record<string, unknown> }).error;
     const ok =
-      e !== null && typeof e === 'object' && Object.keys(e).sort().join(',') === 'code,message,param,type' && e.type === 'svc_api_error' && typeof e.message === 'string' && e.message !== '' && typeof e.param === 'string';
+      e !== null &&
+      typeof e === 'object' &&
+      Object.keys(e).sort().join(',') === 'code,message,param,type' &&
+      e.type === 'svc_api_error' &&
+      typeof e.message === 'string' &&
+      e.message !== '' &&
+      typeof e.param === 'string';
     return ok && isErrorCode(e.code) && catalogue[e.code].shape === 'A' ? e.code : null;
   }
   if (keys === 'code,data,message') {

@@ -32,7 +32,15 @@ async function main(): Promise<number> {
   try {
     values = parseArgs({
       args: process.argv.slice(2),
-      options: { quick: { type: 'boolean' }, long: { type: 'boolean' }, requests: { type: 'string' }, seconds: { type: 'string' }, seed: { type: 'string' }, concurrency: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      options: {
+        quick: { type: 'boolean' },
+        long: { type: 'boolean' },
+        requests: { type: 'string' },
+        seconds: { type: 'string' },
+        seed: { type: 'string' },
+        concurrency: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
     }).values;
   } catch (err) {
     process.stderr.write(`${(err as Error).message}\n${USAGE}\n`);

@@ -26,7 +26,11 @@ export function validMultipart(model: string, fileField = 'image'): string {
 
 /** The named broken bodies; `maxBytes` is the route's body limit (for the oversized ones). */
 export function multipartCases(model: string): MultipartCase[] {
-  const c = (name: string, body: string | Buffer, contentType = CT): MultipartCase => ({ name, contentType, body: Buffer.isBuffer(body) ? body : Buffer.from(body, 'latin1') });
+  const c = (name: string, body: string | Buffer, contentType = CT): MultipartCase => ({
+    name,
+    contentType,
+    body: Buffer.isBuffer(body) ? body : Buffer.from(body, 'latin1'),
+  });
   const valid = validMultipart(model);
   return [
     // The body of the issue: it ends inside a file part, without a closing boundary.
@@ -51,18 +55,33 @@ export function multipartCases(model: string): MultipartCase[] {
     c('a nameless file part, cut off', `--${B}\r\ncontent-disposition: form-data; filename="a.png"\r\ncontent-type: image/png\r\n\r\nPNG`),
     c('a nameless file part', `--${B}\r\ncontent-disposition: form-data; filename="a.png"\r\n\r\nPNG${END}`),
     c('a nameless field', `--${B}\r\ncontent-disposition: form-data\r\n\r\nhello${END}`),
-    c('a nameless field in a charset busboy cannot read', `--${B}\r\ncontent-disposition: form-data\r\ncontent-type: text/plain; charset=x-unknown-42\r\n\r\nhi${END}`),
+    c(
+      'a nameless field in a charset busboy cannot read',
+      `--${B}\r\ncontent-disposition: form-data\r\ncontent-type: text/plain; charset=x-unknown-42\r\n\r\nhi${END}`,
+    ),
     c('a part header without a colon', `--${B}\r\nthis is not a header\r\n\r\nhello${END}`),
     c('part headers of 100 kB', `--${B}\r\ncontent-disposition: form-data; name="prompt"\r\nx-pad: ${'p'.repeat(100_000)}\r\n\r\nhello${END}`),
     c('a field name of 10 kB', `${fieldPart('n'.repeat(10_000), 'v')}${END}`),
-    c('prototype field names', `${fieldPart('__proto__', '{"polluted":true}')}\r\n${fieldPart('constructor[prototype]', 'x')}\r\n${fieldPart('metadata[__proto__]', 'x')}\r\n${fieldPart('model', model)}${END}`),
-    c('a field in a charset busboy cannot read', `--${B}\r\ncontent-disposition: form-data; name="prompt"\r\ncontent-type: text/plain; charset=x-unknown-42\r\n\r\nhi${END}`),
+    c(
+      'prototype field names',
+      `${fieldPart('__proto__', '{"polluted":true}')}\r\n${fieldPart('constructor[prototype]', 'x')}\r\n${fieldPart('metadata[__proto__]', 'x')}\r\n${fieldPart('model', model)}${END}`,
+    ),
+    c(
+      'a field in a charset busboy cannot read',
+      `--${B}\r\ncontent-disposition: form-data; name="prompt"\r\ncontent-type: text/plain; charset=x-unknown-42\r\n\r\nhi${END}`,
+    ),
     c('a field of deeply nested JSON', `${fieldPart('model', model)}\r\n${fieldPart('metadata', '{"a":'.repeat(5000) + '1' + '}'.repeat(5000))}${END}`),
     c('a field of broken JSON', `${fieldPart('model', model)}\r\n${fieldPart('metadata', '{"a":')}${END}`),
     c('500 parts', `${Array.from({ length: 500 }, (_, i) => fieldPart(`f${i}`, 'v')).join('\r\n')}${END}`),
     c('50 files', `${Array.from({ length: 50 }, () => filePart('image', 'PNG')).join('\r\n')}${END}`),
-    c('nested multipart/mixed', `--${B}\r\ncontent-disposition: form-data; name="image"\r\ncontent-type: multipart/mixed; boundary=IN\r\n\r\n--IN\r\ncontent-disposition: file; filename="a.png"\r\n\r\nPNG\r\n--IN--${END}`),
-    c('NUL bytes and high bytes', Buffer.concat([Buffer.from(`--${B}\r\ncontent-disposition: form-data; name="prompt"\r\n\r\n`), Buffer.from([0, 0xff, 0xfe, 0, 0x80]), Buffer.from(END)])),
+    c(
+      'nested multipart/mixed',
+      `--${B}\r\ncontent-disposition: form-data; name="image"\r\ncontent-type: multipart/mixed; boundary=IN\r\n\r\n--IN\r\ncontent-disposition: file; filename="a.png"\r\n\r\nPNG\r\n--IN--${END}`,
+    ),
+    c(
+      'NUL bytes and high bytes',
+      Buffer.concat([Buffer.from(`--${B}\r\ncontent-disposition: form-data; name="prompt"\r\n\r\n`), Buffer.from([0, 0xff, 0xfe, 0, 0x80]), Buffer.from(END)]),
+    ),
     c('random bytes', Buffer.from(Array.from({ length: 2048 }, (_, i) => (i * 7919 + 13) % 256))),
     c('JSON sent as multipart', JSON.stringify({ model, prompt: 'x' })),
   ];
@@ -85,7 +104,9 @@ export function brokenMultipartArb(model: string): fc.Arbitrary<MultipartCase> {
     contentType: CT,
     body: Buffer.concat([valid.subarray(0, at), Buffer.from(bytes), valid.subarray(at)]),
   }));
-  const boundary = fc.string({ maxLength: 90 }).map((b) => ({ name: `boundary ${JSON.stringify(b.slice(0, 20))}`, contentType: `multipart/form-data; boundary=${b}`, body: valid }));
+  const boundary = fc
+    .string({ maxLength: 90 })
+    .map((b) => ({ name: `boundary ${JSON.stringify(b.slice(0, 20))}`, contentType: `multipart/form-data; boundary=${b}`, body: valid }));
   const named = fc.constantFrom(...multipartCases(model));
   return fc.oneof(cut, flip, insert, boundary, named);
 }

@@ -68,7 +68,10 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
       env: { ALPHA_BASE_URL: opts.upstreamUrl ?? sim.url, ALPHA_API_KEY: opts.channelKey ?? sim.secrets.key! },
       // Only the alpha channel is wired here; the others are left out (test/helpers/task-harness.ts has them all).
       overrideChannel: opts.timeouts
-        ? (c) => (c.profile === 'alpha-native' ? { base_url: opts.upstreamUrl ?? sim.url, secrets: { key: opts.channelKey ?? sim.secrets.key! }, timeouts: opts.timeouts } : null)
+        ? (c) =>
+            c.profile === 'alpha-native'
+              ? { base_url: opts.upstreamUrl ?? sim.url, secrets: { key: opts.channelKey ?? sim.secrets.key! }, timeouts: opts.timeouts }
+              : null
         : undefined,
     });
     gateway = createGateway({ snapshot: () => snapshot, store, log: silentLogger(), adminKey: opts.adminKey });

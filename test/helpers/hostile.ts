@@ -51,7 +51,9 @@ export class Client {
           });
         },
       );
-      req.setTimeout(call.timeoutMs ?? 10_000, () => req.destroy(new Error(`no answer within ${call.timeoutMs ?? 10_000} ms: ${call.method ?? 'POST'} ${call.path.slice(0, 100)}`)));
+      req.setTimeout(call.timeoutMs ?? 10_000, () =>
+        req.destroy(new Error(`no answer within ${call.timeoutMs ?? 10_000} ms: ${call.method ?? 'POST'} ${call.path.slice(0, 100)}`)),
+      );
       req.on('error', reject);
       req.end(call.body ?? undefined);
     });

@@ -60,7 +60,11 @@ export async function privatePostgres(): Promise<PrivatePostgres> {
       await run(file, argv, dir);
     } catch (err) {
       const e = err as Error & { stdout?: string; stderr?: string };
-      throw new Error(`private PostgreSQL (${dir}, port ${port}): ${what} failed: ${e.message.split('\n')[0]}\n` + `${e.stdout ?? ''}${e.stderr ?? ''}\n--- ${log}, last lines ---\n${await logTail(log)}`, { cause: err });
+      throw new Error(
+        `private PostgreSQL (${dir}, port ${port}): ${what} failed: ${e.message.split('\n')[0]}\n` +
+          `${e.stdout ?? ''}${e.stderr ?? ''}\n--- ${log}, last lines ---\n${await logTail(log)}`,
+        { cause: err },
+      );
     }
   };
 
@@ -170,7 +174,8 @@ function postgresUser(): { uid: number; gid: number } | null {
 export function privatePostgresOrSkip(what: string): boolean {
   if (canRunPrivatePostgres()) return true;
   const why = 'needs PostgreSQL 15 server binaries (/usr/lib/postgresql/15/bin, Debian package postgresql-15) and, as root, runuser and a postgres user';
-  if (process.env.CI === 'true') test(`${what}: a PostgreSQL of the test's own can run`, () => assert.fail(`CI=true: these tests must run in CI, not skip; ${why}`));
+  if (process.env.CI === 'true')
+    test(`${what}: a PostgreSQL of the test's own can run`, () => assert.fail(`CI=true: these tests must run in CI, not skip; ${why}`));
   else test(what, { skip: why }, () => undefined);
   return false;
 }

@@ -26,7 +26,9 @@ function stringArb(s: Record<string, unknown>): fc.Arbitrary<string> {
   return fc.oneof(
     { arbitrary: fc.string({ minLength: min, maxLength: max }), weight: media ? 1 : 3 },
     {
-      arbitrary: fc.constantFrom('https://cdn.example.test/a.png', 'data:image/png;base64,iVBORw0KGgo=', 'a lighthouse at dawn', '16:9', '1280x720', '5').filter(fits),
+      arbitrary: fc
+        .constantFrom('https://cdn.example.test/a.png', 'data:image/png;base64,iVBORw0KGgo=', 'a lighthouse at dawn', '16:9', '1280x720', '5')
+        .filter(fits),
       weight: media ? 6 : 1,
     },
   );
@@ -56,7 +58,12 @@ export function schemaArb(schema: Schema, root: Record<string, unknown> = schema
   if (Array.isArray(s.enum)) return fc.constantFrom(...(s.enum as unknown[]));
   const branches = (Array.isArray(s.oneOf) ? s.oneOf : Array.isArray(s.anyOf) ? s.anyOf : null) as Schema[] | null;
   if (branches) return fc.oneof(...branches.map((b) => schemaArb({ ...without(s, 'oneOf', 'anyOf'), ...(b as object) }, root, depth + 1)));
-  if (Array.isArray(s.allOf)) return schemaArb((s.allOf as Schema[]).reduce<Schema>((a, b) => mergeSchemas(a, b), without(s, 'allOf')), root, depth + 1);
+  if (Array.isArray(s.allOf))
+    return schemaArb(
+      (s.allOf as Schema[]).reduce<Schema>((a, b) => mergeSchemas(a, b), without(s, 'allOf')),
+      root,
+      depth + 1,
+    );
   const type = Array.isArray(s.type) ? (s.type as string[]) : typeof s.type === 'string' ? [s.type] : [s.properties ? 'object' : s.items ? 'array' : 'string'];
   return fc.oneof(...type.map((t) => typed(t, s, root, depth)));
 }
@@ -83,13 +90,20 @@ function typed(type: string, s: Record<string, unknown>, root: Record<string, un
     default: {
       const props = (s.properties ?? {}) as Record<string, Schema>;
       const required = new Set((s.required ?? []) as string[]);
-      if (Object.keys(props).length === 0) return depth > 6 ? fc.constant({}) : fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }), fc.jsonValue({ maxDepth: 1 }), { maxKeys: 3 });
+      if (Object.keys(props).length === 0)
+        return depth > 6 ? fc.constant({}) : fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }), fc.jsonValue({ maxDepth: 1 }), { maxKeys: 3 });
       const record: Record<string, fc.Arbitrary<unknown>> = {};
       for (const [k, v] of Object.entries(props)) record[k] = schemaArb(v, root, depth + 1);
       const whole = fc.record(record, { requiredKeys: [...required].filter((k) => k in props) });
       // At most maxProperties fields (an alpha part is text or inlineData, not both): required ones first.
       const most = typeof s.maxProperties === 'number' ? s.maxProperties : Infinity;
-      return whole.map((o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).sort(([a], [b]) => Number(required.has(b)) - Number(required.has(a))).slice(0, most)));
+      return whole.map((o: Record<string, unknown>) =>
+        Object.fromEntries(
+          Object.entries(o)
+            .sort(([a], [b]) => Number(required.has(b)) - Number(required.has(a)))
+            .slice(0, most),
+        ),
+      );
     }
   }
 }
@@ -105,11 +119,14 @@ export function mergeSchemas(a: Schema, b: Schema): Schema {
   if (a.properties && b.properties) {
     const pa = a.properties as Record<string, Schema>;
     const pb = b.properties as Record<string, Schema>;
-    out.properties = Object.fromEntries([...new Set([...Object.keys(pa), ...Object.keys(pb)])].map((k) => [k, k in pa && k in pb ? mergeSchemas(pa[k]!, pb[k]!) : (pb[k] ?? pa[k])]));
+    out.properties = Object.fromEntries(
+      [...new Set([...Object.keys(pa), ...Object.keys(pb)])].map((k) => [k, k in pa && k in pb ? mergeSchemas(pa[k]!, pb[k]!) : (pb[k] ?? pa[k])]),
+    );
   }
   if (a.items && b.items && typeof a.items === 'object' && typeof b.items === 'object') out.items = mergeSchemas(a.items as Schema, b.items as Schema);
   if (a.$defs && b.$defs) out.$defs = { ...(a.$defs as object), ...(b.$defs as object) };
-  if (Array.isArray(a.required) || Array.isArray(b.required)) out.required = [...new Set([...((a.required as string[]) ?? []), ...((b.required as string[]) ?? [])])];
+  if (Array.isArray(a.required) || Array.isArray(b.required))
+    out.required = [...new Set([...((a.required as string[]) ?? []), ...((b.required as string[]) ?? [])])];
   return out;
 }
 

@@ -68,7 +68,9 @@ export function goldenData(): Map<string, GoldenData> {
   const dir = join(PROJECT_ROOT, 'test/golden');
   for (const profile of readdirSync(dir).sort()) {
     const data: GoldenData = { requests: [], answers: [] };
-    for (const f of readdirSync(join(dir, profile)).filter((x) => x.endsWith('.yaml')).sort()) {
+    for (const f of readdirSync(join(dir, profile))
+      .filter((x) => x.endsWith('.yaml'))
+      .sort()) {
       let request: unknown;
       const visit = (v: unknown, key: string): void => {
         if (v === null || typeof v !== 'object') return;

@@ -73,7 +73,7 @@ export interface TaskHarness {
 export async function startTaskHarness(opts: TaskHarnessOptions = {}): Promise<TaskHarness> {
   const sims: Record<string, Simulator> = {};
   for (const [profile, start] of Object.entries(SIMULATORS)) sims[profile] = await start({ finishMs: opts.finishMs ?? 300 });
-  const store = opts.store ?? await openStore(':memory:');
+  const store = opts.store ?? (await openStore(':memory:'));
   let gateway: Gateway | undefined;
   try {
     const polling = {

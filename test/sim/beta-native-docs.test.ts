@@ -44,10 +44,7 @@ describe('beta-native simulator: reference2video as the vendor documents it', ()
       [{ model: 'betaq2-pro', images: [], prompt: 'x' }, /images must contain 1 to 7 images/],
       [{ model: 'betaq2-pro', images: ['iVBORw0KGgo='], prompt: 'x' }, /images\[0\] must be an http\(s\) URL or data:image/],
       [{ model: 'betaq2-pro', images: [IMG], subjects: [{ id: 'a', images: [IMG] }], prompt: 'x' }, /either subjects or images, not both/],
-      [
-        { model: 'betaq2-pro', subjects: ['a', 'b', 'c'].map((id) => ({ id, images: [IMG, IMG, IMG] })), prompt: 'x' },
-        /at most 7 images over all subjects/,
-      ],
+      [{ model: 'betaq2-pro', subjects: ['a', 'b', 'c'].map((id) => ({ id, images: [IMG, IMG, IMG] })), prompt: 'x' }, /at most 7 images over all subjects/],
     ];
     for (const [body, message] of cases) {
       const r = await submit(body);

@@ -155,7 +155,16 @@ describe('beta-native simulator (fake clock)', () => {
       ['reference2video', ref('x', { subjects: [{ id: 'a', images: [] }] }), /1 to 3/],
       ['reference2video', ref('x', { subjects: [{ id: 'a', images: ['iVBORw0KGgo='] }] }), /data:image/],
       ['reference2video', ref('x', { subjects: [{ id: 'a', images: ['data:image/gif;base64,R0lG'] }] }), /data:image/],
-      ['reference2video', ref('x', { subjects: [{ id: 'a', images: [IMG] }, { id: 'a', images: [IMG] }] }), /duplicated/],
+      [
+        'reference2video',
+        ref('x', {
+          subjects: [
+            { id: 'a', images: [IMG] },
+            { id: 'a', images: [IMG] },
+          ],
+        }),
+        /duplicated/,
+      ],
       ['img2video', { model: 'betaq1', images: [IMG, IMG] }, /exactly 1/],
       ['img2video', { model: 'betaq1' }, /images is required/],
       ['start-end2video', { model: 'betaq1', images: [IMG] }, /exactly 2/],

@@ -27,7 +27,11 @@ function client(sim: Simulator) {
   const answer = async (res: Response): Promise<Answer> => ({ status: res.status, headers: res.headers, body: (await res.json()) as Record<string, any> });
   return {
     async post(path: string, body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
-      const init = { method: 'POST', headers: { ...auth, 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) };
+      const init = {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json', ...headers },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      };
       return answer(await fetch(sim.url + path, init));
     },
     async get(path: string, headers: Record<string, string> = {}): Promise<Answer> {
@@ -55,7 +59,14 @@ describe('delta-ark simulator (fake clock)', () => {
   after(() => sim.close());
 
   test('images: url answer with nominal size, a 1/16 PNG served without auth and by Range', async () => {
-    const r = await c.post(IMAGES, { model: 'delta-img-4-5-251128', prompt: 'a cat', size: '2560x1440', image: [PNG_URI, 'https://e.example/a.png'], watermark: false, seed: 3 });
+    const r = await c.post(IMAGES, {
+      model: 'delta-img-4-5-251128',
+      prompt: 'a cat',
+      size: '2560x1440',
+      image: [PNG_URI, 'https://e.example/a.png'],
+      watermark: false,
+      seed: 3,
+    });
     assert.equal(r.status, 200);
     assert.equal(r.body.model, 'delta-img-4-5-251128');
     assert.equal(r.body.created, Math.floor(now / 1000));
@@ -77,7 +88,14 @@ describe('delta-ark simulator (fake clock)', () => {
   });
 
   test('images: b64_json, presets, sequential auto with max_images', async () => {
-    const r = await c.post(IMAGES, { model: 'delta-img-5-0-260128', prompt: 'x', size: '4K', response_format: 'b64_json', sequential_image_generation: 'auto', sequential_image_generation_options: { max_images: 3 } });
+    const r = await c.post(IMAGES, {
+      model: 'delta-img-5-0-260128',
+      prompt: 'x',
+      size: '4K',
+      response_format: 'b64_json',
+      sequential_image_generation: 'auto',
+      sequential_image_generation_options: { max_images: 3 },
+    });
     assert.equal(r.status, 200);
     assert.equal(r.body.data.length, 3);
     assert.equal(r.body.usage.generated_images, 3);
@@ -104,7 +122,19 @@ describe('delta-ark simulator (fake clock)', () => {
   });
 
   test('video: queued → running → succeeded; video and last frame equal result(), Range, HEAD, 416', async () => {
-    const sub = await c.post(TASKS, video('a fox', { resolution: '1080p', ratio: '9:16', duration: 10, seed: 42, watermark: true, generate_audio: true, return_last_frame: true, callback_url: 'https://cb.example/x' }));
+    const sub = await c.post(
+      TASKS,
+      video('a fox', {
+        resolution: '1080p',
+        ratio: '9:16',
+        duration: 10,
+        seed: 42,
+        watermark: true,
+        generate_audio: true,
+        return_last_frame: true,
+        callback_url: 'https://cb.example/x',
+      }),
+    );
     assert.equal(sub.status, 200);
     const id = sub.body.id as string;
     assert.match(id, /^cgt-[0-9a-f]{24}$/);
@@ -114,7 +144,19 @@ describe('delta-ark simulator (fake clock)', () => {
     assert.equal(q.status, 200);
     assert.deepEqual(
       { ...q.body },
-      { id, model: 'delta-vid-2-0-260128', status: 'queued', error: null, usage: { completion_tokens: 0, total_tokens: 0 }, created_at: now / 1000, updated_at: now / 1000, seed: 42, resolution: '1080p', ratio: '9:16', duration: 10 },
+      {
+        id,
+        model: 'delta-vid-2-0-260128',
+        status: 'queued',
+        error: null,
+        usage: { completion_tokens: 0, total_tokens: 0 },
+        created_at: now / 1000,
+        updated_at: now / 1000,
+        seed: 42,
+        resolution: '1080p',
+        ratio: '9:16',
+        duration: 10,
+      },
     );
     assert.equal(sim.result!(id), null);
     assert.equal((await fetch(`${sim.url}/files/${id}.mp4`)).status, 404);
@@ -237,7 +279,12 @@ describe('delta-ark simulator (fake clock)', () => {
     const aud = await c.post(ASSETS, { type: 'audio', data: 'data:audio/wav;base64,UklGRg==' });
     assert.equal(aud.status, 200);
 
-    const content = [text('x'), image(`asset://${img.body.id}`, 'reference_image'), { type: 'video_url', video_url: { url: `asset://${vid.body.id}` }, role: 'reference_video' }, { type: 'audio_url', audio_url: { url: `asset://${aud.body.id}` } }];
+    const content = [
+      text('x'),
+      image(`asset://${img.body.id}`, 'reference_image'),
+      { type: 'video_url', video_url: { url: `asset://${vid.body.id}` }, role: 'reference_video' },
+      { type: 'audio_url', audio_url: { url: `asset://${aud.body.id}` } },
+    ];
     assert.equal((await c.post(TASKS, { model: 'delta-vid-2-0-260128', content })).status, 200);
     const unknown = await c.post(TASKS, { model: 'delta-vid-2-0-260128', content: [image('asset://asset-00ff', 'reference_image')] });
     assert.equal(unknown.status, 400);
@@ -249,7 +296,14 @@ describe('delta-ark simulator (fake clock)', () => {
     const missing = await c.get(`${ASSETS}/asset-missing`);
     assert.equal(missing.status, 404);
     assert.equal(missing.body.error.code, 'ResourceNotFound');
-    for (const bad of [{ type: 'image' }, { type: 'image', url: 'https://e.example/a', data: PNG_URI }, { type: 'model', url: 'https://e.example/a' }, { type: 'image', url: 'ftp://x' }, { type: 'video', data: PNG_URI }, { type: 'image', data: PNG_URI, name: 7 }]) {
+    for (const bad of [
+      { type: 'image' },
+      { type: 'image', url: 'https://e.example/a', data: PNG_URI },
+      { type: 'model', url: 'https://e.example/a' },
+      { type: 'image', url: 'ftp://x' },
+      { type: 'video', data: PNG_URI },
+      { type: 'image', data: PNG_URI, name: 7 },
+    ]) {
       const r = await c.post(ASSETS, bad);
       assert.equal(r.status, 400, JSON.stringify(bad));
       assert.equal(r.body.error.code, 'InvalidParameter');
@@ -298,7 +352,12 @@ describe('delta-ark simulator (checks, auth, faults, real time)', () => {
       [{ ...ok, seed: 1.5 }, 400, 'InvalidParameter', 'seed'],
       [{ ...ok, sequential_image_generation: 'on' }, 400, 'InvalidParameter', 'sequential_image_generation'],
       [{ ...ok, sequential_image_generation: 'auto', sequential_image_generation_options: { max_images: 16 } }, 400, 'InvalidParameter', 'max_images'],
-      [{ ...ok, image: Array(10).fill(PNG_URI), sequential_image_generation: 'auto', sequential_image_generation_options: { max_images: 6 } }, 400, 'InvalidParameter', 'image'],
+      [
+        { ...ok, image: Array(10).fill(PNG_URI), sequential_image_generation: 'auto', sequential_image_generation_options: { max_images: 6 } },
+        400,
+        'InvalidParameter',
+        'image',
+      ],
       [{ ...ok, stream: true }, 400, 'InvalidParameter', 'stream'],
     ];
     for (const [body, status, code, param] of cases) {
@@ -356,7 +415,11 @@ describe('delta-ark simulator (checks, auth, faults, real time)', () => {
       v(pro, [text('x')], { resolution: '480p', duration: 2 }),
       v(pro, [image(PNG_URI, 'first_frame'), image('https://e.example/b.png', 'last_frame')], { resolution: '1080p', duration: 12 }),
       v(m2, [text('x'), ...Array(4).fill(image(PNG_URI, 'reference_image'))], { duration: 15, ratio: '21:9' }),
-      v('delta-vid-2-0-fast-260128', [text('x'), { type: 'video_url', video_url: { url: 'data:video/mp4;base64,AAAA' } }, { type: 'audio_url', audio_url: { url: 'https://e.example/a.mp3' }, role: 'reference_audio' }]),
+      v('delta-vid-2-0-fast-260128', [
+        text('x'),
+        { type: 'video_url', video_url: { url: 'data:video/mp4;base64,AAAA' } },
+        { type: 'audio_url', audio_url: { url: 'https://e.example/a.mp3' }, role: 'reference_audio' },
+      ]),
     ];
     for (const body of accepted) assert.equal((await c.post(TASKS, body)).status, 200, JSON.stringify(body).slice(0, 200));
   });
@@ -364,7 +427,14 @@ describe('delta-ark simulator (checks, auth, faults, real time)', () => {
   test('a missing or wrong key is refused 401 AuthenticationError on every route; files need no key', async () => {
     const sub = await c.post(TASKS, video('x'));
     for (const authorization of ['Bearer wrong', '', 'k-delta']) {
-      for (const [method, path] of [['POST', IMAGES], ['POST', TASKS], ['GET', `${TASKS}/${sub.body.id}`], ['DELETE', `${TASKS}/${sub.body.id}`], ['POST', ASSETS], ['GET', `${ASSETS}/asset-1`]]) {
+      for (const [method, path] of [
+        ['POST', IMAGES],
+        ['POST', TASKS],
+        ['GET', `${TASKS}/${sub.body.id}`],
+        ['DELETE', `${TASKS}/${sub.body.id}`],
+        ['POST', ASSETS],
+        ['GET', `${ASSETS}/asset-1`],
+      ]) {
         const res = await fetch(sim.url + path!, { method, headers: { authorization }, ...(method === 'POST' ? { body: '{}' } : {}) });
         assert.equal(res.status, 401, `${method} ${path}`);
         const body = (await res.json()) as Record<string, any>;
@@ -409,7 +479,12 @@ describe('delta-ark simulator (checks, auth, faults, real time)', () => {
     const slowBody = await c.post(TASKS, video('x'), { 'x-sim-fault': 'slow-body:20' });
     assert.ok(sim.tasks!.get(slowBody.body.id), 'a slow-body answer names a real task');
     const before = sim.tasks!.size;
-    const hung = fetch(sim.url + TASKS, { method: 'POST', headers: { authorization: 'Bearer k-delta', 'x-sim-fault': 'hang' }, body: JSON.stringify(video('x')), signal: AbortSignal.timeout(50) });
+    const hung = fetch(sim.url + TASKS, {
+      method: 'POST',
+      headers: { authorization: 'Bearer k-delta', 'x-sim-fault': 'hang' },
+      body: JSON.stringify(video('x')),
+      signal: AbortSignal.timeout(50),
+    });
     await assert.rejects(hung);
     assert.equal(sim.tasks!.size, before, 'a hung submit creates no task');
 

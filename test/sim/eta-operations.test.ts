@@ -203,7 +203,10 @@ describe('eta-operations simulator (real time)', () => {
     assert.equal(wrong.body.error.details[0].reason, 'API_KEY_INVALID');
     const pollNone = await answer(await fetch(`${sim.url}/v1beta/models/eta_3_1/operations/x`));
     assert.equal(pollNone.status, 403);
-    const byQuery = await fetch(`${sim.url}/v1beta/models/eta_3_1:predictLongRunning?key=${sim.secrets.key}`, { method: 'POST', body: JSON.stringify(video('x')) });
+    const byQuery = await fetch(`${sim.url}/v1beta/models/eta_3_1:predictLongRunning?key=${sim.secrets.key}`, {
+      method: 'POST',
+      body: JSON.stringify(video('x')),
+    });
     assert.equal(byQuery.status, 200);
   });
 

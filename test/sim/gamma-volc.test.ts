@@ -110,7 +110,10 @@ describe('gamma-volc simulator (fake clock)', () => {
     q = await c.query('gamma_t2i_v40', id, { return_url: true });
     const urls = q.body.data.image_urls as string[];
     assert.equal(q.body.data.binary_data_base64, null);
-    assert.deepEqual(urls, [0, 1, 2].map((i) => `${sim.url}/files/${id}-${i}.png`));
+    assert.deepEqual(
+      urls,
+      [0, 1, 2].map((i) => `${sim.url}/files/${id}-${i}.png`),
+    );
     const whole = await fetch(urls[1]!);
     assert.equal(whole.status, 200);
     assert.equal(whole.headers.get('content-type'), 'image/png');
@@ -205,7 +208,7 @@ describe('gamma-volc simulator (fake clock)', () => {
     }
   });
 
-  test('signature refusals: the real service\'s ResponseMetadata.Error and status, the simulator\'s reason in x-sim-refusal; X-Date more than 15 minutes off', async () => {
+  test("signature refusals: the real service's ResponseMetadata.Error and status, the simulator's reason in x-sim-refusal; X-Date more than 15 minutes off", async () => {
     const c = client(sim, () => now);
     const cases: [CallOptions, number, string, string][] = [
       [{ secretKey: 'wrong' }, 401, 'SignatureDoesNotMatch', 'SignatureDoesNotMatch'],
@@ -254,7 +257,12 @@ describe('gamma-volc simulator (real time)', () => {
 
   test('Action, Version, path and method are checked', async () => {
     const c = client(sim);
-    const queries: Record<string, string>[] = [{ Action: 'CVProcess', Version: '2022-08-31' }, { Action: SUBMIT, Version: '2024-01-01' }, { Action: SUBMIT }, {}];
+    const queries: Record<string, string>[] = [
+      { Action: 'CVProcess', Version: '2022-08-31' },
+      { Action: SUBMIT, Version: '2024-01-01' },
+      { Action: SUBMIT },
+      {},
+    ];
     for (const query of queries) {
       const a = await c.call(SUBMIT, image('x'), { query });
       assert.equal(a.status, 400);
@@ -271,7 +279,11 @@ describe('gamma-volc simulator (real time)', () => {
   test('input refusals at submit: 400 with 50411 / 50412 / 50413, and no task', async () => {
     const c = client(sim);
     const size = sim.tasks!.size;
-    for (const [marker, code] of [['[sim:refuse-input]', 50411], ['[sim:refuse-input=50412]', 50412], ['[sim:refuse-input=50413]', 50413]] as const) {
+    for (const [marker, code] of [
+      ['[sim:refuse-input]', 50411],
+      ['[sim:refuse-input=50412]', 50412],
+      ['[sim:refuse-input=50413]', 50413],
+    ] as const) {
       const a = await c.submit(image(`x ${marker}`));
       assert.equal(a.status, 400);
       assertEnvelope(a, code);

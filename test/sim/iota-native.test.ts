@@ -152,7 +152,10 @@ describe('iota-native simulator (real time)', () => {
     const q = await c.fetchMany([b, 'nope', a, b]);
     assert.equal(q.status, 200);
     assert.equal(q.body.code, 'success');
-    assert.deepEqual(q.body.data.map((t: { task_id: string }) => t.task_id), [b, a]);
+    assert.deepEqual(
+      q.body.data.map((t: { task_id: string }) => t.task_id),
+      [b, a],
+    );
     assert.equal(q.body.data[0].action, 'LYRICS');
     assert.equal(sim.stats.batch_queries, before + 1);
     assert.deepEqual((await c.fetchMany(['nope'])).body.data, []);
@@ -171,7 +174,11 @@ describe('iota-native simulator (real time)', () => {
 
   test('a wrong or missing key is refused with 401 on every path', async () => {
     for (const headers of [{ authorization: 'Bearer wrong' }, {}] as Record<string, string>[]) {
-      for (const [method, path] of [['POST', '/submit/music'], ['GET', '/fetch/x'], ['POST', '/fetch']]) {
+      for (const [method, path] of [
+        ['POST', '/submit/music'],
+        ['GET', '/fetch/x'],
+        ['POST', '/fetch'],
+      ]) {
         const res = await fetch(sim.url + path!, { method, headers, body: method === 'POST' ? JSON.stringify(music('x')) : undefined });
         assert.equal(res.status, 401);
         assert.deepEqual(await res.json(), { code: 'unauthorized', message: 'invalid api key', data: null });

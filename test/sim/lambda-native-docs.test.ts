@@ -13,7 +13,7 @@ import { startLambdaSimulator } from '../../src/sim/lambda-native.js';
 
 const b64url = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
 
-describe('lambda-native simulator: the fields of the vendor\'s documents', () => {
+describe("lambda-native simulator: the fields of the vendor's documents", () => {
   let sim: Simulator;
   const submit = async (kind: string, body: unknown) => {
     const now = Math.floor(Date.now() / 1000);

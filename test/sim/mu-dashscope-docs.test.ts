@@ -41,18 +41,24 @@ describe('mu-dashscope simulator: size and resolution as the vendor documents th
   });
 
   test('image-to-video takes resolution 720P or 1080P; its video ratio follows the tier', async () => {
-    for (const [resolution, ratio] of [['720P', '1280*720'], ['1080P', '1920*1080']]) {
+    for (const [resolution, ratio] of [
+      ['720P', '1280*720'],
+      ['1080P', '1920*1080'],
+    ]) {
       const r = await submit({ model: 'mu2.6-i2v', input: { img_url: 'https://example.com/cat.png' }, parameters: { resolution } });
       assert.equal(r.status, 200, `${resolution}: ${JSON.stringify(r.body)}`);
       assert.equal((await query(r.body.output.task_id)).usage.video_ratio, ratio);
     }
   });
 
-  test('each model refuses the other one\'s field and values outside its list', async () => {
+  test("each model refuses the other one's field and values outside its list", async () => {
     const img = { img_url: 'https://example.com/cat.png' };
     const cases: [unknown, RegExp][] = [
       [{ model: 'mu2.6-i2v', input: img, parameters: { size: '1280*720', resolution: '720P' } }, /parameters\.size is not taken by mu2\.6-i2v/],
-      [{ model: 'mu2.6-t2v', input: { prompt: 'x' }, parameters: { size: '1280*720', resolution: '720P' } }, /parameters\.resolution is not taken by mu2\.6-t2v/],
+      [
+        { model: 'mu2.6-t2v', input: { prompt: 'x' }, parameters: { size: '1280*720', resolution: '720P' } },
+        /parameters\.resolution is not taken by mu2\.6-t2v/,
+      ],
       [{ model: 'mu2.6-i2v', input: img, parameters: { resolution: '480P' } }, /Invalid resolution: 480P/],
       [{ model: 'mu2.6-t2v', input: { prompt: 'x' }, parameters: { size: '1280x720' } }, /Invalid size: 1280x720/],
       [{ model: 'mu2.6-t2v', input: { prompt: 'x' }, parameters: { size: '832*480' } }, /Invalid size: 832\*480/],

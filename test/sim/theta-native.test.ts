@@ -58,7 +58,9 @@ describe('theta-native simulator (fake clock)', () => {
 
   test('a task goes Preparing → Queueing → Processing → Success; retrieve gives a signed URL with the bytes', async () => {
     const c = client(sim);
-    const sub = await c.submit(h3('a cat surfing', { duration: 6, resolution: '768P', first_frame_image: IMG, last_frame_image: DATA_IMG, aigc_watermark: false }));
+    const sub = await c.submit(
+      h3('a cat surfing', { duration: 6, resolution: '768P', first_frame_image: IMG, last_frame_image: DATA_IMG, aigc_watermark: false }),
+    );
     assert.equal(sub.status, 200);
     assert.deepEqual(sub.body.base_resp, OK);
     const id = sub.body.task_id as string;
@@ -122,7 +124,11 @@ describe('theta-native simulator (fake clock)', () => {
     assert.deepEqual(Buffer.from(await (await fetch(fresh)).arrayBuffer()), sim.result!(id));
 
     const u = new URL(fresh);
-    for (const bad of [fresh.replace(/sig=./, (m) => (m.endsWith('0') ? 'sig=1' : 'sig=0')), `${u.origin}${u.pathname}`, fresh.replace(/expires=[0-9]+/, `expires=${Number(u.searchParams.get('expires')) + 60}`)]) {
+    for (const bad of [
+      fresh.replace(/sig=./, (m) => (m.endsWith('0') ? 'sig=1' : 'sig=0')),
+      `${u.origin}${u.pathname}`,
+      fresh.replace(/expires=[0-9]+/, `expires=${Number(u.searchParams.get('expires')) + 60}`),
+    ]) {
       const res = await fetch(bad);
       assert.equal(res.status, 403, bad);
       assert.equal(await res.text(), 'AccessDenied: signature does not match');

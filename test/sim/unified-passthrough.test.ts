@@ -131,7 +131,10 @@ describe('unified-passthrough simulator (fake clock)', () => {
     for (const [body, param] of cases) {
       const r = await c.submit(body);
       assert.equal(r.status, 400, JSON.stringify(body));
-      assert.deepEqual({ type: r.body.error.type, code: r.body.error.code, param: r.body.error.param }, { type: 'svc_api_error', code: 'invalid_request', param });
+      assert.deepEqual(
+        { type: r.body.error.type, code: r.body.error.code, param: r.body.error.param },
+        { type: 'svc_api_error', code: 'invalid_request', param },
+      );
     }
     const broken = await c.submit('{"model":');
     assert.equal(broken.status, 400);

@@ -107,7 +107,10 @@ describe('zeta-openai simulator (fake clock)', () => {
     assert.equal(part.headers.get('content-range'), `bytes 100-199/${expected.length}`);
     assert.deepEqual(Buffer.from(await part.arrayBuffer()), expected.subarray(100, 200));
     assert.equal((await c.content(id, { authorization: 'Bearer nope' })).status, 401, 'the download needs the key');
-    for (const [variant, index, width] of [['thumbnail', 1, 80], ['spritesheet', 2, 320]] as const) {
+    for (const [variant, index, width] of [
+      ['thumbnail', 1, 80],
+      ['spritesheet', 2, 320],
+    ] as const) {
       const r = await fetch(`${sim.url}/v1/videos/${id}/content?variant=${variant}`, { headers: { authorization: `Bearer ${sim.secrets.key}` } });
       assert.equal(r.status, 200, variant);
       assert.equal(r.headers.get('content-type'), 'image/png');
@@ -173,7 +176,11 @@ describe('zeta-openai simulator (fake clock)', () => {
     both.set('prompt', 'x');
     both.append('input_reference', new Blob([Buffer.from('a')], { type: 'image/png' }), 'a.png');
     both.set('input_reference[image_url]', 'https://example.com/a.png');
-    for (const [form, code] of [[text, 'invalid_type'], [two, 'invalid_value'], [both, 'invalid_value']] as const) {
+    for (const [form, code] of [
+      [text, 'invalid_type'],
+      [two, 'invalid_value'],
+      [both, 'invalid_value'],
+    ] as const) {
       const r = await c.post('/v1/videos', form);
       assert.deepEqual([r.status, r.body.error.param, r.body.error.code], [400, 'input_reference', code]);
     }
@@ -260,7 +267,12 @@ describe('zeta-openai simulator (fake clock)', () => {
     assert.equal(typeof b64.body.created, 'number');
     assert.deepEqual([b64.body.background, b64.body.output_format, b64.body.quality, b64.body.size], ['opaque', 'webp', 'high', '1024x1024']);
     const text = Math.ceil('two cats'.length / 4);
-    assert.deepEqual(b64.body.usage, { input_tokens: text, input_tokens_details: { image_tokens: 0, text_tokens: text }, output_tokens: 2 * 1056, total_tokens: text + 2 * 1056 });
+    assert.deepEqual(b64.body.usage, {
+      input_tokens: text,
+      input_tokens_details: { image_tokens: 0, text_tokens: text },
+      output_tokens: 2 * 1056,
+      total_tokens: text + 2 * 1056,
+    });
 
     const inline = await c.post('/v1/images/generations', { model: 'zeta-draw-2', prompt: 'an icon', size: '256x256', response_format: 'b64_json' });
     assert.deepEqual(pngSize(Buffer.from(inline.body.data[0].b64_json as string, 'base64')), { width: 16, height: 16 });
@@ -273,7 +285,10 @@ describe('zeta-openai simulator (fake clock)', () => {
     }
     for (const response_format of ['url', 'b64_json']) {
       const r = await c.post('/v1/images/generations', { model: 'zeta-image-1', prompt: 'x', response_format });
-      assert.deepEqual([r.status, r.body.error.param, r.body.error.code, r.body.error.message], [400, 'response_format', 'unknown_parameter', "Unknown parameter: 'response_format'."]);
+      assert.deepEqual(
+        [r.status, r.body.error.param, r.body.error.code, r.body.error.message],
+        [400, 'response_format', 'unknown_parameter', "Unknown parameter: 'response_format'."],
+      );
     }
     // No model: the dall-e-2 style (256x256 is one of its sizes), a GPT image model when a parameter only those take is given.
     const plain = await c.post('/v1/images/generations', { prompt: 'x', size: '256x256' });
@@ -463,8 +478,18 @@ describe('zeta-openai simulator faults (real clock)', () => {
   });
 
   test('reset, malformed JSON, slow headers and slow body', async () => {
-    await assert.rejects(fetch(`${sim.url}/v1/videos`, { method: 'POST', headers: { authorization: `Bearer ${sim.secrets.key}`, 'x-sim-fault': 'reset' }, body: JSON.stringify(video('x')) }));
-    const bad = await fetch(`${sim.url}/v1/videos`, { method: 'POST', headers: { authorization: `Bearer ${sim.secrets.key}`, 'x-sim-fault': 'malformed-json' }, body: JSON.stringify(video('x')) });
+    await assert.rejects(
+      fetch(`${sim.url}/v1/videos`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${sim.secrets.key}`, 'x-sim-fault': 'reset' },
+        body: JSON.stringify(video('x')),
+      }),
+    );
+    const bad = await fetch(`${sim.url}/v1/videos`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${sim.secrets.key}`, 'x-sim-fault': 'malformed-json' },
+      body: JSON.stringify(video('x')),
+    });
     assert.equal(bad.status, 200);
     await assert.rejects(bad.json());
     const slow = await c.post('/v1/videos', video('x'), { 'x-sim-fault': 'slow-headers:30' });

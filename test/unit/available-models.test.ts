@@ -43,10 +43,22 @@ test('a token lists the models of the channels in its group, and only those the 
   const snapshot = snapshotWithVip();
   // The two channels of the epsilon vendor's variables, and the vip one.
   assert.deepEqual(snapshot.channels.map((c) => c.name).sort(), ['alpha-vip', 'epsilon-image', 'epsilon-video']);
-  assert.ok(snapshot.leftOut.some((c) => c.name === 'alpha-primary'), 'the shipped alpha channel is left out');
-  assert.deepEqual(availableModels(snapshot, { group: 'default', models: null }), ['epsilon-4-2-image', 'epsilon-video-3', 'epsilon-video-3-max', 'epsilon-video-3-pro']);
+  assert.ok(
+    snapshot.leftOut.some((c) => c.name === 'alpha-primary'),
+    'the shipped alpha channel is left out',
+  );
+  assert.deepEqual(availableModels(snapshot, { group: 'default', models: null }), [
+    'epsilon-4-2-image',
+    'epsilon-video-3',
+    'epsilon-video-3-max',
+    'epsilon-video-3-pro',
+  ]);
   assert.deepEqual(availableModels(snapshot, { group: 'vip', models: null }), ['alpha-3-pro-image-preview']);
-  assert.deepEqual(availableModels(snapshot, { group: 'vip', models: ['alpha-3-pro-image-preview', 'epsilon-video-3'] }), ['alpha-3-pro-image-preview'], 'the list narrows, the group still holds');
+  assert.deepEqual(
+    availableModels(snapshot, { group: 'vip', models: ['alpha-3-pro-image-preview', 'epsilon-video-3'] }),
+    ['alpha-3-pro-image-preview'],
+    'the list narrows, the group still holds',
+  );
   assert.deepEqual(availableModels(snapshot, { group: 'default', models: ['epsilon-video-3', 'GV-*'] }), ['epsilon-video-3'], 'a pattern is never a model');
   assert.deepEqual(availableModels(snapshot, { group: 'nobody', models: null }), []);
   // A model of a left-out channel (the pattern channel too) is not one the token may use.

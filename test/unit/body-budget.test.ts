@@ -28,7 +28,10 @@ test('declared bodies are reserved before reading, refused 503 when they do not 
   budget.admit(req({ 'content-length': '60' }), a, 1000);
   budget.admit(req({ 'content-length': '40' }), b, 1000);
   assert.equal(budget.held, 100);
-  assert.equal(codeOf(() => budget.admit(req({ 'content-length': '1' }), res(), 1000)), 'server_busy');
+  assert.equal(
+    codeOf(() => budget.admit(req({ 'content-length': '1' }), res(), 1000)),
+    'server_busy',
+  );
   a.emit('close');
   a.emit('close');
   assert.equal(budget.held, 40, 'given back once');
@@ -39,7 +42,10 @@ test('declared bodies are reserved before reading, refused 503 when they do not 
 
 test('a declared body over the whole budget is 413 (it could never fit); over the route limit it is left to the reader', () => {
   const budget = new BodyBudget(100);
-  assert.equal(codeOf(() => budget.admit(req({ 'content-length': '101' }), res(), 1000)), 'payload_too_large');
+  assert.equal(
+    codeOf(() => budget.admit(req({ 'content-length': '101' }), res(), 1000)),
+    'payload_too_large',
+  );
   // Over the route's own limit: readBody answers 413 without reading; nothing is reserved.
   budget.admit(req({ 'content-length': '5000' }), res(), 1000);
   assert.equal(budget.held, 0);

@@ -76,11 +76,19 @@ const json = async (p: Promise<unknown>) => JSON.parse(JSON.stringify(await p)) 
 test('a reload reuses every unchanged expression and recompiles only the one that changed', async () => {
   const dir = scratchConfig();
   const first = load(dir);
-  assert.equal(missesOf(expressionCache, () => load(dir)), 0, 'an unchanged config compiles no expression again');
+  assert.equal(
+    missesOf(expressionCache, () => load(dir)),
+    0,
+    'an unchanged config compiles no expression again',
+  );
 
   edit(dir, 'channels.yaml', (t) => t.replace('"modelVersion": public_model', '"modelVersion": public_model & "-v2"'));
   let second: Snapshot | undefined;
-  assert.equal(missesOf(expressionCache, () => (second = load(dir))), 1, 'exactly the changed expression is compiled');
+  assert.equal(
+    missesOf(expressionCache, () => (second = load(dir))),
+    1,
+    'exactly the changed expression is compiled',
+  );
   assert.deepEqual(await json(op(second!).response.body.evaluate(RESPONSE_IN)), { candidates: [{ n: 1 }], modelVersion: 'alpha-3-pro-image-preview-v2' });
   // The snapshot still serving in-flight requests keeps its own expression.
   assert.deepEqual(await json(op(first).response.body.evaluate(RESPONSE_IN)), { candidates: [{ n: 1 }], modelVersion: 'alpha-3-pro-image-preview' });
@@ -98,12 +106,21 @@ test('after a reload that moved a line, a reused expression names its new file:l
 
   edit(dir, 'channels.yaml', (t) => `# two lines\n# more\n${t}`);
   let after: Snapshot | undefined;
-  assert.equal(missesOf(expressionCache, () => (after = load(dir))), 0, 'moving lines compiles nothing again');
+  assert.equal(
+    missesOf(expressionCache, () => (after = load(dir))),
+    0,
+    'moving lines compiles nothing again',
+  );
   const mapping = op(after!).response.body;
   assert.match(mapping.where, new RegExp(`channels\\.yaml:${line + 2}$`));
 
   const failure = async (s: Snapshot) => {
-    const err = await op(s).response.body.evaluate(RESPONSE_IN).then(() => null, (e: unknown) => e);
+    const err = await op(s)
+      .response.body.evaluate(RESPONSE_IN)
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
     assert.ok(err instanceof MappingError, 'the mapping fails');
     return err;
   };
@@ -148,7 +165,11 @@ test('an unchanged schema file gives the same validator; a changed one a new val
   });
   edit(dir, 'routes.yaml', (t) => t.replace('maxProperties: 3', 'maxProperties: 1'));
   let third: Snapshot | undefined;
-  assert.equal(missesOf(schemaCache, () => (third = load(dir))), 2, 'the changed schema and the changed limits are compiled');
+  assert.equal(
+    missesOf(schemaCache, () => (third = load(dir))),
+    2,
+    'the changed schema and the changed limits are compiled',
+  );
   assert.notEqual(route(third!), route(first));
   assert.equal(route(third!)(OK_BODY), false, 'the new rule (labels required) applies');
   assert.equal(route(first)(OK_BODY), true, 'the old snapshot keeps the old rule');
@@ -242,15 +263,31 @@ test('the expression cache stays within its bound when far more expressions are 
   assert.ok(expressionCache.stats().entries <= maxEntries, `${expressionCache.stats().entries} entries`);
   assert.ok(expressionCache.stats().size <= COMPILE_CACHE_LIMITS.expressions.maxChars);
   // The most recent ones are kept, the oldest have fallen out.
-  assert.equal(missesOf(expressionCache, () => compileMapping(`{"n": ${maxEntries + 199}, "bound": "test"}`, 'x:1')), 0);
-  assert.equal(missesOf(expressionCache, () => compileMapping('{"n": 0, "bound": "test"}', 'x:1')), 1);
+  assert.equal(
+    missesOf(expressionCache, () => compileMapping(`{"n": ${maxEntries + 199}, "bound": "test"}`, 'x:1')),
+    0,
+  );
+  assert.equal(
+    missesOf(expressionCache, () => compileMapping('{"n": 0, "bound": "test"}', 'x:1')),
+    1,
+  );
 });
 
 test('a config of 1,000 channels fits: its second load compiles nothing', () => {
   const dir = scratchConfig();
-  const channels = Array.from({ length: 1000 }, (_, i) => `  - { name: c${i}, profile: alpha-native, base_url: "http://127.0.0.1:${1024 + i}", secrets: { key: k }, groups: [default], models: [alpha-3-pro-image-preview], weight: ${1 + (i % 5)} }`);
+  const channels = Array.from(
+    { length: 1000 },
+    (_, i) =>
+      `  - { name: c${i}, profile: alpha-native, base_url: "http://127.0.0.1:${1024 + i}", secrets: { key: k }, groups: [default], models: [alpha-3-pro-image-preview], weight: ${1 + (i % 5)} }`,
+  );
   edit(dir, 'channels.yaml', (t) => `${t.split('\nchannels:\n')[0]!}\nchannels:\n${channels.join('\n')}\n`);
   assert.equal(load(dir).channels.length, 1000);
-  assert.equal(missesOf(expressionCache, () => load(dir)), 0);
-  assert.equal(missesOf(schemaCache, () => load(dir)), 0);
+  assert.equal(
+    missesOf(expressionCache, () => load(dir)),
+    0,
+  );
+  assert.equal(
+    missesOf(schemaCache, () => load(dir)),
+    0,
+  );
 });

@@ -5,10 +5,7 @@ import { interpolateEnv } from '../../src/config/env.js';
 import { Secret } from '../../src/config/secret.js';
 
 test('${VAR} and ${VAR:-default} are resolved; unset ones are reported with their path', () => {
-  const { value, missing } = interpolateEnv(
-    { a: '${A}', b: ['x-${B:-dflt}-y'], c: { d: '${NOPE}' }, n: 3 },
-    { A: 'one' },
-  );
+  const { value, missing } = interpolateEnv({ a: '${A}', b: ['x-${B:-dflt}-y'], c: { d: '${NOPE}' }, n: 3 }, { A: 'one' });
   assert.deepEqual(value, { a: 'one', b: ['x-dflt-y'], c: { d: '' }, n: 3 });
   assert.deepEqual(missing, [{ path: ['c', 'd'], name: 'NOPE' }]);
 });

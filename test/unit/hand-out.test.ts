@@ -62,14 +62,34 @@ test('a data: URI whose media type is not one is stored as bytes, never as a hea
 test('the scan links every http(s) URL of the answer, never a data: URI; overlapping places link once', async () => {
   const scanned = await handOut({ mode: 'scan' }, { a: ['http://v.test/1', 'data:image/png;base64,AA=='], b: { c: 'HTTPS://v.test/2' }, d: 7 });
   assert.deepEqual(scanned.out, { a: [link(1), 'data:image/png;base64,AA=='], b: { c: link(2) }, d: 7 });
-  const twice = await handOut({ mode: 'at', places: [['a', '*'], ['a', '0']] }, { a: ['http://v.test/1'] });
+  const twice = await handOut(
+    {
+      mode: 'at',
+      places: [
+        ['a', '*'],
+        ['a', '0'],
+      ],
+    },
+    { a: ['http://v.test/1'] },
+  );
   assert.deepEqual(twice.out, { a: [link(1)] });
   assert.equal(twice.recorded[0]!.length, 1);
 });
 
 test('a named segment goes to its own child only: an index as a pointer writes it, a key the answer lacks, an index past the end', async () => {
   const answer = { data: [{ url: 'http://v.test/0' }, { url: 'http://v.test/1' }], keep: { url: 'http://v.test/k' } };
-  const { out, recorded } = await handOut({ mode: 'at', places: [['data', '1', 'url'], ['data', '01', 'url'], ['data', '9', 'url'], ['nothing', '*']] }, answer);
+  const { out, recorded } = await handOut(
+    {
+      mode: 'at',
+      places: [
+        ['data', '1', 'url'],
+        ['data', '01', 'url'],
+        ['data', '9', 'url'],
+        ['nothing', '*'],
+      ],
+    },
+    answer,
+  );
   assert.deepEqual(out, { data: [{ url: 'http://v.test/0' }, { url: link(1) }], keep: { url: 'http://v.test/k' } });
   assert.equal(recorded[0]!.length, 1);
   const o = out as typeof answer;

@@ -31,7 +31,12 @@ function request(over: Partial<UpstreamRequest> = {}): UpstreamRequest {
 /** What the simulator receives for a signed request, serialised the way src/upstream/dispatch.ts does. */
 function received(req: UpstreamRequest): ReceivedRequest {
   const q = new URLSearchParams(req.query).toString();
-  return { method: req.method, target: q ? `${req.path}?${q}` : req.path, headers: { ...req.headers }, body: typeof req.body === 'string' || req.body === null ? Buffer.from(req.body ?? '', 'utf8') : req.body };
+  return {
+    method: req.method,
+    target: q ? `${req.path}?${q}` : req.path,
+    headers: { ...req.headers },
+    body: typeof req.body === 'string' || req.body === null ? Buffer.from(req.body ?? '', 'utf8') : req.body,
+  };
 }
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
@@ -75,18 +80,26 @@ test('query keys and values are RFC 3986 encoded, sorted by the key as written; 
   // `é` sorts after `b key` as written, though its encoding `%C3%A9` would sort first.
   const canonical = `GET\n/gamma/base/\nAction=%C3%A9&a=1&b%20key=x%20y%2A%21%27%28%29&%C3%A9=z\nx-date:20240102T030405Z\n\nx-date\n${empty}`;
   const key = mac(mac(mac(mac('SKTEST', '20240102'), 'cn-north-1'), 'cv'), 'request');
-  const signature = createHmac('sha256', key).update(`HMAC-SHA256\n20240102T030405Z\n20240102/cn-north-1/cv/request\n${sha(canonical)}`).digest('hex');
+  const signature = createHmac('sha256', key)
+    .update(`HMAC-SHA256\n20240102T030405Z\n20240102/cn-north-1/cv/request\n${sha(canonical)}`)
+    .digest('hex');
   assert.match(req.headers.authorization!, new RegExp(`SignedHeaders=x-date, Signature=${signature}$`));
   assert.deepEqual(verifyGammaSignature(received(req), KEYS, NOW), { ok: true });
 });
 
-test('content-type and the gateway\'s own headers are sent but not signed', () => {
-  const req = request({ headers: { 'content-type': 'application/json', 'x-request-id': 'r-1', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } });
+test("content-type and the gateway's own headers are sent but not signed", () => {
+  const req = request({
+    headers: { 'content-type': 'application/json', 'x-request-id': 'r-1', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' },
+  });
   signHmacV4(req, OPTS);
   assert.match(req.headers.authorization!, /SignedHeaders=x-content-sha256;x-date, /);
   const seen = received(req);
   // Rewritten on the way (a proxy's own content type, a tracer's span): the signature still holds.
-  const rewritten = { ...seen.headers, 'content-type': 'application/json; charset=utf-8', traceparent: '00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01' };
+  const rewritten = {
+    ...seen.headers,
+    'content-type': 'application/json; charset=utf-8',
+    traceparent: '00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01',
+  };
   assert.deepEqual(verifyGammaSignature({ ...seen, headers: rewritten }, KEYS, NOW), { ok: true });
 });
 
@@ -138,14 +151,18 @@ test('the verifier refuses a changed body, query, date, key or scope', () => {
   assert.equal(reason({ ...good, headers: { ...unsigned, authorization: `Bearer ${authorization}` } }), 'InvalidAuthorization');
   const withCustom = authorization!.replace('SignedHeaders=x-content-sha256;x-date', 'SignedHeaders=x-content-sha256;x-custom;x-date');
   assert.equal(reason({ ...good, headers: { ...good.headers, authorization: withCustom } }), 'InvalidAuthorization', 'a signed header is missing');
-  assert.equal(reason({ ...good, headers: { ...good.headers, authorization: withCustom, 'x-custom': 'v' } }), 'SignatureDoesNotMatch', 'a signed header counts');
+  assert.equal(
+    reason({ ...good, headers: { ...good.headers, authorization: withCustom, 'x-custom': 'v' } }),
+    'SignatureDoesNotMatch',
+    'a signed header counts',
+  );
   const unsorted = authorization!.replace('x-content-sha256;x-date', 'x-date;x-content-sha256');
   assert.equal(reason({ ...good, headers: { ...good.headers, authorization: unsorted } }), 'InvalidAuthorization');
   const noDate = authorization!.replace('x-content-sha256;x-date', 'x-content-sha256');
   assert.equal(reason({ ...good, headers: { ...good.headers, authorization: noDate } }), 'InvalidAuthorization', 'x-date must be signed');
 });
 
-test('each refusal is answered with the real service\'s code, number and status (Volcengine\'s public error codes)', () => {
+test("each refusal is answered with the real service's code, number and status (Volcengine's public error codes)", () => {
   const answer = (reason: string) => {
     const r = refusalOf({ ok: false, reason, detail: '', accessKey: 'AKX' });
     return [r.status, r.code, r.codeN ?? null];

@@ -39,11 +39,14 @@ test('a request served after the sweep gave its hold back is charged again: the 
   await late.settle();
   await alive.settle();
   assert.equal((await store.getToken(t.id))?.used, 4, 'charged once in the end');
-  assert.deepEqual((await store.ledger(t.id, null, 10)).map((r) => [r.kind, r.ref, r.amount]), [
-    ['debit', 'late', 4],
-    ['refund', 'late', 4],
-    ['debit', 'late', 4],
-  ]);
+  assert.deepEqual(
+    (await store.ledger(t.id, null, 10)).map((r) => [r.kind, r.ref, r.amount]),
+    [
+      ['debit', 'late', 4],
+      ['refund', 'late', 4],
+      ['debit', 'late', 4],
+    ],
+  );
   const b = (await store.ledgerBalance(t.id))!;
   assert.equal(b.debit - b.refund - b.settle, b.used);
   await store.close();
@@ -61,11 +64,18 @@ test('the sweep gives back expired holds in pages until none is left, and no liv
 
 test('a hold outlives the request: deadline, one backoff, the slowest call of any candidate (an await: its timeout and one more look)', () => {
   const retry: RetryPolicy = { maxAttempts: 3, backoffMs: 100, backoffMaxMs: 2_000, deadlineMs: 60_000, retryAfterS: 1 };
-  const channel = (connectMs: number, headersMs: number, bodyMs: number) => ({ channel: { timeouts: { connectMs, headersMs, bodyMs } } }) as unknown as ChannelChoice;
+  const channel = (connectMs: number, headersMs: number, bodyMs: number) =>
+    ({ channel: { timeouts: { connectMs, headersMs, bodyMs } } }) as unknown as ChannelChoice;
   const plain = { await: null } as unknown as CompiledOperation;
   const awaiting = { await: { timeoutMs: 100_000 } } as unknown as CompiledOperation;
   const a = channel(10_000, 120_000, 60_000);
   const b = channel(1_000, 5_000, 1_000);
-  assert.equal(holdLifetimeMs(retry, [a, b], () => plain), 60_000 + 2_000 + 190_000 + 5_000);
-  assert.equal(holdLifetimeMs(retry, [b], (c) => (c === b ? awaiting : plain)), 60_000 + 2_000 + 7_000 + 100_000 + 7_000 + 5_000);
+  assert.equal(
+    holdLifetimeMs(retry, [a, b], () => plain),
+    60_000 + 2_000 + 190_000 + 5_000,
+  );
+  assert.equal(
+    holdLifetimeMs(retry, [b], (c) => (c === b ? awaiting : plain)),
+    60_000 + 2_000 + 7_000 + 100_000 + 7_000 + 5_000,
+  );
 });

@@ -31,7 +31,12 @@ function counting(bytes: Buffer): ByteSource & { reads: number; bytesRead: numbe
 
 describe('readImageHeader', () => {
   test('PNG: width and height of real PNGs from their IHDR', () => {
-    for (const [w, h] of [[1, 1], [64, 36], [300, 200], [128, 512]] as const) {
+    for (const [w, h] of [
+      [1, 1],
+      [64, 36],
+      [300, 200],
+      [128, 512],
+    ] as const) {
       assert.deepEqual(header(makePng(w, h)), { format: 'png', width: w, height: h });
     }
   });
@@ -111,7 +116,12 @@ describe('readImageHeader', () => {
   });
 
   test('random bytes behind each signature: null or a positive size, never a throw', () => {
-    const signatures = [Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.from([0xff, 0xd8, 0xff]), Buffer.from('RIFF\0\0\0\0WEBP', 'latin1'), Buffer.alloc(0)];
+    const signatures = [
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+      Buffer.from([0xff, 0xd8, 0xff]),
+      Buffer.from('RIFF\0\0\0\0WEBP', 'latin1'),
+      Buffer.alloc(0),
+    ];
     fc.assert(
       fc.property(fc.constantFrom(...signatures), fc.uint8Array({ maxLength: 200 }), (sig, rest) => {
         const got = header(Buffer.concat([sig, rest]));
@@ -140,7 +150,7 @@ describe('inlineImage', () => {
     }
   });
 
-  test('a JPEG\'s long segments are stepped over in the base64 text: what is skipped is never decoded', () => {
+  test("a JPEG's long segments are stepped over in the base64 text: what is skipped is never decoded", () => {
     const exif = jpegSegment(0xe1, Buffer.alloc(60_000, 0x45));
     const jpeg = makeJpeg(1024, 768, { before: [exif] });
     const b64 = jpeg.toString('base64');

@@ -27,7 +27,11 @@ function assertSame(raw: Buffer, threshold: number, label = ''): void {
 }
 
 const anyUnit = fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c));
-const strings = fc.oneof(fc.string({ unit: anyUnit, maxLength: 12 }), fc.base64String({ maxLength: 40 }), fc.string({ unit: fc.constantFrom('"', '\\', 'a', ':', ' '), maxLength: 10 }));
+const strings = fc.oneof(
+  fc.string({ unit: anyUnit, maxLength: 12 }),
+  fc.base64String({ maxLength: 40 }),
+  fc.string({ unit: fc.constantFrom('"', '\\', 'a', ':', ' '), maxLength: 10 }),
+);
 const jsonValue = fc.jsonValue({ maxDepth: 4 }).chain((v) => fc.constant(v));
 const values = fc.oneof(jsonValue, fc.dictionary(strings, fc.oneof(strings, jsonValue, fc.array(strings, { maxLength: 4 })), { maxKeys: 5 }));
 
@@ -41,21 +45,28 @@ test('random JSON, compact or spaced: the same value as JSON.parse', () => {
 });
 
 test('random damage to JSON: the same value or the same SyntaxError as JSON.parse', () => {
-  const damaged = fc.tuple(values, fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 }), fc.boolean()), { minLength: 1, maxLength: 4 })).map(([v, edits]) => {
-    const bytes = [...Buffer.from(JSON.stringify(v), 'utf8')];
-    for (const [at, byte, insert] of edits) {
-      const i = bytes.length === 0 ? 0 : at % bytes.length;
-      if (insert) bytes.splice(i, 0, byte);
-      else bytes.splice(i, 1);
-    }
-    return Buffer.from(bytes);
-  });
-  fc.assert(fc.property(damaged, fc.integer({ min: 0, max: 6 }), (raw, threshold) => assertSame(raw, threshold)), { numRuns: 3000 });
+  const damaged = fc
+    .tuple(values, fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 }), fc.boolean()), { minLength: 1, maxLength: 4 }))
+    .map(([v, edits]) => {
+      const bytes = [...Buffer.from(JSON.stringify(v), 'utf8')];
+      for (const [at, byte, insert] of edits) {
+        const i = bytes.length === 0 ? 0 : at % bytes.length;
+        if (insert) bytes.splice(i, 0, byte);
+        else bytes.splice(i, 1);
+      }
+      return Buffer.from(bytes);
+    });
+  fc.assert(
+    fc.property(damaged, fc.integer({ min: 0, max: 6 }), (raw, threshold) => assertSame(raw, threshold)),
+    { numRuns: 3000 },
+  );
 });
 
 test('a large base64 body parses to the same value', () => {
   const data = Buffer.alloc(200_000, 7).toString('base64');
-  const raw = Buffer.from(JSON.stringify({ contents: [{ parts: [{ text: 'make it «watercolour» 🎨' }, { inlineData: { mimeType: 'image/png', data } }] }], again: data }));
+  const raw = Buffer.from(
+    JSON.stringify({ contents: [{ parts: [{ text: 'make it «watercolour» 🎨' }, { inlineData: { mimeType: 'image/png', data } }] }], again: data }),
+  );
   assertSame(raw, LONG_LITERAL);
   assert.equal((parseJsonBytes(raw) as { again: string }).again, data);
 });
@@ -81,7 +92,15 @@ test('the cases quote pairing must get right', () => {
   };
   for (const [name, text] of Object.entries(cases)) assertSame(Buffer.from(text, 'utf8'), 30, name);
   // Broken UTF-8 next to the quotes of a long literal decodes as it does in the whole text.
-  const broken = Buffer.concat([Buffer.from('["'), Buffer.from([0xc3]), Buffer.from('", "'), Buffer.from(long('x')), Buffer.from('"'), Buffer.from([0xe2, 0x82]), Buffer.from(']')]);
+  const broken = Buffer.concat([
+    Buffer.from('["'),
+    Buffer.from([0xc3]),
+    Buffer.from('", "'),
+    Buffer.from(long('x')),
+    Buffer.from('"'),
+    Buffer.from([0xe2, 0x82]),
+    Buffer.from(']'),
+  ]);
   assertSame(broken, 30, 'broken utf-8 outside');
   const brokenInside = Buffer.concat([Buffer.from('["'), Buffer.from(long('x')), Buffer.from([0xc3]), Buffer.from('"]')]);
   assertSame(brokenInside, 30, 'broken utf-8 inside');

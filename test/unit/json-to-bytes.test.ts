@@ -33,7 +33,17 @@ const wildString = fc.oneof(fc.string({ unit: anyUnit, maxLength: 12 }), fc.stri
 test('random values: the same bytes as JSON.stringify, long strings spliced in or not', () => {
   const value = fc.anything({
     key: wildString,
-    values: [wildString, fc.double(), fc.integer(), fc.boolean(), fc.constant(null), fc.constant(undefined), fc.constant(-0), fc.constant(1e21), fc.constant(() => 1)],
+    values: [
+      wildString,
+      fc.double(),
+      fc.integer(),
+      fc.boolean(),
+      fc.constant(null),
+      fc.constant(undefined),
+      fc.constant(-0),
+      fc.constant(1e21),
+      fc.constant(() => 1),
+    ],
     maxDepth: 4,
     withBoxedValues: true,
     withDate: true,
@@ -44,12 +54,20 @@ test('random values: the same bytes as JSON.stringify, long strings spliced in o
     withSparseArray: true,
     withTypedArray: true,
   });
-  fc.assert(fc.property(value, fc.integer({ min: 0, max: 8 }), (v, threshold) => assertSame(v, threshold)), { numRuns: 2000 });
+  fc.assert(
+    fc.property(value, fc.integer({ min: 0, max: 8 }), (v, threshold) => assertSame(v, threshold)),
+    { numRuns: 2000 },
+  );
 });
 
 test('a large body with a long base64 string comes back as one Buffer equal to JSON.stringify', () => {
   const data = Buffer.alloc(300_000, 7).toString('base64');
-  const body = { contents: [{ role: 'user', parts: [{ text: 'make it a watercolour, «é» 🎨' }, { inlineData: { mimeType: 'image/png', data } }] }], n: -0, big: 1e21, gone: undefined };
+  const body = {
+    contents: [{ role: 'user', parts: [{ text: 'make it a watercolour, «é» 🎨' }, { inlineData: { mimeType: 'image/png', data } }] }],
+    n: -0,
+    big: 1e21,
+    gone: undefined,
+  };
   const out = encodeJson(body);
   assert.ok(Buffer.isBuffer(out), 'spliced into bytes');
   assert.ok(out.equals(Buffer.from(JSON.stringify(body), 'utf8')));

@@ -16,7 +16,11 @@ const text = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 8 }),
   fc.array(fc.constantFrom('a', '\ud83d\ude00', '\ud800', '\udc00', 'é', '\u0000'), { maxLength: 10 }).map((a) => a.join('')),
 );
-const index = fc.oneof(fc.integer({ min: -15, max: 15 }), fc.double({ min: -15, max: 15, noNaN: true }), fc.constantFrom(Infinity, -Infinity, 0, -0, 1e9, -1e9));
+const index = fc.oneof(
+  fc.integer({ min: -15, max: 15 }),
+  fc.double({ min: -15, max: 15, noNaN: true }),
+  fc.constantFrom(Infinity, -Infinity, 0, -0, 1e9, -1e9),
+);
 
 test('the same results as jsonata 2.2.2 for any string, start and length', async () => {
   const withLength = jsonata('$substring(s, a, b)');
@@ -46,10 +50,37 @@ test('$segment encodes a path value, and refuses empty values, dot-segments (als
   assert.equal(segment('a b:c?d#e'), 'a%20b%3Ac%3Fd%23e');
   assert.equal(segment(42), '42');
   assert.equal(segment('abc.def'), 'abc.def', 'a dot inside a segment is fine');
-  for (const bad of ['', '.', '..', '%2e%2e', '%2E%2e', '%252e%252e', '%25252e%25252e', 'a/b', 'a%2Fb', 'a%252Fb', 'a\\b', 'a%5Cb', '\r\n', 'a\u0000', '%0d%0a', '%zz', 'x'.repeat(1025)]) {
-    assert.throws(() => segment(bad), (err: { code?: string }) => err.code === UNSAFE_PATH_VALUE, JSON.stringify(bad.slice(0, 20)));
+  for (const bad of [
+    '',
+    '.',
+    '..',
+    '%2e%2e',
+    '%2E%2e',
+    '%252e%252e',
+    '%25252e%25252e',
+    'a/b',
+    'a%2Fb',
+    'a%252Fb',
+    'a\\b',
+    'a%5Cb',
+    '\r\n',
+    'a\u0000',
+    '%0d%0a',
+    '%zz',
+    'x'.repeat(1025),
+  ]) {
+    assert.throws(
+      () => segment(bad),
+      (err: { code?: string }) => err.code === UNSAFE_PATH_VALUE,
+      JSON.stringify(bad.slice(0, 20)),
+    );
   }
-  for (const bad of [undefined, null, true, {}, [], NaN]) assert.throws(() => segment(bad), (err: { code?: string }) => err.code === UNSAFE_PATH_VALUE, String(bad));
+  for (const bad of [undefined, null, true, {}, [], NaN])
+    assert.throws(
+      () => segment(bad),
+      (err: { code?: string }) => err.code === UNSAFE_PATH_VALUE,
+      String(bad),
+    );
   // As every mapping has it: a refusal is a mapping error with the code, on both the fast path and jsonata.
   for (const expr of ['"/assets/" & $segment(id)', '($x := id; "/assets/" & $substring($segment($x), 0))']) {
     await assert.rejects(compileMapping(expr, 't').evaluate({ id: '..' }), (err: { jsonataCode?: string }) => err.jsonataCode === UNSAFE_PATH_VALUE, expr);
@@ -59,5 +90,6 @@ test('$segment encodes a path value, and refuses empty values, dot-segments (als
 
 test('a vendor path is well formed when every segment after the leading slash is: the root is, empty and dot segments are not', () => {
   for (const ok of ['/', '/v1/videos/abc', '/v1beta/models/m:generateContent', '/api/v3/assets/asset-1?x=..']) assert.equal(pathProblem(ok), null, ok);
-  for (const bad of ['//', '/a//b', '/a/', '/a/../b', '/a/./b', '/a/%2e%2E/b', '/a/x%2Fy', '/a/%0d%0a', '/a/b\nc']) assert.notEqual(pathProblem(bad), null, bad);
+  for (const bad of ['//', '/a//b', '/a/', '/a/../b', '/a/./b', '/a/%2e%2E/b', '/a/x%2Fy', '/a/%0d%0a', '/a/b\nc'])
+    assert.notEqual(pathProblem(bad), null, bad);
 });

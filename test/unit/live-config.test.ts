@@ -35,7 +35,10 @@ function scratchConfig(): string {
 /** The fixture's channels.yaml with its channel list replaced by channels of these names. */
 function channelsYaml(names: readonly string[]): string {
   const head = readFileSync(join(FIXTURE, 'channels.yaml'), 'utf8').split('\nchannels:\n')[0]!;
-  const list = names.map((n) => `  - { name: ${n}, profile: alpha-native, base_url: "http://127.0.0.1:9", secrets: { key: k }, groups: [default], models: [alpha-3-pro-image-preview] }`);
+  const list = names.map(
+    (n) =>
+      `  - { name: ${n}, profile: alpha-native, base_url: "http://127.0.0.1:9", secrets: { key: k }, groups: [default], models: [alpha-3-pro-image-preview] }`,
+  );
   return `${head}\nchannels:\n${list.join('\n')}\n`;
 }
 

@@ -29,7 +29,10 @@ async function failure(expr: string, body: unknown): Promise<GatewayError> {
 test('a value of a type or form the mapping cannot use is the client’s: invalid_request with jsonata’s words', async () => {
   const typed = await failure('{ "head": $substring(body.image, 0, 4) }', { image: true });
   assert.equal(typed.code, 'invalid_request');
-  assert.match(typed.message, /^the request cannot be translated for the vendor: a value of the request has a type or form this model cannot take \(Argument 1 of function "substring"/);
+  assert.match(
+    typed.message,
+    /^the request cannot be translated for the vendor: a value of the request has a type or form this model cannot take \(Argument 1 of function "substring"/,
+  );
   assert.equal((await failure('{ "n": $number(body.seconds) }', { seconds: 'five' })).code, 'invalid_request', 'D3030');
   assert.equal((await failure('{ "n": body.a + 1 }', { a: 'x' })).code, 'invalid_request', 'T2001');
   assert.equal((await failure('{ "n": body.a < body.b }', { a: 'x', b: 1 })).code, 'invalid_request', 'T2009');

@@ -25,20 +25,19 @@ async function failsWith(source: string, code: string): Promise<void> {
 
 // Each runaway stops on a count of its own work (steps, depth, items, characters), so it fails the
 // same way on any machine however busy; none of these asserts a duration.
-test('a loop by tail recursion (no deeper stack) spends its budget of steps', () =>
-  failsWith('($f := function($n){ $f($n + 1) }; $f(0))', STEPS_EXCEEDED));
+test('a loop by tail recursion (no deeper stack) spends its budget of steps', () => failsWith('($f := function($n){ $f($n + 1) }; $f(0))', STEPS_EXCEEDED));
 
 test('a recursion without end goes over the stack depth', () => failsWith('($f := function($n){ 1 + $f($n + 1) }; $f(0))', 'D1011'));
 
-test('an expression nested deeper than the stack limit fails', () => failsWith('['.repeat(MAPPING_LIMITS.stack + 10) + '1' + ']'.repeat(MAPPING_LIMITS.stack + 10), 'D1011'));
+test('an expression nested deeper than the stack limit fails', () =>
+  failsWith('['.repeat(MAPPING_LIMITS.stack + 10) + '1' + ']'.repeat(MAPPING_LIMITS.stack + 10), 'D1011'));
 
 test('a range longer than the sequence limit fails before it is built', () => failsWith('$sum([1..5000000].($ * 2))', 'D2015'));
 
 test('the items of the arrays a node gives count as steps: a few ranges within the sequence limit spend the budget', () =>
   failsWith(onJsonata('$sum([1..3].$sum([1..99999]))'), STEPS_EXCEEDED));
 
-test('a string doubled again and again stops at the budget for strings', () =>
-  failsWith('($f := function($s){ $f($s & $s) }; $f("x"))', STRING_EXCEEDED));
+test('a string doubled again and again stops at the budget for strings', () => failsWith('($f := function($s){ $f($s & $s) }; $f("x"))', STRING_EXCEEDED));
 
 test('the budget is per evaluation: evaluations of one shared expression, in flight together, each get all of it', async () => {
   // Each evaluation alone takes 60% of the budget (a tail-recursive loop, 9 steps a turn): a count
@@ -64,7 +63,10 @@ test('an evaluation kept waiting by a busy event loop still succeeds: no limit c
     busyWait(400);
   });
   setImmediate(() => busyWait(400));
-  assert.deepEqual(await Promise.all(runs), runs.map(() => want));
+  assert.deepEqual(
+    await Promise.all(runs),
+    runs.map(() => want),
+  );
   assert.equal(inFlight, runs.length, 'every evaluation was under way while the loop was blocked');
   assert.equal(m.fast, false, 'jsonata evaluated it');
 });

@@ -79,7 +79,8 @@ describe('the media keyword', () => {
   });
 
   test('what is not base64 is refused as such, with where, also past the first kilobyte', () => {
-    const why = (value: string) => refusal({ max_bytes: '15mb' }, value)?.message.replace(/^video must be an http\(s\) URL, a data:<type>;base64,… URI or bare base64; this /, '');
+    const why = (value: string) =>
+      refusal({ max_bytes: '15mb' }, value)?.message.replace(/^video must be an http\(s\) URL, a data:<type>;base64,… URI or bare base64; this /, '');
     assert.equal(why('QUJD\nREVG'), 'is not base64 (a line break at character 5)');
     assert.equal(why('QUJD\r\nREVG'), 'is not base64 (a line break at character 5)');
     assert.equal(why('QUJD REVG'), 'is not base64 (white space at character 5)');
@@ -118,7 +119,7 @@ describe('the media keyword', () => {
     assert.doesNotThrow(compile({ max_bytes: 15_000_000 }));
   });
 
-  test('the catalogue\'s words for a rule give the exact count beside the binary unit', () => {
+  test("the catalogue's words for a rule give the exact count beside the binary unit", () => {
     assert.equal(describeMediaRule({ max_bytes: '15mb' }), 'at most 15 MB decoded (15,728,640 bytes)');
     assert.equal(describeMediaRule({ max_bytes: '50mb' }), 'at most 50 MB decoded (52,428,800 bytes)');
     assert.equal(describeMediaRule({ max_bytes: 15_000_000 }), 'at most 14.31 MB decoded (15,000,000 bytes)');

@@ -15,9 +15,12 @@ test('openStore: a path and a file: URL open the same embedded store; :memory: i
     await a.createToken({ name: 'one', keyHash: 'h1', group: 'default', models: null, quota: null });
     await a.close();
     const b = await openStore(pathToFileURL(path).href);
-    assert.deepEqual((await b.listTokens()).map((t) => t.name), ['one']);
+    assert.deepEqual(
+      (await b.listTokens()).map((t) => t.name),
+      ['one'],
+    );
     await b.close();
-    assert.deepEqual(await (await openStore(":memory:")).listTokens(), []);
+    assert.deepEqual(await (await openStore(':memory:')).listTokens(), []);
     await assert.rejects(openStore('mysql://127.0.0.1/test'), /"mysql:" is not supported/);
   } finally {
     rmSync(dir, { recursive: true, force: true });

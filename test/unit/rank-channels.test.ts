@@ -13,7 +13,18 @@ import { restrictChannels } from '../../src/config/lookups.js';
 import type { CompiledChannel, Snapshot } from '../../src/config/snapshot.js';
 import type { TokenRecord } from '../../src/store/store.js';
 
-const token = (p: Partial<TokenRecord> = {}): TokenRecord => ({ id: 't', name: 't', keyHash: 'h', group: 'default', models: null, quota: null, used: 0, disabled: false, createdAt: 0, ...p });
+const token = (p: Partial<TokenRecord> = {}): TokenRecord => ({
+  id: 't',
+  name: 't',
+  keyHash: 'h',
+  group: 'default',
+  models: null,
+  quota: null,
+  used: 0,
+  disabled: false,
+  createdAt: 0,
+  ...p,
+});
 
 /** The shipped config with the alpha channel copied under other names, priorities and weights. */
 function withAlphaCopies(copies: { name: string; priority: number; weight: number; upstream?: string }[]): Snapshot {
@@ -39,7 +50,10 @@ describe('rankChannels', () => {
       { name: 'mid', priority: 5, weight: 1 },
     ]);
     const ranked = rankChannels(s, route(), 'alpha-3-pro-image-preview', token(), () => 0.5);
-    assert.deepEqual(ranked.map((c) => c.channel.name), ['high', 'mid', 'low']);
+    assert.deepEqual(
+      ranked.map((c) => c.channel.name),
+      ['high', 'mid', 'low'],
+    );
     assert.equal(ranked[0]!.upstreamModel, 'vendor-name');
     assert.equal(ranked[1]!.upstreamModel, 'alpha-3-pro-image-preview');
   });
@@ -50,8 +64,14 @@ describe('rankChannels', () => {
       { name: 'b', priority: 0, weight: 3 },
     ]);
     // Weights 1 and 3: a draw under 0.25 picks a, the rest b.
-    assert.deepEqual(rankChannels(s, route(), 'alpha-3-pro-image-preview', token(), () => 0.1).map((c) => c.channel.name), ['a', 'b']);
-    assert.deepEqual(rankChannels(s, route(), 'alpha-3-pro-image-preview', token(), () => 0.3).map((c) => c.channel.name), ['b', 'a']);
+    assert.deepEqual(
+      rankChannels(s, route(), 'alpha-3-pro-image-preview', token(), () => 0.1).map((c) => c.channel.name),
+      ['a', 'b'],
+    );
+    assert.deepEqual(
+      rankChannels(s, route(), 'alpha-3-pro-image-preview', token(), () => 0.3).map((c) => c.channel.name),
+      ['b', 'a'],
+    );
   });
 
   it('likeliestOrder draws nothing: tiers first, the heaviest first inside one, declaration order between equals', () => {
@@ -62,20 +82,33 @@ describe('rankChannels', () => {
       { name: 'top', priority: 5, weight: 1 },
     ]);
     for (let i = 0; i < 3; i++) {
-      assert.deepEqual(likeliestOrder(s, route(), 'alpha-3-pro-image-preview', token()).map((c) => c.channel.name), ['top', 'heavy', 'light', 'light-too']);
+      assert.deepEqual(
+        likeliestOrder(s, route(), 'alpha-3-pro-image-preview', token()).map((c) => c.channel.name),
+        ['top', 'heavy', 'light', 'light-too'],
+      );
     }
-    assert.throws(() => likeliestOrder(s, route(), 'alpha-3-pro-image-preview', token({ group: 'nobody' })), (e: GatewayError) => e.code === 'model_not_allowed');
+    assert.throws(
+      () => likeliestOrder(s, route(), 'alpha-3-pro-image-preview', token({ group: 'nobody' })),
+      (e: GatewayError) => e.code === 'model_not_allowed',
+    );
   });
 
   it("refuses a model outside the token's list, or a group no channel serves", () => {
     const s = withAlphaCopies([{ name: 'a', priority: 0, weight: 1 }]);
-    assert.throws(() => rankChannels(s, route(), 'alpha-3-pro-image-preview', token({ models: ['other'] })), (e: GatewayError) => e.code === 'model_not_allowed');
-    assert.throws(() => rankChannels(s, route(), 'alpha-3-pro-image-preview', token({ group: 'nobody' })), (e: GatewayError) => e.code === 'model_not_allowed');
+    assert.throws(
+      () => rankChannels(s, route(), 'alpha-3-pro-image-preview', token({ models: ['other'] })),
+      (e: GatewayError) => e.code === 'model_not_allowed',
+    );
+    assert.throws(
+      () => rankChannels(s, route(), 'alpha-3-pro-image-preview', token({ group: 'nobody' })),
+      (e: GatewayError) => e.code === 'model_not_allowed',
+    );
   });
 });
 
 describe('the retry rule', () => {
-  const err = (code: 'bad_response' | 'too_many_requests' | 'invalid_request' | 'upstream_timeout', upstream?: GatewayError['details']['upstream']) => new GatewayError(code, 'x', { upstream });
+  const err = (code: 'bad_response' | 'too_many_requests' | 'invalid_request' | 'upstream_timeout', upstream?: GatewayError['details']['upstream']) =>
+    new GatewayError(code, 'x', { upstream });
   const cases: [string, GatewayError | Error, Outcome, boolean, boolean][] = [
     ['connection refused', err('bad_response', { phase: 'unsent' }), 'unsent', true, true],
     ['a 429', err('too_many_requests', { phase: 'answered', status: 429 }), 'rate_limited', true, true],
@@ -111,12 +144,18 @@ describe('withFallback', () => {
     const ctx = { snapshot, token: token(), log: silentLogger(), requestId: 'r' } as unknown as RequestContext;
     const tried: string[] = [];
     const candidates = rankChannels(snapshot, route, 'alpha-3-pro-image-preview', token(), () => 0);
-    const out = await withFallback(ctx, candidates, { routing, metrics }, () => false, async (c) => {
-      tried.push(c.channel.name);
-      const e = fail(c.channel.name);
-      if (e) throw e;
-      return c.channel.name;
-    }).catch((e: GatewayError) => e);
+    const out = await withFallback(
+      ctx,
+      candidates,
+      { routing, metrics },
+      () => false,
+      async (c) => {
+        tried.push(c.channel.name);
+        const e = fail(c.channel.name);
+        if (e) throw e;
+        return c.channel.name;
+      },
+    ).catch((e: GatewayError) => e);
     return { tried, out };
   };
   const refused = () => new GatewayError('bad_response', 'x', { upstream: { phase: 'answered', status: 500 } });

@@ -78,5 +78,8 @@ test('the budget sees every byte as it arrives, and its refusal stops the read; 
   const body = bytes(160 * KB, 6);
   assert.equal(await codeOf(readBody(fakeRequest({ 'content-length': String(body.length) }, split(body, 32 * KB)), 1024 * KB, admission)), 'server_busy');
   assert.deepEqual(seen, [32 * KB, 64 * KB, 96 * KB, 128 * KB]);
-  assert.equal(await codeOf(readBody(fakeRequest({ 'content-length': String(body.length) }, split(body, 32 * KB).slice(0, 2), 'aborted'), 1024 * KB)), 'invalid_request');
+  assert.equal(
+    await codeOf(readBody(fakeRequest({ 'content-length': String(body.length) }, split(body, 32 * KB).slice(0, 2), 'aborted'), 1024 * KB)),
+    'invalid_request',
+  );
 });

@@ -8,7 +8,7 @@ const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PARENT = '00f067aa0ba902b7';
 
 describe('request ids and trace context', () => {
-  test("a safe client id is kept, with a reference of our own; ours is its own reference", () => {
+  test('a safe client id is kept, with a reference of our own; ours is its own reference', () => {
     const kept = requestIds({ 'x-request-id': 'abc-123' });
     assert.equal(kept.requestId, 'abc-123');
     assert.notEqual(kept.ref, 'abc-123');

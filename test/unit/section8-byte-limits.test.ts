@@ -50,7 +50,11 @@ describe('section 8 byte sizes count decoded bytes', () => {
     for (const field of ['video', 'video_url', 'input_video']) {
       assert.equal(verdict(limit, { model: 'omni-fast-v2v', [field]: `data:video/mp4;base64,${zeros(15 * MiB)}` }), null, `${field}: 15 MiB as a data URI`);
       assert.equal(verdict(limit, { model: 'omni-fast-v2v', [field]: zeros(15 * MiB) }), null, `${field}: 15 MiB bare`);
-      assert.deepEqual(verdict(limit, { model: 'omni-fast-v2v', [field]: `data:video/mp4;base64,${zeros(15 * MiB + 1)}` }), { param: field, keyword: 'media', rule: 'max_bytes' });
+      assert.deepEqual(verdict(limit, { model: 'omni-fast-v2v', [field]: `data:video/mp4;base64,${zeros(15 * MiB + 1)}` }), {
+        param: field,
+        keyword: 'media',
+        rule: 'max_bytes',
+      });
       // Issue 26's value: 15 MiB + 60 bytes as bare base64, which the old bound of 20,971,600 characters let through.
       assert.deepEqual(verdict(limit, { model: 'omni-fast-v2v', [field]: zeros(15 * MiB + 60) }), { param: field, keyword: 'media', rule: 'max_bytes' });
       assert.equal(verdict(limit, { model: 'omni-fast-v2v', [field]: 'https://vid.example/clip.mp4' }), null, `${field}: a URL is not read`);
@@ -61,15 +65,23 @@ describe('section 8 byte sizes count decoded bytes', () => {
     const limits = family('omni-fast').limits!;
     for (const field of ['first_image_url', 'last_image_url']) {
       assert.equal(verdict(limits, { model: 'omni-fast', [field]: `data:image/png;base64,${pngOfSize(50 * MiB)}` }), null, `${field}: 50 MiB`);
-      assert.deepEqual(verdict(limits, { model: 'omni-fast', [field]: `data:image/png;base64,${pngOfSize(50 * MiB + 1)}` }), { param: field, keyword: 'media', rule: 'max_bytes' });
+      assert.deepEqual(verdict(limits, { model: 'omni-fast', [field]: `data:image/png;base64,${pngOfSize(50 * MiB + 1)}` }), {
+        param: field,
+        keyword: 'media',
+        rule: 'max_bytes',
+      });
     }
   });
 
-  test('beta-prefixed: the image keyword\'s 50mb is 50 MiB decoded, exactly (image file size)', () => {
+  test("beta-prefixed: the image keyword's 50mb is 50 MiB decoded, exactly (image file size)", () => {
     const limits = family('beta-q3-pro').limits!;
     assert.equal(verdict(limits, { model: 'beta-q3-pro', image: `data:image/png;base64,${pngOfSize(50 * MiB)}` }), null, '50 MiB as a data URI');
     assert.equal(verdict(limits, { model: 'beta-q3-pro', images: [pngOfSize(50 * MiB)] }), null, '50 MiB bare');
-    assert.deepEqual(verdict(limits, { model: 'beta-q3-pro', image: `data:image/png;base64,${pngOfSize(50 * MiB + 1)}` }), { param: 'image', keyword: 'image', rule: 'max_bytes' });
+    assert.deepEqual(verdict(limits, { model: 'beta-q3-pro', image: `data:image/png;base64,${pngOfSize(50 * MiB + 1)}` }), {
+      param: 'image',
+      keyword: 'image',
+      rule: 'max_bytes',
+    });
     assert.deepEqual(verdict(limits, { model: 'beta-q3-pro', images: [pngOfSize(50 * MiB + 2)] }), { param: 'images[0]', keyword: 'image', rule: 'max_bytes' });
   });
 

@@ -36,7 +36,10 @@ test('every scheme of the schema compiles and signs; its templates name the secr
       (r) => {
         assert.equal(r.headers['x-when'], '20260102T030405Z');
         assert.match(r.headers['x-body-hash']!, /^[0-9a-f]{64}$/);
-        assert.match(r.headers.authorization!, /^HMAC-SHA256 Credential=AK\/20260102\/r\/s\/request, SignedHeaders=x-body-hash;x-when, Signature=[0-9a-f]{64}$/);
+        assert.match(
+          r.headers.authorization!,
+          /^HMAC-SHA256 Credential=AK\/20260102\/r\/s\/request, SignedHeaders=x-body-hash;x-when, Signature=[0-9a-f]{64}$/,
+        );
       },
     ],
     [{ type: 'none' }, [], (r) => assert.deepEqual(r.headers, { 'content-type': 'application/json' })],

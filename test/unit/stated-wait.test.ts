@@ -61,7 +61,11 @@ test("an error mapping's retry_after becomes the error's wait, from the body or 
 test("the mapping's wait wins over the Retry-After header, which stands when the mapping states none it can use", async () => {
   const both = await mapFailure(op('{ "code": "too_many_requests", "retry_after": body.wait }'), answer(429, { wait: 20 }, { 'retry-after': '7' }), ctx);
   assert.equal(both.details.retryAfter, 20);
-  const nonsense = await mapFailure(op('{ "code": "too_many_requests", "retry_after": body.wait }'), answer(429, { wait: 'soon' }, { 'retry-after': '7' }), ctx);
+  const nonsense = await mapFailure(
+    op('{ "code": "too_many_requests", "retry_after": body.wait }'),
+    answer(429, { wait: 'soon' }, { 'retry-after': '7' }),
+    ctx,
+  );
   assert.equal(nonsense.details.retryAfter, 7);
   const none = await mapFailure(op('{ "code": "too_many_requests", "retry_after": body.wait }'), answer(429, { wait: -1 }), ctx);
   assert.equal(none.details.retryAfter, undefined);

@@ -131,7 +131,7 @@ describe('store guard', () => {
     }
   });
 
-  test('ping, close and onLedger are the store\'s own; availability is the guard', async () => {
+  test("ping, close and onLedger are the store's own; availability is the guard", async () => {
     const { store } = await fakeStore();
     const guard = new StoreGuard(store, { probeEveryMs: 10_000 });
     const guarded = guard.guarded();

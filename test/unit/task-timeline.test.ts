@@ -4,10 +4,29 @@ import { timeline } from '../../src/admin/task-timeline.js';
 import { newTaskRecord, type TaskRecord } from '../../src/store/store.js';
 
 const task = (over: Partial<TaskRecord>): TaskRecord => ({
-  ...newTaskRecord({ id: 'task_t', tokenId: 'tok', kind: 'video', route: 'videos', model: 'm', upstreamModel: 'um', channel: 'c', price: 4, createdAt: 1000, deadlineAt: 9000 }),
+  ...newTaskRecord({
+    id: 'task_t',
+    tokenId: 'tok',
+    kind: 'video',
+    route: 'videos',
+    model: 'm',
+    upstreamModel: 'um',
+    channel: 'c',
+    price: 4,
+    createdAt: 1000,
+    deadlineAt: 9000,
+  }),
   ...over,
 });
-const ledgerRow = (id: number, kind: 'debit' | 'settle' | 'refund', amount: number, at: number) => ({ id, tokenId: 'tok', kind, ref: 'task_t', model: 'm', amount, at });
+const ledgerRow = (id: number, kind: 'debit' | 'settle' | 'refund', amount: number, at: number) => ({
+  id,
+  tokenId: 'tok',
+  kind,
+  ref: 'task_t',
+  model: 'm',
+  amount,
+  at,
+});
 
 test('timeline: a task stored before states were kept is told from its timestamps and ledger rows alone', () => {
   const t = task({ status: 'completed', vendorStatus: 'done', charged: 3, completedAt: 5000, updatedAt: 5000, upstreamId: 'vendor-id' });
@@ -27,7 +46,14 @@ test('timeline: states before the end, the end once, and events of one milliseco
     { at: 3000, status: 'failed' as const, vendorStatus: 'FAILED', progress: 10 },
   ];
   const events = timeline({ task: t, states, ledger: [ledgerRow(1, 'refund', 4, 3000), ledgerRow(0, 'debit', 4, 1000)] });
-  assert.deepEqual(events.map((e) => e.event), ['submitted', 'debit', 'vendor_state', 'vendor_state', 'failed', 'refund']);
+  assert.deepEqual(
+    events.map((e) => e.event),
+    ['submitted', 'debit', 'vendor_state', 'vendor_state', 'failed', 'refund'],
+  );
   assert.deepEqual(events[4], { at: 3000, event: 'failed', vendor_status: null, charged: 0, error: { code: 'x', message: 'y' } });
-  assert.equal(timeline({ task: task({ status: 'in_progress' }), states: states.slice(0, 2), ledger: [] }).at(-1)!.event, 'vendor_state', 'an unfinished task has no end yet');
+  assert.equal(
+    timeline({ task: task({ status: 'in_progress' }), states: states.slice(0, 2), ledger: [] }).at(-1)!.event,
+    'vendor_state',
+    'an unfinished task has no end yet',
+  );
 });

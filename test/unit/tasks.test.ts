@@ -29,7 +29,10 @@ test('due queue: pops ids in due order, a rescheduled id only at its new time, d
       const expected = [...model].filter(([, at]) => at <= 500);
       assert.deepEqual(new Set(popped), new Set(expected.map(([k]) => k)));
       const times = popped.map((k) => model.get(k)!);
-      assert.deepEqual(times, [...times].sort((a, b) => a - b));
+      assert.deepEqual(
+        times,
+        [...times].sort((a, b) => a - b),
+      );
       const rest = q.popDue(Infinity);
       assert.equal(rest.length, model.size - popped.length);
     }),
@@ -89,7 +92,7 @@ test('task updates: "lost" is the vendor\'s "no such task", a verdict for the po
   const u = readTaskUpdate({ status: 'lost', vendor_status: 'not_found', progress: 30, error: { message: 'gone' } }, 'video')!;
   assert.equal(u.lost, true);
   assert.equal(u.status, null);
-  assert.equal(u.vendorStatus, 'not_found', 'the vendor\'s word when the mapping gives one');
+  assert.equal(u.vendorStatus, 'not_found', "the vendor's word when the mapping gives one");
   assert.equal(u.error?.message, 'gone');
   assert.equal(patchFor(base, u, 5), null, 'not even the progress or the vendor word is written');
   const bare = readTaskUpdate({ status: 'lost' }, 'video')!;
@@ -101,7 +104,10 @@ test('task updates: failure refunds and completes; completion keeps only fetchab
   const failed = patchFor(base, readTaskUpdate({ status: 'failed', error: { code: 'nsfw', message: 'refused' } }, 'video')!, 9)!;
   assert.deepEqual([failed.status, failed.refund, failed.completedAt, failed.error], ['failed', true, 9, { code: 'nsfw', message: 'refused' }]);
   const done = readTaskUpdate(
-    { status: 'completed', results: ['https://cdn/x.mp4', { url: '/v1/videos/1/content', type: 'video' }, { url: 'javascript:alert(1)' }, { type: 'text', meta: { text: 'la' } }] },
+    {
+      status: 'completed',
+      results: ['https://cdn/x.mp4', { url: '/v1/videos/1/content', type: 'video' }, { url: 'javascript:alert(1)' }, { type: 'text', meta: { text: 'la' } }],
+    },
     'audio',
   )!;
   assert.deepEqual(done.results, [
@@ -141,7 +147,10 @@ test('multipart: fields, files as data URIs, arrays, bracketed keys, JSON metada
     ref: { image_url: 'https://x/2.png' },
   });
   await assert.rejects(parseMultipart(raw, req.headers.get('content-type')!, 1), /at most 1 files/);
-  await assert.rejects(parseMultipart(Buffer.from('garbage'), 'multipart/form-data; boundary=zz', 5), (e: Error) => e.name === 'GatewayError' || /multipart/.test(e.message));
+  await assert.rejects(
+    parseMultipart(Buffer.from('garbage'), 'multipart/form-data; boundary=zz', 5),
+    (e: Error) => e.name === 'GatewayError' || /multipart/.test(e.message),
+  );
 });
 
 test('jwt-hs256: the signer makes tokens the vendor simulator accepts, and no other secret verifies them', () => {

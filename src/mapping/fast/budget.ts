@@ -23,7 +23,9 @@ export class FastBudgetExceeded extends Error {
     readonly bound: keyof FastBudget,
     readonly limit: number,
   ) {
-    super(`the mapping ran over its budget: more than ${limit} ${bound === 'steps' ? 'evaluation steps' : bound === 'depth' ? 'nested evaluations' : 'items in a sequence'}`);
+    super(
+      `the mapping ran over its budget: more than ${limit} ${bound === 'steps' ? 'evaluation steps' : bound === 'depth' ? 'nested evaluations' : 'items in a sequence'}`,
+    );
     this.name = 'FastBudgetExceeded';
   }
 

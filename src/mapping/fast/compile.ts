@@ -26,9 +26,33 @@ const LEFT_TO_JSONATA = new Set(['now', 'millis', 'random', 'shuffle', 'eval', '
 
 /** Keys of AST nodes the compiler reads or may ignore; any other key is a construct it does not know. */
 const KNOWN = new Set([
-  'type', 'value', 'position', 'steps', 'keepSingletonArray', 'keepArray', 'stages', 'predicate', 'group', 'lhs', 'rhs', 'expression',
-  'expressions', 'consarray', 'condition', 'then', 'else', 'procedure', 'arguments', 'body', 'signature', 'thunk', 'tuple', 'focus',
-  'index', 'nextFunction', 'name',
+  'type',
+  'value',
+  'position',
+  'steps',
+  'keepSingletonArray',
+  'keepArray',
+  'stages',
+  'predicate',
+  'group',
+  'lhs',
+  'rhs',
+  'expression',
+  'expressions',
+  'consarray',
+  'condition',
+  'then',
+  'else',
+  'procedure',
+  'arguments',
+  'body',
+  'signature',
+  'thunk',
+  'tuple',
+  'focus',
+  'index',
+  'nextFunction',
+  'name',
 ]);
 
 /** Compile-time context: whether a bind here would run beside its siblings (jsonata evaluates those in parallel), and every name the expression binds. */
@@ -91,7 +115,9 @@ function objectOf(g: Node, cx: Ctx): (input: unknown, env: Frame) => unknown {
   const raw = g.lhs as [Node, Node][];
   const pairs = raw.map(([k, v]): [Fn, Fn] => [compileNode(k, cx), compileNode(v, { ...cx, parallel: true })]);
   // keys written as distinct plain strings: known now, so one context needs no grouping (literalObject)
-  const keys = raw.map(([k]) => (k.type === 'string' && Object.keys(k).every((x) => x === 'type' || x === 'value' || x === 'position') ? String(k.value) : null));
+  const keys = raw.map(([k]) =>
+    k.type === 'string' && Object.keys(k).every((x) => x === 'type' || x === 'value' || x === 'position') ? String(k.value) : null,
+  );
   const literal = keys.every((k) => k !== null && k !== '_jsonata_lambda' && k !== '_jsonata_function') && new Set(keys).size === keys.length;
   return groupBy(pairs, literal ? (keys as string[]) : null);
 }
@@ -182,7 +208,9 @@ function path(n: Node, cx: Ctx): Fn {
     const stages: Stage[] = ((s.stages as Node[] | undefined) ?? []).map((st) => (st.type === 'index' ? { index: String(st.value) } : filterStage(st, cx)));
     const { stages: _s, ...rest } = s;
     // keepArray flags only a sequence the lookup gives, which the plain lookup leaves to the general step
-    const plain = s.type === 'name' && Object.keys(s).every((k) => k === 'type' || k === 'value' || k === 'position' || k === 'keepArray' || (k === 'stages' && stages.length === 0));
+    const plain =
+      s.type === 'name' &&
+      Object.keys(s).every((k) => k === 'type' || k === 'value' || k === 'position' || k === 'keepArray' || (k === 'stages' && stages.length === 0));
     return {
       name: plain ? String(s.value) : undefined,
       eval: compileNode(rest as Node, cx),

@@ -24,11 +24,17 @@ export function linkMethods(db: Database): Pick<Store, 'putLinks' | 'getLink' | 
     },
     async getLink(id, now) {
       // A deleted token's links die with it: the join finds no token.
-      const { rows } = await db.repeatable<LinkRow>('SELECT l.* FROM links l JOIN tokens t ON t.id = l.token_id WHERE l.id = $1 AND l.expires_at > $2', [id, now]);
+      const { rows } = await db.repeatable<LinkRow>('SELECT l.* FROM links l JOIN tokens t ON t.id = l.token_id WHERE l.id = $1 AND l.expires_at > $2', [
+        id,
+        now,
+      ]);
       return rows[0] ? toLink(rows[0]) : null;
     },
     async deleteExpiredLinks(now, limit) {
-      const { rowCount } = await db.repeatable('DELETE FROM links WHERE id IN (SELECT id FROM links WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2)', [now, limit]);
+      const { rowCount } = await db.repeatable('DELETE FROM links WHERE id IN (SELECT id FROM links WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2)', [
+        now,
+        limit,
+      ]);
       return rowCount ?? 0;
     },
   };

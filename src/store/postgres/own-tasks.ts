@@ -16,10 +16,16 @@ export function ownTaskMethods(db: Database): Pick<Store, 'listTasks' | 'deleteT
         return rows.map(toTask);
       }
       // The cursor must be one of the same tasks: another token's id is unknown, never a position.
-      const at = (await db.repeatable<{ created_at: number; seq: number }>(`SELECT created_at, seq FROM tasks WHERE id = $3 AND ${SEEN}`, [tokenId, kinds, page.after])).rows[0];
+      const at = (
+        await db.repeatable<{ created_at: number; seq: number }>(`SELECT created_at, seq FROM tasks WHERE id = $3 AND ${SEEN}`, [tokenId, kinds, page.after])
+      ).rows[0];
       if (!at) return null;
       const { rows } = await db.repeatable<TaskRow>(`SELECT * FROM tasks WHERE ${SEEN} AND (created_at, seq) ${cmp} ($3, $4) ${order} LIMIT $5`, [
-        tokenId, kinds, at.created_at, at.seq, page.limit,
+        tokenId,
+        kinds,
+        at.created_at,
+        at.seq,
+        page.limit,
       ]);
       return rows.map(toTask);
     },

@@ -42,12 +42,18 @@ export function quotaMethods(db: Database, listeners: LedgerListeners): QuotaMet
     async expireHolds(now, limit) {
       const { rows } = await db.repeatable<HoldRow & { ledger_id: number | null; ledger_at: number | null }>(EXPIRE, [now, limit, Date.now()]);
       listeners.tell(
-        rows.filter((r) => r.ledger_id !== null).map((r) => ({ id: r.ledger_id!, tokenId: r.token_id, kind: 'refund' as const, ref: r.ref, model: r.model, amount: r.amount, at: r.ledger_at! })),
+        rows
+          .filter((r) => r.ledger_id !== null)
+          .map((r) => ({ id: r.ledger_id!, tokenId: r.token_id, kind: 'refund' as const, ref: r.ref, model: r.model, amount: r.amount, at: r.ledger_at! })),
       );
       return rows.map((r) => ({ ref: r.ref, tokenId: r.token_id, model: r.model, amount: r.amount, expiresAt: r.expires_at }));
     },
     async ledger(tokenId, after, limit) {
-      const { rows } = await db.repeatable<LedgerRow>('SELECT * FROM ledger WHERE token_id = $1 AND id > $2 ORDER BY id LIMIT $3', [tokenId, after ?? 0, limit]);
+      const { rows } = await db.repeatable<LedgerRow>('SELECT * FROM ledger WHERE token_id = $1 AND id > $2 ORDER BY id LIMIT $3', [
+        tokenId,
+        after ?? 0,
+        limit,
+      ]);
       return rows.map(toLedger);
     },
     async ledgerBalance(tokenId) {

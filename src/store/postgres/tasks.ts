@@ -6,7 +6,16 @@ import { GIVE_BACK, ledgerOf, spendSql, type LedgerListeners } from './ledger-sq
 
 type TaskMethods = Pick<
   Store,
-  'createTask' | 'getTask' | 'getTasks' | 'updateTask' | 'abortTask' | 'listUnfinishedTasks' | 'countUnfinishedTasks' | 'claimTasks' | 'renewLeases' | 'releaseLeases'
+  | 'createTask'
+  | 'getTask'
+  | 'getTasks'
+  | 'updateTask'
+  | 'abortTask'
+  | 'listUnfinishedTasks'
+  | 'countUnfinishedTasks'
+  | 'claimTasks'
+  | 'renewLeases'
+  | 'releaseLeases'
 >;
 const UNFINISHED = "status IN ('submitting', 'queued', 'in_progress')";
 
@@ -78,9 +87,20 @@ export function taskMethods(db: Database, listeners: LedgerListeners): TaskMetho
     async createTask(t) {
       const now = Date.now();
       const { rows } = await db.query<LedgerRow & { ok: number }>(CREATE, [
-        t.tokenId, t.price, t.id, t.model, now,
-        t.kind, t.route, t.upstreamModel, t.channel, t.pricing ? JSON.stringify(t.pricing) : null, t.createdAt, t.deadlineAt,
-        t.lease?.owner ?? null, t.lease?.until ?? null,
+        t.tokenId,
+        t.price,
+        t.id,
+        t.model,
+        now,
+        t.kind,
+        t.route,
+        t.upstreamModel,
+        t.channel,
+        t.pricing ? JSON.stringify(t.pricing) : null,
+        t.createdAt,
+        t.deadlineAt,
+        t.lease?.owner ?? null,
+        t.lease?.until ?? null,
       ]);
       if (rows[0]!.ok !== 1) return null;
       listeners.tell(ledgerOf(rows[0]!));

@@ -5,7 +5,16 @@ import type { Database } from './database.js';
 
 type TokenMethods = Pick<
   Store,
-  'createToken' | 'findTokenByHash' | 'listTokens' | 'getToken' | 'setTokenDisabled' | 'setTokenQuota' | 'deleteToken' | 'deleteTokensNamed' | 'putResource' | 'getResources'
+  | 'createToken'
+  | 'findTokenByHash'
+  | 'listTokens'
+  | 'getToken'
+  | 'setTokenDisabled'
+  | 'setTokenQuota'
+  | 'deleteToken'
+  | 'deleteTokensNamed'
+  | 'putResource'
+  | 'getResources'
 >;
 
 const IN_USE = `SELECT (SELECT count(*) FROM tasks WHERE token_id = $1 AND status IN ('submitting', 'queued', 'in_progress'))::int AS tasks,

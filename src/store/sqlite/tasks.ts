@@ -8,7 +8,16 @@ import { stateSeen, withState } from '../task-states.js';
 
 type TaskMethods = Pick<
   Store,
-  'createTask' | 'getTask' | 'getTasks' | 'updateTask' | 'abortTask' | 'listUnfinishedTasks' | 'countUnfinishedTasks' | 'claimTasks' | 'renewLeases' | 'releaseLeases'
+  | 'createTask'
+  | 'getTask'
+  | 'getTasks'
+  | 'updateTask'
+  | 'abortTask'
+  | 'listUnfinishedTasks'
+  | 'countUnfinishedTasks'
+  | 'claimTasks'
+  | 'renewLeases'
+  | 'releaseLeases'
 >;
 const UNFINISHED = "status IN ('submitting', 'queued', 'in_progress')";
 
@@ -50,7 +59,22 @@ export function taskMethods(db: Db, { write }: GroupCommit, ledger: LedgerWrites
       return write(() => {
         if (!ledger.spend(t.tokenId, t.price, t.id, t.model)) return null;
         const pricing = t.pricing ? JSON.stringify(t.pricing) : null;
-        insertTask.run(t.id, t.tokenId, t.kind, t.route, t.model, t.upstreamModel, t.channel, t.price, pricing, t.createdAt, t.createdAt, t.deadlineAt, t.lease?.owner ?? null, t.lease?.until ?? null);
+        insertTask.run(
+          t.id,
+          t.tokenId,
+          t.kind,
+          t.route,
+          t.model,
+          t.upstreamModel,
+          t.channel,
+          t.price,
+          pricing,
+          t.createdAt,
+          t.createdAt,
+          t.deadlineAt,
+          t.lease?.owner ?? null,
+          t.lease?.until ?? null,
+        );
         return newTaskRecord(t);
       });
     },
