@@ -184,7 +184,7 @@ describe('admin mapping playground', () => {
       kind: 'sync',
       operation: 'generateContent',
     });
-    assert.ok(a.family && a.family.name, 'the model has a family');
+    assert.ok(a.family?.name, 'the model has a family');
     assert.deepEqual([a.checks.outcome, a.checks.error], ['ok', null]);
     assert.deepEqual(
       a.checks.applied.map((c: any) => [c.check, c.ok]),

@@ -115,8 +115,6 @@ describe('admin routes for usage', () => {
   });
   after(() => h.close());
 
-  const today = () => utcDay(Date.now());
-
   test('the figures are those of the ledger: in total, by token and by model (largest spend first), by day', async () => {
     const of = (pred: (r: LedgerEntry) => boolean) => figuresOf(ledger.filter(pred));
     // What the requests were charged, as the prices say, and as the ledger holds it.

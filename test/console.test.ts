@@ -142,7 +142,7 @@ describe('admin console', { skip: missing ?? false }, () => {
     assert.equal(await rows.count(), json.channels.length);
     const alpha = json.channels.find((c: any) => c.name === 'alpha-primary');
     const row = rows.filter({ hasText: 'alpha-primary' });
-    const text = await row.innerText();
+    const text = (await row.textContent()) ?? '';
     assert.match(text, new RegExp(alpha.profile));
     assert.match(text, /closed/);
     assert.match(text, new RegExp(`0 / ${alpha.max_concurrency ?? '∞'}`));
@@ -153,7 +153,7 @@ describe('admin console', { skip: missing ?? false }, () => {
   test('Configuration: the version serving, and a reload clicked through shows its outcome and the last reload', async () => {
     const before = (await admin('GET', '/admin/config')).json;
     const page = await open('config');
-    assert.equal(await page.getByTestId('version').innerText(), before.version);
+    assert.equal(await page.getByTestId('version').textContent(), before.version);
     await page.getByRole('button', { name: 'Reload now' }).click();
     await page
       .getByTestId('reload-outcome')
@@ -171,7 +171,7 @@ describe('admin console', { skip: missing ?? false }, () => {
     await page.getByLabel('name').fill('console, "test"');
     await page.getByLabel('quota').first().fill('500');
     await page.getByRole('button', { name: 'Create token' }).click();
-    const key = await page.getByTestId('key').innerText();
+    const key = (await page.getByTestId('key').textContent()) ?? '';
     assert.match(key, /\S{20,}/);
     const models = (k: string) => fetch(`${gw.base}/v1/models`, { headers: { authorization: `Bearer ${k}` } }).then((r) => r.status);
     assert.equal(await models(key), 200, 'the new key works');
@@ -202,11 +202,13 @@ describe('admin console', { skip: missing ?? false }, () => {
     const b = await spender('usage-b', 1);
     const { json: usage } = await admin('GET', '/admin/usage');
     const page = await open('usage');
+    // biome-ignore lint/performance/useDomNodeTextContent: Playwright's innerText is the rendered text, with whitespace between the cells that this pattern reads; textContent runs them together.
     const totals = await page.getByTestId('totals').innerText();
     assert.match(totals, new RegExp(`charged\\s+${usage.totals.charged}\\b`));
     const byToken = page.locator('[data-testid="by-token"] tbody tr');
     const rowA = usage.by_token.find((t: any) => t.token_id === a.id);
     assert.ok(rowA && rowA.requests === 2, "the ledger has token a's two requests");
+    // biome-ignore lint/performance/useDomNodeTextContent: Playwright's innerText is the rendered text, with whitespace between the cells that this pattern reads; textContent runs them together.
     assert.match(await byToken.filter({ hasText: a.id }).innerText(), new RegExp(`usage-a\\s+2\\s+${rowA.charged}\\b`));
     assert.equal(await page.locator('[data-testid="by-day-chart"] rect').count(), usage.by_day.length, 'a bar per day of the range');
     assert.equal(await page.locator('[data-testid="by-token-chart"] rect').count(), Math.min(12, usage.by_token.length), 'a bar per token');
@@ -217,7 +219,7 @@ describe('admin console', { skip: missing ?? false }, () => {
     await page.getByRole('button', { name: 'Show' }).click();
     await page.waitForURL(new RegExp(`token=${b.id}`));
     await page.locator('main[aria-busy="false"]').waitFor();
-    await until('the filtered table', async () => ((await byToken.count()) === 1 && (await byToken.innerText()).includes('usage-b') ? true : null));
+    await until('the filtered table', async () => ((await byToken.count()) === 1 && (await byToken.textContent())?.includes('usage-b') ? true : null));
 
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
     const csv = readFileSync((await download.path())!, 'utf8')
@@ -250,11 +252,11 @@ describe('admin console', { skip: missing ?? false }, () => {
     const page = await open(`tasks?token=${json.token.id}`);
     const rows = page.locator('[data-testid="tasks"] tbody tr');
     assert.equal(await rows.count(), 2);
-    assert.match(await rows.nth(0).innerText(), new RegExp(failed), 'newest first');
+    assert.match((await rows.nth(0).textContent()) ?? '', new RegExp(failed), 'newest first');
     await shot(page, 'tasks');
     await page.getByLabel('status').selectOption('failed');
     await page.getByRole('button', { name: 'Filter' }).click();
-    await until('the failed task alone', async () => ((await rows.count()) === 1 && (await rows.innerText()).includes(failed) ? true : null));
+    await until('the failed task alone', async () => ((await rows.count()) === 1 && (await rows.textContent())?.includes(failed) ? true : null));
     await page.getByRole('link', { name: failed }).click();
     await page.locator('[data-testid="timeline"] li[data-event="refund"]').waitFor();
 
@@ -264,7 +266,7 @@ describe('admin console', { skip: missing ?? false }, () => {
     const seen = await events.evaluateAll((els) => els.map((e) => e.getAttribute('data-event')));
     assert.equal(seen[0], 'submitted');
     assert.ok(seen.includes('debit') && seen.includes('vendor_state') && seen.includes('completed'), `timeline: ${seen.join(', ')}`);
-    const text = await page.locator('main').innerText();
+    const text = (await page.locator('main').textContent()) ?? '';
     for (const sim of sims.values()) assert.ok(!text.includes(sim.url), 'no vendor address on the page');
     await shot(page, 'task');
     await page.close();
@@ -277,10 +279,10 @@ describe('admin console', { skip: missing ?? false }, () => {
     await page.getByRole('button', { name: 'Show what the gateway would send' }).click();
     const upstream = page.getByTestId('upstream');
     await upstream.waitFor();
-    assert.match(await upstream.locator('p code').innerText(), /^POST http:\/\/127\.0\.0\.1:\d+\/.*:generateContent/);
-    assert.match(await page.getByTestId('chosen').innerText(), /alpha-primary/);
-    assert.equal(await page.getByTestId('outcome').innerText(), 'the gateway would send it');
-    const text = await page.locator('main').innerText();
+    assert.match((await upstream.locator('p code').textContent()) ?? '', /^POST http:\/\/127\.0\.0\.1:\d+\/.*:generateContent/);
+    assert.match((await page.getByTestId('chosen').textContent()) ?? '', /alpha-primary/);
+    assert.equal(await page.getByTestId('outcome').textContent(), 'the gateway would send it');
+    const text = (await page.locator('main').textContent()) ?? '';
     assert.match(text, /\*\*\*/, 'the key the vendor takes is shown masked');
     for (const secret of Object.values(alphaSim.secrets)) assert.ok(!text.includes(secret), 'no secret of the channel on the page');
     assert.equal(alphaSim.stats.requests, before, 'the vendor was not called');
@@ -290,10 +292,10 @@ describe('admin console', { skip: missing ?? false }, () => {
     await body.fill(JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'x' }] }], generationConfig: { imageConfig: { imageSize: '3K' } } }));
     await page.getByRole('button', { name: 'Show what the gateway would send' }).click();
     await page.getByTestId('client-error').waitFor();
-    assert.match(await page.getByTestId('client-error').innerText(), /HTTP 400/);
+    assert.match((await page.getByTestId('client-error').textContent()) ?? '', /HTTP 400/);
     await body.fill('{ not json');
     await page.getByRole('button', { name: 'Show what the gateway would send' }).click();
-    assert.match(await page.getByTestId('playground-error').innerText(), /not JSON/);
+    assert.match((await page.getByTestId('playground-error').textContent()) ?? '', /not JSON/);
     assert.equal(alphaSim.stats.requests, before);
     await page.close();
   });

@@ -1,16 +1,12 @@
 /**
  * End to end over real HTTP: client → gateway (port 0) → alpha simulator (port 0), for the alpha
- * generateContent route (interface.md 2.1, 2.2, 4.1, 5, 7). Every error answer is checked for its
+ * generateContent route (docs/spec/interface.md 2.1, 2.2, 4.1, 5, 7). Every error answer is checked for its
  * shape and for never carrying a channel key or the vendor's own error body.
  */
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
-import { parse as parseYaml } from 'yaml';
-import { PROJECT_ROOT } from '../src/config/paths.js';
 import { makePng, pngSize } from '../src/sim/png.js';
 import { hashKey } from '../src/tokens/keys.js';
 import { postJson, startHarness, type Harness, type JsonAnswer } from './helpers/harness.js';
@@ -37,7 +33,7 @@ interface BodyOptions {
   images?: Buffer[];
 }
 
-/** A public request body: the prompt first, then the reference images (interface.md 2.1 rule 2). */
+/** A public request body: the prompt first, then the reference images (docs/spec/interface.md 2.1 rule 2). */
 function requestBody(prompt: string, o: BodyOptions = {}): unknown {
   const imageConfig: Record<string, string> = {};
   if (o.ratio) imageConfig.aspectRatio = o.ratio;

@@ -57,7 +57,7 @@ describe('video tasks on unified-passthrough (another gateway of this kind), end
     assert.equal(rec.channel, PROFILE);
     return { rec, sim: h.sims[PROFILE]!.tasks!.get(rec.upstreamId)! };
   };
-  const submitsOf = () => h.sims[PROFILE]!.stats['submits'] ?? 0;
+  const submitsOf = () => h.sims[PROFILE]!.stats.submits ?? 0;
 
   test("GV- model: submit → in progress → completed → downloaded bytes equal the upstream's", async () => {
     const sub = await c.post('/v1/video/generations', {

@@ -45,6 +45,7 @@ test('golden cases: an answer scripted two ways, or bytes that are not base64, f
       upstream_response: { status: 200, raw_body: '' },
       upstream: null,
       response,
+      // biome-ignore lint/suspicious/noThenProperty: `then` is the golden case format's own key (src/golden/golden-case.ts); this object is written out as YAML, never awaited.
       then: [{ upstream_response: { status: 200, body_base64: 'not base64!' }, upstream: null }],
     };
     writeFileSync(join(dir, 'alpha-native/not-base64.yaml'), stringify({ description: 'd', steps: [step] }));

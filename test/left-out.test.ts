@@ -73,7 +73,9 @@ describe('loading', () => {
       assert.equal(snapshot, null, 'the load fails');
       const errors = issues.filter((i) => i.severity === 'error').map((i) => formatIssue(i).replace(`${dir}/`, ''));
       assert.equal(errors.length, expected.length, errors.join('\n'));
-      expected.forEach((re, i) => assert.match(errors[i]!, re));
+      expected.forEach((re, i) => {
+        assert.match(errors[i]!, re);
+      });
     }
     // `gateway check` says the same, and fails, on a machine without the credentials.
     const check = runCli(['check'], { ...NOTHING_SET, GATEWAY_CONFIG_EXTRA: dir });

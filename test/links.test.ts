@@ -312,7 +312,7 @@ test('without a link-content route, sync routes that would link pass vendor URLs
       kept.join('\n  - id: ').replace(/\nfamilies:[\s\S]*$/, '') + '\nfamilies:\n  - { name: drawings, models: [scanned, passed] }\n',
     );
     const channels = readFileSync(join(dir, 'channels.yaml'), 'utf8').replace('models: [placed, scanned, passed, painted]', 'models: [scanned, passed]');
-    writeFileSync(join(dir, 'channels.yaml'), channels.replace(/\n      paint:[\s\S]*?(?=\nchannels:)/, ''));
+    writeFileSync(join(dir, 'channels.yaml'), channels.replace(/\n {6}paint:[\s\S]*?(?=\nchannels:)/, ''));
     const { snapshot, issues } = loadConfig(dir, { env: {} });
     assert.ok(snapshot, issues.map(formatIssue).join('\n'));
     assert.deepEqual(issues.map(formatIssue), [

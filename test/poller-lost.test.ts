@@ -35,7 +35,7 @@ class ScriptedVendor {
   url = '';
 
   constructor(time: FakeTime, script: (n: number) => Answer) {
-    this.server = createServer((req, res) => {
+    this.server = createServer((_req, res) => {
       const answer = script(this.queries.length);
       this.queries.push(time.now);
       if (answer === 'lost') {

@@ -1,7 +1,7 @@
 /**
  * Property tests of POST /v1beta/models/{model}:generateContent: malformed and hostile bodies,
  * paths, methods, keys and clients, over real HTTP against one gateway in front of the alpha
- * simulator. The answer is always a 200 or a 4xx of shape A (interface.md section 7) whose code is
+ * simulator. The answer is always a 200 or a 4xx of shape A (docs/spec/interface.md section 7) whose code is
  * in the catalogue, never a 5xx, a crash or a hang; and nothing the gateway refuses reaches the
  * vendor. `FC_SEED=<n>` replays a failing run; `FC_SCALE=<k>` runs every property k times longer.
  */
@@ -35,7 +35,6 @@ import {
   rawExchange,
   sendStreaming,
   withAt,
-  type Answer,
   type Json,
   type Seg,
 } from './helpers/hostile.js';
@@ -116,7 +115,7 @@ const safetyArb = fc.array(
   ),
   { maxLength: 3 },
 );
-/** A body the schema accepts (interface.md 2.1): the simulator answers it with an image. */
+/** A body the schema accepts (docs/spec/interface.md 2.1): the simulator answers it with an image. */
 const validBodyArb: fc.Arbitrary<Json> = fc.record(
   { contents: fc.array(contentArb, { minLength: 1, maxLength: 2 }), generationConfig: generationConfigArb, safetySettings: safetyArb },
   { requiredKeys: ['contents', 'generationConfig'] },
@@ -406,7 +405,7 @@ describe('generateContent under hostile input (property)', () => {
       const e = expectError(await post(JSON.stringify(withAt(body, path, undefined))), 'invalid_request', `without ${param}`);
       assert.equal(e.param, param, e.message);
     }
-    // The prompt after an image (interface.md 2.1 rule 2): refused at the list of parts.
+    // The prompt after an image (docs/spec/interface.md 2.1 rule 2): refused at the list of parts.
     const imageFirst = {
       contents: [{ parts: [{ inlineData: { mimeType: 'image/png', data: 'AAAA' } }, { text: 'p' }] }],
       generationConfig: { imageConfig: {} },

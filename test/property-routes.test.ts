@@ -71,7 +71,7 @@ describe('every route of the config under hostile input (property)', () => {
     h = await startTaskHarness({ finishMs: 200 });
     client = new Client('127.0.0.1', Number(new URL(h.url).port));
     const routes = h.snapshot.routes;
-    bodyRoutes = routes.filter((r) => r.body !== null && r.body.contentTypes.includes('application/json'));
+    bodyRoutes = routes.filter((r) => r.body?.contentTypes.includes('application/json'));
     modelRoutes = bodyRoutes.filter((r) => (r.kind === 'sync' || r.kind === 'task-submit') && r.model?.from === 'body' && !r.task?.source);
     queryRoutes = routes.filter((r) => (r.kind === 'task-query' || r.kind === 'task-content') && r.task?.id?.from !== 'body');
   });

@@ -2,7 +2,7 @@
  * Property tests of the task routes under hostile input: POST /v1/video/generations, POST
  * /v1/videos (JSON and multipart), POST /beta/ent/v2/reference2video, POST /iota/submit/music,
  * POST /iota/fetch, and the query and download routes with random ids, over real HTTP against a
- * gateway in front of every simulator. A refused request is a 4xx of shape A (interface.md section
+ * gateway in front of every simulator. A refused request is a 4xx of shape A (docs/spec/interface.md section
  * 7) whose code is in the catalogue, never a 5xx, a crash or a hang, and it never reaches a vendor.
  * `FC_SEED=<n>` replays a failing run; `FC_SCALE=<k>` runs every property k times longer.
  */
@@ -492,7 +492,7 @@ describe('task routes under hostile input (property)', () => {
 
   test('valid bodies with exactly one schema violation: 400 invalid_request naming the field (or 404 for an unknown model)', async () => {
     await fc.assert(
-      fc.asyncProperty(brokenArb, async ({ family, path, broken }) => {
+      fc.asyncProperty(brokenArb, async ({ path, broken }) => {
         const what = `${path} ${dotted(broken.path)}: ${JSON.stringify(broken.body).slice(0, 200)}`;
         const a = await send(path, JSON.stringify(broken.body));
         const e = refused(a, what);

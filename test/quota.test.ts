@@ -161,7 +161,7 @@ const image = (prompt: string) => ({
   contents: [{ role: 'user', parts: [{ text: prompt }] }],
   generationConfig: { responseModalities: ['IMAGE'], imageConfig: {} },
 });
-const submits = (rig: Rig) => rig.sims[UNIFIED]!.stats['submits'] ?? 0;
+const submits = (rig: Rig) => rig.sims[UNIFIED]!.stats.submits ?? 0;
 
 describe('quota, prices and the ledger', () => {
   let rig: Rig;
@@ -212,7 +212,7 @@ describe('quota, prices and the ledger', () => {
     const sub = await rig.post('/v1/video/generations', video('GV-2.1', { prompt: 'doomed [sim:fail=render_error] [sim:finish=400]', duration: 7 }), t.key);
     assert.equal(sub.status, 200, sub.text);
     const id = sub.json.id as string;
-    const queriesBefore = rig.sims[UNIFIED]!.stats['queries'] ?? 0;
+    const queriesBefore = rig.sims[UNIFIED]!.stats.queries ?? 0;
     // Rounds of 40 concurrent queries (the record is stale at once: stale_ms 0) until one sees the failure.
     let failedSeen = 0;
     for (let round = 0; round < 100 && failedSeen === 0; round++) {
@@ -221,7 +221,7 @@ describe('quota, prices and the ledger', () => {
       failedSeen = looks.filter((l) => l.json.status === 'failed').length;
     }
     assert.ok(failedSeen > 0, 'the task failed');
-    assert.ok((rig.sims[UNIFIED]!.stats['queries'] ?? 0) > queriesBefore, 'the queries asked the vendor');
+    assert.ok((rig.sims[UNIFIED]!.stats.queries ?? 0) > queriesBefore, 'the queries asked the vendor');
     // More racing looks after the failure change nothing.
     await Promise.all(Array.from({ length: 40 }, () => rig.get(`/v1/video/generations/${id}`, t.key)));
     const record = (await rig.store.getTask(id))!;

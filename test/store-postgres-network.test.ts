@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
-import { Database, openDatabase } from '../src/store/postgres/database.js';
+import { type Database, openDatabase } from '../src/store/postgres/database.js';
 import { isStoreUnavailable, type StoreTimeouts } from '../src/store/unavailable.js';
 import { pgSchemas, serviceUrl } from './helpers/services.js';
 import { faultProxy, type FaultProxy } from './helpers/tcp-proxy.js';

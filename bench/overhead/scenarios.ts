@@ -28,7 +28,7 @@ export interface Scenario {
 const ALPHA_PATH = '/v1beta/models/alpha-3-pro-image-preview:generateContent';
 const PNG_BASE64 = 'iVBORw0KGgo';
 
-/** The alpha route of the issue: a 170-byte text-to-image generateContent (interface.md 2.1). */
+/** The alpha route of the issue: a 170-byte text-to-image generateContent (docs/spec/interface.md 2.1). */
 const alpha: Scenario = {
   name: 'alpha',
   path: ALPHA_PATH,

@@ -328,7 +328,9 @@ async function main(): Promise<number> {
     const vendorAt = new Map<string, [number, number, number]>();
     for (const [profile, list] of Object.entries(askIds)) {
       const a = vendor[profile]!;
-      list.forEach((uid, i) => vendorAt.set(`${profile}/${uid}`, [a[3 * i]!, a[3 * i + 1]!, a[3 * i + 2]!]));
+      list.forEach((uid, i) => {
+        vendorAt.set(`${profile}/${uid}`, [a[3 * i]!, a[3 * i + 1]!, a[3 * i + 2]!]);
+      });
     }
     const facts: TaskFacts[] = submitted.map((p) => {
       const r = rows.get(p.id!);

@@ -9,12 +9,12 @@ import { operationInput } from '../operations/sync.js';
 import { unsignedRequest } from '../pipeline/call-upstream.js';
 import { checkFamily, modeMapping, requestMode, type FamilyRequest } from '../pipeline/check-family.js';
 import { clientInputError } from '../pipeline/map-request.js';
-import { modelOf } from '../pipeline/model-of.js';
 import { validateBody } from '../pipeline/validate-body.js';
 import { quote } from '../quota/price.js';
 import { Shortfall } from '../routing/attempts.js';
 import { likeliestOrder, type ChannelChoice } from '../routing/rank-channels.js';
 import { newTaskId } from '../tasks/task-id.js';
+import type { UpstreamRequest } from '../upstream/upstream-request.js';
 import { adminBody } from './admin-input.js';
 import type { AdminAnswer, AdminContext } from './admin-types.js';
 import { maskedRequest, type ShownRequest } from './masked-request.js';
@@ -118,7 +118,7 @@ export async function playground({ snapshot, body, deps }: AdminContext): Promis
     await step('mapping', `the ${choice.channel.profile.name} request mapping`, async () => {
       const op = choice.channel.profile.operations.get(route.operation)!;
       const input = operationInput(req, req.body, model, choice.upstreamModel, route.kind === 'task-submit' ? { id: newTaskId() } : undefined);
-      let unsigned;
+      let unsigned: UpstreamRequest;
       try {
         unsigned = await unsignedRequest(op.request, choice.channel, input, now, requestIds({}));
       } catch (err) {

@@ -43,14 +43,15 @@ export interface Positionals {
 export function parseCommand<const O extends CommandOptions>(args: readonly string[], usage: string, options: O, positionals: Positionals = {}) {
   const required = positionals.required ?? [];
   const max = required.length + (positionals.optional?.length ?? 0);
-  let parsed;
-  try {
-    parsed = parseArgs({ args: [...args], options: { ...options, help: { type: 'boolean', short: 'h' } } as O, strict: true, allowPositionals: max > 0 });
-  } catch (err) {
-    // parseArgs says it well ("Unknown option '--nope'", "Option '--quota <value>' argument missing"); only its own errors are usage errors.
-    if ((err as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS_')) throw usageError((err as Error).message.replace(/\s*\n\s*/g, ' '), usage);
-    throw err;
-  }
+  const parsed = (() => {
+    try {
+      return parseArgs({ args: [...args], options: { ...options, help: { type: 'boolean', short: 'h' } } as O, strict: true, allowPositionals: max > 0 });
+    } catch (err) {
+      // parseArgs says it well ("Unknown option '--nope'", "Option '--quota <value>' argument missing"); only its own errors are usage errors.
+      if ((err as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS_')) throw usageError((err as Error).message.replace(/\s*\n\s*/g, ' '), usage);
+      throw err;
+    }
+  })();
   if ((parsed.values as { help?: boolean }).help) throw new HelpAsked(usage);
   const n = parsed.positionals.length;
   if (n > max) throw usageError(`unexpected argument '${parsed.positionals[max]}'`, usage);

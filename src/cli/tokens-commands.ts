@@ -29,9 +29,9 @@ function found(t: TokenRecord | null, id: string): TokenRecord {
 
 /**
  * A subcommand checks its arguments (so a usage error opens no store, nor creates its file), then
- * acts on the store; a token it changed is returned, for the replicas to forget its key.
+ * acts on the store; a token it changed is returned (null when none changed), for the replicas to forget its key.
  */
-type Subcommand = (args: string[]) => Promise<(store: Store) => Promise<TokenRecord | void>>;
+type Subcommand = (args: string[]) => Promise<(store: Store) => Promise<TokenRecord | null>>;
 
 const SUBCOMMANDS = new Map<string, Subcommand>([
   [
@@ -41,6 +41,7 @@ const SUBCOMMANDS = new Map<string, Subcommand>([
       return async (store) => {
         const tokens = await store.listTokens();
         process.stdout.write(values.json ? JSON.stringify(tokens.map(tokenView), null, 2) + '\n' : tokens.map((t) => line(t) + '\n').join(''));
+        return null;
       };
     },
   ],
@@ -71,6 +72,7 @@ const SUBCOMMANDS = new Map<string, Subcommand>([
         const { token, key } = await issueToken(store, { name: values.name ?? 'cli', group, models, quota });
         process.stderr.write(`created token ${token.id} (${token.name}, group ${token.group}, quota ${token.quota ?? 'unlimited'}); the key is shown once:\n`);
         process.stdout.write(`${key}\n`);
+        return null;
       };
     },
   ],
@@ -124,7 +126,7 @@ export async function tokensCommand(args: readonly string[]): Promise<void> {
   const store = await openConfiguredStore(settings).catch((err: unknown) => {
     throw new CliExit((err as Error).message, 2);
   });
-  let changed: TokenRecord | void;
+  let changed: TokenRecord | null;
   try {
     changed = await act(store);
   } finally {

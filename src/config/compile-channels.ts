@@ -76,7 +76,6 @@ const DEFAULT_BREAKER = { consecutiveFailures: 5, windowMs: 60_000, minRequests:
 const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 3, backoffMs: 100, backoffMaxMs: 2_000, deadlineMs: 60_000, retryAfterS: 1 };
 /** A synchronous route over an asynchronous vendor: how often to look, and for how long. */
 const DEFAULT_AWAIT = { intervalMs: 1_000, timeoutMs: 120_000, resultType: 'image' };
-const PLACEHOLDER = /\{([a-z][a-z0-9_]*)\}/g;
 
 /** A channel of the file after `${ENV}` interpolation, with the references that had no value. */
 export interface InterpolatedChannel {

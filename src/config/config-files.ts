@@ -110,7 +110,11 @@ function merged(first: YamlSource, value: unknown, owner: Owner): YamlSource {
 /** Indexes list items of several files: the merged index → (file, index in the file). */
 function listOwner(files: readonly YamlSource[], key: string) {
   const items: { src: YamlSource; index: number; value: unknown }[] = [];
-  for (const src of files) ((src.value as Record<string, unknown[]>)[key] ?? []).forEach((value, index) => items.push({ src, index, value }));
+  for (const src of files) {
+    ((src.value as Record<string, unknown[]>)[key] ?? []).forEach((value, index) => {
+      items.push({ src, index, value });
+    });
+  }
   return items;
 }
 

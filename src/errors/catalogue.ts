@@ -116,5 +116,5 @@ export type ErrorCode = keyof typeof catalogue;
 
 /** Tells whether a string (for example one a profile's error mapping produced) is a catalogue code. */
 export function isErrorCode(code: unknown): code is ErrorCode {
-  return typeof code === 'string' && Object.prototype.hasOwnProperty.call(catalogue, code);
+  return typeof code === 'string' && Object.hasOwn(catalogue, code);
 }

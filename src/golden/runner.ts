@@ -215,7 +215,9 @@ function compare(
   if (diffs.length === 0) return { updated: false };
   if (update) {
     doc.setIn([...at, 'upstream'], calls[0] ?? null);
-    later.forEach((_t, k) => doc.setIn([...at, 'then', k, 'upstream'], calls[k + 1] ?? null));
+    later.forEach((_t, k) => {
+      doc.setIn([...at, 'then', k, 'upstream'], calls[k + 1] ?? null);
+    });
     doc.setIn([...at, 'response'], gotResponse);
     return { updated: true };
   }

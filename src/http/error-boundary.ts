@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { catalogue } from '../errors/catalogue.js';
 import { GatewayError } from '../errors/gateway-error.js';
 
-/** The body of an error answer: shape A or shape B of interface.md section 7. */
+/** The body of an error answer: shape A or shape B of docs/spec/interface.md section 7. */
 export function errorBody(err: GatewayError): unknown {
   if (catalogue[err.code].shape === 'B') return { code: err.code, message: err.message, data: null };
   return { error: { message: err.message, type: 'svc_api_error', param: err.details.param ?? '', code: err.code } };

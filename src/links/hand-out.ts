@@ -123,7 +123,7 @@ function atPlace(value: unknown, place: readonly string[], depth: number, swap: 
     copy[i] = next;
     return copy;
   }
-  if (!Object.prototype.hasOwnProperty.call(value, key)) return value;
+  if (!Object.hasOwn(value, key)) return value;
   const child = (value as Record<string, unknown>)[key];
   const next = atPlace(child, place, depth + 1, swap);
   return next === child ? value : { ...(value as Record<string, unknown>), [key]: next };
@@ -143,7 +143,7 @@ function eachChild(value: unknown, change: (child: unknown) => unknown): unknown
   if (value !== null && typeof value === 'object') {
     let copy: Record<string, unknown> | null = null;
     for (const k in value) {
-      if (!Object.prototype.hasOwnProperty.call(value, k)) continue;
+      if (!Object.hasOwn(value, k)) continue;
       const child = (value as Record<string, unknown>)[k];
       const next = change(child);
       if (next !== child) (copy ??= { ...(value as Record<string, unknown>) })[k] = next;

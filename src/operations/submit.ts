@@ -139,7 +139,7 @@ function sourceChannel(ctx: RequestContext, source: TaskRecord, model: string): 
     throw new GatewayError('invalid_request', `task ${source.id} is a ${model} video, which this route cannot work on`, { param: where });
   }
   const channel = ctx.snapshot.channelsByName.get(source.channel);
-  if (!channel || !channel.profile.operations.has(ctx.route.operation)) {
+  if (!channel?.profile.operations.has(ctx.route.operation)) {
     throw new GatewayError('upstream_unavailable', `the channel that made task ${source.id} can no longer serve this request`);
   }
   if (ctx.token.models && !ctx.token.models.includes(model))

@@ -1,9 +1,5 @@
 import type { CompiledOperation } from '../config/snapshot.js';
-import type { Metrics } from '../metrics/metrics.js';
-import type { RoutingState } from '../routing/routing-state.js';
-import { GatewayError } from '../errors/gateway-error.js';
 import type { UpstreamResponse } from '../upstream/upstream-request.js';
-import type { Store } from '../store/store.js';
 import type { Pools } from '../upstream/pools.js';
 import { holdPrice } from '../quota/account.js';
 import { holdLifetimeMs } from '../quota/hold-expiry.js';

@@ -81,7 +81,9 @@ function referencesIn(body: unknown, refs: readonly ResourceReference[]): Named[
         out.push({ kind: ref.kind, id: v.slice(ref.prefix.length), param: dottedPath(path), written: v.slice(0, 200) });
       }
     } else if (Array.isArray(v)) {
-      v.forEach((item, i) => stack.push([item, [...path, i]]));
+      v.forEach((item, i) => {
+        stack.push([item, [...path, i]]);
+      });
     } else if (v !== null && typeof v === 'object') {
       for (const [k, item] of Object.entries(v)) stack.push([item, [...path, k]]);
     }

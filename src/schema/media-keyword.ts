@@ -6,7 +6,7 @@ import { groupDigits, parseSize, sizeWords } from './sizes.js';
 /**
  * The `media` keyword of the gateway's JSON Schemas: a bound on the DECODED size of a media string
  * (a video, an audio clip, any file) given inline as a `data:<type>;base64,…` URI or bare base64,
- * so interface.md section 8's "omni-fast-v2v reference video: up to 15MB" is counted in the bytes
+ * so docs/spec/interface.md section 8's "omni-fast-v2v reference video: up to 15MB" is counted in the bytes
  * the vendor gets, not in characters of base64 (4 for every 3 bytes). The size is counted from the
  * text's length and padding, exactly, without decoding it; the whole text is checked to be base64
  * first, since a stray character (a line break of MIME base64) would be counted as data. An http(s)

@@ -5,10 +5,18 @@ import { noneSigner } from './none.js';
 import { querySigner } from './query.js';
 import type { CompiledAuth, SignableRequest, SignContext, Signer } from './signer.js';
 
-/** Every upstream auth scheme a profile may name (`auth.type`); a new scheme is one file and one line here. */
-const SIGNERS: readonly Signer<any, any>[] = [headerSigner, querySigner, jwtHs256Signer, hmacV4Signer, noneSigner];
+/**
+ * A scheme as the registry holds it: its block and its spec are opaque here. Each scheme's own
+ * `Signer<Raw, Spec>` is one (Signer declares `compile` and `sign` as methods, whose parameters
+ * TypeScript compares both ways). That is safe because the registry gives `compile` only a
+ * schema-valid block of the scheme's own `type`, and `sign` only the spec that scheme's `compile` made.
+ */
+type RegisteredSigner = Signer<{ type: string }, unknown>;
 
-const byType = new Map(SIGNERS.map((s) => [s.type as string, s]));
+/** Every upstream auth scheme a profile may name (`auth.type`); a new scheme is one file and one line here. */
+const SIGNERS: readonly RegisteredSigner[] = [headerSigner, querySigner, jwtHs256Signer, hmacV4Signer, noneSigner];
+
+const byType = new Map(SIGNERS.map((s) => [s.type, s]));
 
 /** The JSON Schema of a profile's `auth` block: one of the schemes' own schemas (channels.schema.json `$defs.auth`). */
 export function authSchema(): Record<string, unknown> {

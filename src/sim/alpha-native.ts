@@ -53,7 +53,7 @@ const REQUEST_FIELDS = [
 const UNREGISTERED =
   "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.";
 
-/** The vendor's error body for a status (upstream-protocols.md, alpha-native). */
+/** The vendor's error body for a status (docs/spec/upstream-protocols.md, alpha-native). */
 export function alphaError(status: number, message?: string, reason?: string): unknown {
   const error: Record<string, unknown> = {
     code: status,

@@ -7,7 +7,7 @@ import { makePng } from './png.js';
 import { TaskBook, type SimPhase, type SimTask } from './task-book.js';
 
 /**
- * A fake vendor speaking beta-native (upstream-protocols.md), asynchronous reference-to-video and friends.
+ * A fake vendor speaking beta-native (docs/spec/upstream-protocols.md), asynchronous reference-to-video and friends.
  *
  * Auth: header `Authorization: Token KEY` (secret name `key`). Missing or wrong: HTTP 401
  * `{"err_code":401,"reason":"Unauthorized","message":"invalid token"}`. Checked after the path, before the body.
@@ -235,10 +235,14 @@ export async function startBetaSimulator(opts: BetaSimOptions = {}): Promise<Sim
     const given = Buffer.from(url.searchParams.get('sig') ?? '');
     const want = Buffer.from(sign(url.pathname, expires));
     if (given.length !== want.length || !timingSafeEqual(given, want) || expires < clock() / 1000) {
-      return json(res, 403, betaError(403, 'signature mismatch or URL expired'));
+      json(res, 403, betaError(403, 'signature mismatch or URL expired'));
+      return;
     }
     const task = tasks.get(id);
-    if (!task || tasks.state(task).phase !== 'done') return json(res, 404, betaError(404, 'file not found'));
+    if (!task || tasks.state(task).phase !== 'done') {
+      json(res, 404, betaError(404, 'file not found'));
+      return;
+    }
     serveBytes(req, res, bytesOf(task, variant), variant === 'cover.png' ? 'image/png' : 'video/mp4');
   }
 

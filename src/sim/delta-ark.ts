@@ -19,7 +19,7 @@ import {
 } from './delta-ark-checks.js';
 
 /**
- * A fake vendor speaking delta-ark (upstream-protocols.md): synchronous images, asynchronous video,
+ * A fake vendor speaking delta-ark (docs/spec/upstream-protocols.md): synchronous images, asynchronous video,
  * and assets referenced as `asset://<id>`. Secret name `key`; auth `Authorization: Bearer KEY` on every
  * route but `/files/`. Missing or wrong key: 401 `{error:{code:"AuthenticationError", message, param:"",
  * type:"Unauthorized"}}`.
@@ -229,7 +229,10 @@ export async function startDeltaArkSimulator(opts: DeltaArkSimOptions = {}): Pro
     const m = /^(.+?)(-last)?\.(mp4|png)$/.exec(name);
     const image = m?.[3] === 'png' && !m[2] && m[1]!.startsWith('img-');
     const bytes = !m ? null : image ? result(m[1]!) : m[3] === (m[2] ? 'png' : 'mp4') ? result(m[1]!, m[2] ? 1 : 0) : null;
-    if (!bytes) return json(res, 404, arkError(404, 'The specified file does not exist.'));
+    if (!bytes) {
+      json(res, 404, arkError(404, 'The specified file does not exist.'));
+      return;
+    }
     stats.downloads++;
     serveBytes(req, res, bytes, m![3] === 'mp4' ? 'video/mp4' : 'image/png');
   }

@@ -17,12 +17,6 @@ export interface EtaInstance {
   referenceImages?: { image?: EtaImage; referenceType?: unknown }[];
 }
 
-/** A submit body. */
-export interface EtaBody {
-  instances?: EtaInstance[];
-  parameters?: Record<string, unknown>;
-}
-
 const MIME_TYPES = ['image/png', 'image/jpeg', 'image/webp'];
 const ASPECT_RATIOS = ['16:9', '9:16'];
 const DURATIONS = [4, 6, 8];

@@ -9,7 +9,7 @@ import { makeMp4, serveBytes } from './media.js';
 import { TaskBook, type SimTask } from './task-book.js';
 
 /**
- * A fake vendor speaking eta-operations (upstream-protocols.md): video as long-running operations,
+ * A fake vendor speaking eta-operations (docs/spec/upstream-protocols.md): video as long-running operations,
  * the Gemini API's Veo predictLongRunning, checked against @google/genai in Gemini API mode
  * (test/contract/genai-eta.test.ts: what the SDK sends is accepted, what it refuses is refused).
  *

@@ -2,7 +2,7 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 
 /**
- * The gamma-volc simulator's own check of the HMAC-SHA256 request signature (upstream-protocols.md
+ * The gamma-volc simulator's own check of the HMAC-SHA256 request signature (docs/spec/upstream-protocols.md
  * "gamma-volc"). Written apart from the gateway's signer (src/signers/hmac-v4.ts) on purpose: the
  * two meet only on the wire, so a shared mistake cannot hide. What the official SDK signs
  * (`@volcengine/openapi` Signer) must pass: test/contract/volcengine-gamma.test.ts drives it here.
@@ -95,7 +95,7 @@ export function parseXDate(text: string | undefined): number | null {
 /** Checks the signature of a received request against `keys` at simulator time `nowMs`. */
 export function verifyGammaSignature(req: ReceivedRequest, keys: GammaKeys, nowMs: number): SignatureCheck {
   const auth = header(req.headers, 'authorization');
-  if (!auth || !auth.trim()) return refuse('MissingAuthorization', 'the Authorization header is missing');
+  if (!auth?.trim()) return refuse('MissingAuthorization', 'the Authorization header is missing');
   const m = AUTH.exec(auth.trim());
   if (!m) return refuse('InvalidAuthorization', 'Authorization must be "HMAC-SHA256 Credential=…, SignedHeaders=…, Signature=…"');
   const [, credential, signedList, signature] = m as unknown as [string, string, string, string];

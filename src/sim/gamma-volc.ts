@@ -10,7 +10,7 @@ import { makePng } from './png.js';
 import { TaskBook, type SimTask } from './task-book.js';
 
 /**
- * A fake vendor speaking gamma-volc (upstream-protocols.md): asynchronous images and videos behind an
+ * A fake vendor speaking gamma-volc (docs/spec/upstream-protocols.md): asynchronous images and videos behind an
  * HMAC-SHA256 request signature. Secrets `access_key` and `secret_key`; region `cn-north-1` and service
  * `cv` unless the options say otherwise.
  *

@@ -7,7 +7,7 @@ import { makePng } from './png.js';
 import { TaskBook, type SimTask } from './task-book.js';
 
 /**
- * A fake vendor speaking iota-native (upstream-protocols.md): asynchronous audio with a batch query.
+ * A fake vendor speaking iota-native (docs/spec/upstream-protocols.md): asynchronous audio with a batch query.
  *
  * Auth: `Authorization: Bearer KEY` on submit and both queries (secret name `key`). Missing or wrong key:
  *   401 `{code:"unauthorized", message:"invalid api key", data:null}`. Checked after the path, before the body.
@@ -170,7 +170,7 @@ export async function startIotaSimulator(opts: IotaSimOptions = {}): Promise<Sim
 
   function result(id: string, index = 0): Buffer | null {
     const task = tasks.get(id);
-    if (!task || task.kind !== 'MUSIC' || !Number.isInteger(index) || index < 0 || index > 5) return null;
+    if (task?.kind !== 'MUSIC' || !Number.isInteger(index) || index < 0 || index > 5) return null;
     if (tasks.state(task).phase !== 'done') return null;
     const seed = `${task.id}:${Math.floor(index / 3)}`;
     const kind = KINDS[index % 3]!;

@@ -6,7 +6,7 @@ import { makeMp4, serveBytes } from './media.js';
 import { TaskBook, type SimTask } from './task-book.js';
 
 /**
- * A fake vendor speaking lambda-native (upstream-protocols.md): asynchronous video behind a signed JWT.
+ * A fake vendor speaking lambda-native (docs/spec/upstream-protocols.md): asynchronous video behind a signed JWT.
  *
  * Auth: `Authorization: Bearer <JWT>` built from secrets `access_key` and `secret_key`: header exactly
  * alg "HS256", typ "JWT"; signature HMAC-SHA256(secret_key, base64url(header) "." base64url(payload)), base64url

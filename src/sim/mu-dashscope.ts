@@ -6,7 +6,7 @@ import { makeMp4, serveBytes } from './media.js';
 import { TaskBook, type SimTask } from './task-book.js';
 
 /**
- * A fake vendor speaking mu-dashscope (upstream-protocols.md): asynchronous video.
+ * A fake vendor speaking mu-dashscope (docs/spec/upstream-protocols.md): asynchronous video.
  *
  * Auth: `Authorization: Bearer KEY` on submit and query (secret name `key`). Missing or wrong key:
  *   401 `{request_id, code:"InvalidApiKey", message:"Invalid API-key provided."}`.

@@ -32,9 +32,3 @@ export const SIMULATORS: Readonly<Record<string, (opts?: CommonSimOptions) => Pr
   'unified-passthrough': (opts) => startUnifiedPassthroughSimulator(opts),
   'zeta-openai': (opts) => startZetaOpenaiSimulator(opts),
 };
-
-/** Starts the simulator of a profile; null when there is none. */
-export async function startSimulator(profile: string, opts?: CommonSimOptions): Promise<Simulator | null> {
-  const start = SIMULATORS[profile];
-  return start ? start(opts) : null;
-}

@@ -7,7 +7,7 @@ import { TaskBook, type SimTask } from './task-book.js';
 import { baseResp, DIMENSIONS, effective, invalidSubmit, isObject, pickThetaFault, thetaError, type BaseResp, type SubmitBody } from './theta-native-rules.js';
 
 /**
- * A fake vendor speaking theta-native (upstream-protocols.md): asynchronous video with a two-step
+ * A fake vendor speaking theta-native (docs/spec/upstream-protocols.md): asynchronous video with a two-step
  * result (query → file id → retrieve → expiring download URL). The xi line speaks it too.
  *
  * Every JSON answer carries `base_resp:{status_code, status_msg}`; 0 / "success" on success. Like the
@@ -170,7 +170,10 @@ export async function startThetaNativeSimulator(opts: ThetaSimOptions = {}): Pro
     stats.downloads++;
     const task = doneTask(fileId);
     const problem = task ? urlProblem(fileId, url) : 'NoSuchKey';
-    if (!problem) return serveBytes(req, res, makeMp4(task!.id), 'video/mp4');
+    if (!problem) {
+      serveBytes(req, res, makeMp4(task!.id), 'video/mp4');
+      return;
+    }
     res.writeHead(task ? 403 : 404, { 'content-type': 'text/plain' });
     res.end(problem);
   }

@@ -6,7 +6,7 @@ import { makeMp4, serveBytes } from './media.js';
 import { TaskBook, type SimTask } from './task-book.js';
 
 /**
- * A fake upstream gateway speaking the PUBLIC unified video routes (upstream-protocols.md,
+ * A fake upstream gateway speaking the PUBLIC unified video routes (docs/spec/upstream-protocols.md,
  * unified-passthrough): what a channel of the pattern-named groups talks to. Secret name `key`;
  * auth `Authorization: Bearer KEY` on every route, downloads included.
  *
@@ -57,7 +57,7 @@ const CODES: Record<number, [code: string, message: string]> = {
   504: ['upstream_unavailable', 'The upstream service timed out.'],
 };
 
-/** The upstream gateway's error body for a status: shape A, or shape B for 429 (interface.md section 7). */
+/** The upstream gateway's error body for a status: shape A, or shape B for 429 (docs/spec/interface.md section 7). */
 export function unifiedError(status: number, message?: string, code?: string, param = ''): unknown {
   if (status === 429)
     return { code: 'too_many_requests', message: message ?? 'The upstream load of the current group is saturated, please try again later.', data: null };

@@ -17,7 +17,7 @@ const DEFAULTS: Record<number, [type: string, code: string | null, message: stri
   429: ['requests', 'rate_limit_exceeded', 'Rate limit reached for requests. Please try again in 2s.'],
 };
 
-/** The vendor's error body for a status (upstream-protocols.md, zeta-openai). */
+/** The vendor's error body for a status (docs/spec/upstream-protocols.md, zeta-openai). */
 export function zetaError(status: number, message?: string, param: string | null = null, code?: string | null): unknown {
   const [type, defCode, defMessage] =
     DEFAULTS[status] ??

@@ -9,7 +9,7 @@ import { checkVideo, VARIANTS, variantBytes, type VideoBody } from './zeta-opena
 import { TaskBook, type SimTask } from './task-book.js';
 
 /**
- * A fake vendor speaking zeta-openai (upstream-protocols.md): asynchronous videos and synchronous
+ * A fake vendor speaking zeta-openai (docs/spec/upstream-protocols.md): asynchronous videos and synchronous
  * images. Secret name `key`; auth `Authorization: Bearer KEY` on every route but `/files/`. The
  * official `openai` package (6.49.0) is the reference: what it sends is accepted, what it documents
  * is enforced, and every answer carries the fields its types require (test/contract/openai-zeta.test.ts).

@@ -12,7 +12,7 @@ import type OpenAI from 'openai';
 /** Every key of `keys` is present on `value` (its own property; null counts when the type allows it). */
 export function hasKeys(value: unknown, keys: readonly string[], what: string): void {
   assert.ok(value !== null && typeof value === 'object', `${what} is an object: ${JSON.stringify(value)}`);
-  const missing = keys.filter((k) => !Object.prototype.hasOwnProperty.call(value, k));
+  const missing = keys.filter((k) => !Object.hasOwn(value, k));
   assert.deepEqual(missing, [], `${what} lacks required field(s) ${missing.join(', ')}: ${JSON.stringify(value).slice(0, 400)}`);
 }
 

@@ -28,7 +28,7 @@ function num(name: string, raw: string | undefined, min: number, max: number): n
 }
 
 async function main(): Promise<number> {
-  let values;
+  let values: { quick?: boolean; long?: boolean; requests?: string; seconds?: string; seed?: string; concurrency?: string; help?: boolean };
   try {
     values = parseArgs({
       args: process.argv.slice(2),

@@ -161,7 +161,7 @@ export function parseRaw(text: string): { status: number; body: string } | null 
   return { status: Number(m[1]), body: end === -1 ? '' : text.slice(end + 4) };
 }
 
-/** The shape-A error of an answer, checked field by field against interface.md section 7 and the catalogue. */
+/** The shape-A error of an answer, checked field by field against docs/spec/interface.md section 7 and the catalogue. */
 export interface ShapeA {
   readonly message: string;
   readonly type: string;
@@ -222,7 +222,9 @@ export function dotted(path: readonly Seg[]): string {
 export function pathsOf(value: Json, prefix: Seg[] = []): Seg[][] {
   const out: Seg[][] = [];
   if (Array.isArray(value)) {
-    value.forEach((v, i) => out.push([...prefix, i], ...pathsOf(v, [...prefix, i])));
+    value.forEach((v, i) => {
+      out.push([...prefix, i], ...pathsOf(v, [...prefix, i]));
+    });
   } else if (value !== null && typeof value === 'object') {
     for (const [k, v] of Object.entries(value)) out.push([...prefix, k], ...pathsOf(v, [...prefix, k]));
   }

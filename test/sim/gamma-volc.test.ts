@@ -84,7 +84,7 @@ describe('gamma-volc simulator (fake clock)', () => {
     assert.equal(sub.body.message, 'Success');
     const id = sub.body.data.task_id as string;
     assert.equal(sim.tasks?.get(id)?.model, 'gamma_t2i_v40');
-    assert.equal((sim.tasks?.get(id)?.body as any).plan.mode, 'image');
+    assert.equal((sim.tasks!.get(id)!.body as any).plan.mode, 'image');
 
     const empty = { image_urls: null, binary_data_base64: null, video_url: null };
     let q = await c.query('gamma_t2i_v40', id);
@@ -102,7 +102,9 @@ describe('gamma-volc simulator (fake clock)', () => {
     assert.equal(q.body.data.image_urls, null);
     const b64 = q.body.data.binary_data_base64 as string[];
     assert.equal(b64.length, 3);
-    b64.forEach((b, i) => assert.deepEqual(Buffer.from(b, 'base64'), sim.result!(id, i)));
+    b64.forEach((b, i) => {
+      assert.deepEqual(Buffer.from(b, 'base64'), sim.result!(id, i));
+    });
     assert.deepEqual(pngSize(sim.result!(id, 0)!), { width: 64, height: 128 });
     assert.notDeepEqual(sim.result!(id, 0), sim.result!(id, 1));
     assert.equal(sim.result!(id, 3), null);
@@ -141,7 +143,7 @@ describe('gamma-volc simulator (fake clock)', () => {
     assert.deepEqual(pngSize(sim.result!(b)!), { width: 128, height: 128 });
     const q = await c.query('gamma_t2i_v45', b);
     assert.equal(q.body.data.binary_data_base64.length, 1);
-    assert.equal((sim.tasks?.get(b)?.body as any).plan.mode, 'image');
+    assert.equal((sim.tasks!.get(b)!.body as any).plan.mode, 'image');
   });
 
   test('video tasks in every mode end with a video_url whose bytes are sim.result', async () => {
@@ -157,10 +159,10 @@ describe('gamma-volc simulator (fake clock)', () => {
       const sub = await c.submit(body);
       assert.equal(sub.status, 200, JSON.stringify(sub.body));
       const id = sub.body.data.task_id as string;
-      assert.equal((sim.tasks?.get(id)?.body as any).plan.mode, mode);
+      assert.equal((sim.tasks!.get(id)!.body as any).plan.mode, mode);
       ids.push(id);
     }
-    assert.equal((sim.tasks?.get(ids[0]!)?.body as any).plan.frames, 241);
+    assert.equal((sim.tasks!.get(ids[0]!)!.body as any).plan.frames, 241);
     assert.equal((await c.query('gamma_v30', ids[0]!)).body.data.status, 'in_queue');
     now += 3000;
     for (const [i, id] of ids.entries()) {

@@ -94,9 +94,6 @@ function goldenCases(): Golden[] {
     .sort()
     .map((f) => ({ name: f, ...(parseDocument(readFileSync(join(dir, f), 'utf8')).toJS() as Omit<Golden, 'name'>) }));
 }
-function modelOf(g: Golden): string {
-  return /\/models\/([^/:]+):/.exec(g.request.path)?.[1] ?? 'alpha-3-pro-image-preview';
-}
 function requestInput(body: unknown, model: unknown): Obj {
   return { body, params: { model }, query: {}, model, public_model: model, channel: { name: 'c', settings: {} }, now: NOW };
 }

@@ -88,8 +88,11 @@ describe('section 8 byte sizes count decoded bytes', () => {
   test('no family limit bounds a string by a character count of a megabyte or more (a byte size said in characters of base64)', () => {
     const found: string[] = [];
     const walk = (node: unknown, where: string): void => {
-      if (Array.isArray(node)) node.forEach((n, i) => walk(n, `${where}[${i}]`));
-      else if (node && typeof node === 'object') {
+      if (Array.isArray(node)) {
+        node.forEach((n, i) => {
+          walk(n, `${where}[${i}]`);
+        });
+      } else if (node && typeof node === 'object') {
         for (const [k, v] of Object.entries(node)) {
           if (k === 'maxLength' && typeof v === 'number' && v >= MiB) found.push(`${where}: maxLength ${v}`);
           walk(v, `${where}.${k}`);

@@ -87,8 +87,8 @@ export function compileNode(n: Node, cx: Ctx): Fn {
   if (n === null || typeof n !== 'object') unsupported('node');
   for (const k of Object.keys(n)) if (!KNOWN.has(k)) unsupported(`${n.type}.${k}`);
   const core = compileCore(n, cx);
-  const preds = Object.prototype.hasOwnProperty.call(n, 'predicate') ? (n.predicate as Node[]).map((p) => filterStage(p, cx)) : [];
-  const group = n.type !== 'path' && Object.prototype.hasOwnProperty.call(n, 'group') ? objectOf(n.group as Node, cx) : null;
+  const preds = Object.hasOwn(n, 'predicate') ? (n.predicate as Node[]).map((p) => filterStage(p, cx)) : [];
+  const group = n.type !== 'path' && Object.hasOwn(n, 'group') ? objectOf(n.group as Node, cx) : null;
   const keepArray = n.keepArray === true;
   return (input, env) => {
     enter();
@@ -222,7 +222,7 @@ function path(n: Node, cx: Ctx): Fn {
     };
   });
   const inner = pathOf(steps, raw[0]!.type === 'variable', n.keepSingletonArray === true, n.tuple === true);
-  if (!Object.prototype.hasOwnProperty.call(n, 'group')) return inner;
+  if (!Object.hasOwn(n, 'group')) return inner;
   const group = objectOf(n.group as Node, cx);
   return (input, env) => group(inner(input, env), env);
 }
@@ -290,7 +290,9 @@ function lambda(n: Node, cx: Ctx): Fn {
       once(args, context) {
         const validated = sig ? sig.validate(args, context) : args;
         const frame = new Frame(env);
-        params.forEach((p, i) => frame.bind(p, validated[i]));
+        params.forEach((p, i) => {
+          frame.bind(p, validated[i]);
+        });
         return body(input, frame);
       },
     };

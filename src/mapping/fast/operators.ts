@@ -145,7 +145,7 @@ export function groupBy(pairs: readonly [Fn, Fn][], literalKeys: readonly string
         if (key === undefined) continue;
         if (typeof key !== 'string') bail(); // T1003
         if (key === '_jsonata_lambda' || key === '_jsonata_function') bail(); // D1013
-        if (Object.prototype.hasOwnProperty.call(groups, key)) {
+        if (Object.hasOwn(groups, key)) {
           if (groups[key]!.exprIndex !== p) bail(); // D1009
           groups[key]!.data = append(groups[key]!.data, item);
         } else groups[key] = { data: item, exprIndex: p };

@@ -95,7 +95,7 @@ const EMPTY: Seq = [];
 
 /** jsonata's lookup on one value that is not an array: an own property of an object that is not a function. */
 function ownValue(x: unknown, key: string): unknown {
-  if (x !== null && typeof x === 'object' && Object.prototype.hasOwnProperty.call(x, key) && !isFunction(x)) return (x as Record<string, unknown>)[key];
+  if (x !== null && typeof x === 'object' && Object.hasOwn(x, key) && !isFunction(x)) return (x as Record<string, unknown>)[key];
   return undefined;
 }
 

@@ -71,7 +71,7 @@ export function lookup(input: unknown, key: string): unknown {
     }
     return result;
   }
-  if (input !== null && typeof input === 'object' && Object.prototype.hasOwnProperty.call(input, key) && !isFunction(input)) {
+  if (input !== null && typeof input === 'object' && Object.hasOwn(input, key) && !isFunction(input)) {
     return (input as Record<string, unknown>)[key];
   }
   return undefined;
