@@ -228,7 +228,7 @@ export async function queryBatch(
       // A finished task whose files need a second call: one lookup each; a failed lookup is no news.
       for (const task of tasks) {
         const u = task.upstreamId !== null ? byId.get(task.upstreamId) : undefined;
-        if (!u || u.status !== 'completed') continue;
+        if (u?.status !== 'completed') continue;
         const resolved = await resolveResults(protocol, channel, pools, task, u, now);
         if (resolved.ok) byId.set(task.upstreamId!, resolved.value);
         else byId.delete(task.upstreamId!);

@@ -1,9 +1,9 @@
-import type { Store } from '../store.js';
+import type { LinkStore } from '../store.js';
 import type { Database } from './database.js';
 import { toLink, type LinkRow } from '../sql-rows.js';
 
 /** Links handed out instead of vendor URLs, and the files stored behind some of them. */
-export function linkMethods(db: Database): Pick<Store, 'putLinks' | 'getLink' | 'deleteExpiredLinks'> {
+export function linkMethods(db: Database): LinkStore {
   return {
     async putLinks(links) {
       if (links.length === 0) return;

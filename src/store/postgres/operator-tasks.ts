@@ -1,4 +1,4 @@
-import type { Store } from '../store.js';
+import type { OperatorTaskStore } from '../store.js';
 import { toLedger, toTask, type LedgerRow, type TaskRow } from '../sql-rows.js';
 import { findTasksSql } from '../task-query.js';
 import { readStates } from '../task-states.js';
@@ -12,7 +12,7 @@ const HISTORY = `SELECT t.*, COALESCE((
   FROM tasks t WHERE t.id = $1`;
 
 /** What operators read of tasks (GET /admin/tasks): every token's, filtered, and one with its states and ledger rows. */
-export function operatorTaskMethods(db: Database): Pick<Store, 'findTasks' | 'taskHistory'> {
+export function operatorTaskMethods(db: Database): OperatorTaskStore {
   return {
     async findTasks(q) {
       const { sql, args } = findTasksSql(q, (n) => `$${n}`);

@@ -1,4 +1,4 @@
-import type { Store } from '../store.js';
+import type { OwnTaskStore } from '../store.js';
 import { toTask, type TaskRow } from '../sql-rows.js';
 import type { Database } from './database.js';
 
@@ -6,7 +6,7 @@ import type { Database } from './database.js';
 const SEEN = "token_id = $1 AND kind = ANY($2::text[]) AND status <> 'submitting'";
 
 /** What a token does with its own tasks: reads them in pages, newest first, and deletes finished ones. */
-export function ownTaskMethods(db: Database): Pick<Store, 'listTasks' | 'deleteTask'> {
+export function ownTaskMethods(db: Database): OwnTaskStore {
   return {
     async listTasks(tokenId, kinds, page) {
       const [cmp, dir] = page.order === 'desc' ? ['<', 'DESC'] : ['>', 'ASC'];

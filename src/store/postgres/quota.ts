@@ -1,9 +1,7 @@
-import type { LedgerBalance, Store } from '../store.js';
+import type { LedgerBalance, QuotaStore } from '../store.js';
 import { toLedger, type HoldRow, type LedgerRow } from '../sql-rows.js';
 import type { Database } from './database.js';
 import { GIVE_BACK, ledgerOf, spendSql, type LedgerListeners } from './ledger-sql.js';
-
-type QuotaMethods = Pick<Store, 'debit' | 'refund' | 'hold' | 'releaseHold' | 'expireHolds' | 'charge' | 'ledger' | 'ledgerBalance'>;
 
 const SPEND = spendSql();
 const CHARGE = spendSql('', false);
@@ -22,7 +20,7 @@ const EXPIRE = `WITH h AS (
   SELECT h.*, l.id AS ledger_id, l.at AS ledger_at FROM h LEFT JOIN l ON l.ref = h.ref ORDER BY h.expires_at`;
 
 /** Spending a token's quota outside tasks (debits, holds, refunds) and reading its ledger. */
-export function quotaMethods(db: Database, listeners: LedgerListeners): QuotaMethods {
+export function quotaMethods(db: Database, listeners: LedgerListeners): QuotaStore {
   const spend = async (sql: string, params: unknown[]) => {
     const row = (await db.query<LedgerRow & { ok: number }>(sql, params)).rows[0]!;
     listeners.tell(ledgerOf(row));

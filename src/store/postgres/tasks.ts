@@ -1,22 +1,9 @@
-import { newTaskRecord, TASK_HISTORY_LIMIT, unfinishedCounts, type Store, type TaskPatch, type TaskRecord } from '../store.js';
+import { newTaskRecord, TASK_HISTORY_LIMIT, unfinishedCounts, type TaskPatch, type TaskRecord, type TaskStore } from '../store.js';
 import { taskMoney } from '../money.js';
 import { PATCH_COLUMNS, toLedger, toTask, type LedgerRow, type TaskRow } from '../sql-rows.js';
 import type { Database } from './database.js';
 import { GIVE_BACK, ledgerOf, spendSql, type LedgerListeners } from './ledger-sql.js';
 
-type TaskMethods = Pick<
-  Store,
-  | 'createTask'
-  | 'getTask'
-  | 'getTasks'
-  | 'updateTask'
-  | 'abortTask'
-  | 'listUnfinishedTasks'
-  | 'countUnfinishedTasks'
-  | 'claimTasks'
-  | 'renewLeases'
-  | 'releaseLeases'
->;
 const UNFINISHED = "status IN ('submitting', 'queued', 'in_progress')";
 
 // The debit and the task in one statement: no task without its debit, no debit without its task.
@@ -67,7 +54,7 @@ function historySql(keys: string[], at: number): string {
 }
 
 /** Tasks: created with their debit, changed by compare-and-set, settled or refunded once, leased to one replica. */
-export function taskMethods(db: Database, listeners: LedgerListeners): TaskMethods {
+export function taskMethods(db: Database, listeners: LedgerListeners): TaskStore {
   // The patch's values are $1…$k in the order of `keys`; the state's time, when one may be seen, is $k+1.
   const patchSql = (keys: string[], money: boolean) => {
     const sets = keys.map((k, i) => `${PATCH_COLUMNS[k as keyof typeof PATCH_COLUMNS][0]} = $${i + 1}`);

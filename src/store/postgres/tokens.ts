@@ -1,27 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import type { ResourceRecord, Store, TokenDeletion } from '../store.js';
+import type { ResourceRecord, ResourceStore, TokenDeletion, TokenStore } from '../store.js';
 import { toRecord, toResource, type ResourceRow, type TokenRow } from '../sql-rows.js';
 import type { Database } from './database.js';
-
-type TokenMethods = Pick<
-  Store,
-  | 'createToken'
-  | 'findTokenByHash'
-  | 'listTokens'
-  | 'getToken'
-  | 'setTokenDisabled'
-  | 'setTokenQuota'
-  | 'deleteToken'
-  | 'deleteTokensNamed'
-  | 'putResource'
-  | 'getResources'
->;
 
 const IN_USE = `SELECT (SELECT count(*) FROM tasks WHERE token_id = $1 AND status IN ('submitting', 'queued', 'in_progress'))::int AS tasks,
   (SELECT count(*) FROM holds WHERE token_id = $1)::int AS holds`;
 
 /** Tokens (create, find, list, disable or enable, set the quota, delete) and the resources clients created. */
-export function tokenMethods(db: Database): TokenMethods {
+export function tokenMethods(db: Database): TokenStore & ResourceStore {
   const one = async (sql: string, params: unknown[]) => {
     const row = (await db.repeatable<TokenRow>(sql, params)).rows[0];
     return row ? toRecord(row) : null;

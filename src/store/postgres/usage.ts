@@ -1,4 +1,4 @@
-import type { Store } from '../store.js';
+import type { UsageStore } from '../store.js';
 import { DAY_MS, toUsage, type UsageRow } from '../sql-rows.js';
 import type { Database } from './database.js';
 
@@ -22,7 +22,7 @@ const GROUPS = `
   ORDER BY g.day, g.token_id COLLATE "C", g.model COLLATE "C"
   LIMIT $5`;
 
-export function usageMethods(db: Database): Pick<Store, 'usage'> {
+export function usageMethods(db: Database): UsageStore {
   return {
     async usage({ from, to, tokenId, model }, limit) {
       const { rows } = await db.repeatable<UsageRow>(GROUPS, [from, to, tokenId, model, limit]);

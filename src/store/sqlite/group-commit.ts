@@ -90,7 +90,9 @@ export function groupCommit(db: Db, afterCommit: () => void = () => undefined): 
     const rows = written;
     written = [];
     tell(rows);
-    batch.forEach((w, i) => w.resolve(results[i]!));
+    batch.forEach((w, i) => {
+      w.resolve(results[i]!);
+    });
   };
 
   return {

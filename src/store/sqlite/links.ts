@@ -1,10 +1,10 @@
-import type { Store } from '../store.js';
+import type { LinkStore } from '../store.js';
 import type { Db } from './database.js';
 import type { GroupCommit } from './group-commit.js';
 import { toLink, type LinkRow } from '../sql-rows.js';
 
 /** Links handed out instead of vendor URLs, and the files stored behind some of them. */
-export function linkMethods(db: Db, { write }: GroupCommit): Pick<Store, 'putLinks' | 'getLink' | 'deleteExpiredLinks'> {
+export function linkMethods(db: Db, { write }: GroupCommit): LinkStore {
   const insert = db.prepare('INSERT INTO links (id, token_id, channel, url, data, content_type, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
   // A deleted token's links die with it: the join finds no token.
   const byId = db.prepare('SELECT l.* FROM links l JOIN tokens t ON t.id = l.token_id WHERE l.id = ? AND l.expires_at > ?');

@@ -1,11 +1,11 @@
-import type { Store, TaskQuery } from '../store.js';
+import type { OperatorTaskStore, TaskQuery } from '../store.js';
 import { toLedger, toTask, type LedgerRow, type TaskRow } from '../sql-rows.js';
 import { findTasksSql } from '../task-query.js';
 import { readStates } from '../task-states.js';
 import type { Db } from './database.js';
 
 /** What operators read of tasks (GET /admin/tasks): every token's, filtered, and one with its states and ledger rows. */
-export function operatorTaskMethods(db: Db): Pick<Store, 'findTasks' | 'taskHistory'> {
+export function operatorTaskMethods(db: Db): OperatorTaskStore {
   // One prepared statement per shape of query (which filters, whether a cursor): at most 32.
   const shapes = new Map<string, ReturnType<Db['prepare']>>();
   const taskById = db.prepare('SELECT * FROM tasks WHERE id = ?');

@@ -1,4 +1,4 @@
-import type { Store, TaskPage } from '../store.js';
+import type { OwnTaskStore, TaskPage } from '../store.js';
 import { toTask, type TaskRow } from '../sql-rows.js';
 import type { Db } from './database.js';
 import type { GroupCommit } from './group-commit.js';
@@ -7,7 +7,7 @@ import type { GroupCommit } from './group-commit.js';
 const SEEN = "token_id = ? AND kind IN (SELECT value FROM json_each(?)) AND status <> 'submitting'";
 
 /** What a token does with its own tasks: reads them in pages, newest first, and deletes finished ones. */
-export function ownTaskMethods(db: Db, { write }: GroupCommit): Pick<Store, 'listTasks' | 'deleteTask'> {
+export function ownTaskMethods(db: Db, { write }: GroupCommit): OwnTaskStore {
   const cursor = db.prepare(`SELECT created_at, seq FROM tasks WHERE id = ? AND ${SEEN}`);
   // One statement per order and cursor: (created_at, seq) is the order, and the index's tail.
   const pages = {

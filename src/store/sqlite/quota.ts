@@ -1,13 +1,11 @@
-import type { LedgerBalance, LedgerKind, Store } from '../store.js';
+import type { LedgerBalance, LedgerKind, QuotaStore } from '../store.js';
 import type { Db } from './database.js';
 import type { GroupCommit } from './group-commit.js';
 import type { LedgerWrites } from './ledger-writes.js';
 import { toLedger, type HoldRow, type LedgerRow, type TokenRow } from '../sql-rows.js';
 
-type QuotaMethods = Pick<Store, 'debit' | 'refund' | 'hold' | 'releaseHold' | 'expireHolds' | 'charge' | 'ledger' | 'ledgerBalance'>;
-
 /** Spending a token's quota outside tasks (debits, holds, refunds) and reading its ledger. */
-export function quotaMethods(db: Db, { write, now }: GroupCommit, money: LedgerWrites): QuotaMethods {
+export function quotaMethods(db: Db, { write, now }: GroupCommit, money: LedgerWrites): QuotaStore {
   const insertHold = db.prepare('INSERT INTO holds (ref, token_id, model, amount, expires_at) VALUES (?, ?, ?, ?, ?)');
   // One statement ends a hold: what it deletes is what it answers (a second release finds nothing).
   const endHold = db.prepare('DELETE FROM holds WHERE ref = ? RETURNING token_id, model, amount');

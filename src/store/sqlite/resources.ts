@@ -1,10 +1,10 @@
-import type { ResourceRecord, Store } from '../store.js';
+import type { ResourceRecord, ResourceStore } from '../store.js';
 import type { Db } from './database.js';
 import type { GroupCommit } from './group-commit.js';
 import { toResource, type ResourceRow } from '../sql-rows.js';
 
 /** Resources a client created (assets), and whose they are. */
-export function resourceMethods(db: Db, { write }: GroupCommit): Pick<Store, 'putResource' | 'getResources'> {
+export function resourceMethods(db: Db, { write }: GroupCommit): ResourceStore {
   const insertResource = db.prepare('INSERT OR IGNORE INTO resources (kind, id, token_id, channel, vendor_id, created_at) VALUES (?, ?, ?, ?, ?, ?)');
   const resourceById = db.prepare('SELECT * FROM resources WHERE kind = ? AND id = ?');
   return {

@@ -1,4 +1,4 @@
-import { newTaskRecord, unfinishedCounts, type NewTask, type Store, type TaskPatch, type TaskRecord } from '../store.js';
+import { newTaskRecord, unfinishedCounts, type NewTask, type TaskPatch, type TaskRecord, type TaskStore } from '../store.js';
 import { taskMoney } from '../money.js';
 import type { Db } from './database.js';
 import type { GroupCommit } from './group-commit.js';
@@ -6,23 +6,10 @@ import type { LedgerWrites } from './ledger-writes.js';
 import { PATCH_COLUMNS, toTask, type TaskRow } from '../sql-rows.js';
 import { stateSeen, withState } from '../task-states.js';
 
-type TaskMethods = Pick<
-  Store,
-  | 'createTask'
-  | 'getTask'
-  | 'getTasks'
-  | 'updateTask'
-  | 'abortTask'
-  | 'listUnfinishedTasks'
-  | 'countUnfinishedTasks'
-  | 'claimTasks'
-  | 'renewLeases'
-  | 'releaseLeases'
->;
 const UNFINISHED = "status IN ('submitting', 'queued', 'in_progress')";
 
 /** Tasks: created with their debit, changed by compare-and-set, settled or refunded once. */
-export function taskMethods(db: Db, { write }: GroupCommit, ledger: LedgerWrites): TaskMethods {
+export function taskMethods(db: Db, { write }: GroupCommit, ledger: LedgerWrites): TaskStore {
   // seq: the order tasks were taken in, which breaks ties of created_at in a token's pages (./own-tasks.ts).
   const insertTask = db.prepare(
     `INSERT INTO tasks (id, token_id, kind, route, model, upstream_model, channel, status, price, pricing, created_at, updated_at, deadline_at, version, lease_owner, lease_until, seq)

@@ -1,16 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { NewToken, Store, TokenDeletion } from '../store.js';
+import type { NewToken, TokenDeletion, TokenStore } from '../store.js';
 import type { Db } from './database.js';
 import type { GroupCommit } from './group-commit.js';
 import { toRecord, type TokenRow } from '../sql-rows.js';
 
-type TokenMethods = Pick<
-  Store,
-  'createToken' | 'findTokenByHash' | 'listTokens' | 'getToken' | 'setTokenDisabled' | 'setTokenQuota' | 'deleteToken' | 'deleteTokensNamed'
->;
-
 /** Tokens: create, find, list, disable or enable, set the quota, delete. */
-export function tokenMethods(db: Db, commits: Pick<GroupCommit, 'flush'>): TokenMethods {
+export function tokenMethods(db: Db, commits: Pick<GroupCommit, 'flush'>): TokenStore {
   const insert = db.prepare('INSERT INTO tokens (id, name, key_hash, grp, models, quota, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
   const byHash = db.prepare('SELECT * FROM tokens WHERE key_hash = ?');
   const byId = db.prepare('SELECT * FROM tokens WHERE id = ?');

@@ -1,4 +1,4 @@
-import type { Store } from '../store.js';
+import type { UsageStore } from '../store.js';
 import { DAY_MS, toUsage, type UsageRow } from '../sql-rows.js';
 import type { Db } from './database.js';
 
@@ -6,7 +6,7 @@ import type { Db } from './database.js';
  * The ledger summed by UTC day, token and model, in SQL: the range is read through `ledger_by_at`
  * and only the groups come back. The day is `at / DAY_MS` (integer division), UTC by construction.
  */
-export function usageMethods(db: Db): Pick<Store, 'usage'> {
+export function usageMethods(db: Db): UsageStore {
   const groups = db.prepare(`
     SELECT g.*, t.name AS token_name FROM (
       SELECT at / ${DAY_MS} AS day, token_id, model,

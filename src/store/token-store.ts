@@ -1,0 +1,53 @@
+/** An API token as stored: only the SHA-256 of its key is kept. */
+export interface TokenRecord {
+  readonly id: string;
+  readonly name: string;
+  readonly keyHash: string;
+  readonly group: string;
+  /** Models the token may use; null means every model of its group. */
+  readonly models: readonly string[] | null;
+  /** Total units the token may spend; null means unlimited. */
+  readonly quota: number | null;
+  readonly used: number;
+  readonly disabled: boolean;
+  readonly createdAt: number;
+}
+
+/**
+ * What `deleteToken` did. A token still in use (an unfinished task, or a hold of a synchronous
+ * request in flight) is not deleted: its refund or settlement needs it. `busy` says what runs.
+ */
+export type TokenDeletion =
+  | { readonly outcome: 'deleted'; readonly token: TokenRecord }
+  | { readonly outcome: 'unknown' }
+  | { readonly outcome: 'busy'; readonly unfinishedTasks: number; readonly holds: number };
+
+/** What a new token needs. */
+export interface NewToken {
+  readonly name: string;
+  readonly keyHash: string;
+  readonly group: string;
+  readonly models: readonly string[] | null;
+  readonly quota: number | null;
+}
+
+/** The tokens: created, found by the hash of their key, listed, disabled, given a quota, deleted. */
+export interface TokenStore {
+  createToken(token: NewToken): Promise<TokenRecord>;
+  findTokenByHash(keyHash: string): Promise<TokenRecord | null>;
+  listTokens(): Promise<TokenRecord[]>;
+  /** Removes the tokens of that name; returns how many went. */
+  deleteTokensNamed(name: string): Promise<number>;
+  /** The token of that id; null when there is none. */
+  getToken(id: string): Promise<TokenRecord | null>;
+  /** Disables (refused from then on) or enables a token; the token as it now is, null when there is none. */
+  setTokenDisabled(id: string, disabled: boolean): Promise<TokenRecord | null>;
+  /** Sets a token's quota (null: unlimited), even below what it used; the token as it now is, null when there is none. */
+  setTokenQuota(id: string, quota: number | null): Promise<TokenRecord | null>;
+  /**
+   * Deletes a token unless it is busy (see TokenDeletion), atomically with task creation and holds:
+   * once it is gone none can start for it, and none that started before is left without it. Its
+   * ledger rows, finished tasks and resources stay, as the record of what it did.
+   */
+  deleteToken(id: string): Promise<TokenDeletion>;
+}

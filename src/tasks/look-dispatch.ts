@@ -1,0 +1,132 @@
+import type { CompiledChannel } from '../config/snapshot.js';
+import type { TaskRecord } from '../store/store.js';
+import type { ChannelSlots } from './channel-slots.js';
+import type { FollowedTasks } from './followed-tasks.js';
+import type { PollSchedule } from './poll-schedule.js';
+import type { PollerContext } from './poller-deps.js';
+import type { InFlight } from './single-flight.js';
+import type { TaskLooks } from './task-looks.js';
+
+/**
+ * When looks start: a channel's due tasks as its slots free up (singly, or in batches where the
+ * profile allows), and the query routes' refreshes, which join a look under way and never wait
+ * for a slot or a backoff.
+ */
+export class LookDispatch {
+  readonly #ctx: PollerContext;
+  readonly #tasks: FollowedTasks;
+  readonly #schedule: PollSchedule;
+  readonly #slots: ChannelSlots;
+  readonly #inflight: InFlight;
+  readonly #looks: TaskLooks;
+  /** Channels already warned about as not configured. */
+  readonly #warned = new Set<string>();
+
+  constructor(ctx: PollerContext, tasks: FollowedTasks, schedule: PollSchedule, slots: ChannelSlots, inflight: InFlight, looks: TaskLooks) {
+    this.#ctx = ctx;
+    this.#tasks = tasks;
+    this.#schedule = schedule;
+    this.#slots = slots;
+    this.#inflight = inflight;
+    this.#looks = looks;
+  }
+
+  /**
+   * Starts looks for a channel's ready tasks while it has free slots. Slots and backoff belong to
+   * the channel's name; each look uses the definition its task follows (pinned or current).
+   */
+  launch(name: string): void {
+    const state = this.#slots.state(name);
+    // Tasks that waited for a slot while the vendor said 429 wait for the pause too.
+    if (state.pausedUntil > this.#ctx.now()) {
+      for (const id of state.ready.splice(0)) this.#schedule.postpone(id, state.pausedUntil + Math.floor(this.#ctx.random() * 1000));
+      this.#schedule.arm();
+      return;
+    }
+    const current = this.#ctx.channel(name);
+    while (state.ready.length > 0) {
+      const id = state.ready[0]!;
+      const channel = this.#tasks.pinnedTo(id) ?? current;
+      if (!channel?.profile.tasks) {
+        // The channel left the config (or lost its task protocol): wait, bounded by each task's deadline.
+        if (!this.#warned.has(name)) this.#ctx.deps.log.warn({ channel: name }, 'tasks wait for a channel that is not configured');
+        this.#warned.add(name);
+        state.ready.shift();
+        this.#schedule.started(id);
+        this.#looks.lookAtOne(id, null).catch(() => undefined);
+        continue;
+      }
+      if (state.active >= channel.polling.concurrency) break;
+      const batch = channel.profile.tasks.batchQuery;
+      if (batch) {
+        // A batch takes the ready tasks that follow this same definition, oldest first.
+        const ids: string[] = [];
+        state.ready = state.ready.filter((x) => {
+          if (ids.length >= batch.maxIds || (this.#tasks.pinnedTo(x) ?? current) !== channel) return true;
+          ids.push(x);
+          return false;
+        });
+        const fresh = ids.filter((x) => !this.#inflight.has(x));
+        for (const x of ids) this.#schedule.started(x);
+        if (fresh.length > 0) this.#looks.lookAtBatch(channel, fresh).catch(() => undefined);
+      } else {
+        state.ready.shift();
+        this.#schedule.started(id);
+        if (!this.#inflight.has(id)) this.#looks.lookAtOne(id, null).catch(() => undefined);
+      }
+    }
+  }
+
+  /**
+   * Looks at a task now, for a query route. Joins a look already under way; returns null without
+   * asking when the channel is backing off or has no free slot (the caller answers the record).
+   */
+  refresh(task: TaskRecord): Promise<TaskRecord | null> {
+    const running = this.#inflight.get(task.id);
+    if (running) return running;
+    const channel = this.#tasks.channelFor(task);
+    if (!channel) return Promise.resolve(null);
+    const state = this.#slots.state(channel.name);
+    if (state.pausedUntil > this.#ctx.now() || state.active >= channel.polling.concurrency) return Promise.resolve(null);
+    return this.#looks.lookAtOne(task.id, task);
+  }
+
+  /**
+   * Looks at several tasks now, for a batch query route: batched per channel where the profile
+   * allows it. Tasks whose channel is busy or backing off are left out of the answer.
+   */
+  async refreshMany(tasks: readonly TaskRecord[]): Promise<Map<string, TaskRecord | null>> {
+    const out = new Map<string, TaskRecord | null>();
+    // One batch speaks for one definition: tasks pinned to an older one of the same name go apart.
+    const byChannel = new Map<CompiledChannel | string, TaskRecord[]>();
+    for (const t of tasks) {
+      const key = this.#tasks.channelFor(t) ?? t.channel;
+      const list = byChannel.get(key);
+      if (list) list.push(t);
+      else byChannel.set(key, [t]);
+    }
+    await Promise.all(
+      [...byChannel].map(async ([key, list]) => {
+        const channel = typeof key === 'string' ? undefined : key;
+        const batch = channel?.profile.tasks?.batchQuery;
+        if (!channel || !batch) {
+          await Promise.all(list.map(async (t) => out.set(t.id, await this.refresh(t))));
+          return;
+        }
+        const state = this.#slots.state(channel.name);
+        const joined = list.filter((t) => this.#inflight.has(t.id));
+        const fresh = list.filter((t) => !this.#inflight.has(t.id));
+        await Promise.all(joined.map(async (t) => out.set(t.id, await this.#inflight.get(t.id)!)));
+        for (let i = 0; i < fresh.length; i += batch.maxIds) {
+          if (state.pausedUntil > this.#ctx.now() || state.active >= channel.polling.concurrency) break;
+          for (const [id, t] of await this.#looks.lookAtBatch(
+            channel,
+            fresh.slice(i, i + batch.maxIds).map((t) => t.id),
+          ))
+            out.set(id, t);
+        }
+      }),
+    );
+    return out;
+  }
+}
