@@ -1,7 +1,6 @@
 #!/usr/bin/env node
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { App } from './app.js';
 import { CliExit, HelpAsked, parseCommand, usageError, usageOf, usageTable, wholeNumber, type UsageEntry } from './cli/args.js';
 import { tokensCommand, TOKENS_USAGE } from './cli/tokens-commands.js';
@@ -24,12 +23,16 @@ const USAGE = {
   check: { synopsis: 'check [dir]', about: 'validate routes.yaml and channels.yaml; print every problem; exit 1 on errors' },
   explain: { synopsis: 'explain <model> [--group G]', about: 'show the routes and channels that would serve a model' },
   golden: { synopsis: 'golden [--update] [filter]', about: 'run the golden cases of test/golden and test/golden-made-up (those whose name contains filter)' },
-  catalogue: { synopsis: 'catalogue [--write]', about: 'print the family catalogue from the config (--write: into README.md)' },
-  openapi: { synopsis: 'openapi [--write]', about: 'print the OpenAPI document of the public routes (--write: into openapi.json)' },
+  catalogue: { synopsis: 'catalogue [--write]', about: 'print the family catalogue from the config (--write: into docs/generated/catalogue.md)' },
+  openapi: { synopsis: 'openapi [--write]', about: 'print the OpenAPI document of the public routes (--write: into docs/generated/openapi.json)' },
+  docs: {
+    synopsis: 'docs [--write]',
+    about: 'check that the generated documents of docs/generated/ are what the config makes;\n--write (npm run docs) rewrites them all',
+  },
 } as const satisfies Record<string, UsageEntry>;
 
 const HELP = `usage: gateway <command>   (gateway <command> --help: that command alone)
-${usageTable([USAGE.start, USAGE.demo, USAGE.sims, USAGE.check, ...Object.values(TOKENS_USAGE), USAGE.explain, USAGE.golden, USAGE.catalogue, USAGE.openapi])}
+${usageTable([USAGE.start, USAGE.demo, USAGE.sims, USAGE.check, ...Object.values(TOKENS_USAGE), USAGE.explain, USAGE.golden, USAGE.catalogue, USAGE.openapi, USAGE.docs])}
 Flags take their value as --flag value or --flag=value; an unknown flag or a missing value is an error (exit 2).
 settings (environment): PORT (8080), HOST, GATEWAY_CONFIG_DIR (.), GATEWAY_CONFIG_EXTRA, GATEWAY_DB (data/gateway.db, or postgres://…), LOG_LEVEL (info),
   GATEWAY_DB_CONNECT_TIMEOUT_MS (5000), GATEWAY_DB_STATEMENT_TIMEOUT_MS (10000), GATEWAY_DB_IDLE_TX_TIMEOUT_MS (10000),
@@ -221,37 +224,59 @@ async function golden(args: string[]): Promise<void> {
   if (failed > 0) process.exitCode = 1;
 }
 
-/** Prints the README's catalogue page from the config, or with --write puts it into README.md. */
-async function catalogue(args: string[]): Promise<void> {
-  const { values } = parseCommand(args, usageOf(USAGE.catalogue), { write: { type: 'boolean' } });
-  const [{ loadConfig }, { CATALOGUE_END, CATALOGUE_START, renderCatalogue, withCatalogue }] = await Promise.all([
-    import('./config/load.js'),
-    import('./config/catalogue.js'),
-  ]);
+/** The shipped config for a generated document; a config that does not load is the command's failure. */
+async function shippedSnapshot() {
+  const { loadConfig } = await import('./config/load.js');
   const { snapshot, issues } = loadConfig(PROJECT_ROOT);
   if (!snapshot) fail(`the configuration does not load; run gateway check\n${issues.map(formatIssue).join('\n')}`);
-  const page = renderCatalogue(snapshot);
-  if (values.write !== true) return void process.stdout.write(page + '\n');
-  const file = join(PROJECT_ROOT, 'README.md');
-  const next = withCatalogue(readFileSync(file, 'utf8'), page);
-  if (next === null) fail(`README.md has no catalogue markers (${CATALOGUE_START} … ${CATALOGUE_END})`);
-  writeFileSync(file, next);
-  process.stdout.write(`README.md: catalogue of ${snapshot.families.length} families written\n`);
+  return snapshot;
 }
 
-/** Prints the OpenAPI document of the shipped routes, or with --write puts it into openapi.json. */
+/** Prints the family catalogue from the config, or with --write rewrites docs/generated/catalogue.md. */
+async function catalogue(args: string[]): Promise<void> {
+  const { values } = parseCommand(args, usageOf(USAGE.catalogue), { write: { type: 'boolean' } });
+  const [{ renderCatalogue }, { generatedDoc, writeGeneratedDoc }] = await Promise.all([import('./config/catalogue.js'), import('./docs/generated-docs.js')]);
+  const snapshot = await shippedSnapshot();
+  if (values.write !== true) return void process.stdout.write(renderCatalogue(snapshot) + '\n');
+  const doc = generatedDoc('docs/generated/catalogue.md');
+  const changed = writeGeneratedDoc(doc, snapshot);
+  process.stdout.write(`${doc.path}: catalogue of ${snapshot.families.length} families ${changed ? 'written' : 'already current'}\n`);
+}
+
+/** Prints the OpenAPI document of the shipped routes, or with --write rewrites docs/generated/openapi.json. */
 async function openapi(args: string[]): Promise<void> {
   const { values } = parseCommand(args, usageOf(USAGE.openapi), { write: { type: 'boolean' } });
-  const [{ loadConfig }, { renderOpenApi }, { OPENAPI_FILE, writeOpenApi }] = await Promise.all([
-    import('./config/load.js'),
+  const [{ renderOpenApi }, { generatedDoc, writeGeneratedDoc }] = await Promise.all([
     import('./openapi/openapi-document.js'),
-    import('./openapi/openapi-file.js'),
+    import('./docs/generated-docs.js'),
   ]);
-  const { snapshot, issues } = loadConfig(PROJECT_ROOT);
-  if (!snapshot) fail(`the configuration does not load; run gateway check\n${issues.map(formatIssue).join('\n')}`);
+  const snapshot = await shippedSnapshot();
   if (values.write !== true) return void process.stdout.write(renderOpenApi(snapshot));
-  writeOpenApi(snapshot);
-  process.stdout.write(`${OPENAPI_FILE}: OpenAPI document of ${snapshot.routes.length} routes written\n`);
+  const doc = generatedDoc('docs/generated/openapi.json');
+  const changed = writeGeneratedDoc(doc, snapshot);
+  process.stdout.write(`${doc.path}: OpenAPI document of ${snapshot.routes.length} routes ${changed ? 'written' : 'already current'}\n`);
+}
+
+/** Checks every generated document against what the config makes (exit 1 when one is stale), or with --write rewrites them. */
+async function docs(args: string[]): Promise<void> {
+  const { values } = parseCommand(args, usageOf(USAGE.docs), { write: { type: 'boolean' } });
+  const { committedDoc, DOCS_COMMAND, GENERATED_DOCS, writeGeneratedDoc } = await import('./docs/generated-docs.js');
+  const snapshot = await shippedSnapshot();
+  let stale = 0;
+  for (const doc of GENERATED_DOCS) {
+    if (values.write === true) {
+      process.stdout.write(`${writeGeneratedDoc(doc, snapshot) ? 'written' : 'current'} ${doc.path}\n`);
+    } else if (committedDoc(doc.path) === doc.render(snapshot)) {
+      process.stdout.write(`current ${doc.path}\n`);
+    } else {
+      stale++;
+      process.stdout.write(`stale   ${doc.path}\n`);
+    }
+  }
+  if (stale > 0) {
+    process.stderr.write(`gateway: ${stale} generated document(s) differ from what the config makes: run ${DOCS_COMMAND}\n`);
+    process.exitCode = 1;
+  }
 }
 
 /** Every command: each parses its own arguments strictly (./cli/args.ts). */
@@ -265,6 +290,7 @@ const COMMANDS = new Map<string, (args: string[]) => Promise<void>>([
   ['golden', golden],
   ['catalogue', catalogue],
   ['openapi', openapi],
+  ['docs', docs],
 ]);
 
 // A reader that stops early (`gateway openapi | head`) is not a fault of the command.

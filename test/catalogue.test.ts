@@ -1,22 +1,51 @@
-/** The README's catalogue page must be what the config says (regenerate with `npm run catalogue`). */
+/**
+ * The catalogue (src/config/catalogue.ts) and its page docs/generated/catalogue.md, which must be what
+ * the config says: a stale page fails with the lines that differ and `run npm run docs`.
+ */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { CATALOGUE_END, CATALOGUE_START, renderCatalogue, withCatalogue } from '../src/config/catalogue.js';
+import { renderCatalogue } from '../src/config/catalogue.js';
 import { loadConfig, loadConfigOrThrow } from '../src/config/load.js';
 import { PROJECT_ROOT } from '../src/config/paths.js';
 import type { CompiledFamily, CompiledProfile, CompiledRoute } from '../src/config/snapshot.js';
+import { renderCatalogueDoc } from '../src/docs/generated-docs.js';
+import { assertDocCurrent, docDrift } from './helpers/doc-drift.js';
 
-test('the README catalogue matches the families, routes, modes and limits of the config', () => {
+const PAGE = 'docs/generated/catalogue.md';
+
+test('docs/generated/catalogue.md is the catalogue of the families, routes, modes and limits of the config', () => {
   const snapshot = loadConfigOrThrow(PROJECT_ROOT, { env: {} });
-  const readme = readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8');
-  assert.ok(readme.includes(CATALOGUE_START) && readme.includes(CATALOGUE_END), 'README.md has the catalogue markers');
-  const page = renderCatalogue(snapshot);
+  const page = renderCatalogueDoc(snapshot);
   assert.ok(snapshot.families.length > 0, 'the config declares families');
   for (const f of snapshot.families) assert.ok(page.includes(`| ${f.name} |`), `family ${f.name} has a row`);
-  assert.equal(withCatalogue(readme, page), readme, 'README.md catalogue is stale: run npm run catalogue');
+  assertDocCurrent(PAGE, page);
+});
+
+test('a model added to a YAML file makes the page stale, and the failure is a short diff naming it and the command', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-catalogue-'));
+  try {
+    for (const f of ['routes.yaml', 'channels.yaml', 'routes.d', 'channels.d', 'schemas']) cpSync(join(PROJECT_ROOT, f), join(dir, f), { recursive: true });
+    writeFileSync(
+      join(dir, 'routes.d/zz-kitchen.yaml'),
+      'version: 1\nextend:\n  - { route: video-generations, models: [kitchen-video-1] }\nfamilies:\n  - { name: kitchen video, models: [kitchen-video-1] }\n',
+    );
+    const { snapshot, issues } = loadConfig(dir, { env: {} });
+    assert.ok(snapshot, JSON.stringify(issues));
+    // The page as the shipped config makes it stands for the committed one (which the test above checks).
+    const page = renderCatalogueDoc(loadConfigOrThrow(PROJECT_ROOT, { env: {} }));
+    const drift = docDrift(PAGE, renderCatalogueDoc(snapshot), page) ?? '';
+    assert.match(drift, /^\+\| kitchen video \| `kitchen-video-1` \|/m, 'the new row, as an added line');
+    const changed = drift.split('\n').filter((l) => /^[-+](?![-+]{2} )/.test(l));
+    assert.equal(changed.length, 1, `one added line, nothing removed:\n${drift}`);
+    assert.match(drift, /\nrun npm run docs$/);
+    assert.ok(drift.split('\n').length < 15, `a few lines, not the page:\n${drift}`);
+    assert.ok(!drift.includes('# Catalogue'), 'not the page');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 /** The catalogue of one family `toy` (model `toy-1`, no routes), with what a test sets. */
@@ -54,7 +83,7 @@ test('the catalogue names refused and discouraged modes and the limits of a fami
   });
   assert.match(
     page,
-    /\| toy \| `toy-1` \|  \| text; not recommended: reference; refused: first_last \| duration 4–15, default 5<br>images at most 9 item\(s\)<br>`toy-1`: seconds in "10" \|/,
+    /\| toy \| `toy-1` \| {2}\| text; not recommended: reference; refused: first_last \| duration 4–15, default 5<br>images at most 9 item\(s\)<br>`toy-1`: seconds in "10" \|/,
   );
 });
 

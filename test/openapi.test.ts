@@ -1,11 +1,11 @@
 /**
  * The OpenAPI document (src/openapi/): valid OpenAPI 3.1 by a real validator, equal to the
- * committed openapi.json (regenerate with `gateway openapi --write`), true to the routes (every
+ * committed docs/generated/openapi.json (regenerate with `npm run docs`), true to the routes (every
  * route is there, and each JSON body schema takes the route's example as the gateway does), free of
  * channels and secrets, and following its config when a route is added.
  */
 import assert from 'node:assert/strict';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -16,10 +16,11 @@ import { loadConfig, loadConfigOrThrow } from '../src/config/load.js';
 import { PROJECT_ROOT } from '../src/config/paths.js';
 import type { CompiledRoute, Snapshot } from '../src/config/snapshot.js';
 import { openApiDocument, renderOpenApi } from '../src/openapi/openapi-document.js';
-import { OPENAPI_WRITE_COMMAND, openApiDrift, writeOpenApi } from '../src/openapi/openapi-file.js';
+import { generatedDoc, writeGeneratedDoc } from '../src/docs/generated-docs.js';
 import type { HttpMethod, OpenApiDocument, Operation } from '../src/openapi/openapi-types.js';
 import { createAjv } from '../src/schema/ajv.js';
 import { channelEnv } from './helpers/channel-env.js';
+import { assertDocCurrent, docDrift } from './helpers/doc-drift.js';
 import { runCli } from './helpers/process.js';
 
 const FIXTURE = join(PROJECT_ROOT, 'test/fixtures/openapi');
@@ -109,9 +110,8 @@ describe('the OpenAPI document of the shipped config', () => {
     assert.equal(r.stdout, renderOpenApi(shipped));
   });
 
-  test('is the committed openapi.json', () => {
-    const drift = openApiDrift(shipped);
-    assert.equal(drift, null, drift ?? '');
+  test('is the committed docs/generated/openapi.json', () => {
+    assertDocCurrent('docs/generated/openapi.json', renderOpenApi(shipped));
   });
 
   test("has every route at its path and method, and each JSON body schema takes the route's example and refuses other models", () => {
@@ -132,7 +132,7 @@ describe('the OpenAPI document of the shipped config', () => {
           op.security.some((s) => 'bearer' in s),
           `${r.id}: bearer`,
         );
-      if (!r.body || !r.body.contentTypes.includes('application/json')) continue;
+      if (!r.body?.contentTypes.includes('application/json')) continue;
       assert.ok(op.requestBody?.content['application/json'], `${r.id}: a JSON body`);
       if (r.example?.body === undefined) continue;
       const validate = schemas.body(path, r.method.toLowerCase(), 'application/json');
@@ -213,13 +213,15 @@ describe('the OpenAPI document of a fixture config', () => {
     assert.equal(paint({ prompt: '' }), false, 'the $defs reference resolves');
   });
 
-  test('a route added to the config appears in its document, and the written copy is then stale', () => {
+  test('a route added to the config appears in its document, and the written copy is then stale, said in a short diff', () => {
     const dir = scratchCopy(FIXTURE);
-    const file = join(dir, 'openapi.json');
+    const file = generatedDoc('docs/generated/openapi.json');
+    const written = () => readFileSync(join(dir, file.path), 'utf8');
     const before = load(dir);
-    assert.match(openApiDrift(before, file) ?? '', /does not exist/);
-    writeOpenApi(before, file);
-    assert.equal(openApiDrift(before, file), null);
+    assert.match(docDrift(file.path, renderOpenApi(before), null) ?? '', /does not exist: run npm run docs/);
+    assert.equal(writeGeneratedDoc(file, before, dir), true, 'written');
+    assert.equal(writeGeneratedDoc(file, before, dir), false, 'already current');
+    assert.equal(docDrift(file.path, renderOpenApi(before), written()), null);
 
     mkdirSync(join(dir, 'routes.d'));
     writeFileSync(
@@ -235,9 +237,11 @@ describe('the OpenAPI document of a fixture config', () => {
     const doc = openApiDocument(afterAdd);
     assert.equal(doc.paths['/v1/sketch/{model}']?.put?.operationId, 'sketch');
     assert.equal(openApiDocument(before).paths['/v1/sketch/{model}'], undefined);
-    const drift = openApiDrift(afterAdd, file);
-    assert.ok(drift?.includes(OPENAPI_WRITE_COMMAND), drift ?? 'no drift reported');
-    writeOpenApi(afterAdd, file);
-    assert.equal(openApiDrift(afterAdd, file), null);
+    const drift = docDrift(file.path, renderOpenApi(afterAdd), written()) ?? '';
+    assert.match(drift, /run npm run docs$/, drift || 'no drift reported');
+    assert.match(drift, /^\+ {4}"\/v1\/sketch\/\{model\}": \{$/m, 'the new path, as an added line');
+    assert.ok(drift.split('\n').length <= 63, `a short diff, not the document:\n${drift}`);
+    writeGeneratedDoc(file, afterAdd, dir);
+    assert.equal(docDrift(file.path, renderOpenApi(afterAdd), written()), null);
   });
 });

@@ -5,14 +5,14 @@ import type { Components, Header, JsonSchema, Ref } from './openapi-types.js';
 /**
  * The error answers of the document, from the one error catalogue (src/errors/catalogue.ts): which
  * codes a route can answer, and one response component per status and set of codes, whose body is
- * shape A or B of interface.md section 7 with `code` narrowed to those codes.
+ * shape A or B of docs/spec/interface.md section 7 with `code` narrowed to those codes.
  */
 
 /** Shape A and shape B, as src/http/error-boundary.ts writes them. */
 export const ERROR_SCHEMAS: Readonly<Record<string, JsonSchema>> = {
   'error-shape-a': {
     type: 'object',
-    description: 'Error shape A (interface.md section 7).',
+    description: 'Error shape A (docs/spec/interface.md section 7).',
     required: ['error'],
     properties: {
       error: {
@@ -29,7 +29,7 @@ export const ERROR_SCHEMAS: Readonly<Record<string, JsonSchema>> = {
   },
   'error-shape-b': {
     type: 'object',
-    description: 'Error shape B (interface.md section 7).',
+    description: 'Error shape B (docs/spec/interface.md section 7).',
     required: ['code', 'message', 'data'],
     properties: { code: { type: 'string' }, message: { type: 'string' }, data: { type: 'null' } },
   },

@@ -12,7 +12,7 @@ import { operationOf, TAGS, type Variant } from './route-operation.js';
  * schemas): what `GET /openapi.json` serves and `gateway openapi` prints. It is made from the
  * routes alone, never from channels, so it holds no vendor address, channel or secret, and is the
  * same whatever the environment; and it holds nothing that changes between two builds of the same
- * config (no time, no digest), so a committed copy can be compared (src/openapi/openapi-file.ts).
+ * config (no time, no digest), so the committed copy, docs/generated/openapi.json, can be compared (src/docs/generated-docs.ts).
  */
 
 const DESCRIPTION = [
@@ -21,7 +21,7 @@ const DESCRIPTION = [
   'Error answers are shape A, `{"error": {"message", "type": "svc_api_error", "param", "code"}}`, or, for',
   '`too_many_requests`, shape B, `{"code", "message", "data": null}`; each operation lists the codes it can answer.',
   "Bodies are checked against the schemas below before any vendor is called; a model's family may refuse",
-  'further values (see the catalogue in the README). Operator routes (/admin, /metrics) are not part of this API.',
+  'further values (see docs/generated/catalogue.md). Operator routes (/admin, /metrics) are not part of this API.',
 ].join(' ');
 
 let packageVersion: string | undefined;
@@ -83,7 +83,7 @@ function pathItems(routes: readonly CompiledRoute[]): Map<string, Map<HttpMethod
 /** Renderings by snapshot: a reload makes a new snapshot, and so a new document. */
 const rendered = new WeakMap<object, string>();
 
-/** The document as the committed file and `GET /openapi.json` write it: two-space JSON and a final newline. */
+/** The document as docs/generated/openapi.json and `GET /openapi.json` hold it: two-space JSON and a final newline. */
 export function renderOpenApi(snapshot: Pick<Snapshot, 'routes'>): string {
   let text = rendered.get(snapshot);
   if (text === undefined) {
