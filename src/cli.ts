@@ -91,14 +91,12 @@ async function serve(simulate: boolean): Promise<void> {
     await app.store.deleteTokensNamed('demo');
     await app.store.createToken({ name: 'demo', keyHash: hash, group: 'default', models: null, quota: null });
   }
-  const examples = app.snapshot.routes
-    .filter((r) => r.example)
-    .map((r) => {
-      const data =
-        r.example!.body === undefined ? '' : ` \\\n    -H "Content-Type: application/json" -d '${JSON.stringify(r.example!.body).replace(/'/g, "'\\''")}'`;
-      // Quoted: an example's query (`?Action=…&Version=…`) would otherwise end the command at `&`.
-      return `  curl -s -X ${r.method} '${base}${r.example!.path}' \\\n    -H "Authorization: Bearer ${key}"${data}`;
-    });
+  const examples = app.snapshot.routes.flatMap(({ method, example }) => {
+    if (!example) return [];
+    const data = example.body === undefined ? '' : ` \\\n    -H "Content-Type: application/json" -d '${JSON.stringify(example.body).replace(/'/g, "'\\''")}'`;
+    // Quoted: an example's query (`?Action=…&Version=…`) would otherwise end the command at `&`.
+    return [`  curl -s -X ${method} '${base}${example.path}' \\\n    -H "Authorization: Bearer ${key}"${data}`];
+  });
   process.stdout.write(
     [
       '',
@@ -182,7 +180,8 @@ async function check(args: string[]): Promise<void> {
 
 async function explain(args: string[]): Promise<void> {
   const { values, positionals } = parseCommand(args, usageOf(USAGE.explain), { group: { type: 'string' } }, { required: ['model'] });
-  const model = positionals[0]!;
+  // parseCommand refuses a command without it.
+  const [model = ''] = positionals;
   const [{ settingsFromEnv }, { loadConfig }, { explainModel }] = await Promise.all([
     import('./app.js'),
     import('./config/load.js'),

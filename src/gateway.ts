@@ -10,8 +10,8 @@ import { createHttpServer } from './http/server.js';
 import { healthOf, reportStore } from './admin/health.js';
 import { perProcess, type SharedLive } from './live/shared-live.js';
 import { Metrics } from './metrics/metrics.js';
-import type { TaskDeps } from './operations/deps.js';
-import { serveRequest } from './operations/serve.js';
+import type { RequestDeps } from './operations/deps.js';
+import { serveRequests } from './operations/stages.js';
 import { Authenticator } from './pipeline/authenticate.js';
 import { HOLD_SWEEP_INTERVAL_MS, sweepExpiredHolds } from './quota/hold-sweep.js';
 import { startSweeper } from './store/sweeper.js';
@@ -155,7 +155,8 @@ export function createGateway(opts: GatewayOptions): Gateway {
   });
   if (!poll) poller.stop();
   reportTaskGauges(opts.store, poller, metrics, opts.log);
-  const deps: TaskDeps = {
+  const deps: RequestDeps = {
+    auth,
     store: opts.store,
     pools,
     random: opts.random,
@@ -175,7 +176,6 @@ export function createGateway(opts: GatewayOptions): Gateway {
     snapshot: opts.snapshot,
     log: opts.log,
     metrics,
-    auth,
     bodies,
     clock,
     publicUrl: opts.publicUrl,
@@ -186,7 +186,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
         owns: isAdminPath,
         handle: (req, res, pathname, search, snapshot, requestId) => handleAdmin(req, res, pathname, search, snapshot, admin, requestId),
       },
-      serve: (ctx, body, req, res) => serveRequest(ctx, body, req, res, deps),
+      serve: serveRequests(deps),
       link: (req, res, link) => runLinkContent(req, res, link, deps),
     },
   });

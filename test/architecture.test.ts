@@ -1,8 +1,9 @@
 /**
- * The house rules of src/ (README, "Where things are"), read off the source itself: no folder
- * imports one that imports it back, no file cycle, config/ never imports a runtime room, the
- * running engine reads the snapshot through its read side (never a compiler), and no file outside
- * src/sim names a vendor or a vendor's header: those live in YAML.
+ * The house rules of src/ (docs/architecture.md), read off the source itself: no folder imports
+ * one that imports it back, no file cycle, config/ never imports a runtime room, the running engine
+ * reads the snapshot through its read side (never a compiler), no file outside src/sim names a
+ * vendor or a vendor's header (those live in YAML), no file is over 400 lines, and the stage list
+ * (src/operations/stages.ts) is the one place a request's stages are named and run.
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -35,6 +36,78 @@ export function importGraph(files: readonly string[], read: (file: string) => st
     graph.set(file, [...targets]);
   }
   return graph;
+}
+
+/** The names a file imports from each file it imports (relative imports; `x as y` counts as `x`). */
+export function importedNames(files: readonly string[], read: (file: string) => string): Map<string, Map<string, string[]>> {
+  const out = new Map<string, Map<string, string[]>>();
+  for (const file of files) {
+    const byTarget = new Map<string, string[]>();
+    for (const m of read(file).matchAll(/\bimport\s+(?:type\s+)?\{([^}]*)\}\s*from\s*'(\.{1,2}\/[^']+)'/g)) {
+      const target = normalize(join(dirname(file), m[2]!.replace(/\.js$/, '.ts')))
+        .split(sep)
+        .join('/');
+      const names = m[1]!
+        .split(',')
+        .map(
+          (n) =>
+            n
+              .trim()
+              .replace(/^type\s+/, '')
+              .split(/\s+as\s+/)[0]!,
+        )
+        .filter((n) => n !== '');
+      byTarget.set(target, [...(byTarget.get(target) ?? []), ...names]);
+    }
+    out.set(file, byTarget);
+  }
+  return out;
+}
+
+/** A stage: an exported function that takes `next` (pipeline/compose.ts), by file and name. */
+export function stagesIn(files: readonly string[], read: (file: string) => string): { file: string; name: string }[] {
+  return files.flatMap((file) =>
+    [...read(file).matchAll(/^export (?:async )?function (\w+)(?:<[^(]*>)?\([^)]*\bnext: Next</gm)].map((m) => ({ file, name: m[1]! })),
+  );
+}
+
+/** The stage list: the one file that names and composes the stages. */
+const STAGE_LIST = 'operations/stages.ts';
+
+/**
+ * Where the stage rule is broken: a stage imported by a file other than the stage list, or called
+ * by its own module; a stage the list does not import; `compose` called anywhere but the list.
+ */
+export function stageRuleBreaks(files: readonly string[], read: (file: string) => string): string[] {
+  const imports = importedNames(files, read);
+  const out: string[] = [];
+  for (const { file, name } of stagesIn(files, read)) {
+    const importers = [...imports].filter(([, byTarget]) => byTarget.get(file)?.includes(name)).map(([f]) => f);
+    for (const f of importers) if (f !== STAGE_LIST) out.push(`${f} imports the stage ${name} of ${file}: only ${STAGE_LIST} runs stages`);
+    if (!importers.includes(STAGE_LIST)) out.push(`the stage ${name} of ${file} is in no list of ${STAGE_LIST}`);
+    // A call, not a definition (the stage's own, or a method of that name).
+    const definition = new RegExp(`^\\s*(?:export\\s+)?(?:async\\s+)?(?:function\\s+)?${name}\\b`);
+    const call = new RegExp(`(?<![.\\w$])${name}\\(`);
+    if (
+      read(file)
+        .split('\n')
+        .some((line) => call.test(line) && !definition.test(line))
+    )
+      out.push(`${file} calls its own stage ${name}: only the runner does`);
+  }
+  for (const file of files) {
+    if (file === STAGE_LIST || file === 'pipeline/compose.ts') continue;
+    if (/(?<![.\w$])compose\(/.test(read(file))) out.push(`${file} composes stages: only ${STAGE_LIST} does`);
+  }
+  return out;
+}
+
+/** Files over `max` lines, with their length. */
+export function oversized(files: readonly string[], read: (file: string) => string, max: number): string[] {
+  return files.flatMap((f) => {
+    const lines = read(f).split('\n').length - 1;
+    return lines > max ? [`src/${f}: ${lines} lines`] : [];
+  });
 }
 
 /** The room of a file: its top folder under src/, or the file itself at the top. */
@@ -169,6 +242,38 @@ describe('architecture of src/', () => {
         : [],
     );
     assert.deepEqual(bad, []);
+  });
+
+  test('no file of src/ is over 400 lines (a sign to split it by job); the check finds a planted one', () => {
+    const read = (f: string) => readFileSync(join(SRC, f), 'utf8');
+    assert.deepEqual(
+      oversized(['planted.ts'], () => 'x\n'.repeat(401), 400),
+      ['src/planted.ts: 401 lines'],
+    );
+    assert.deepEqual(oversized(files, read, 400), []);
+  });
+
+  test('the stage list is the one place stages are run: each stage is imported by it alone, and only it composes them', () => {
+    const read = (f: string) => readFileSync(join(SRC, f), 'utf8');
+    const stages = stagesIn(files, read);
+    // The guard sees the stages: those of the pipeline and of the operations.
+    assert.ok(
+      stages.some((s) => s.file === 'pipeline/authenticate.ts' && s.name === 'authenticate'),
+      stages.map((s) => s.name).join(', '),
+    );
+    assert.ok(stages.some((s) => s.file === 'operations/sync.ts' && s.name === 'holdQuota'));
+    assert.ok(stages.length >= 15, `${stages.length} stages`);
+    assert.deepEqual(stageRuleBreaks(files, read), []);
+    // It can fail: an operation that runs a stage itself, and a second list composed elsewhere.
+    const planted = new Map([
+      ['operations/planted.ts', "import { checkBody } from '../pipeline/body-stages.js';\nexport const run = (ctx, next) => checkBody(ctx, next);\n"],
+      ['http/planted.ts', "import { compose } from '../pipeline/compose.js';\nexport const all = compose([], {});\n"],
+    ]);
+    const readPlanted = (f: string) => planted.get(f) ?? read(f);
+    assert.deepEqual(stageRuleBreaks([...files, ...planted.keys()], readPlanted), [
+      'operations/planted.ts imports the stage checkBody of pipeline/body-stages.ts: only operations/stages.ts runs stages',
+      'http/planted.ts composes stages: only operations/stages.ts does',
+    ]);
   });
 
   test('no vendor name or vendor header is written in src/ outside src/sim', () => {

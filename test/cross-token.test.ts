@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { CompiledRoute } from '../src/config/snapshot.js';
 import { Client, type Answer } from './helpers/hostile.js';
+import { modelsOf, taskOf } from './helpers/route-parts.js';
 import { startTaskHarness, type TaskHarness } from './helpers/task-harness.js';
 
 /** A request body or path slot that names a resource. */
@@ -62,7 +63,7 @@ describe('one token’s tasks and assets, tried by another', () => {
 
   /** Sends `route` with `id` in its slot, as the holder of `key`. */
   function send(route: CompiledRoute, slot: Slot, id: string, key: string, batch = false): Promise<Answer> {
-    const model = [...route.models.exact][0] ?? 'x';
+    const model = [...modelsOf(route).exact][0] ?? 'x';
     let path = route.path.replace(/\{([^{}]+)\}/g, (_, name: string) =>
       encodeURIComponent(slot.from === 'path' && name === slot.name ? id : name === 'kind' ? 'text2video' : model),
     );
@@ -95,14 +96,15 @@ describe('one token’s tasks and assets, tried by another', () => {
   test('every route that reads, downloads or remixes a task: B on A’s task is B on an unknown one', async () => {
     // A's own request on a delete route deletes A's task: those go last, after every route that reads it.
     const last = (r: CompiledRoute) => Number(r.kind === 'task-delete');
-    const routes = h.snapshot.routes.filter((r) => r.task?.id || r.task?.source).sort((a, b) => last(a) - last(b));
+    const routes = h.snapshot.routes.filter((r) => taskOf(r)?.id || taskOf(r)?.source).sort((a, b) => last(a) - last(b));
     assert.ok(routes.length >= 12, routes.map((r) => r.id).join(', '));
     for (const route of routes) {
-      const slot = (route.task!.id ?? route.task!.source)!;
-      const kind = route.task!.kinds[0]!;
+      const task = taskOf(route)!;
+      const slot = (task.id ?? task.source)!;
+      const kind = task.kinds[0]!;
       const theirs = mine.get(kind);
       assert.ok(theirs, `A has a ${kind} task for ${route.id}`);
-      const batch = route.task!.id?.from === 'body' && route.task!.maxIds > 1;
+      const batch = task.id?.from === 'body' && task.maxIds > 1;
       const own = await send(route, { ...slot, pointer: 'pointer' in slot ? slot.pointer : [] }, theirs, h.key, batch);
       assert.ok(own.status < 500, `${route.id}: A itself is answered: ${own.status}`);
       await sameAsUnknown(route.id, (id) => send(route, { ...slot, pointer: 'pointer' in slot ? slot.pointer : [] }, id, keyB, batch), theirs);

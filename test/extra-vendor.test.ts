@@ -28,6 +28,7 @@ import { openStore } from '../src/store/open-store.js';
 import type { Store } from '../src/store/store.js';
 import { generateKey, hashKey } from '../src/tokens/keys.js';
 import { makePng } from '../src/sim/png.js';
+import { modelsOf } from './helpers/route-parts.js';
 
 /** The kitchen's public model: no shipped route serves it, nor any of their patterns. */
 const KITCHEN_MODEL = 'kitchen-video-1';
@@ -164,7 +165,7 @@ test('the shipped routes do not serve the kitchen model: only the extension brin
   for (const id of VIDEO_ROUTES) {
     const route: CompiledRoute | undefined = shipped.routes.find((r) => r.id === id);
     assert.ok(route, `the shipped config declares route ${id}`);
-    assert.equal(routeServesModel(route, KITCHEN_MODEL), false, `shipped route ${id} already serves ${KITCHEN_MODEL}`);
+    assert.equal(routeServesModel({ models: modelsOf(route) }, KITCHEN_MODEL), false, `shipped route ${id} already serves ${KITCHEN_MODEL}`);
   }
 });
 
@@ -213,8 +214,8 @@ describe('a vendor added as configuration only', () => {
   test('the extended routes serve the model, and the OpenAPI document and the catalogue show it', () => {
     for (const id of VIDEO_ROUTES) {
       const route = snapshot.routes.find((r) => r.id === id)!;
-      assert.ok(route.models.exact.has(KITCHEN_MODEL), `route ${id} lists ${KITCHEN_MODEL}`);
-      assert.ok(route.models.exact.has('epsilon-video-3'), `route ${id} keeps its own models`);
+      assert.ok(modelsOf(route).exact.has(KITCHEN_MODEL), `route ${id} lists ${KITCHEN_MODEL}`);
+      assert.ok(modelsOf(route).exact.has('epsilon-video-3'), `route ${id} keeps its own models`);
     }
     assert.equal(snapshot.routes.length, loadConfig(PROJECT_ROOT, { env: {} }).snapshot!.routes.length, 'no route was added');
     const paths = openApiDocument(snapshot).paths as Record<string, Record<string, { 'x-models'?: string[] }>>;

@@ -20,6 +20,7 @@ import { listen, type Simulator } from '../src/sim/http.js';
 import { multipartCases, validMultipart } from './fuzz/multipart-cases.js';
 import { simulatorsFor, startGatewayProcess } from './helpers/gateway-process.js';
 import { assertShapeA, expectError, parseRaw, rawExchange, sendStreaming, type Answer } from './helpers/hostile.js';
+import { modelsOf } from './helpers/route-parts.js';
 import { runCli, type Running } from './helpers/process.js';
 
 const MB = 1024 * 1024;
@@ -130,7 +131,7 @@ describe('real gateway processes under hostile bodies', () => {
 
     test('every broken multipart body on every multipart route: a 4xx of shape A (or served, when it still parses), and the process lives', async () => {
       for (const route of multipartRoutes) {
-        const model = [...route.models.exact][0] ?? `${route.models.prefixes[0]}x`;
+        const model = [...modelsOf(route).exact][0] ?? `${modelsOf(route).prefixes[0]}x`;
         for (const c of multipartCases(model)) {
           const a = await send(gw.base, route.path, { authorization: `Bearer ${key}`, 'content-type': c.contentType }, c.body);
           // A few damaged bodies still parse into a valid request (a final CRLF cut off, say).

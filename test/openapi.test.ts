@@ -21,6 +21,7 @@ import type { HttpMethod, OpenApiDocument, Operation } from '../src/openapi/open
 import { createAjv } from '../src/schema/ajv.js';
 import { channelEnv } from './helpers/channel-env.js';
 import { assertDocCurrent, docDrift } from './helpers/doc-drift.js';
+import { modelOf } from './helpers/route-parts.js';
 import { runCli } from './helpers/process.js';
 
 const FIXTURE = join(PROJECT_ROOT, 'test/fixtures/openapi');
@@ -139,11 +140,12 @@ describe('the OpenAPI document of the shipped config', () => {
       assert.equal(validate(r.example.body), true, `${r.id}: the example passes the document's schema: ${JSON.stringify(validate.errors)}`);
       assert.equal(r.body.validate(r.example.body), true, `${r.id}: and the gateway's`);
       examples++;
-      if (r.model?.from === 'body') {
+      const where = modelOf(r);
+      if (where?.from === 'body') {
         const other = structuredClone(r.example.body) as Record<string, unknown>;
         let at = other;
-        for (const key of r.model.pointer.slice(0, -1)) at = at[key] as Record<string, unknown>;
-        at[r.model.pointer.at(-1)!] = 'no-such-model';
+        for (const key of where.pointer.slice(0, -1)) at = at[key] as Record<string, unknown>;
+        at[where.pointer.at(-1)!] = 'no-such-model';
         assert.equal(validate(other), false, `${r.id}: a model the route does not serve is refused`);
       }
     }

@@ -10,6 +10,7 @@ import fc from 'fast-check';
 import { pathProblem } from '../src/mapping/jsonata-functions.js';
 import type { CompiledRoute } from '../src/config/snapshot.js';
 import { assertShapeA, Client, expectError } from './helpers/hostile.js';
+import { modelOf, modelsOf, taskOf } from './helpers/route-parts.js';
 import { startTaskHarness, type TaskHarness } from './helpers/task-harness.js';
 
 const seed = process.env.FC_SEED ? Number(process.env.FC_SEED) : undefined;
@@ -43,10 +44,11 @@ const inPath = (v: string) => (/^[A-Za-z0-9%._~-]*$/.test(v) ? v : encodeURIComp
 
 /** Where a route takes an id from the client: path parameters, a query parameter, a body field. */
 function idSlots(route: CompiledRoute): { params: string[]; query: string[]; body: string[][] } {
-  const params = route.matcher.params.filter((p) => !(route.model?.from === 'path' && route.model.name === p));
+  const model = modelOf(route);
+  const params = route.matcher.params.filter((p) => !(model?.from === 'path' && model.name === p));
   const query: string[] = [];
   const body: string[][] = [];
-  for (const where of [route.task?.id, route.task?.source, route.resource?.id]) {
+  for (const where of [taskOf(route)?.id, taskOf(route)?.source, route.resource?.id]) {
     if (!where) continue;
     if (where.from === 'query') query.push(where.name);
     if (where.from === 'body') body.push([...where.pointer]);
@@ -77,15 +79,16 @@ describe('path values on every route', () => {
   function send(route: CompiledRoute, value: string, raw = false) {
     const s = idSlots(route);
     let path = route.path.replace(/\{([^{}]+)\}/g, (_, name: string) =>
-      s.params.includes(name) ? (raw ? value : inPath(value)) : ([...route.models.exact][0] ?? 'x'),
+      s.params.includes(name) ? (raw ? value : inPath(value)) : ([...modelsOf(route).exact][0] ?? 'x'),
     );
     const q = new URLSearchParams(route.matchQuery);
     for (const name of s.query) q.set(name, value);
     if (q.size > 0) path += `?${q.toString()}`;
-    let body: unknown = route.body ? { model: [...route.models.exact][0] ?? 'x', prompt: 'x' } : undefined;
+    let body: unknown = route.body ? { model: [...modelsOf(route).exact][0] ?? 'x', prompt: 'x' } : undefined;
     for (const pointer of s.body) {
       // A batch query takes an array of ids.
-      const v = route.task?.id?.from === 'body' && route.task.id.pointer.join('/') === pointer.join('/') ? [value] : value;
+      const taskId = taskOf(route)?.id;
+      const v = taskId?.from === 'body' && taskId.pointer.join('/') === pointer.join('/') ? [value] : value;
       body = { ...(body as object), [pointer[0]!]: v };
     }
     return client.send({

@@ -10,6 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import type { CompiledRoute } from '../src/config/snapshot.js';
 import { assertShapeA, Client, type Answer } from './helpers/hostile.js';
+import { modelOf, modelsOf as listedModels, taskOf } from './helpers/route-parts.js';
 import { startTaskHarness, type TaskHarness } from './helpers/task-harness.js';
 
 const seed = process.env.FC_SEED ? Number(process.env.FC_SEED) : undefined;
@@ -20,7 +21,8 @@ const runs = (numRuns: number) => ({ numRuns: numRuns * scale, ...(seed !== unde
 function pathOf(route: CompiledRoute, fill: string): string {
   const path = route.path.replace(/\{[^{}]+\}/g, encodeURIComponent(fill));
   const q = new URLSearchParams(route.matchQuery);
-  if (route.task?.id?.from === 'query') q.set(route.task.id.name, fill);
+  const taskId = taskOf(route)?.id;
+  if (taskId?.from === 'query') q.set(taskId.name, fill);
   const qs = q.toString();
   return qs ? `${path}?${qs}` : path;
 }
@@ -33,7 +35,8 @@ function fieldsOf(route: CompiledRoute): string[] {
 
 /** A model a route serves: one of its exact names, or a pattern with a suffix. */
 function modelsOf(route: CompiledRoute): string[] {
-  return [...route.models.exact, ...route.models.prefixes.map((p) => `${p}prop`)];
+  const models = listedModels(route);
+  return [...models.exact, ...models.prefixes.map((p) => `${p}prop`)];
 }
 
 const hostileValue = fc.oneof(
@@ -72,8 +75,8 @@ describe('every route of the config under hostile input (property)', () => {
     client = new Client('127.0.0.1', Number(new URL(h.url).port));
     const routes = h.snapshot.routes;
     bodyRoutes = routes.filter((r) => r.body?.contentTypes.includes('application/json'));
-    modelRoutes = bodyRoutes.filter((r) => (r.kind === 'sync' || r.kind === 'task-submit') && r.model?.from === 'body' && !r.task?.source);
-    queryRoutes = routes.filter((r) => (r.kind === 'task-query' || r.kind === 'task-content') && r.task?.id?.from !== 'body');
+    modelRoutes = bodyRoutes.filter((r) => (r.kind === 'sync' || r.kind === 'task-submit') && modelOf(r)?.from === 'body' && !taskOf(r)?.source);
+    queryRoutes = routes.filter((r) => (r.kind === 'task-query' || r.kind === 'task-content') && taskOf(r)?.id?.from !== 'body');
   });
   after(async () => {
     client?.close();
@@ -121,7 +124,7 @@ describe('every route of the config under hostile input (property)', () => {
           const fields = fieldsOf(route);
           const body: Record<string, unknown> = {};
           for (const [k, v] of Object.entries(picks)) if (fields.length > 0) body[fields[Number(k) % fields.length]!] = v;
-          body[route.model!.pointer[0]!] = models[m % models.length];
+          body[modelOf(route)!.pointer[0]!] = models[m % models.length];
           const a = await send(route.method, pathOf(route, 'x'), JSON.stringify(body));
           const what = `${route.id} ${JSON.stringify(body).slice(0, 300)}: ${a.status} ${a.text.slice(0, 300)}`;
           // 200, a refusal of the client's request, or a vendor's trouble; never the gateway's own fault.

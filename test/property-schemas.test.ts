@@ -16,6 +16,7 @@ import type { CompiledRoute, Snapshot } from '../src/config/snapshot.js';
 import { goldenSeeds, pathOf } from './fuzz/corpus.js';
 import { assertShapeA, Client, expectError, getAt, kindOf, otherKindArb, pathsOf, withAt, type Json } from './helpers/hostile.js';
 import { mergeSchemas, schemaArb } from './helpers/schema-arb.js';
+import { modelOf, modelsOf, modeOf, operationOf, taskOf } from './helpers/route-parts.js';
 import { startTaskHarness, type TaskHarness } from './helpers/task-harness.js';
 
 const seed = process.env.FC_SEED ? Number(process.env.FC_SEED) : undefined;
@@ -39,15 +40,16 @@ function targetsOf(snapshot: Snapshot): Target[] {
   for (const route of snapshot.routes) {
     if (!route.body?.contentTypes.includes('application/json')) continue;
     // Remixes need a finished task of the caller's: random ids are refused before any mapping.
-    if (route.task?.source) continue;
-    const models = route.model ? [...route.models.exact, ...route.models.prefixes.map((p) => `${p}prop`)] : [];
+    if (taskOf(route)?.source) continue;
+    const listed = modelsOf(route);
+    const models = modelOf(route) ? [...listed.exact, ...listed.prefixes.map((p) => `${p}prop`)] : [];
     if (models.length === 0) out.push({ route, model: null, reads: [] });
     for (const model of models) {
       const sources = channelsForModel(snapshot, model).flatMap((c) => {
-        const op = c.profile.operations.get(route.operation);
+        const op = c.profile.operations.get(operationOf(route));
         return op ? [op.request.path, op.request.query, op.request.headers, op.request.body].map((m) => m?.source ?? '') : [];
       });
-      sources.push(familyOf(snapshot.families, model)?.mode?.source ?? route.mode?.source ?? '');
+      sources.push(familyOf(snapshot.families, model)?.mode?.source ?? modeOf(route)?.source ?? '');
       const reads = [...new Set(sources.flatMap((text) => [...text.matchAll(/(?:\bbody|\$b|\$m)\.([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]!)))].sort();
       out.push({ route, model, reads });
     }
@@ -58,13 +60,14 @@ function targetsOf(snapshot: Snapshot): Target[] {
 /** The request of a target: the path (the model filled in where the path names it) and the body with its model. */
 function requestOf(t: Target, body: Json): { path: string; body: Json } {
   const route = t.route;
-  if (t.model !== null && route.model?.from === 'body' && body !== null && typeof body === 'object' && !Array.isArray(body)) {
-    body = withAt(body, route.model.pointer, t.model);
+  const where = modelOf(route);
+  if (t.model !== null && where?.from === 'body' && body !== null && typeof body === 'object' && !Array.isArray(body)) {
+    body = withAt(body, where.pointer, t.model);
   }
-  if (route.model?.from !== 'path' || t.model === null) return { path: pathOf(route, 'task_AAAAAAAAAAAAAAAAAAAAAAAA'), body };
+  if (where?.from !== 'path' || t.model === null) return { path: pathOf(route, 'task_AAAAAAAAAAAAAAAAAAAAAAAA'), body };
   // With the query values that pick the route (alt=sse): without them every body would be refused before it is read.
   const query = new URLSearchParams(route.matchQuery).toString();
-  return { path: route.path.replace(`{${route.model.name}}`, encodeURIComponent(t.model)) + (query ? `?${query}` : ''), body };
+  return { path: route.path.replace(`{${where.name}}`, encodeURIComponent(t.model)) + (query ? `?${query}` : ''), body };
 }
 
 describe('bodies from each route’s own schema, valid and mistyped, on every route and model', () => {
@@ -114,8 +117,9 @@ describe('bodies from each route’s own schema, valid and mistyped, on every ro
     const wrong: Json[] = [true, 7, [1], { url: 5 }, null];
     let sent = 0;
     for (const t of targets) {
-      if (t.model === null || t.route.model?.from !== 'body') continue;
-      const field = t.route.model.pointer[0]!;
+      const where = modelOf(t.route);
+      if (t.model === null || where?.from !== 'body') continue;
+      const field = where.pointer[0]!;
       const seed = seeds.find(
         (x) => x.method === t.route.method && x.path.split('?')[0] === t.route.path && (x.body as Record<string, unknown> | null)?.[field] === t.model,
       );
@@ -164,7 +168,8 @@ describe('bodies from each route’s own schema, valid and mistyped, on every ro
           });
       })
       .chain(([t, body, at, mutate, toNull]) => {
-        const paths = pathsOf(body).filter((p) => !(t.route.model?.from === 'body' && p.join('.') === t.route.model.pointer.join('.')));
+        const where = modelOf(t.route);
+        const paths = pathsOf(body).filter((p) => !(where?.from === 'body' && p.join('.') === where.pointer.join('.')));
         if (!mutate || paths.length === 0) return fc.constant({ t, body, change: 'as generated' });
         const path = paths[at % paths.length]!;
         const value: fc.Arbitrary<Json> = toNull ? fc.constant(null) : otherKindArb(kindOf(getAt(body, path)));

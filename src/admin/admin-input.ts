@@ -26,6 +26,13 @@ export function adminBody(schema: Record<string, unknown>, limits: { maxBytes?: 
   };
 }
 
+/** A parameter of the admin route's path (`{token_id}`): its router matched it, so it is there. */
+export function pathParam(params: Readonly<Record<string, string>>, name: string): string {
+  const value = params[name];
+  if (value === undefined) throw new GatewayError('internal_error', `the admin route has no path parameter ${name}`);
+  return value;
+}
+
 /** A whole-number query parameter within bounds; null when it is absent. */
 export function wholeParam(raw: string | null, name: string, min: number, max: number): number | null {
   if (raw === null || raw === '') return null;

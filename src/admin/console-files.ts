@@ -25,7 +25,7 @@ const HEADERS = {
   'cross-origin-opener-policy': 'same-origin',
 } as const;
 
-const TYPES: Record<string, string> = { js: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8' };
+const TYPES = { js: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8' };
 
 interface ConsoleFiles {
   readonly index: string;
@@ -37,11 +37,11 @@ let loaded: ConsoleFiles | null = null;
 function load(): ConsoleFiles {
   if (loaded) return loaded;
   const files = new Map<string, { text: string; contentType: string }>();
-  const add = (dir: string, ext: string) => {
+  const add = (dir: string, ext: keyof typeof TYPES) => {
     for (const name of readdirSync(dir)
       .filter((n) => n.endsWith(`.${ext}`))
       .sort())
-      files.set(name, { text: readFileSync(join(dir, name), 'utf8'), contentType: TYPES[ext]! });
+      files.set(name, { text: readFileSync(join(dir, name), 'utf8'), contentType: TYPES[ext] });
   };
   add(join(PROJECT_ROOT, 'dist/console'), 'js');
   add(join(PROJECT_ROOT, 'src/console'), 'css');

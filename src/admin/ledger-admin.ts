@@ -1,5 +1,5 @@
 import { GatewayError } from '../errors/gateway-error.js';
-import { wholeParam } from './admin-input.js';
+import { pathParam, wholeParam } from './admin-input.js';
 import type { AdminAnswer, AdminContext } from './admin-types.js';
 
 /** Rows one page gives when `limit` is not set, and the most it may ask for. */
@@ -12,7 +12,7 @@ const MAX_LIMIT = 1000;
  * page starts after `next_after`; null when this page is the last.
  */
 export async function ledgerReport({ params, query, deps }: AdminContext): Promise<AdminAnswer> {
-  const id = params.token_id!;
+  const id = pathParam(params, 'token_id');
   const after = wholeParam(query.get('after'), 'after', 0, Number.MAX_SAFE_INTEGER);
   const limit = wholeParam(query.get('limit'), 'limit', 1, MAX_LIMIT) ?? DEFAULT_LIMIT;
   const [token, balance, rows] = await Promise.all([deps.store.getToken(id), deps.store.ledgerBalance(id), deps.store.ledger(id, after, limit)]);
@@ -23,7 +23,7 @@ export async function ledgerReport({ params, query, deps }: AdminContext): Promi
       totals: { debit: balance.debit, refund: balance.refund, settle: balance.settle },
       balanced: balance.debit - balance.refund - balance.settle === balance.used,
       entries: rows.map((r) => ({ id: r.id, kind: r.kind, ref: r.ref, model: r.model, amount: r.amount, at: r.at })),
-      next_after: rows.length === limit ? rows[rows.length - 1]!.id : null,
+      next_after: rows.length === limit ? (rows.at(-1)?.id ?? null) : null,
     },
   };
 }

@@ -59,7 +59,7 @@ function masked(before: Readonly<Record<string, string>>, a: Readonly<Record<str
 function shownBody(req: UpstreamRequest): unknown {
   if (req.body === null) return null;
   const type = Object.entries(req.headers).find(([k]) => k.toLowerCase() === 'content-type')?.[1] ?? 'application/json';
-  const media = type.split(';')[0]!.trim().toLowerCase();
+  const media = (type.split(';')[0] ?? '').trim().toLowerCase();
   if (media === 'application/json' || media.endsWith('+json')) {
     try {
       return JSON.parse(typeof req.body === 'string' ? req.body : req.body.toString('utf8'));

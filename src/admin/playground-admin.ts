@@ -1,14 +1,15 @@
 import { catalogue } from '../errors/catalogue.js';
-import { familyOf, routeServesModel } from '../config/lookups.js';
-import type { CompiledFamily, CompiledRoute, Snapshot } from '../config/snapshot.js';
+import { familyOf, isModelRoute, routeServesModel } from '../config/lookups.js';
+import type { CompiledFamily, ModelRoute, ModelSource, Snapshot } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { errorBody } from '../http/error-boundary.js';
 import { checkDepth } from '../http/read-json.js';
 import { requestIds } from '../http/request-id.js';
-import { operationInput } from '../operations/sync.js';
+import { operationInput } from '../pipeline/call-operation.js';
 import { unsignedRequest } from '../pipeline/call-upstream.js';
-import { checkFamily, modeMapping, requestMode, type FamilyRequest } from '../pipeline/check-family.js';
+import { familyRules, modeMapping, requestMode, type FamilyRequest } from '../pipeline/check-family.js';
 import { clientInputError } from '../pipeline/map-request.js';
+import { modelAt } from '../pipeline/model-of.js';
 import { validateBody } from '../pipeline/validate-body.js';
 import { quote } from '../quota/price.js';
 import { Shortfall } from '../routing/attempts.js';
@@ -46,6 +47,12 @@ const SCHEMA = {
 };
 
 export const PLAYGROUND_BODY = adminBody(SCHEMA, { maxBytes: 1024 * 1024, maxDepth: 64 });
+
+/** A route the playground can show: it builds its request from the client's body, and reads the model from it. */
+type PlayableRoute = ModelRoute & { readonly model: ModelSource };
+
+/** The request as a client would send it on a route: what the family rules read, and the body. */
+type PublicRequest = Omit<FamilyRequest, 'model' | 'route'> & { readonly route: PlayableRoute; readonly body: unknown };
 
 /** Which check refused the body; the pipeline applies them in this order. */
 type Stage = 'body' | 'schema' | 'family' | 'routing' | 'mapping';
@@ -101,10 +108,15 @@ export async function playground({ snapshot, body, deps }: AdminContext): Promis
       refusal = err;
     }
   };
-  // The stages of serveRequest and its operation, in their order (resource ownership aside: it needs a token).
-  if (route.body) await step('body', `nested at most ${route.body.maxDepth} levels`, () => checkDepth(req.body, route.body!.maxDepth));
-  if (route.body) await step('schema', route.body.schemaFile, () => validateBody(route.body!.validate, req.body));
-  if (family) await step('family', `${family.name}: mode and limits`, async () => (warning = await checkFamily(req, req.body)));
+  // The stages of the route's list (operations/stages.ts), in their order (resource ownership aside: it needs a token).
+  const limits = route.body;
+  if (limits) await step('body', `nested at most ${limits.maxDepth} levels`, () => checkDepth(req.body, limits.maxDepth));
+  if (limits) await step('schema', limits.schemaFile, () => validateBody(limits.validate, req.body));
+  if (family) {
+    await step('family', `${family.name}: mode and limits`, async () => {
+      warning = await familyRules({ ...req, model: modelAt(route.model, req.params, req.body) }, req.body);
+    });
+  }
   await step('routing', `a channel serving ${model} to group ${group}`, () => {
     if (unroutable !== null) throw unroutable;
     if (chosen !== null) return;
@@ -116,7 +128,7 @@ export async function playground({ snapshot, body, deps }: AdminContext): Promis
   const choice = ranked.find((c) => c.channel.name === chosen);
   if (choice) {
     await step('mapping', `the ${choice.channel.profile.name} request mapping`, async () => {
-      const op = choice.channel.profile.operations.get(route.operation)!;
+      const op = choice.operation;
       const input = operationInput(req, req.body, model, choice.upstreamModel, route.kind === 'task-submit' ? { id: newTaskId() } : undefined);
       let unsigned: UpstreamRequest;
       try {
@@ -144,10 +156,10 @@ export async function playground({ snapshot, body, deps }: AdminContext): Promis
 }
 
 /** The route asked for, or the one route that serves the model; several without `route` is the operator's to choose. */
-function routeFor(snapshot: Snapshot, model: string, id: string | undefined): CompiledRoute {
+function routeFor(snapshot: Snapshot, model: string, id: string | undefined): PlayableRoute {
   // Routes that send a request built from the client's body; a remix works on an earlier task, which needs a token.
   const serving = snapshot.routes.filter(
-    (r) => (r.kind === 'sync' || r.kind === 'task-submit') && r.model !== null && !r.task?.source && routeServesModel(r, model),
+    (r): r is PlayableRoute => isModelRoute(r) && r.model !== null && !(r.kind === 'task-submit' && r.task.source) && routeServesModel(r, model),
   );
   const ids = serving.map((r) => r.id).join(', ');
   if (id !== undefined) {
@@ -157,7 +169,8 @@ function routeFor(snapshot: Snapshot, model: string, id: string | undefined): Co
     const why = known ? `route ${id} does not take model ${model} here` : `route ${id.slice(0, 200)} is not a route of routes.yaml`;
     throw new GatewayError('invalid_request', `${why}; routes for it: ${ids || 'none'}`, { param: 'route' });
   }
-  if (serving.length === 1) return serving[0]!;
+  const [only] = serving;
+  if (only && serving.length === 1) return only;
   if (serving.length === 0) throw new GatewayError('invalid_request', `no route serves model ${model.slice(0, 200)}`, { param: 'model' });
   throw new GatewayError('invalid_request', `several routes serve model ${model}; name one in route: ${ids}`, { param: 'route' });
 }
@@ -166,8 +179,8 @@ function routeFor(snapshot: Snapshot, model: string, id: string | undefined): Co
  * The request as a client would send it on `route`: the model in the path, or in the body (put
  * there when the body has none; another model there is refused), the query the route matches on.
  */
-function publicRequest(route: CompiledRoute, model: string, body: Record<string, unknown>, snapshot: Snapshot): FamilyRequest & { body: unknown } {
-  const where = route.model!;
+function publicRequest(route: PlayableRoute, model: string, body: Record<string, unknown>, snapshot: Snapshot): PublicRequest {
+  const where = route.model;
   const params: Record<string, string> = where.from === 'path' ? { [where.name]: model } : {};
   let sent: unknown = body;
   if (where.from === 'body') {
@@ -198,12 +211,14 @@ function withValue(body: Record<string, unknown>, pointer: readonly string[], va
     else if (next !== null && typeof next === 'object' && !Array.isArray(next)) at = at[seg] = { ...(next as Record<string, unknown>) };
     else return body;
   }
-  at[pointer[pointer.length - 1]!] = value;
+  const last = pointer[pointer.length - 1];
+  if (last === undefined) return body;
+  at[last] = value;
   return top;
 }
 
 /** The family as its stage sees it: the mode it tells for this body, the modes it takes, its limits. */
-async function familyView(family: CompiledFamily, req: FamilyRequest & { body: unknown }, model: string) {
+async function familyView(family: CompiledFamily, req: PublicRequest, model: string) {
   const modeOf = modeMapping(req, family);
   let mode: unknown = null;
   // Told for display only: a body it cannot read is refused by the family check, with its error.

@@ -1,5 +1,5 @@
 import { channelsForModel } from '../config/lookups.js';
-import type { CompiledRoute, Snapshot } from '../config/snapshot.js';
+import type { ModelRoute, Snapshot } from '../config/snapshot.js';
 import type { ChannelChoice } from '../routing/rank-channels.js';
 import type { RoutingState, Skip } from '../routing/routing-state.js';
 
@@ -30,7 +30,7 @@ interface ChannelView {
  */
 export function channelsView(
   snapshot: Snapshot,
-  route: CompiledRoute,
+  route: ModelRoute,
   model: string,
   ranked: readonly ChannelChoice[],
   routing: RoutingState,
@@ -41,7 +41,7 @@ export function channelsView(
   const out: ChannelView[] = ranked.map(({ channel: c, upstreamModel }) => {
     const skip = routing.peek(c);
     if (skip) skips.push(skip);
-    const total = tierWeight.get(c.priority)!;
+    const total = tierWeight.get(c.priority) ?? 0;
     return {
       name: c.name,
       profile: c.profile.name,

@@ -1,6 +1,6 @@
 import { GatewayError } from '../errors/gateway-error.js';
 import type { TaskQuery, TaskStatus } from '../store/store.js';
-import { textParam, wholeParam } from './admin-input.js';
+import { pathParam, textParam, wholeParam } from './admin-input.js';
 import type { AdminAnswer, AdminContext } from './admin-types.js';
 import { adminTaskDetail, adminTaskView, timeline } from './task-timeline.js';
 
@@ -38,8 +38,9 @@ export async function listAllTasks({ query, deps }: AdminContext): Promise<Admin
 
 /** `GET /admin/tasks/{task_id}`: one task, and what happened to it, oldest first. */
 export async function getTaskTimeline({ params, deps }: AdminContext): Promise<AdminAnswer> {
-  const history = await deps.store.taskHistory(params.task_id!);
-  if (!history) throw new GatewayError('not_found', `no task with id ${params.task_id!.slice(0, 100)}`);
+  const id = pathParam(params, 'task_id');
+  const history = await deps.store.taskHistory(id);
+  if (!history) throw new GatewayError('not_found', `no task with id ${id.slice(0, 100)}`);
   return { json: { task: adminTaskDetail(history.task), timeline: timeline(history) } };
 }
 

@@ -1,7 +1,7 @@
 import { GatewayError } from '../errors/gateway-error.js';
 import type { TokenRecord } from '../store/store.js';
 import { deletionProblem, groupProblem, issueToken, tokenView } from '../tokens/manage-tokens.js';
-import { adminBody } from './admin-input.js';
+import { adminBody, pathParam } from './admin-input.js';
 import type { AdminAnswer, AdminContext } from './admin-types.js';
 
 /** `POST /admin/tokens`: what a new token is. */
@@ -45,8 +45,9 @@ export async function listTokens({ deps }: AdminContext): Promise<AdminAnswer> {
 
 /** `GET /admin/tokens/{token_id}`: one token, never its key. */
 export async function getToken({ params, deps }: AdminContext): Promise<AdminAnswer> {
-  const token = await deps.store.getToken(params.token_id!);
-  if (!token) throw new GatewayError('not_found', `no token with id ${params.token_id!.slice(0, 100)}`);
+  const id = pathParam(params, 'token_id');
+  const token = await deps.store.getToken(id);
+  if (!token) throw new GatewayError('not_found', `no token with id ${id.slice(0, 100)}`);
   return { json: tokenView(token) };
 }
 
@@ -60,18 +61,26 @@ export async function createToken({ snapshot, body, deps }: AdminContext): Promi
 }
 
 /** `POST /admin/tokens/{token_id}/disable`: the token is refused from now on, on every replica. */
-export const disableToken = async (ctx: AdminContext) => changed(ctx, await ctx.deps.store.setTokenDisabled(ctx.params.token_id!, true), ctx.params.token_id!);
+export async function disableToken(ctx: AdminContext): Promise<AdminAnswer> {
+  const id = pathParam(ctx.params, 'token_id');
+  return changed(ctx, await ctx.deps.store.setTokenDisabled(id, true), id);
+}
 
 /** `POST /admin/tokens/{token_id}/enable`: the token works again. */
-export const enableToken = async (ctx: AdminContext) => changed(ctx, await ctx.deps.store.setTokenDisabled(ctx.params.token_id!, false), ctx.params.token_id!);
+export async function enableToken(ctx: AdminContext): Promise<AdminAnswer> {
+  const id = pathParam(ctx.params, 'token_id');
+  return changed(ctx, await ctx.deps.store.setTokenDisabled(id, false), id);
+}
 
 /** `POST /admin/tokens/{token_id}/quota`: the units it may spend in all from now on (what it used stays used). */
-export const setTokenQuota = async (ctx: AdminContext) =>
-  changed(ctx, await ctx.deps.store.setTokenQuota(ctx.params.token_id!, (ctx.body as QuotaBody).quota), ctx.params.token_id!);
+export async function setTokenQuota(ctx: AdminContext): Promise<AdminAnswer> {
+  const id = pathParam(ctx.params, 'token_id');
+  return changed(ctx, await ctx.deps.store.setTokenQuota(id, (ctx.body as QuotaBody).quota), id);
+}
 
 /** `DELETE /admin/tokens/{token_id}`: refused (409) while it has unfinished tasks or requests in flight. */
 export async function deleteToken({ params, deps }: AdminContext): Promise<AdminAnswer> {
-  const id = params.token_id!;
+  const id = pathParam(params, 'token_id');
   const d = await deps.store.deleteToken(id);
   if (d.outcome === 'unknown') throw new GatewayError('not_found', deletionProblem(id, d));
   if (d.outcome === 'busy') throw new GatewayError('token_in_use', deletionProblem(id, d));

@@ -112,7 +112,9 @@ export async function usageReport(ctx: AdminContext): Promise<AdminAnswer> {
     let m = models.get(g.model);
     if (!m) models.set(g.model, (m = { model: g.model, ...zero() }));
     add(m, g);
-    add(days.get(g.day)!, g);
+    // The days of the range are all there; a group is of one of them.
+    const day = days.get(g.day);
+    if (day) add(day, g);
   }
   return {
     json: {

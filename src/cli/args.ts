@@ -79,9 +79,9 @@ const COLUMN = 32;
 export function usageTable(entries: readonly UsageEntry[]): string {
   return entries
     .map(({ synopsis, about }) => {
-      const [first, ...more] = about.split('\n').map((l) => ' '.repeat(COLUMN) + l);
+      const [first = '', ...more] = about.split('\n').map((l) => ' '.repeat(COLUMN) + l);
       const head = `  ${synopsis}`;
-      const lines = head.length < COLUMN ? [head.padEnd(COLUMN) + first!.trimStart(), ...more] : [head, first!, ...more];
+      const lines = head.length < COLUMN ? [head.padEnd(COLUMN) + first.trimStart(), ...more] : [head, first, ...more];
       return lines.join('\n');
     })
     .join('\n');

@@ -81,7 +81,8 @@ const SUBCOMMANDS = new Map<string, Subcommand>([
   [
     'delete',
     async (args) => {
-      const id = parseCommand(args, usageOf(TOKENS_USAGE.delete), {}, { required: ['id'] }).positionals[0]!;
+      // parseCommand refuses a command without it.
+      const [id = ''] = parseCommand(args, usageOf(TOKENS_USAGE.delete), {}, { required: ['id'] }).positionals;
       return async (store) => {
         const d = await store.deleteToken(id);
         if (d.outcome !== 'deleted') throw new CliExit(deletionProblem(id, d), 1);
@@ -102,7 +103,8 @@ const SUBCOMMANDS = new Map<string, Subcommand>([
 ]);
 
 function setDisabled(args: string[], disabled: boolean): (store: Store) => Promise<TokenRecord> {
-  const id = parseCommand(args, usageOf(TOKENS_USAGE[disabled ? 'disable' : 'enable']), {}, { required: ['id'] }).positionals[0]!;
+  // parseCommand refuses a command without it.
+  const [id = ''] = parseCommand(args, usageOf(TOKENS_USAGE[disabled ? 'disable' : 'enable']), {}, { required: ['id'] }).positionals;
   return async (store) => printed(found(await store.setTokenDisabled(id, disabled), id));
 }
 

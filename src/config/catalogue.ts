@@ -1,7 +1,7 @@
 import { describeImageRule, IMAGE_KEYWORD, type ImageRule } from '../schema/image-keyword.js';
 import { describeMediaRule, MEDIA_KEYWORD, type MediaRule } from '../schema/media-keyword.js';
-import { routeServesModel } from './lookups.js';
-import type { CompiledFamily, CompiledProfile, CompiledRoute, Snapshot } from './snapshot.js';
+import { isModelRoute, routeServesModel } from './lookups.js';
+import type { CompiledFamily, CompiledProfile, CompiledRoute, ModelRoute, Snapshot } from './snapshot.js';
 
 /**
  * The catalogue, generated from the config: one row per family with its models, the routes that
@@ -35,9 +35,10 @@ const cell = (s: string) => s.replace(/\|/g, '\\|');
 
 /** Routes that take at least one model of the family (a pattern family: routes taking that pattern). */
 function routesOf(f: CompiledFamily, routes: readonly CompiledRoute[]): string[] {
-  const takes = (r: CompiledRoute) => [...f.models.exact].some((m) => routeServesModel(r, m)) || f.models.prefixes.some((p) => r.models.prefixes.includes(p));
+  const takes = (r: ModelRoute) => [...f.models.exact].some((m) => routeServesModel(r, m)) || f.models.prefixes.some((p) => r.models.prefixes.includes(p));
   return routes
-    .filter((r) => (r.kind === 'sync' || r.kind === 'task-submit') && takes(r))
+    .filter(isModelRoute)
+    .filter(takes)
     .map((r) => {
       const refused = f.vendorRefuses.filter((v) => v.route === r.id).map((v) => ` (the vendor refuses ${code(v.model)} here: ${cell(v.why)})`);
       return code(`${r.method} ${r.path}${query(r)}`) + refused.join('');

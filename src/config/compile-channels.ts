@@ -3,20 +3,11 @@ import { compileMappingAt as mapping } from './compile-mapping.js';
 import type { Mapping } from '../mapping/mapping.js';
 import { Secret } from './secret.js';
 import { compileAuth } from '../signers/registry.js';
-import type {
-  BreakerPolicy,
-  CompiledChannel,
-  RetryPolicy,
-  CompiledOperation,
-  CompiledProfile,
-  CompiledRoute,
-  CompiledTaskProtocol,
-  LeftOutChannel,
-} from './snapshot.js';
+import type { BreakerPolicy, CompiledChannel, RetryPolicy, CompiledOperation, CompiledProfile, CompiledTaskProtocol, LeftOutChannel } from './snapshot.js';
 import type { MissingEnv } from './env.js';
 import { parseSize } from '../schema/sizes.js';
 import { placeOf, type YamlSource } from './yaml-source.js';
-import { routeMayServePrefix } from './compile-routes.js';
+import { routeMayServePrefix, type RouteDraft } from './compile-route-draft.js';
 import { DEFAULT_POLLING, routeServesModel } from './lookups.js';
 
 interface RawOperation {
@@ -92,7 +83,7 @@ export function compileChannels(
   src: YamlSource,
   /** Interpolated channels, index-aligned with the file. */
   channels: readonly InterpolatedChannel[],
-  routes: readonly CompiledRoute[],
+  routes: readonly RouteDraft[],
   issues: ConfigIssue[],
 ): {
   profiles: Map<string, CompiledProfile>;
@@ -161,12 +152,7 @@ function retryPolicy(r: RawChannels['routing'] = {}): RetryPolicy {
   });
 }
 
-function compileProfiles(
-  src: YamlSource,
-  raw: Record<string, RawProfile>,
-  routes: readonly CompiledRoute[],
-  issues: ConfigIssue[],
-): Map<string, CompiledProfile> {
+function compileProfiles(src: YamlSource, raw: Record<string, RawProfile>, routes: readonly RouteDraft[], issues: ConfigIssue[]): Map<string, CompiledProfile> {
   const profiles = new Map<string, CompiledProfile>();
   for (const [name, p] of Object.entries(raw)) {
     const operations = new Map<string, CompiledOperation>();
@@ -193,7 +179,7 @@ interface ChannelContext {
   raw: RawChannels;
   profiles: Map<string, CompiledProfile>;
   groups: Set<string>;
-  routes: readonly CompiledRoute[];
+  routes: readonly RouteDraft[];
   /** Top-level keys of the channel whose value came from an unset variable. */
   unjudged: ReadonlySet<string | number | undefined>;
 }
@@ -213,10 +199,10 @@ function compileChannel(src: YamlSource, c: RawChannel, at: At, ctx: ChannelCont
   const secrets: Record<string, Secret> = {};
   for (const [k, v] of Object.entries(c.secrets ?? {})) secrets[k] = new Secret(v);
   for (const s of profile?.auth.secrets ?? []) {
-    if (!(s in secrets)) issues.push(src.issue(at('secrets'), `profile ${profile!.name} signs with secret "${s}", which this channel does not define`));
+    if (!(s in secrets)) issues.push(src.issue(at('secrets'), `profile ${c.profile} signs with secret "${s}", which this channel does not define`));
   }
   // Declared operations count even when a mapping failed to compile: that failure is its own error.
-  const declared = profile ? Object.keys(ctx.raw.profiles[profile.name]!.operations) : [];
+  const declared = Object.keys((profile && ctx.raw.profiles[profile.name]?.operations) ?? {});
   const { models, prefixes } = channelModels(src, c, at, profile, declared, ctx.routes, issues);
 
   if (errorsSince(issues, before) || !profile || !url) return null;
@@ -269,7 +255,7 @@ function channelModels(
   at: At,
   profile: CompiledProfile | undefined,
   declared: readonly string[],
-  routes: readonly CompiledRoute[],
+  routes: readonly RouteDraft[],
   issues: ConfigIssue[],
 ): { models: Map<string, string>; prefixes: string[] } {
   const models = new Map<string, string>();
@@ -316,31 +302,34 @@ function breakerPolicy(b: RawChannel['breaker']): BreakerPolicy {
 function compileOperation(src: YamlSource, op: RawOperation, at: (string | number)[], issues: ConfigIssue[]): CompiledOperation | null {
   const m = (expr: string | undefined, ...rest: string[]): Mapping | null => (expr === undefined ? null : mapping(src, expr, [...at, ...rest], issues));
   const before = issues.length;
-  const compiled: CompiledOperation = {
-    request: {
-      method: op.request.method,
-      path: m(op.request.path, 'request', 'path')!,
-      query: m(op.request.query, 'request', 'query'),
-      headers: m(op.request.headers, 'request', 'headers'),
-      body: m(op.request.body, 'request', 'body'),
-      encoding: op.request.encoding ?? 'json',
-    },
+  // Compiled in this order, so their issues come in it.
+  const path = m(op.request.path, 'request', 'path');
+  const query = m(op.request.query, 'request', 'query');
+  const headers = m(op.request.headers, 'request', 'headers');
+  const body = m(op.request.body, 'request', 'body');
+  const answerBody = m(op.response.body, 'response', 'body');
+  const error = m(op.error, 'error');
+  const awaited = op.await ? m(op.await.answer, 'await', 'answer') : null;
+  const maxBytes = op.response.max_bytes === undefined ? DEFAULT_RESPONSE_BYTES : parseSize(op.response.max_bytes);
+  if (errorsSince(issues, before) || !path || !answerBody || (op.await && !awaited)) return null;
+  return {
+    request: { method: op.request.method, path, query, headers, body, encoding: op.request.encoding ?? 'json' },
     response: {
-      body: m(op.response.body, 'response', 'body')!,
-      maxBytes: op.response.max_bytes === undefined ? DEFAULT_RESPONSE_BYTES : parseSize(op.response.max_bytes),
+      body: answerBody,
+      maxBytes,
       type: op.response.type ?? 'json',
     },
-    error: m(op.error, 'error'),
-    await: op.await
-      ? {
-          answer: m(op.await.answer, 'await', 'answer')!,
-          intervalMs: op.await.interval_ms ?? DEFAULT_AWAIT.intervalMs,
-          timeoutMs: op.await.timeout_ms ?? DEFAULT_AWAIT.timeoutMs,
-          resultType: op.await.result_type ?? DEFAULT_AWAIT.resultType,
-        }
-      : null,
+    error,
+    await:
+      op.await && awaited
+        ? {
+            answer: awaited,
+            intervalMs: op.await.interval_ms ?? DEFAULT_AWAIT.intervalMs,
+            timeoutMs: op.await.timeout_ms ?? DEFAULT_AWAIT.timeoutMs,
+            resultType: op.await.result_type ?? DEFAULT_AWAIT.resultType,
+          }
+        : null,
   };
-  return errorsSince(issues, before) ? null : compiled;
 }
 
 /** Compiles a profile's task protocol: query, optional batch query, result, adoption lookups and content download. */

@@ -1,9 +1,9 @@
 import type { ConfigIssue } from './issues.js';
 import { compileMappingAt } from './compile-mapping.js';
 import type { SchemaCompiler } from './schema-compiler.js';
-import { modelSet } from './compile-routes.js';
+import { modelSet, type RouteDraft } from './compile-route-draft.js';
 import { familyOf, routeServesModel } from './lookups.js';
-import type { CompiledFamily, CompiledRoute, ModeSupport } from './snapshot.js';
+import type { CompiledFamily, ModeSupport } from './snapshot.js';
 import type { YamlSource } from './yaml-source.js';
 import type { RawChannel } from './compile-channels.js';
 
@@ -23,7 +23,7 @@ export interface RawFamily {
  * Compiles the families of routes.yaml: which models form a family, which generation modes it
  * supports, and its limits as JSON Schemas checked after the route's own schema.
  */
-export function compileFamilies(src: YamlSource, routes: readonly CompiledRoute[], schemas: SchemaCompiler, issues: ConfigIssue[]): CompiledFamily[] {
+export function compileFamilies(src: YamlSource, routes: readonly RouteDraft[], schemas: SchemaCompiler, issues: ConfigIssue[]): CompiledFamily[] {
   const raw = (src.value as { families?: RawFamily[] }).families ?? [];
   const owner = new Map<string, string>();
   const names = new Set<string>();
@@ -89,7 +89,7 @@ export function compileFamilies(src: YamlSource, routes: readonly CompiledRoute[
 export function checkModelsHaveFamilies(
   src: YamlSource,
   channels: readonly RawChannel[],
-  routes: readonly CompiledRoute[],
+  routes: readonly RouteDraft[],
   families: readonly CompiledFamily[],
   issues: ConfigIssue[],
 ): void {

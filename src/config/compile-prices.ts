@@ -1,8 +1,8 @@
-import { routeMayServePrefix } from './compile-routes.js';
+import { readsModel, routeMayServePrefix, type RouteOutline } from './compile-route-draft.js';
 import { routeServesModel } from './lookups.js';
 import { type ConfigIssue, errorsSince } from './issues.js';
 import { compileMappingAt } from './compile-mapping.js';
-import type { CompiledPrice, CompiledPrices, CompiledRoute } from './snapshot.js';
+import type { CompiledPrice, CompiledPrices } from './snapshot.js';
 import type { YamlSource } from './yaml-source.js';
 
 /** A price as channels.schema.json admits it: units per request, or the object form. */
@@ -27,9 +27,9 @@ export const DEFAULT_PRICE = 1;
  * a price that says neither per request nor per second (or both), and an expression that does not
  * compile are errors at their line.
  */
-export function compilePrices(src: YamlSource, routes: readonly CompiledRoute[], issues: ConfigIssue[]): CompiledPrices {
+export function compilePrices(src: YamlSource, routes: readonly RouteOutline[], issues: ConfigIssue[]): CompiledPrices {
   const raw = (src.value as { prices?: { default?: number; models?: Record<string, RawPrice> } }).prices ?? {};
-  const modelRoutes = routes.filter((r) => r.model !== null);
+  const modelRoutes = routes.filter(readsModel);
   const exact = new Map<string, CompiledPrice>();
   const prefixes: { prefix: string; price: CompiledPrice }[] = [];
   for (const [name, p] of Object.entries(raw.models ?? {})) {
@@ -75,7 +75,9 @@ function compilePrice(src: YamlSource, name: string, p: RawPrice, at: (...rest: 
     where,
     base: p.base ?? 0,
     perRequest: p.per_request ?? 0,
-    perSecond: p.per_second === undefined ? null : Object.freeze({ rate: p.per_second, seconds, defaultSeconds: p.default_seconds! }),
+    // The schema asks for default_seconds with per_second.
+    perSecond:
+      p.per_second === undefined || p.default_seconds === undefined ? null : Object.freeze({ rate: p.per_second, seconds, defaultSeconds: p.default_seconds }),
     resolution: of ? Object.freeze({ of, factors: new Map(Object.entries(p.factors ?? {})) }) : null,
   });
 }

@@ -50,8 +50,14 @@ export function readConfigSources(dirs: readonly string[], check: { routes: Chec
       }
     }
   });
-  if (!ok || routeFiles.length === 0 || channelFiles.length === 0) return null;
-  return { routes: mergeRoutes(routeFiles, issues), channels: mergeChannels(channelFiles, issues), version: digest.digest('hex').slice(0, 16) };
+  const [mainRoutes, ...moreRoutes] = routeFiles;
+  const [mainChannels, ...moreChannels] = channelFiles;
+  if (!ok || !mainRoutes || !mainChannels) return null;
+  return {
+    routes: mergeRoutes([mainRoutes, ...moreRoutes], issues),
+    channels: mergeChannels([mainChannels, ...moreChannels], issues),
+    version: digest.digest('hex').slice(0, 16),
+  };
 }
 
 /** The `*.yaml` files of `dir/sub` in name order, as paths relative to `dir`; none when it is absent. */
@@ -107,6 +113,9 @@ function merged(first: YamlSource, value: unknown, owner: Owner): YamlSource {
   };
 }
 
+/** The files of one table, the main file first. */
+type Files = readonly [YamlSource, ...YamlSource[]];
+
 /** Indexes list items of several files: the merged index → (file, index in the file). */
 function listOwner(files: readonly YamlSource[], key: string) {
   const items: { src: YamlSource; index: number; value: unknown }[] = [];
@@ -122,27 +131,28 @@ function listOwner(files: readonly YamlSource[], key: string) {
  * Routes and families of every file, in reading order, with the files' `extend` entries applied
  * (route-extensions.ts): a model an extension added to a route is owned by the extension's line.
  */
-function mergeRoutes(files: readonly YamlSource[], issues: ConfigIssue[]): YamlSource {
+function mergeRoutes(files: Files, issues: ConfigIssue[]): YamlSource {
   const routes = listOwner(files, 'routes');
   const families = listOwner(files, 'families');
   const own = routes.map((r) => ((r.value as { models?: unknown[] }).models ?? []).length);
   const added = applyRouteExtensions(routes, files, issues);
   const value = { version: 1, routes: routes.map((r) => r.value), families: families.map((f) => f.value) };
-  return merged(files[0]!, value, (path) => {
+  return merged(files[0], value, (path) => {
     const [key, i, field, j] = path;
-    const extension =
-      key === 'routes' && typeof i === 'number' && field === 'models' && typeof j === 'number' && j >= own[i]! ? added.get(i)?.[j - own[i]!] : undefined;
+    const owned = key === 'routes' && typeof i === 'number' && field === 'models' ? own[i] : undefined;
+    const extension = owned !== undefined && typeof i === 'number' && typeof j === 'number' && j >= owned ? added.get(i)?.[j - owned] : undefined;
     if (extension) return { src: extension.src, path: [...extension.path, ...path.slice(4)] };
-    const list = key === 'routes' ? routes : key === 'families' ? families : null;
+    const listed = key === 'routes' || key === 'families' ? key : null;
+    const list = listed === 'routes' ? routes : listed === 'families' ? families : null;
     const item = list && typeof i === 'number' ? list[i] : undefined;
-    return item ? { src: item.src, path: [key!, item.index, ...path.slice(2)] } : { src: files[0]!, path };
+    return item && listed ? { src: item.src, path: [listed, item.index, ...path.slice(2)] } : { src: files[0], path };
   });
 }
 
 /** Top-level sections of channels.yaml that one file declares whole (the first to declare one owns it). */
 const WHOLE_SECTIONS = ['routing'] as const;
 
-function mergeChannels(files: readonly YamlSource[], issues: ConfigIssue[]): YamlSource {
+function mergeChannels(files: Files, issues: ConfigIssue[]): YamlSource {
   const named: Record<'groups' | 'profiles', Map<string, YamlSource>> = { groups: new Map(), profiles: new Map() };
   const value: Record<string, unknown> & { groups: Record<string, unknown>; profiles: Record<string, unknown>; channels: unknown[] } = {
     version: 1,
@@ -178,7 +188,7 @@ function mergeChannels(files: readonly YamlSource[], issues: ConfigIssue[]): Yam
   if (prices.value) value.prices = prices.value;
   const channels = listOwner(files, 'channels');
   value.channels = channels.map((c) => c.value);
-  return merged(files[0]!, value, (path) => {
+  return merged(files[0], value, (path) => {
     if (path[0] === 'prices') return { src: prices.owner(path), path };
     const whole = typeof path[0] === 'string' ? wholeOwner.get(path[0]) : undefined;
     if (whole) return { src: whole, path };
@@ -187,7 +197,7 @@ function mergeChannels(files: readonly YamlSource[], issues: ConfigIssue[]): Yam
       if (src) return { src, path };
     }
     const c = path[0] === 'channels' && typeof path[1] === 'number' ? channels[path[1]] : undefined;
-    return c ? { src: c.src, path: ['channels', c.index, ...path.slice(2)] } : { src: files[0]!, path };
+    return c ? { src: c.src, path: ['channels', c.index, ...path.slice(2)] } : { src: files[0], path };
   });
 }
 
@@ -195,7 +205,7 @@ function mergeChannels(files: readonly YamlSource[], issues: ConfigIssue[]): Yam
  * `prices` of several files: each file may price its own models (a model priced twice is an error
  * naming both files); `default` is declared in one file.
  */
-function mergePrices(files: readonly YamlSource[], issues: ConfigIssue[]) {
+function mergePrices(files: Files, issues: ConfigIssue[]) {
   type Prices = { default?: unknown; models?: Record<string, unknown> };
   const models: Record<string, unknown> = {};
   const modelOwner = new Map<string, YamlSource>();
@@ -226,7 +236,7 @@ function mergePrices(files: readonly YamlSource[], issues: ConfigIssue[]) {
   }
   const owner = (path: readonly (string | number)[]): YamlSource => {
     const byModel = path[1] === 'models' && typeof path[2] === 'string' ? modelOwner.get(path[2]) : undefined;
-    return byModel ?? (path[1] === 'default' ? defaultOwner : null) ?? first ?? files[0]!;
+    return byModel ?? (path[1] === 'default' ? defaultOwner : null) ?? first ?? files[0];
   };
   return { value, owner };
 }

@@ -23,7 +23,7 @@ export function channelEnvNames(dir: string): string[] {
       : []),
   ];
   const names = new Set<string>();
-  for (const f of files) for (const m of readFileSync(f, 'utf8').matchAll(REF)) names.add(m[1]!);
+  for (const f of files) for (const [, name = ''] of readFileSync(f, 'utf8').matchAll(REF)) names.add(name);
   return [...names];
 }
 

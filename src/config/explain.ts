@@ -1,4 +1,4 @@
-import { routeServesModel } from './lookups.js';
+import { isModelRoute, routeServesModel } from './lookups.js';
 import { channelsForModel, upstreamModelOf } from './lookups.js';
 import type { Snapshot } from './snapshot.js';
 
@@ -8,11 +8,13 @@ import type { Snapshot } from './snapshot.js';
  * Returns null when no route serves the model.
  */
 export function explainModel(snapshot: Snapshot, model: string, group?: string): string[] | null {
-  const routes = snapshot.routes.filter((r) => routeServesModel(r, model));
+  const routes = snapshot.routes.filter(isModelRoute).filter((r) => routeServesModel(r, model));
   if (routes.length === 0) return null;
   const lines = [`model ${model}`, 'routes:'];
   for (const r of routes)
-    lines.push(`  ${r.id}  ${r.method} ${r.path}  (operation ${r.operation}${r.stream === 'sse' ? ', answered as Server-Sent Events' : ''})`);
+    lines.push(
+      `  ${r.id}  ${r.method} ${r.path}  (operation ${r.operation}${r.kind === 'sync' && r.stream === 'sse' ? ', answered as Server-Sent Events' : ''})`,
+    );
 
   const channels = channelsForModel(snapshot, model).filter((c) => !group || c.groups.has(group));
   lines.push(

@@ -24,6 +24,5 @@ export class ConfigLoadError extends Error {
 
 /** True when an error (not a warning) was pushed onto `issues` after its first `before` entries. */
 export function errorsSince(issues: readonly ConfigIssue[], before: number): boolean {
-  for (let i = before; i < issues.length; i++) if (issues[i]!.severity === 'error') return true;
-  return false;
+  return issues.slice(before).some((i) => i.severity === 'error');
 }

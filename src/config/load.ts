@@ -93,8 +93,8 @@ export function loadConfig(dir: string, options: LoadOptions = {}): { snapshot: 
 
   // Validators and mappings whose text an earlier load compiled are reused (compile-cache.ts), so a
   // reload that changes one line recompiles only what that line is part of.
-  const routes = compileRoutes(routesSrc, dir, cachedSchemaCompiler({ allErrors: false }), issues);
-  const families = compileFamilies(routesSrc, routes, cachedSchemaCompiler({ allErrors: false, verbose: true }), issues);
+  const { routes, drafts } = compileRoutes(routesSrc, dir, cachedSchemaCompiler({ allErrors: false }), issues);
+  const families = compileFamilies(routesSrc, drafts, cachedSchemaCompiler({ allErrors: false, verbose: true }), issues);
 
   const rawChannels = (channelsSrc.value as { channels: RawChannel[] }).channels;
   const channels = rawChannels.map((c, i): InterpolatedChannel => {
@@ -115,9 +115,9 @@ export function loadConfig(dir: string, options: LoadOptions = {}): { snapshot: 
     return { raw: resolved, unset: missing };
   });
 
-  const compiled = compileChannels(channelsSrc, channels, routes, issues);
-  checkModelsHaveFamilies(channelsSrc, rawChannels, routes, families, issues);
-  const prices = compilePrices(channelsSrc, routes, issues);
+  const compiled = compileChannels(channelsSrc, channels, drafts, issues);
+  checkModelsHaveFamilies(channelsSrc, rawChannels, drafts, families, issues);
+  const prices = compilePrices(channelsSrc, drafts, issues);
   if (issues.some((i) => i.severity === 'error')) return { snapshot: null, issues };
 
   const snapshot: Snapshot = Object.freeze({

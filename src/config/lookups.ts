@@ -2,13 +2,18 @@
  * The read side of the snapshot: the lookups the running engine makes in it. The compilers build
  * the snapshot; everything outside config/ reads it through these and the types of snapshot.ts.
  */
-import type { CompiledChannel, CompiledFamily, CompiledRoute, Snapshot } from './snapshot.js';
+import type { CompiledChannel, CompiledFamily, CompiledRoute, ModelRoute, ModelSet, Snapshot } from './snapshot.js';
 
 /** Polling of a channel that says nothing (README, channels.yaml `polling`); also the poller's fallback. */
 export const DEFAULT_POLLING = { intervalMs: 5_000, concurrency: 16, deadlineMs: 2 * 3600_000, staleMs: 2_000, lostAfterMs: 10 * 60_000 };
 
+/** Whether a route calls a profile operation for a model (`sync`, `task-submit`): it has models, an operation and a mode. */
+export function isModelRoute(route: CompiledRoute): route is ModelRoute {
+  return route.kind === 'sync' || route.kind === 'task-submit';
+}
+
 /** Whether a route serves a public model name (exactly or by prefix pattern). */
-export function routeServesModel(route: Pick<CompiledRoute, 'models'>, model: string): boolean {
+export function routeServesModel(route: { readonly models: ModelSet }, model: string): boolean {
   return route.models.exact.has(model) || route.models.prefixes.some((p) => model.startsWith(p));
 }
 

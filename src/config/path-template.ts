@@ -13,7 +13,7 @@ export function compilePathTemplate(template: string): PathMatcher {
   let pattern = '';
   let last = 0;
   for (const m of template.matchAll(PARAM)) {
-    const name = m[1]!;
+    const name = m[1] ?? '';
     if (params.includes(name)) throw new Error(`parameter {${name}} appears twice in ${template}`);
     pattern += escapeRegExp(template.slice(last, m.index));
     // Lazy, so a literal suffix in the same segment (":generateContent") stays outside the capture.
@@ -34,7 +34,9 @@ export function compilePathTemplate(template: string): PathMatcher {
       const m = re.exec(pathname);
       if (!m) return null;
       const out: Record<string, string> = {};
-      for (let i = 0; i < params.length; i++) out[params[i]!] = decodeURIComponent(m[i + 1]!);
+      // Each parameter's group follows the last: every one takes part in a match.
+      let group = 1;
+      for (const name of params) out[name] = decodeURIComponent(m[group++] ?? '');
       return out;
     },
   };

@@ -63,10 +63,9 @@ export function applyRouteExtensions(routes: RouteItem[], files: readonly YamlSo
   const added = new Map<number, AddedModel[]>();
   const listed = new Map<number, Map<string, ModelPlace>>();
   /** What route `i` lists so far, each name with where it was listed. */
-  const listOf = (i: number): Map<string, ModelPlace> => {
+  const listOf = (i: number, r: RouteItem): Map<string, ModelPlace> => {
     let list = listed.get(i);
     if (!list) {
-      const r = routes[i]!;
       list = new Map(((r.value as RawRouteView).models ?? []).map((m, j) => [m, { src: r.src, path: ['routes', r.index, 'models', j] }]));
       listed.set(i, list);
     }
@@ -77,18 +76,18 @@ export function applyRouteExtensions(routes: RouteItem[], files: readonly YamlSo
     const entries = (src.value as { extend?: RawExtension[] }).extend ?? [];
     entries.forEach((e, k) => {
       const i = byId.get(e.route);
-      if (i === undefined) {
+      const route = i === undefined ? undefined : routes[i];
+      if (i === undefined || !route) {
         issues.push(src.issue(['extend', k, 'route'], `extend names route "${e.route}", which no routes file declares`));
         return;
       }
-      const route = routes[i]!;
       const raw = route.value as RawRouteView;
       if (raw.models === undefined || raw.model === undefined || raw.model.value !== undefined) {
         const where = placeOf(route.src, ['routes', route.index]);
         issues.push(src.issue(['extend', k, 'route'], `route "${e.route}" (${where}) reads no model from the request, so it cannot serve more models`));
         return;
       }
-      const list = listOf(i);
+      const list = listOf(i, route);
       e.models.forEach((m, j) => {
         const here: ModelPlace = { src, path: ['extend', k, 'models', j] };
         const clash = servedAlready(list, m);
@@ -105,7 +104,8 @@ export function applyRouteExtensions(routes: RouteItem[], files: readonly YamlSo
     });
   }
   for (const [i, places] of added) {
-    const route = routes[i]!;
+    const route = routes[i];
+    if (!route) continue;
     const own = (route.value as RawRouteView).models ?? [];
     // A copy: the YAML value may be shared (an anchor's list of models serves several routes).
     route.value = { ...(route.value as object), models: [...own, ...places.map((p) => p.name)] };

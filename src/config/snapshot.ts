@@ -6,89 +6,9 @@ import type { ValidateFunction } from 'ajv';
 import type { Mapping } from '../mapping/mapping.js';
 import type { Secret } from './secret.js';
 import type { CompiledAuth } from '../signers/signer.js';
+import type { CompiledRoute, ModelSet } from './snapshot-routes.js';
 
-/** A compiled path template of routes.yaml (config/path-template.ts compiles it). */
-export interface PathMatcher {
-  readonly template: string;
-  readonly params: readonly string[];
-  /** Decoded parameters when the path matches; null otherwise; throws URIError on bad escapes. */
-  match(pathname: string): Record<string, string> | null;
-}
-
-/** Where a route reads the client's API key (routes.yaml `auth`): `Authorization: Bearer`, a header's whole value, or a query parameter. */
-export type KeySource = { readonly from: 'bearer' } | { readonly from: 'header'; readonly name: string } | { readonly from: 'query'; readonly name: string };
-
-/** One public route of routes.yaml, compiled. */
-export interface CompiledRoute {
-  readonly id: string;
-  /** What the route does, as routes.yaml says it ('' when it says nothing); the OpenAPI document publishes it. */
-  readonly description: string;
-  readonly method: string;
-  readonly path: string;
-  readonly matcher: PathMatcher;
-  readonly kind: RouteKind;
-  /** Profile operation that serves it (`sync`, `task-submit`); '' for routes that call no operation. */
-  readonly operation: string;
-  readonly keySources: readonly KeySource[];
-  /**
-   * Where the model is (`sync`, `task-submit`): a path parameter, a body pointer, or one fixed
-   * model the route always serves (`value`, its `name`); `model-get`: the model id asked about;
-   * null for routes that read tasks.
-   */
-  readonly model: { readonly from: 'path' | 'body' | 'value'; readonly name: string; readonly pointer: readonly string[] } | null;
-  /** Exact model names and prefix patterns (the part before a trailing `*`). */
-  readonly models: { readonly exact: ReadonlySet<string>; readonly prefixes: readonly string[] };
-  readonly body: CompiledBody | null;
-  /** Task rules of the task kinds; null for `sync` and the model kinds. */
-  readonly task: CompiledRouteTask | null;
-  /** A request known to pass this route (routes.yaml `example`), for the demo's banner. */
-  readonly example: { readonly path: string; readonly body: unknown } | null;
-  /** Query parameters the request must carry with these exact values to take this route (`match_query`). */
-  readonly matchQuery: Readonly<Record<string, string>>;
-  /** How a `sync` route delivers its answer (`stream`): `sse`, as Server-Sent Events; null: one JSON answer. */
-  readonly stream: AnswerStream | null;
-  /** The generation mode a request asks for (`mode`, JSONata over body, params, query, model); null: not checked. */
-  readonly mode: Mapping | null;
-  /** A resource the route creates or reads (routes.yaml `resource`); null: none. */
-  readonly resource: CompiledRouteResource | null;
-  /** `model-list`, `model-get`: builds one model's public answer from `model` (routes.yaml `answer`); null for other kinds. */
-  readonly answer: Mapping | null;
-  /**
-   * `model-list`, `task-list`: builds the list's envelope around its items (`data`; a task list also
-   * `first_id`, `last_id`, `has_more`) (routes.yaml `list`); null for other kinds.
-   */
-  readonly list: Mapping | null;
-  /** Resources a request body may reference by a prefixed string (routes.yaml `references`). */
-  readonly references: readonly ResourceReference[];
-  /** `sync`: where its answers carry files, each handed out as a gateway link; null for other kinds. */
-  readonly links: LinkPlaces | null;
-}
-
-/**
- * Where a `sync` route's answers carry files (routes.yaml `links`, `pass_vendor_url`; README, "Links
- * instead of vendor URLs"). `scan`: every string of the answer that is an absolute http(s) URL (no
- * `links` given); `at`: the places `links` names (a `*` segment is every key or index), where a
- * `data:` URI also becomes a stored result; `pass`: `pass_vendor_url: true`, or no `link-content`
- * route declared to serve links (check warns).
- */
-export type LinkPlaces = { readonly mode: 'scan' } | { readonly mode: 'at'; readonly places: readonly (readonly string[])[] } | { readonly mode: 'pass' };
-
-/** A route's resource (README, "Authentication, tokens and quota"): it creates one, or reads one. */
-export interface CompiledRouteResource {
-  readonly kind: string;
-  /** Creating routes: the new resource's id, from the public answer (`answer`). */
-  readonly creates: Mapping | null;
-  /** Reading routes: where the id is. */
-  readonly id: { readonly from: 'path' | 'query' | 'body'; readonly name: string; readonly pointer: readonly string[] } | null;
-  /** A prefix the id may carry (`asset://`), read without it. */
-  readonly prefix: string | null;
-}
-
-/** Strings starting with `prefix` anywhere in a body name a resource of `kind` (the rest is its id). */
-export interface ResourceReference {
-  readonly kind: string;
-  readonly prefix: string;
-}
+export type * from './snapshot-routes.js';
 
 /** How a family takes a generation mode: served, served with a warning, or refused. */
 export type ModeSupport = 'supported' | 'discouraged' | 'unsupported';
@@ -97,7 +17,7 @@ export type ModeSupport = 'supported' | 'discouraged' | 'unsupported';
 export interface CompiledFamily {
   readonly name: string;
   readonly description: string;
-  readonly models: { readonly exact: ReadonlySet<string>; readonly prefixes: readonly string[] };
+  readonly models: ModelSet;
   /** The models as written (patterns keep their `*`), for the catalogue. */
   readonly modelNames: readonly string[];
   /** How this family reads the mode from a request (its own field conventions); else the route's `mode`. */
@@ -112,48 +32,6 @@ export interface CompiledFamily {
   readonly rawModelLimits: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
   /** Models a route takes that the vendor refuses there (routes.yaml `vendor_refuses`), for the catalogue. */
   readonly vendorRefuses: readonly { readonly model: string; readonly route: string; readonly why: string }[];
-}
-
-/** How a streaming route sends its answer (routes.yaml `stream`); only Server-Sent Events so far. */
-export type AnswerStream = 'sse';
-
-/** Which engine runs a route (README, "routes.yaml"). */
-export type RouteKind = 'sync' | 'task-submit' | 'task-query' | 'task-content' | 'task-list' | 'task-delete' | 'model-list' | 'model-get' | 'link-content';
-
-/** Where a task route finds the task id(s). `body` is a JSON pointer to an array of ids (a batch). */
-export type TaskIdSource =
-  | { readonly from: 'path' | 'query'; readonly name: string }
-  | { readonly from: 'body'; readonly pointer: readonly string[]; readonly name: string };
-
-/** Task rules of a route. */
-export interface CompiledRouteTask {
-  /** task-submit: the family its tasks belong to. Query and content routes: the families they serve. */
-  readonly kinds: readonly string[];
-  /** Query, content and delete routes: where the id is. */
-  readonly id: TaskIdSource | null;
-  /**
-   * Submit routes that work on an earlier task (a remix): where its id is. The source must be the
-   * caller's own completed task; the new task runs on its channel, with its model unless the
-   * request names one, and mappings see it as `source`.
-   */
-  readonly source: TaskIdSource | null;
-  /** Most ids one batch query may name. */
-  readonly maxIds: number;
-  /** Submit, query, list (each item) and delete routes: builds the public answer from the task (README, "Answer mappings"). */
-  readonly answer: Mapping | null;
-}
-
-/** Body rules of a route. */
-export interface CompiledBody {
-  readonly maxBytes: number;
-  readonly maxDepth: number;
-  readonly contentTypes: readonly string[];
-  /** Most files one multipart body may carry. */
-  readonly maxFiles: number;
-  readonly validate: ValidateFunction;
-  /** The JSON Schema file as routes.yaml names it, and its content: the OpenAPI document publishes them. */
-  readonly schemaFile: string;
-  readonly schema: Readonly<Record<string, unknown>> | boolean;
 }
 
 /** How a profile signs upstream requests: its `auth` block compiled by the scheme's plug-in (src/signers/). */

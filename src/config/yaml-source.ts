@@ -27,7 +27,7 @@ export function parseYaml(file: string, text: string): { source: YamlSource | nu
     // An unclosed `[`, `{` or quote is only noticed where the next line starts; the mistake is where it opened.
     const opened = unclosedAt(doc, e.pos[0]);
     const pos = lineCounter.linePos(opened ?? e.pos[0]);
-    const message = e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
+    const message = (e.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '');
     issues.push({ file, line: pos.line, column: pos.col, message: opened === null ? message : `${message} (opened here)`, severity: 'error' });
   }
   if (issues.length > 0) return { source: null, issues };
@@ -47,7 +47,8 @@ export function parseYaml(file: string, text: string): { source: YamlSource | nu
       if (isNode(node) && node.range) {
         const pos = lineCounter.linePos(node.range[0]);
         // A block map or list under `key:` starts on the next line; the key is the line to name.
-        const key = n > 0 ? keyNode(doc.getIn(path.slice(0, n - 1), true), path[n - 1]!) : undefined;
+        const last = path[n - 1];
+        const key = last !== undefined ? keyNode(doc.getIn(path.slice(0, n - 1), true), last) : undefined;
         const keyPos = key?.range ? lineCounter.linePos(key.range[0]) : undefined;
         if (keyPos && keyPos.line < pos.line) return { line: keyPos.line, column: keyPos.col };
         return { line: pos.line, column: pos.col };

@@ -9,7 +9,7 @@ import type { Page } from './page.js';
 import { PAGES } from './pages.js';
 
 const KEY = 'gateway-admin-key';
-const root = document.getElementById('app')!;
+const root = document.getElementById('app') ?? document.body;
 
 function signIn(failure?: string): void {
   window.onhashchange = null; // the pages of a signed-out session draw no more
@@ -55,7 +55,7 @@ function signIn(failure?: string): void {
 
 function parseHash(): { page: string; params: URLSearchParams } {
   const [page = '', query = ''] = location.hash.replace(/^#/, '').split('?', 2);
-  return { page: PAGES.some((p) => p.id === page) ? page : PAGES[0]!.id, params: new URLSearchParams(query) };
+  return { page: PAGES.some((p) => p.id === page) ? page : PAGES[0].id, params: new URLSearchParams(query) };
 }
 
 function start(api: Api): void {
@@ -70,7 +70,8 @@ function start(api: Api): void {
   let drawing = 0;
   const draw = async () => {
     const { page, params } = parseHash();
-    const entry = PAGES.find((p) => p.id === page)!;
+    // parseHash gives one of the pages.
+    const entry = PAGES.find((p) => p.id === page) ?? PAGES[0];
     nav.replaceChildren(...PAGES.map((p) => h('a', { href: `#${p.id}`, class: p.id === page ? 'current' : null }, p.title)));
     document.title = `${entry.title} · Generation Gateway`;
     const mine = ++drawing;

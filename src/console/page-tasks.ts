@@ -108,7 +108,10 @@ export const tasksPage: Page = async (ctx) => {
   const id = params.get('id');
   if (id) return oneTask(ctx, id);
   const query = new URLSearchParams();
-  for (const f of [...FILTERS, 'before'] as const) if (params.get(f)) query.set(f, params.get(f)!);
+  for (const f of [...FILTERS, 'before'] as const) {
+    const value = params.get(f);
+    if (value) query.set(f, value);
+  }
   const { tasks, next } = await api.get<{ tasks: TaskView[]; next: string | null }>(`/admin/tasks?${query}`);
 
   const status = h(
@@ -137,7 +140,12 @@ export const tasksPage: Page = async (ctx) => {
     h('label', {}, 'token ', inputs.token),
     h('button', { type: 'submit' }, 'Filter'),
   );
-  const current = Object.fromEntries([...FILTERS].filter((f) => params.get(f)).map((f) => [f, params.get(f)!]));
+  const current = Object.fromEntries(
+    [...FILTERS].flatMap((f) => {
+      const value = params.get(f);
+      return value ? [[f, value] as const] : [];
+    }),
+  );
   return h(
     'div',
     {},

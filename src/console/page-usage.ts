@@ -28,7 +28,10 @@ const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 export const usagePage: Page = async ({ api, params, go }) => {
   const query = new URLSearchParams();
-  for (const f of FILTERS) if (params.get(f)) query.set(f, params.get(f)!);
+  for (const f of FILTERS) {
+    const value = params.get(f);
+    if (value) query.set(f, value);
+  }
   const u = await api.get<Usage>(`/admin/usage?${query}`);
 
   const inputs = {

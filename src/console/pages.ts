@@ -7,7 +7,14 @@ import { tokensPage } from './page-tokens.js';
 import { usagePage } from './page-usage.js';
 
 /** The console's pages, in the order of its menu; the first is where it opens. */
-export const PAGES: readonly { readonly id: string; readonly title: string; readonly page: Page }[] = [
+/** A page of the console: its id in the URL's hash, its title, and how it draws. */
+interface PageEntry {
+  readonly id: string;
+  readonly title: string;
+  readonly page: Page;
+}
+
+export const PAGES: readonly [PageEntry, ...PageEntry[]] = [
   { id: 'channels', title: 'Channels', page: channelsPage },
   { id: 'config', title: 'Configuration', page: configPage },
   { id: 'tasks', title: 'Tasks', page: tasksPage },

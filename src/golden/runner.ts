@@ -73,7 +73,7 @@ export async function runGolden(configDir: string, casesDir: string, opts: { upd
       }),
     });
     for (const { file, name } of cases) {
-      const profile = name.split('/')[0]!;
+      const [profile = ''] = name.split('/');
       results.push(
         await runCase(
           file,

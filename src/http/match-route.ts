@@ -53,7 +53,8 @@ function queryMatches(route: CompiledRoute, search: URLSearchParams | null): boo
 /** Names the first required query parameter the request got wrong, with the values routes take. */
 function queryMismatch(routes: readonly CompiledRoute[], search: URLSearchParams | null): GatewayError {
   const names = [...new Set(routes.flatMap((r) => Object.keys(r.matchQuery)))];
-  const name = names.find((n) => !routes.some((r) => r.matchQuery[n] === undefined || r.matchQuery[n] === search?.get(n))) ?? names[0]!;
+  // The routes given all require some query value: there is a name.
+  const name = names.find((n) => !routes.some((r) => r.matchQuery[n] === undefined || r.matchQuery[n] === search?.get(n))) ?? names[0] ?? '';
   const values = [...new Set(routes.map((r) => r.matchQuery[name]).filter((v): v is string => v !== undefined))];
   const got = search?.get(name);
   const said = got === null || got === undefined ? 'is required' : `${JSON.stringify(got.slice(0, 100))} is not supported`;

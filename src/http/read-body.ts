@@ -97,7 +97,8 @@ class Collector {
 
   bytes(): Buffer {
     if (this.#buf !== null) return this.#filled === this.#buf.length ? this.#buf : this.#buf.subarray(0, this.#filled);
-    return this.#chunks.length === 1 ? this.#chunks[0]! : Buffer.concat(this.#chunks, this.#size);
+    const [only] = this.#chunks;
+    return only && this.#chunks.length === 1 ? only : Buffer.concat(this.#chunks, this.#size);
   }
 }
 

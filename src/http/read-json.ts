@@ -12,7 +12,8 @@ import { jsonErrorPosition } from '../schema/json-syntax.js';
  * refusing wrong media types and excessive nesting; the bytes read are held within `admission`.
  */
 export async function readJsonBody(req: IncomingMessage, rules: CompiledBody, admission?: Admission): Promise<unknown> {
-  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  const header = req.headers['content-type'] ?? '';
+  const type = (header.split(';')[0] ?? '').trim().toLowerCase();
   if (!rules.contentTypes.includes(type)) {
     throw new GatewayError(
       'unsupported_media_type',
@@ -27,7 +28,7 @@ export async function readJsonBody(req: IncomingMessage, rules: CompiledBody, ad
   }
   const raw = await readBody(req, rules.maxBytes, admission);
   if (type === 'multipart/form-data') {
-    const form = await parseMultipart(raw, req.headers['content-type']!, rules.maxFiles);
+    const form = await parseMultipart(raw, header, rules.maxFiles);
     // A field holding JSON (metadata) nests like a JSON body does, under the same limit.
     checkDepth(form, rules.maxDepth);
     return form;
@@ -51,8 +52,8 @@ export function checkDepth(body: unknown, maxDepth: number): void {
 /** Iterative, so hostile nesting cannot overflow the stack while it is measured. */
 export function exceedsDepth(value: unknown, maxDepth: number): boolean {
   const stack: [unknown, number][] = [[value, 1]];
-  while (stack.length > 0) {
-    const [v, depth] = stack.pop()!;
+  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
+    const [v, depth] = top;
     if (v === null || typeof v !== 'object') continue;
     if (depth > maxDepth) return true;
     for (const child of Array.isArray(v) ? v : Object.values(v)) {

@@ -1,28 +1,28 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import type { Snapshot } from '../config/snapshot.js';
+import type { KeyedRoute, Snapshot } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Metrics } from '../metrics/metrics.js';
-import type { Authenticator } from '../pipeline/authenticate.js';
-import type { LinkRequest, RequestContext, RequestFacts } from '../pipeline/context.js';
+import type { LinkRequest, RequestContext } from '../pipeline/context.js';
 import { traceparentOf } from '../upstream/trace-headers.js';
 import { recordRequest } from './access-log.js';
+import { Arrival, type Door, type Seen as ArrivalSeen } from './arrival.js';
 import type { BodyBudget } from './body-budget.js';
 import { drainUnread } from './drain-unread.js';
 import { sendClientError, sendConnectRefused, sendError } from './error-boundary.js';
+import { expectsContinue, sendContinue } from './expect-continue.js';
 import { matchRoute } from './match-route.js';
-import { readJsonBody } from './read-json.js';
-import { requestIds, type RequestIds } from './request-id.js';
+import { requestIds } from './request-id.js';
 
-/** What the server hands a request to once it is matched, authenticated and read. */
+/** What the server hands a request to once its route is matched. */
 export interface ServerHandlers {
   /** The operator routes: `owns` says which paths are theirs (they never reach routes.yaml matching). */
   readonly admin: {
     owns(pathname: string): boolean;
     handle(req: IncomingMessage, res: ServerResponse, pathname: string, search: URLSearchParams | null, snapshot: Snapshot, requestId: string): Promise<void>;
   };
-  /** A public route's operation (operations/serve.ts): it writes the answer. */
-  serve(ctx: RequestContext, body: unknown, req: IncomingMessage, res: ServerResponse): Promise<void>;
+  /** A public route's stages (operations/stages.ts), from authentication to the answer. */
+  serve(ctx: RequestContext<KeyedRoute>): Promise<void>;
   /** The `link-content` route (operations/link-content.ts): no key, the link is the credential. */
   link(req: IncomingMessage, res: ServerResponse, link: LinkRequest): Promise<void>;
 }
@@ -33,7 +33,6 @@ export interface ServerOptions {
   readonly snapshot: () => Snapshot;
   readonly log: Logger;
   readonly metrics: Metrics;
-  readonly auth: Authenticator;
   readonly bodies: BodyBudget;
   readonly clock: () => Date;
   /** The gateway's public base URL for download links; default: from the request's Host. */
@@ -64,46 +63,22 @@ function publicQuery(search: URLSearchParams | null, keyParams: readonly string[
 }
 
 /** What the request handler learnt on the way, for the metrics, the access log and the error answer. */
-interface Seen {
-  readonly ids: RequestIds;
+interface Seen extends ArrivalSeen {
   /** Route id, never the raw path: a path is the client's to choose, a label set is not. */
   route: string;
   /** The route's path template, or the operator path; for the access log. */
   path: string | null;
-  readonly facts: RequestFacts;
-  /** `100 Continue` was sent. */
-  continued: boolean;
-}
-
-/** A client that waits for `100 Continue` before it sends its body. */
-function expectsContinue(req: IncomingMessage): boolean {
-  // The test Node itself uses to send such a request to 'checkContinue'.
-  return /(?:^|\W)100-continue(?:$|\W)/i.test(String(req.headers.expect ?? ''));
-}
-
-/** Tells a waiting client to send its body (once). */
-function sendContinue(req: IncomingMessage, res: ServerResponse, seen: { continued: boolean }): void {
-  if (seen.continued || !expectsContinue(req)) return;
-  seen.continued = true;
-  res.writeContinue();
 }
 
 /**
  * The HTTP server: splits the URL, hands operator paths to the admin routes, matches the public
- * route, authenticates, reads the body within the memory budget, and hands the request to its
- * operation; every failure on the way becomes an answer in one place (error-boundary.ts).
+ * route and hands the request's context to its stages (authentication, the body read within the
+ * memory budget, …: operations/stages.ts); every failure on the way becomes an answer in one place
+ * (error-boundary.ts).
  */
 export function createHttpServer(opts: ServerOptions): Server {
-  const { log, metrics, bodies } = opts;
-
-  /** Where this client reached us: the configured public URL, else the Host it sent. */
-  function publicBase(req: IncomingMessage): string {
-    if (opts.publicUrl) return opts.publicUrl.replace(/\/+$/, '');
-    const host =
-      typeof req.headers.host === 'string' && /^[A-Za-z0-9.:[\]-]{1,300}$/.test(req.headers.host) ? req.headers.host : `127.0.0.1:${req.socket.localPort ?? 0}`;
-    const proto = req.headers['x-forwarded-proto'] === 'https' ? 'https' : 'http';
-    return `${proto}://${host}`;
-  }
+  const { log, metrics } = opts;
+  const door: Door = { bodies: opts.bodies, clock: opts.clock, publicUrl: opts.publicUrl };
 
   async function handle(req: IncomingMessage, res: ServerResponse, requestId: string, seen: Seen): Promise<void> {
     const snapshot = opts.snapshot();
@@ -118,34 +93,8 @@ export function createHttpServer(opts: ServerOptions): Server {
     seen.route = route.id;
     seen.path = route.path;
     if (route.kind === 'link-content') return opts.handlers.link(req, res, { requestId, trace: seen.ids.trace, snapshot, params, log, now: opts.clock() });
-    const token = await opts.auth.authenticate(route.keySources, req.headers, search);
-    seen.facts.token = token.id;
-    let body: unknown;
-    if (route.body) {
-      // Room for the body is taken before a byte of it is read (and before a client waiting on
-      // `Expect: 100-continue` is told to send it), so a burst of large bodies is refused at the door.
-      const admission = bodies.admit(req, res, route.body.maxBytes);
-      sendContinue(req, res, seen);
-      body = await readJsonBody(req, route.body, admission);
-    }
-    const ctx: RequestContext = {
-      requestId,
-      ref: seen.ids.ref,
-      trace: seen.ids.trace,
-      facts: seen.facts,
-      snapshot,
-      route,
-      params,
-      query: publicQuery(search, snapshot.keyQueryParams),
-      token,
-      log,
-      now: opts.clock(),
-      // Only task answers carry download links: sync requests never pay for building it.
-      get publicBase() {
-        return publicBase(req);
-      },
-    };
-    return opts.handlers.serve(ctx, body, req, res);
+    const query = publicQuery(search, snapshot.keyQueryParams);
+    return opts.handlers.serve(new Arrival(route, params, query, search, snapshot, log, req, res, seen, door));
   }
 
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {

@@ -40,12 +40,14 @@ export function encodeJson(value: unknown, longString = LONG_STRING): string | B
   // A string with no character escaped has no lone surrogate either: its UTF-8 is well defined.
   for (const s of longs) size += Buffer.byteLength(s, 'utf8') + 2;
   const out = Buffer.allocUnsafe(size);
-  let at = out.write(parts[0]!, 0, 'utf8');
-  for (let i = 0; i < longs.length; i++) {
+  // The parts around the long strings: one more than them.
+  let at = out.write(parts[0] ?? '', 0, 'utf8');
+  let next = 1;
+  for (const long of longs) {
     out[at++] = 0x22;
-    at += out.write(longs[i]!, at, 'utf8');
+    at += out.write(long, at, 'utf8');
     out[at++] = 0x22;
-    at += out.write(parts[i + 1]!, at, 'utf8');
+    at += out.write(parts[next++] ?? '', at, 'utf8');
   }
   return out;
 }

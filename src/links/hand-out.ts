@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { CompiledRoute, LinkPlaces } from '../config/snapshot.js';
+import type { CompiledRoute, LinkPlaces, SyncRoute } from '../config/snapshot.js';
+import type { Next } from '../pipeline/compose.js';
 import type { RequestContext } from '../pipeline/context.js';
 import type { LinkRecord, Store } from '../store/store.js';
 
@@ -44,13 +45,19 @@ const DATA_URI = /^data:([^,;]*)(?:;[^,;]*)*;base64,/i;
 /** A media type fit for a header (`type/subtype`); anything else is served as bytes. */
 const MEDIA_TYPE = /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,63}\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,63}$/;
 
+/** The `linkFiles` stage: the answer's files become gateway links (`handOutLinks`), through the channel that served it. */
+export async function linkFiles(ctx: RequestContext<SyncRoute>, next: Next<RequestContext<SyncRoute>>, deps: LinkDeps): Promise<void> {
+  ctx.answer = await handOutLinks(ctx, ctx.answer, ctx.served, deps);
+  return next(ctx);
+}
+
 /**
  * The answer with its files replaced by gateway links, each recorded in the store (all of them or
  * none) for `ctx.token`, through `channel`: the route's `links` places (a `data:` URI there becomes
  * a stored result), or every vendor URL of the answer when it names none. An answer the route
  * passes as it is (`pass_vendor_url`) is returned untouched, as is one that carries no file.
  */
-export async function handOutLinks(ctx: RequestContext, answer: unknown, channel: string, deps: LinkDeps): Promise<unknown> {
+export async function handOutLinks(ctx: RequestContext<SyncRoute>, answer: unknown, channel: string, deps: LinkDeps): Promise<unknown> {
   const places = ctx.route.links;
   const route = ctx.snapshot.routes.find((r) => r.kind === 'link-content');
   if (!places || places.mode === 'pass' || !route) return answer;
@@ -68,7 +75,7 @@ export async function handOutLinks(ctx: RequestContext, answer: unknown, channel
       channel,
       url: data ? null : value,
       data: data ? Buffer.from(value.slice(data[0].length), 'base64') : null,
-      contentType: data ? (MEDIA_TYPE.test(data[1]!) ? data[1]!.toLowerCase() : 'application/octet-stream') : null,
+      contentType: data ? mediaTypeOf(data[1]) : null,
       createdAt: now,
       expiresAt: now + deps.linkTtlMs,
     });
@@ -83,7 +90,12 @@ export async function handOutLinks(ctx: RequestContext, answer: unknown, channel
 
 /** The public URL of a link: the link route's path with the secret as its one parameter. */
 function linkUrl(base: string, route: CompiledRoute, secret: string): string {
-  return `${base}${route.path.replace(`{${route.matcher.params[0]!}}`, secret)}`;
+  return `${base}${route.path.replace(`{${route.matcher.params[0] ?? ''}}`, secret)}`;
+}
+
+/** A stored file's media type as a `data:` URI named it, when it is fit for a header; else bytes. */
+function mediaTypeOf(named: string | undefined): string {
+  return named !== undefined && MEDIA_TYPE.test(named) ? named.toLowerCase() : 'application/octet-stream';
 }
 
 type Swap = (value: string, stored: boolean) => string;
@@ -110,8 +122,9 @@ const INDEX = /^(0|[1-9][0-9]*)$/;
  * with `links`, so it walks no more of the answer than the pointer names.
  */
 function atPlace(value: unknown, place: readonly string[], depth: number, swap: (s: string) => string): unknown {
-  if (depth === place.length) return typeof value === 'string' ? swap(value) : value;
-  const key = place[depth]!;
+  const key = place[depth];
+  // Past the pointer's last segment: the value at the place.
+  if (key === undefined) return typeof value === 'string' ? swap(value) : value;
   if (key === '*') return eachChild(value, (child) => atPlace(child, place, depth + 1, swap));
   if (value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) {

@@ -123,8 +123,8 @@ export function pathProblem(path: string): string | null {
 export function segment(value: unknown): string {
   const text = typeof value === 'string' ? value : typeof value === 'number' && Number.isFinite(value) ? String(value) : null;
   const why = text === null ? 'is missing or not a string' : unsafeSegment(text);
-  if (why !== null) throw Object.assign(new Error(`a value for the vendor's path ${why}`), { code: UNSAFE_PATH_VALUE });
-  return encodeURIComponent(text!);
+  if (text === null || why !== null) throw Object.assign(new Error(`a value for the vendor's path ${why}`), { code: UNSAFE_PATH_VALUE });
+  return encodeURIComponent(text);
 }
 
 /** Registers the gateway's own functions and replaces built-ins too slow for its inputs (one expression, at compile time). */

@@ -32,7 +32,9 @@ export class BodySchemas {
 
   /** A reference to the component of a route's body schema. */
   refOf(body: CompiledBody): Ref {
-    return { $ref: `#/components/schemas/${this.#names.get(body.schema)!}` };
+    const name = this.#names.get(body.schema);
+    if (name === undefined) throw new Error(`the body schema ${body.schemaFile} is not one of the document's routes`);
+    return { $ref: `#/components/schemas/${name}` };
   }
 
   #freeName(wanted: string): string {

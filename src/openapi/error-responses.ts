@@ -83,7 +83,7 @@ export function errorCodesOf(routes: readonly CompiledRoute[]): ErrorCode[] {
     for (const c of BY_KIND[route.kind]) codes.add(c);
     if (route.body) for (const c of WITH_BODY) codes.add(c);
     // Work on an earlier task (a remix): it must be the caller's own, and completed.
-    if (route.task?.source) for (const c of ['task_not_found', 'task_not_ready'] as const) codes.add(c);
+    if (route.kind === 'task-submit' && route.task.source) for (const c of ['task_not_found', 'task_not_ready'] as const) codes.add(c);
     // A resource read by id (an asset): another key's is unknown.
     if (route.resource?.id) codes.add('not_found');
   }
@@ -98,8 +98,7 @@ export function errorResponses(codes: readonly ErrorCode[], responses: Component
   const byStatus = new Map<number, ErrorCode[]>();
   for (const c of codes) byStatus.set(catalogue[c].status, [...(byStatus.get(catalogue[c].status) ?? []), c]);
   const out: Record<string, Ref> = {};
-  for (const status of [...byStatus.keys()].sort((a, b) => a - b)) {
-    const these = byStatus.get(status)!;
+  for (const [status, these] of [...byStatus].sort(([a], [b]) => a - b)) {
     const name = `error-${status}-${these.join('.')}`;
     responses[name] ??= {
       description: these.map((c) => `\`${c}\`: ${catalogue[c].when}`).join('\n\n'),
@@ -125,5 +124,6 @@ function bodyOf(codes: readonly ErrorCode[]): JsonSchema {
     });
   }
   if (b.length > 0) shapes.push({ allOf: [{ $ref: '#/components/schemas/error-shape-b' }, { type: 'object', properties: { code: { enum: b } } }] });
-  return shapes.length === 1 ? shapes[0]! : { anyOf: shapes };
+  const [only] = shapes;
+  return only && shapes.length === 1 ? only : { anyOf: shapes };
 }

@@ -1,4 +1,5 @@
-import type { CompiledRoute, KeySource, RouteKind } from '../config/snapshot.js';
+import { isModelRoute } from '../config/lookups.js';
+import type { CompiledBody, CompiledRoute, KeySource, ModelRoute, RouteKind, TaskIdSource } from '../config/snapshot.js';
 import type { BodySchemas } from './body-schemas.js';
 import { errorCodesOf, errorResponses } from './error-responses.js';
 import type { Components, JsonSchema, MediaType, Operation, Parameter, RequestBody, Response, SecurityScheme } from './openapi-types.js';
@@ -64,7 +65,8 @@ export function operationOf(variants: readonly Variant[], ctx: OperationContext)
 }
 
 function describe(routes: readonly CompiledRoute[]): string {
-  if (routes.length === 1) return routes[0]!.description.trim();
+  const [only] = routes;
+  if (only && routes.length === 1) return only.description.trim();
   const lines = routes.map((r) => `- ${queryOf(r) || '(no query values)'}: route \`${r.id}\`. ${r.description.trim()}`.trimEnd());
   return `The query values pick one of ${routes.length} routes:\n\n${lines.join('\n')}`;
 }
@@ -76,11 +78,22 @@ const queryOf = (r: CompiledRoute) =>
 
 /** Models as routes.yaml lists them, for routes that read one from the request or serve a fixed one. */
 function modelNames(r: CompiledRoute): string[] {
-  return [...r.models.exact, ...r.models.prefixes.map((p) => `${p}*`)];
+  return isModelRoute(r) ? [...r.models.exact, ...r.models.prefixes.map((p) => `${p}*`)] : [];
 }
 
+/** Where a route reads a task id: task queries, downloads and deletions. */
+function taskIdRoute(r: CompiledRoute): { readonly task: { readonly id: TaskIdSource; readonly kinds: readonly string[] } } | null {
+  return r.kind === 'task-query' || r.kind === 'task-content' || r.kind === 'task-delete' ? r : null;
+}
+
+/** Where a remix reads the id of the task it works on. */
+const sourceOf = (r: CompiledRoute) => (r.kind === 'task-submit' ? r.task.source : null);
+
+/** Where a route reads a model: sync and submit routes, and the model a model-get route is asked about. */
+const modelSourceOf = (r: CompiledRoute) => ('model' in r ? r.model : null);
+
 /** A string that is one of the route's models: an exact name or one starting with a listed prefix. */
-function modelSchema(r: CompiledRoute): JsonSchema {
+function modelSchema(r: ModelRoute): JsonSchema {
   const exact = [...r.models.exact];
   const pattern = r.models.prefixes.length > 0 ? `^(?:${r.models.prefixes.map(escapeRegExp).join('|')})` : null;
   if (pattern === null) return { type: 'string', enum: exact };
@@ -100,9 +113,9 @@ function parametersOf({ route: r, rename }: Variant): Parameter[] {
     required: true,
     ...describeParam(r, 'path', p),
     // A model-get route names any model id (the token's own list decides), not the route's models.
-    schema: r.model?.from === 'path' && r.model.name === p && r.kind !== 'model-get' ? modelSchema(r) : { type: 'string' },
+    schema: isModelRoute(r) && r.model?.from === 'path' && r.model.name === p ? modelSchema(r) : { type: 'string' },
   }));
-  const inQuery = [r.task?.id, r.task?.source, r.resource?.id].filter((s) => s?.from === 'query').map((s) => s!.name);
+  const inQuery = [taskIdRoute(r)?.task.id, sourceOf(r), r.resource?.id].flatMap((s) => (s?.from === 'query' ? [s.name] : []));
   for (const q of new Set(inQuery)) out.push({ name: q, in: 'query', required: true, ...describeParam(r, 'query', q), schema: { type: 'string' } });
   for (const [k, v] of Object.entries(r.matchQuery)) {
     out.push({ name: k, in: 'query', required: true, description: 'Picks the route (see the description).', schema: { type: 'string', enum: [v] } });
@@ -158,9 +171,12 @@ function parametersOf({ route: r, rename }: Variant): Parameter[] {
 /** What a parameter of a route holds, when the route says. */
 function describeParam(r: CompiledRoute, where: 'path' | 'query', name: string): { description?: string } {
   const is = (s: { from: string; name: string } | null | undefined) => s?.from === where && s.name === name;
-  if (is(r.model)) return { description: r.kind === 'model-get' ? 'A model id, as the model list names it.' : 'The model, one of those the route serves.' };
-  if (is(r.task?.id)) return { description: `The id of a ${r.task!.kinds.join(' or ')} task of this API key, as its submission answered it.` };
-  if (is(r.task?.source)) return { description: 'The id of a completed task of this API key to work on; the new task runs on its channel and model.' };
+  const idRoute = taskIdRoute(r);
+  if (is(modelSourceOf(r)))
+    return { description: r.kind === 'model-get' ? 'A model id, as the model list names it.' : 'The model, one of those the route serves.' };
+  if (idRoute && is(idRoute.task.id))
+    return { description: `The id of a ${idRoute.task.kinds.join(' or ')} task of this API key, as its submission answered it.` };
+  if (is(sourceOf(r))) return { description: 'The id of a completed task of this API key to work on; the new task runs on its channel and model.' };
   if (r.resource?.id && is(r.resource.id)) {
     const prefix = r.resource.prefix ? ` (its \`${r.resource.prefix}\` form is taken too)` : '';
     return { description: `The id of a ${r.resource.kind} of this API key${prefix}.` };
@@ -189,17 +205,20 @@ function mergeParameters(lists: readonly Parameter[][]): Parameter[] {
 
 /** The request body: each route's schema (with its models where the body names the model), per media type. */
 function requestBodyOf(routes: readonly CompiledRoute[], ctx: OperationContext): RequestBody | null {
-  const withBody = routes.filter((r) => r.body);
+  const withBody = routes.flatMap((r) => (r.body ? [{ r, body: r.body }] : []));
   if (withBody.length === 0) return null;
-  const types = [...new Set(withBody.flatMap((r) => r.body!.contentTypes))];
+  const types = [...new Set(withBody.flatMap(({ body }) => body.contentTypes))];
   const content: Record<string, MediaType> = {};
   for (const type of types) {
-    const takers = withBody.filter((r) => r.body!.contentTypes.includes(type));
-    const schemas = takers.map((r) => bodySchemaOf(r, ctx));
+    const takers = withBody.filter(({ body }) => body.contentTypes.includes(type));
+    const schemas = takers.map(({ r, body }) => bodySchemaOf(r, body, ctx));
     const examples =
-      type === 'application/json' ? takers.filter((r) => r.example?.body !== undefined).map((r) => [r.id, { value: r.example!.body }] as const) : [];
+      type === 'application/json'
+        ? takers.flatMap(({ r }) => (r.example && r.example.body !== undefined ? [[r.id, { value: r.example.body }] as const] : []))
+        : [];
+    const [only] = schemas;
     content[type] = {
-      schema: schemas.length === 1 ? schemas[0]! : { anyOf: schemas },
+      schema: only && schemas.length === 1 ? only : { anyOf: schemas },
       ...(examples.length > 0 ? { examples: Object.fromEntries(examples) } : {}),
     };
   }
@@ -210,9 +229,9 @@ function requestBodyOf(routes: readonly CompiledRoute[], ctx: OperationContext):
   };
 }
 
-function bodySchemaOf(r: CompiledRoute, ctx: OperationContext): JsonSchema {
-  const ref = ctx.bodies.refOf(r.body!);
-  if (r.model?.from !== 'body') return ref;
+function bodySchemaOf(r: CompiledRoute, body: CompiledBody, ctx: OperationContext): JsonSchema {
+  const ref = ctx.bodies.refOf(body);
+  if (!isModelRoute(r) || r.model?.from !== 'body') return ref;
   // The model's place in the body, down its pointer, holds one of the route's models.
   const constraint = [...r.model.pointer].reverse().reduce<JsonSchema>((inner, key) => ({ type: 'object', properties: { [key]: inner } }), modelSchema(r));
   return { allOf: [ref, constraint] };
@@ -223,9 +242,13 @@ function successOf(routes: readonly CompiledRoute[]): Record<string, Response> {
   const per = routes.map((r) => [r, successResponses(r)] as const);
   const out: Record<string, Response> = {};
   for (const status of [...new Set(per.flatMap(([, s]) => Object.keys(s)))].sort()) {
-    const these = per.filter(([, s]) => s[status]).map(([r, s]) => [r, s[status]!] as const);
+    const these = per.flatMap(([r, s]) => {
+      const answer = s[status];
+      return answer ? [[r, answer] as const] : [];
+    });
+    const [only] = these;
     const description =
-      these.length === 1 && routes.length === 1 ? these[0]![1].description : these.map(([r, s]) => `Route \`${r.id}\`: ${s.description}`).join('\n\n');
+      only && these.length === 1 && routes.length === 1 ? only[1].description : these.map(([r, s]) => `Route \`${r.id}\`: ${s.description}`).join('\n\n');
     out[status] = {
       description,
       headers: Object.assign({}, ...these.map(([, s]) => s.headers)),

@@ -1,3 +1,4 @@
+import type { TaskDeleteRoute, TaskQueryRoute, TaskSubmitRoute } from '../config/snapshot.js';
 import type { Mapping } from '../mapping/mapping.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { RequestContext } from '../pipeline/context.js';
@@ -22,9 +23,13 @@ export function taskView(ctx: RequestContext, task: TaskRecord): PublicTask {
 }
 
 /** The public answer of a task route: the route's answer mapping over the public task(s), and the request body as `request`. */
-export async function answerFor(ctx: RequestContext, task: TaskRecord | readonly TaskRecord[], request?: unknown): Promise<unknown> {
+export async function answerFor(
+  ctx: RequestContext<TaskSubmitRoute | TaskQueryRoute | TaskDeleteRoute>,
+  task: TaskRecord | readonly TaskRecord[],
+  request?: unknown,
+): Promise<unknown> {
   const now = ctx.now.toISOString();
   const view = (t: TaskRecord) => taskView(ctx, t);
   const input = Array.isArray(task) ? { tasks: task.map(view), request, now } : { task: view(task as TaskRecord), request, now };
-  return evaluateAnswer(ctx.route.task!.answer!, input);
+  return evaluateAnswer(ctx.route.task.answer, input);
 }

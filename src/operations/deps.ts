@@ -3,6 +3,7 @@ import type { RoutingState } from '../routing/routing-state.js';
 import type { Pools } from '../upstream/pools.js';
 import type { Poller } from '../tasks/poller.js';
 import type { LinkDeps } from '../links/hand-out.js';
+import type { Authenticator } from '../pipeline/authenticate.js';
 
 /** What a synchronous operation needs from the process. */
 export interface SyncDeps extends LinkDeps {
@@ -26,4 +27,9 @@ export interface TaskDeps extends SyncDeps {
   readonly newId: () => string;
   /** Golden runs: every query of an unfinished task asks the vendor, whatever `stale_ms` says. */
   readonly refreshAlways?: boolean;
+}
+
+/** What the stages of a request need from the process: the operations' needs, and the key lookup. */
+export interface RequestDeps extends TaskDeps {
+  readonly auth: Authenticator;
 }

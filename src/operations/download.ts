@@ -1,6 +1,6 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { CompiledChannel } from '../config/snapshot.js';
+import type { CompiledChannel, CompiledTaskProtocol, TaskContentRoute } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
+import type { Next } from '../pipeline/compose.js';
 import type { RequestContext } from '../pipeline/context.js';
 import { pathProblem } from '../mapping/jsonata-functions.js';
 import { signFor, upstreamRequest } from '../pipeline/call-upstream.js';
@@ -88,7 +88,13 @@ async function fetchResult(
 }
 
 /** Asks the vendor for the task's files again (profile `tasks.result`) and stores them; null when that fails. */
-async function refreshResults(ctx: RequestContext, deps: TaskDeps, channel: CompiledChannel, task: TaskRecord): Promise<TaskRecord | null> {
+async function refreshResults(
+  ctx: RequestContext,
+  deps: TaskDeps,
+  channel: CompiledChannel,
+  protocol: CompiledTaskProtocol,
+  task: TaskRecord,
+): Promise<TaskRecord | null> {
   const update: TaskUpdate = {
     id: task.upstreamId,
     status: 'completed',
@@ -101,7 +107,7 @@ async function refreshResults(ctx: RequestContext, deps: TaskDeps, channel: Comp
     seconds: task.seconds,
     size: task.size,
   };
-  const outcome = await resolveResults(channel.profile.tasks!, channel, deps.pools, task, update, ctx.now, ctx);
+  const outcome = await resolveResults(protocol, channel, deps.pools, task, update, ctx.now, ctx);
   if (!outcome.ok || outcome.value.status !== 'completed' || !outcome.value.results) return null;
   return deps.store.updateTask(task.id, task.version, {
     results: outcome.value.results,
@@ -110,11 +116,13 @@ async function refreshResults(ctx: RequestContext, deps: TaskDeps, channel: Comp
 }
 
 /**
- * Streams a task's result from the vendor to the client: nothing is buffered whole, `Range` goes
- * through, redirects are followed here (credentials never follow to another origin), and neither
- * the vendor's URL nor its key reaches the client.
+ * The `downloadResult` stage: streams a task's result from the vendor to the client (the one answer
+ * a stage writes itself): nothing is buffered whole, `Range` goes through, redirects are followed
+ * here (credentials never follow to another origin), and neither the vendor's URL nor its key
+ * reaches the client.
  */
-export async function runTaskContent(ctx: RequestContext, req: IncomingMessage, res: ServerResponse, deps: TaskDeps): Promise<void> {
+export async function downloadResult(ctx: RequestContext<TaskContentRoute>, next: Next<RequestContext<TaskContentRoute>>, deps: TaskDeps): Promise<void> {
+  const { req, res } = ctx;
   const task = await findOwnTask(ctx, deps, taskIdOf(ctx));
   if (task.status !== 'completed') {
     throw new GatewayError('task_not_ready', `task ${task.id} is ${task.status}; its result can be downloaded once it is completed`);
@@ -128,13 +136,15 @@ export async function runTaskContent(ctx: RequestContext, req: IncomingMessage, 
   const range = rangeOf(req);
   let answer = await fetchResult(ctx, deps, channel, task, result, index, range, signal);
   // An expired result URL (two-step vendors sign theirs for a while): look the files up again, once.
-  if (GONE.has(answer.statusCode) && channel.profile.tasks?.result) {
-    const fresh = await refreshResults(ctx, deps, channel, task);
+  const protocol = channel.profile.tasks;
+  if (GONE.has(answer.statusCode) && protocol?.result) {
+    const fresh = await refreshResults(ctx, deps, channel, protocol, task);
     const again = fresh?.results[index];
-    if (again?.url) {
+    if (fresh && again?.url) {
       discard(answer.body);
-      answer = await fetchResult(ctx, deps, channel, fresh!, again as TaskResult & { url: string }, index, range, signal);
+      answer = await fetchResult(ctx, deps, channel, fresh, again as TaskResult & { url: string }, index, range, signal);
     }
   }
   await streamVendorFile(answer, res, channel, ctx.requestId, ctx.log, { task: task.id });
+  return next(ctx);
 }

@@ -1,3 +1,4 @@
+import type { TaskContentRoute, TaskDeleteRoute, TaskQueryRoute, TaskRoute } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { RequestContext } from '../pipeline/context.js';
 import { requiredString } from '../pipeline/request-value.js';
@@ -7,20 +8,20 @@ import { isTaskId } from '../tasks/task-id.js';
 import type { TaskDeps } from './deps.js';
 
 /** Whether the calling token may see a task on this route: its own, of a family the route serves, accepted. */
-export function visible(ctx: RequestContext, task: TaskRecord | null): task is TaskRecord {
-  return task !== null && task.tokenId === ctx.token.id && ctx.route.task!.kinds.includes(task.kind) && task.status !== 'submitting';
+export function visible(ctx: RequestContext<TaskRoute>, task: TaskRecord | null): task is TaskRecord {
+  return task !== null && task.tokenId === ctx.token.id && ctx.route.task.kinds.includes(task.kind) && task.status !== 'submitting';
 }
 
 /** The single task id of a query or content route (path or query parameter). */
-export function taskIdOf(ctx: RequestContext): string {
-  return requiredString(ctx, ctx.route.task!.id!, undefined);
+export function taskIdOf(ctx: RequestContext<TaskQueryRoute | TaskContentRoute | TaskDeleteRoute>): string {
+  return requiredString(ctx, ctx.route.task.id, undefined);
 }
 
 /**
  * The caller's task of that id. Another token's task answers exactly like a missing one, so ids
  * cannot be probed.
  */
-export async function findOwnTask(ctx: RequestContext, deps: TaskDeps, id: string): Promise<TaskRecord> {
+export async function findOwnTask(ctx: RequestContext<TaskRoute>, deps: TaskDeps, id: string): Promise<TaskRecord> {
   const task = isTaskId(id) ? await deps.store.getTask(id) : null;
   if (!visible(ctx, task))
     throw new GatewayError('task_not_found', `no task ${JSON.stringify(id.slice(0, 100))} was found for this API key`, { param: 'task_id' });

@@ -30,7 +30,9 @@ export async function runLinkContent(
   if (found.data) return sendStored(res, found, found.data, link);
   const channel = link.snapshot.channelsByName.get(found.channel);
   if (!channel) throw new GatewayError('upstream_unavailable', 'the channel that made this file is no longer configured');
-  const upstream: UpstreamRequest = { method: 'GET', path: found.url!, query: {}, headers: {}, body: null };
+  // A link stands for stored bytes or for a vendor's URL.
+  if (found.url === null) throw new GatewayError('internal_error', 'the link stands for no file');
+  const upstream: UpstreamRequest = { method: 'GET', path: found.url, query: {}, headers: {}, body: null };
   addCallerHeaders(upstream, link);
   // Presigned URLs carry their own credentials; the channel's go only to the channel's own origin.
   const signed = signFor(channel, upstream, link.now);

@@ -1,4 +1,6 @@
+import type { TaskQueryRoute } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
+import type { Next } from '../pipeline/compose.js';
 import type { RequestContext } from '../pipeline/context.js';
 import { valueAt } from '../pipeline/request-value.js';
 import type { TaskRecord } from '../store/store.js';
@@ -7,12 +9,18 @@ import { findOwnTask, isStale, refreshIfStale, taskIdOf, visible } from './find-
 import { isTaskId } from '../tasks/task-id.js';
 import type { TaskDeps } from './deps.js';
 
+/** The `queryTasks` stage: the answer of a task query (`answerQuery`). */
+export async function queryTasks(ctx: RequestContext<TaskQueryRoute>, next: Next<RequestContext<TaskQueryRoute>>, deps: TaskDeps): Promise<void> {
+  ctx.answer = await answerQuery(ctx, ctx.body, deps);
+  return next(ctx);
+}
+
 /**
  * A task query: one id from the path or query string, or from the body (a string there is one id,
  * an array a batch). The answer mapping also sees the query's body as `request`.
  */
-export async function runTaskQuery(ctx: RequestContext, body: unknown, deps: TaskDeps): Promise<unknown> {
-  const src = ctx.route.task!.id!;
+async function answerQuery(ctx: RequestContext<TaskQueryRoute>, body: unknown, deps: TaskDeps): Promise<unknown> {
+  const src = ctx.route.task.id;
   if (src.from !== 'body') {
     const task = await findOwnTask(ctx, deps, taskIdOf(ctx));
     return answerFor(ctx, await refreshIfStale(ctx, deps, task));
@@ -22,7 +30,7 @@ export async function runTaskQuery(ctx: RequestContext, body: unknown, deps: Tas
     const task = await findOwnTask(ctx, deps, ids);
     return answerFor(ctx, await refreshIfStale(ctx, deps, task), body);
   }
-  const max = ctx.route.task!.maxIds;
+  const max = ctx.route.task.maxIds;
   if (!Array.isArray(ids) || ids.length === 0 || ids.length > max || !ids.every((x) => typeof x === 'string')) {
     throw new GatewayError('invalid_request', `${src.name} must be a task id or an array of 1 to ${max} task ids`, { param: src.name });
   }

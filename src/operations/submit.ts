@@ -1,15 +1,14 @@
 import { GatewayError } from '../errors/gateway-error.js';
 import { quotaShort } from '../quota/account.js';
 import { quote } from '../quota/price.js';
-import { rankChannels, type ChannelChoice } from '../routing/rank-channels.js';
+import type { ChannelChoice } from '../routing/rank-channels.js';
 import { withFallback } from '../routing/attempts.js';
-import type { CompiledChannel } from '../config/snapshot.js';
+import type { CompiledChannel, TaskIdSource, TaskSubmitRoute } from '../config/snapshot.js';
 import type { RequestContext } from '../pipeline/context.js';
+import { callOperation } from '../pipeline/call-operation.js';
 import { mapAnswer } from '../pipeline/call-upstream.js';
-import { modelOf } from '../pipeline/model-of.js';
+import type { Next } from '../pipeline/compose.js';
 import { requiredString } from '../pipeline/request-value.js';
-import { onHolder } from '../pipeline/resources.js';
-import { callOperation } from './sync.js';
 import { routeServesModel } from '../config/lookups.js';
 import type { Store, TaskPatch, TaskRecord } from '../store/store.js';
 import { untilAvailable } from '../store/store-guard.js';
@@ -20,23 +19,46 @@ import type { TaskDeps } from './deps.js';
 import { patchFor, readTaskUpdate, refusalIn2xx } from '../tasks/task-update.js';
 import { vendorView } from '../tasks/vendor-query.js';
 
+type SubmitContext = RequestContext<TaskSubmitRoute>;
+
 /**
- * A task submission, on the channel that holds the resources it names (`holder`) when it names any.
- * The record is written (and the price debited) before the vendor is called;
- * the channels are then tried in turn (README, "Retries and fallback": a creation the vendor may
- * have received is never sent again); the first acceptance moves the record to queued or
- * in_progress on that channel, and only then does the client get the id. When no channel accepts,
- * the record is removed and refunded: the client never saw it.
+ * The `sourceTask` stage of a remix (route `task.source`): the caller's own completed task it works
+ * on, and the channel that ran it, the one that knows the source's id. A remix that names no model
+ * takes the source's.
  */
-export async function runTaskSubmit(ctx: RequestContext, body: unknown, deps: TaskDeps, holder: string | null = null): Promise<unknown> {
-  const source = ctx.route.task!.source ? await sourceTask(ctx, body, deps) : null;
-  const model = ctx.route.model || !source ? modelOf(ctx.route, ctx.params, body) : source.model;
-  ctx.facts.model = model;
-  const candidates = onHolder(ctx, source ? [sourceChannel(ctx, source, model)] : rankChannels(ctx.snapshot, ctx.route, model, ctx.token, deps.random), holder);
-  const kind = ctx.route.task!.kinds[0]!;
+export async function sourceTask(ctx: SubmitContext, next: Next<SubmitContext>, deps: TaskDeps): Promise<void> {
+  const { route } = ctx;
+  const where = route.task.source;
+  if (where === null) return next(ctx);
+  const task = await completedSource(ctx, where, deps);
+  if (route.model === null) ctx.model = task.model;
+  ctx.facts.model = ctx.model;
+  ctx.source = { task, choice: sourceChannel(ctx, task, ctx.model, where.name) };
+  return next(ctx);
+}
+
+/**
+ * The `submitTask` stage: a task submission on the chosen channels. The record is written (and the
+ * price debited) before the vendor is called; the channels are then tried in turn (README,
+ * "Retries and fallback": a creation the vendor may have received is never sent again); the first
+ * acceptance moves the record to queued or in_progress on that channel, and only then does the
+ * client get the id. When no channel accepts, the record is removed and refunded: the client never
+ * saw it.
+ */
+export async function submitTask(ctx: SubmitContext, next: Next<SubmitContext>, deps: TaskDeps): Promise<void> {
+  ctx.answer = await submit(ctx, deps);
+  return next(ctx);
+}
+
+async function submit(ctx: SubmitContext, deps: TaskDeps): Promise<unknown> {
+  const { model, body, candidates } = ctx;
+  const source = ctx.source?.task ?? null;
+  const { kind } = ctx.route.task;
   const now = ctx.now.getTime();
   const id = deps.newId();
-  const first = candidates[0]!;
+  const [first] = candidates;
+  // Ranking gives at least one channel or refuses the request.
+  if (!first) throw new GatewayError('internal_error', 'no channel was chosen for the task');
   // Priced once, before any vendor call, from the model and the body: the channel plays no part.
   const { price, pricing } = await quote(ctx.snapshot.prices, model, body, ctx.log);
   const pending = await deps.store.createTask({
@@ -74,8 +96,8 @@ export async function runTaskSubmit(ctx: RequestContext, body: unknown, deps: Ta
           // looked for (README, "Tasks cut off by a crash").
           current = (await deps.store.updateTask(id, current.version, { channel: channel.name, upstreamModel, updatedAt: now })) ?? current;
         }
-        const op = channel.profile.operations.get(ctx.route.operation)!;
-        const { res, mctx } = await callOperation(ctx, body, model, choice, op, deps.pools, { id }, source ? sourceView(source) : undefined);
+        const op = choice.operation;
+        const { res, mctx } = await callOperation(ctx, choice, deps.pools, { id }, source ? sourceView(source) : undefined);
         const update = readTaskUpdate(await mapAnswer(op, res, mctx), kind);
         if (!update?.id) {
           throw (
@@ -90,7 +112,7 @@ export async function runTaskSubmit(ctx: RequestContext, body: unknown, deps: Ta
         taken = true;
         // Acceptance: submitting → the vendor's first state (queued unless it says more), with its id and channel, in one write.
         // (A vendor that just accepted the task cannot have lost it: a `lost` word here is no status.)
-        const patch = patchFor(current, { ...update, lost: false, status: update.status ?? 'queued' }, now)!;
+        const patch = patchFor(current, { ...update, lost: false, status: update.status ?? 'queued' }, now);
         const record = await writeAcceptance(deps.store, current, {
           ...patch,
           upstreamId: update.id,
@@ -123,28 +145,27 @@ export async function runTaskSubmit(ctx: RequestContext, body: unknown, deps: Ta
 }
 
 /** The caller's own completed task a remix works on (route `task.source`). */
-async function sourceTask(ctx: RequestContext, body: unknown, deps: TaskDeps): Promise<TaskRecord> {
-  const where = ctx.route.task!.source!;
-  const id = requiredString(ctx, where, body);
+async function completedSource(ctx: SubmitContext, where: TaskIdSource, deps: TaskDeps): Promise<TaskRecord> {
+  const id = requiredString(ctx, where, ctx.body);
   const task = await findOwnTask(ctx, deps, id);
   if (task.status !== 'completed')
     throw new GatewayError('task_not_ready', `task ${task.id} is ${task.status}; only a completed task can be the source`, { param: where.name });
   return task;
 }
 
-/** A remix runs where its source ran: that channel knows the source's id. */
-function sourceChannel(ctx: RequestContext, source: TaskRecord, model: string): ChannelChoice {
-  const where = ctx.route.task!.source!.name;
+/** A remix runs where its source ran: that channel knows the source's id. `where`: the source id's parameter. */
+function sourceChannel(ctx: SubmitContext, source: TaskRecord, model: string, where: string): ChannelChoice {
   if (!routeServesModel(ctx.route, model)) {
     throw new GatewayError('invalid_request', `task ${source.id} is a ${model} video, which this route cannot work on`, { param: where });
   }
   const channel = ctx.snapshot.channelsByName.get(source.channel);
-  if (!channel?.profile.operations.has(ctx.route.operation)) {
+  const operation = channel?.profile.operations.get(ctx.route.operation);
+  if (!channel || !operation) {
     throw new GatewayError('upstream_unavailable', `the channel that made task ${source.id} can no longer serve this request`);
   }
   if (ctx.token.models && !ctx.token.models.includes(model))
     throw new GatewayError('model_not_allowed', `this API key may not use model ${model}`, { param: 'model' });
-  return { channel, upstreamModel: model === source.model ? source.upstreamModel : model };
+  return { channel, upstreamModel: model === source.model ? source.upstreamModel : model, operation };
 }
 
 /** The source task as mappings see it. */

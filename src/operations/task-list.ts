@@ -1,4 +1,6 @@
+import type { TaskListRoute } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
+import type { Next } from '../pipeline/compose.js';
 import type { RequestContext } from '../pipeline/context.js';
 import type { TaskPage } from '../store/store.js';
 import { isTaskId } from '../tasks/task-id.js';
@@ -19,6 +21,12 @@ function pageOf(ctx: RequestContext): TaskPage {
   return { after: after === undefined || after === '' ? null : after, limit: limit === undefined ? DEFAULT_LIMIT : Number(limit), order: order ?? 'desc' };
 }
 
+/** The `listTasks` stage: a page of the caller's tasks (`answerList`). */
+export async function listTasks(ctx: RequestContext<TaskListRoute>, next: Next<RequestContext<TaskListRoute>>, deps: TaskDeps): Promise<void> {
+  ctx.answer = await answerList(ctx, deps);
+  return next(ctx);
+}
+
 /**
  * A page of the caller's own tasks of the route's families (`task-list`), newest first unless
  * `order=asc`, as the records are stored (a list asks no vendor; GET of one task refreshes it).
@@ -26,19 +34,22 @@ function pageOf(ctx: RequestContext): TaskPage {
  * has_more}`. An `after` that is not one of the caller's listed tasks is refused like an unknown
  * one, whoever's it is.
  */
-export async function runTaskList(ctx: RequestContext, deps: TaskDeps): Promise<unknown> {
+async function answerList(ctx: RequestContext<TaskListRoute>, deps: TaskDeps): Promise<unknown> {
   const page = pageOf(ctx);
   // One more than asked tells whether there is a next page.
-  const found =
-    page.after !== null && !isTaskId(page.after) ? null : await deps.store.listTasks(ctx.token.id, ctx.route.task!.kinds, { ...page, limit: page.limit + 1 });
+  const { after } = page;
+  const found = after !== null && !isTaskId(after) ? null : await deps.store.listTasks(ctx.token.id, ctx.route.task.kinds, { ...page, limit: page.limit + 1 });
   if (found === null) {
-    throw new GatewayError('invalid_request', `after: no task ${JSON.stringify(page.after!.slice(0, 100))} of this API key is listed here`, { param: 'after' });
+    // Only a cursor not listed here finds nothing.
+    throw new GatewayError('invalid_request', `after: no task ${JSON.stringify((after ?? '').slice(0, 100))} of this API key is listed here`, {
+      param: 'after',
+    });
   }
   const tasks = found.slice(0, page.limit);
   const now = ctx.now.toISOString();
   const data = [];
-  for (const t of tasks) data.push(await evaluateAnswer(ctx.route.task!.answer!, { task: taskView(ctx, t), now }));
-  return evaluateAnswer(ctx.route.list!, {
+  for (const t of tasks) data.push(await evaluateAnswer(ctx.route.task.answer, { task: taskView(ctx, t), now }));
+  return evaluateAnswer(ctx.route.list, {
     data,
     first_id: tasks[0]?.id ?? null,
     last_id: tasks.at(-1)?.id ?? null,

@@ -5,6 +5,8 @@ import { GatewayError } from '../errors/gateway-error.js';
 import type { Store, TokenRecord } from '../store/store.js';
 import { isStoreUnavailable } from '../store/unavailable.js';
 import { hashKey } from '../tokens/keys.js';
+import type { Next } from './compose.js';
+import type { RequestContext } from './context.js';
 
 const MAX_KEY_LENGTH = 512;
 /**
@@ -86,8 +88,33 @@ export class Authenticator {
 
   /** A valid key's lookup past its time, when the store could not be asked; else the store's error again. */
   #staleWhileAway(hash: string, err: unknown): { token: TokenRecord | null } {
-    const stale = isStoreUnavailable(err) ? this.#cache?.get(hash, { allowStale: true }) : undefined;
-    if (!stale?.token || this.#cache!.getRemainingTTL(hash) < -STALE_WHILE_AWAY_MS) throw err;
+    const cache = this.#cache;
+    const stale = cache && isStoreUnavailable(err) ? cache.get(hash, { allowStale: true }) : undefined;
+    if (!cache || !stale?.token || cache.getRemainingTTL(hash) < -STALE_WHILE_AWAY_MS) throw err;
     return stale;
   }
+}
+
+/**
+ * The token a request carries before `authenticate` has run: disabled, allowed no model, no quota.
+ * A stage that read it out of order could do nothing with it.
+ */
+export const UNAUTHENTICATED: TokenRecord = Object.freeze({
+  id: '',
+  name: '',
+  keyHash: '',
+  group: '',
+  models: Object.freeze([]),
+  quota: 0,
+  used: 0,
+  disabled: true,
+  createdAt: 0,
+});
+
+/** The `authenticate` stage: the caller's token, from the key where the route takes it; otherwise invalid_api_key. */
+export async function authenticate<C extends RequestContext>(ctx: C, next: Next<C>, deps: { readonly auth: Authenticator }): Promise<void> {
+  const token = await deps.auth.authenticate(ctx.route.keySources, ctx.req.headers, ctx.search);
+  ctx.token = token;
+  ctx.facts.token = token.id;
+  return next(ctx);
 }

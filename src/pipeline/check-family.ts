@@ -5,23 +5,29 @@ import { GatewayError } from '../errors/gateway-error.js';
 import { describeError, dottedPath, usefulErrors } from '../schema/describe-error.js';
 import { IMAGE_KEYWORD } from '../schema/image-keyword.js';
 import { MEDIA_KEYWORD } from '../schema/media-keyword.js';
-import type { CompiledFamily } from '../config/snapshot.js';
+import type { CompiledFamily, ModelRoute } from '../config/snapshot.js';
+import type { Next } from './compose.js';
 import type { RequestContext } from './context.js';
 import { inputFault } from './map-request.js';
-import { modelOf } from './model-of.js';
 
-/** What the family stage reads of a request. */
-export type FamilyRequest = Pick<RequestContext, 'route' | 'snapshot' | 'params' | 'query'>;
+/** What the family rules read of a request: its route, its model (read once, `readModel`), where the mode is. */
+export type FamilyRequest = Pick<RequestContext<ModelRoute>, 'route' | 'snapshot' | 'params' | 'query' | 'model'>;
+
+/** The `checkFamily` stage: the family rules (`familyRules`), and the Warning header they may ask for. */
+export async function checkFamily<C extends RequestContext<ModelRoute>>(ctx: C, next: Next<C>): Promise<void> {
+  ctx.warning = await familyRules(ctx, ctx.body);
+  return next(ctx);
+}
 
 /**
- * The family stage: the generation mode the request asks for must be one its model's family
+ * The family rules: the generation mode the request asks for must be one its model's family
  * takes, and the body must pass the family's limits (routes.yaml `families`). Returns the text of a
  * Warning header when the family takes the mode but does not recommend it; null otherwise.
  */
-export async function checkFamily(ctx: FamilyRequest, body: unknown): Promise<string | null> {
+export async function familyRules(ctx: FamilyRequest, body: unknown): Promise<string | null> {
   // A remix takes its model from its source task: that task already passed its family's checks.
-  if (!ctx.route.model) return null;
-  const model = modelOf(ctx.route, ctx.params, body);
+  if (ctx.route.model === null) return null;
+  const { model } = ctx;
   const family = familyOf(ctx.snapshot.families, model);
   if (!family) return null;
   let warning: string | null = null;
@@ -45,12 +51,12 @@ export async function checkFamily(ctx: FamilyRequest, body: unknown): Promise<st
 }
 
 /** How a request's generation mode is told: its family's own expression, else its route's; null when neither says. */
-export function modeMapping(ctx: Pick<FamilyRequest, 'route'>, family: CompiledFamily): Mapping | null {
+export function modeMapping(ctx: { readonly route: ModelRoute }, family: CompiledFamily): Mapping | null {
   return family.mode ?? ctx.route.mode;
 }
 
 /** The generation mode a request asks for, by `modeMapping`; a body the expression cannot read is the client's `invalid_request`. */
-export async function requestMode(ctx: FamilyRequest, modeOf: Mapping, model: string, body: unknown): Promise<unknown> {
+export async function requestMode(ctx: Pick<FamilyRequest, 'params' | 'query'>, modeOf: Mapping, model: string, body: unknown): Promise<unknown> {
   try {
     return await modeOf.evaluate({ body, params: ctx.params, query: ctx.query, model });
   } catch (err) {

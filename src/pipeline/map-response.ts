@@ -6,10 +6,27 @@ import type { UpstreamResponse } from '../upstream/upstream-request.js';
 import { statedWait } from './stated-wait.js';
 
 /**
- * Context the response and error mappings see besides the vendor's answer: `model`,
- * `public_model`, `now`, `request` (the public body) and for tasks `task` (README, "Mapping inputs").
+ * What the response and error mappings see besides the vendor's answer (README, "Mapping inputs"):
+ * a public request's call gives `model`, `public_model`, `request` and a remix's `source`; a look
+ * at tasks gives the `task` (or `tasks`) and a result lookup's `update`; every call gives `now`.
  */
-export type ResponseContext = Readonly<Record<string, unknown>>;
+export interface ResponseContext {
+  /** The time of the request or of the look, ISO 8601: a stated wait counts from it. */
+  readonly now: string;
+  /** The model name the vendor knows (after the channel's renaming). */
+  readonly model?: string;
+  /** The model name the client asked for. */
+  readonly public_model?: string;
+  /** The public request's body. */
+  readonly request?: unknown;
+  /** A remix: the earlier task it works on. */
+  readonly source?: unknown;
+  /** A look at one task, or at several in one call. */
+  readonly task?: unknown;
+  readonly tasks?: readonly unknown[];
+  /** A result lookup: the query's update it completes. */
+  readonly update?: unknown;
+}
 
 /** A vendor's JSON answer, parsed from its bytes: a long base64 field (an image) becomes one string, with no whole-answer text beside it. */
 function parseJson(buf: Buffer): { ok: true; value: unknown } | { ok: false } {
@@ -93,7 +110,7 @@ interface MappedError {
 export async function mapFailure(op: CompiledOperation, res: UpstreamResponse, ctx: ResponseContext): Promise<GatewayError> {
   const parsed = parseJson(res.body);
   // Mappings see `now` as the request's clock; a stated moment counts from it (golden runs fix it).
-  const nowMs = typeof ctx.now === 'string' ? Date.parse(ctx.now) : Date.now();
+  const nowMs = Date.parse(ctx.now);
   const details = {
     retryAfter: retryAfter(res, nowMs),
     cause: { status: res.status, body: res.body.subarray(0, 2048).toString('utf8') },

@@ -1,10 +1,12 @@
 import type { CompiledRouteResource, ResourceReference } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
+import type { Mapping } from '../mapping/mapping.js';
 import type { ChannelChoice } from '../routing/rank-channels.js';
 import { dottedPath } from '../schema/describe-error.js';
 import type { Store } from '../store/store.js';
+import type { Next } from './compose.js';
 import type { RequestContext } from './context.js';
-import { requiredString } from './request-value.js';
+import { requiredString, type ValueSource } from './request-value.js';
 
 /** A resource a request names: which, and where in the request. */
 interface Named {
@@ -16,6 +18,18 @@ interface Named {
   readonly written: string;
 }
 
+/** The `checkResources` stage: what the request names must be the caller's (`ownedResources`); the request then goes where it is held. */
+export function checkResources<C extends RequestContext>(ctx: C, next: Next<C>, deps: { readonly store: Store }): Promise<void> {
+  const { route } = ctx;
+  if (!route.resource?.id && route.references.length === 0) return next(ctx);
+  return ownedThenNext(ctx, next, deps.store);
+}
+
+async function ownedThenNext<C extends RequestContext>(ctx: C, next: Next<C>, store: Store): Promise<void> {
+  ctx.holder = await ownedResources(ctx, ctx.body, store);
+  return next(ctx);
+}
+
 /**
  * Resources clients own besides tasks (README, "Authentication, tokens and quota"), checked before
  * any vendor call: the one a route reads (`resource.id`) and every one the body references
@@ -23,9 +37,9 @@ interface Named {
  * read is `not_found`, a reference `invalid_request`. Returns the channel that holds them, where
  * the request must go, or null when the request names none.
  */
-export async function ownedResources(ctx: RequestContext, body: unknown, store: Store): Promise<string | null> {
+async function ownedResources(ctx: RequestContext, body: unknown, store: Store): Promise<string | null> {
   const { route } = ctx;
-  const read = route.resource?.id ? readId(ctx, route.resource, body) : null;
+  const read = route.resource?.id ? readId(ctx, route.resource, route.resource.id, body) : null;
   const named = [...(read ? [read] : []), ...referencesIn(body, route.references)];
   if (named.length === 0) return null;
   const holders = new Set<string>();
@@ -55,12 +69,12 @@ export async function ownedResources(ctx: RequestContext, body: unknown, store: 
       `the ${named.map((n) => n.written).join(', ')} were made on different upstream accounts and cannot be used in one request`,
     );
   }
-  return [...holders][0]!;
+  // Every name was found with its holder, or refused: there is exactly one.
+  return holders.values().next().value ?? null;
 }
 
 /** The id a reading route names: path, query or body, without its prefix. */
-function readId(ctx: RequestContext, res: CompiledRouteResource, body: unknown): Named {
-  const where = res.id!;
+function readId(ctx: RequestContext, res: CompiledRouteResource, where: ValueSource, body: unknown): Named {
   const value = requiredString(ctx, where, body);
   const id = res.prefix && value.startsWith(res.prefix) ? value.slice(res.prefix.length) : value;
   return { kind: res.kind, id, param: where.name, written: value };
@@ -72,8 +86,8 @@ function referencesIn(body: unknown, refs: readonly ResourceReference[]): Named[
   const out: Named[] = [];
   const seen = new Set<string>();
   const stack: [unknown, (string | number)[]][] = [[body, []]];
-  while (stack.length > 0) {
-    const [v, path] = stack.pop()!;
+  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
+    const [v, path] = top;
     if (typeof v === 'string') {
       for (const ref of refs) {
         if (!v.startsWith(ref.prefix) || seen.has(`${ref.kind}\u0000${v}`)) continue;
@@ -95,7 +109,7 @@ function referencesIn(body: unknown, refs: readonly ResourceReference[]): Named[
  * The ranked channels narrowed to the one that holds the request's resources: an asset lives in
  * one vendor account, and only the channel of that account can use it.
  */
-export function onHolder(ctx: RequestContext, candidates: ChannelChoice[], holder: string | null): ChannelChoice[] {
+export function onHolder(ctx: RequestContext, candidates: readonly ChannelChoice[], holder: string | null): readonly ChannelChoice[] {
   if (holder === null) return candidates;
   const there = candidates.filter((c) => c.channel.name === holder);
   if (there.length > 0) return there;
@@ -106,19 +120,25 @@ export function onHolder(ctx: RequestContext, candidates: ChannelChoice[], holde
 }
 
 /**
- * Records the resource a creating route's call made (`resource.creates`, over the public answer)
- * as the caller's, on the channel that served it, before the answer leaves.
+ * The `recordCreated` stage: records the resource a creating route's call made (`resource.creates`,
+ * over the public answer) as the caller's, on the channel that served it, before the answer leaves.
  */
-export async function recordCreated(ctx: RequestContext, answer: unknown, channel: string, store: Store): Promise<void> {
+export function recordCreated<C extends RequestContext>(ctx: C, next: Next<C>, deps: { readonly store: Store }): Promise<void> {
   const res = ctx.route.resource;
-  if (!res?.creates) return;
+  if (!res?.creates) return next(ctx);
+  return recordThenNext(ctx, next, res.kind, res.creates, deps.store);
+}
+
+async function recordThenNext<C extends RequestContext>(ctx: C, next: Next<C>, kind: string, creates: Mapping, store: Store): Promise<void> {
+  const { answer, served: channel } = ctx;
   let id: unknown;
   try {
-    id = await res.creates.evaluate({ answer });
+    id = await creates.evaluate({ answer });
   } catch (err) {
-    throw new GatewayError('internal_error', `the id of the new ${res.kind} could not be read from the answer`, { cause: err });
+    throw new GatewayError('internal_error', `the id of the new ${kind} could not be read from the answer`, { cause: err });
   }
-  if (typeof id !== 'string' || id === '') throw new GatewayError('bad_response', `the upstream's answer carries no id for the new ${res.kind}`, { channel });
-  const mine = await store.putResource({ kind: res.kind, id, tokenId: ctx.token.id, channel, vendorId: id, createdAt: ctx.now.getTime() });
-  if (!mine) throw new GatewayError('bad_response', `the upstream gave the new ${res.kind} an id that is already in use`, { channel });
+  if (typeof id !== 'string' || id === '') throw new GatewayError('bad_response', `the upstream's answer carries no id for the new ${kind}`, { channel });
+  const mine = await store.putResource({ kind, id, tokenId: ctx.token.id, channel, vendorId: id, createdAt: ctx.now.getTime() });
+  if (!mine) throw new GatewayError('bad_response', `the upstream gave the new ${kind} an id that is already in use`, { channel });
+  return next(ctx);
 }

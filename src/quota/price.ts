@@ -39,7 +39,7 @@ export async function quote(prices: CompiledPrices, model: string, body: unknown
   const p = priceOf(prices, model);
   if (!p) return { price: prices.default, pricing: null };
   const input = { body: body ?? null, model };
-  const factor = p.resolution ? await factorOf(p, input, log) : 1;
+  const factor = p.resolution ? await factorOf(p, p.resolution, input, log) : 1;
   if (!p.perSecond) return { price: units(p.base + p.perRequest * factor), pricing: null };
   const pricing: PerSecondPricing = { base: p.base, perSecond: p.perSecond.rate, factor };
   return { price: chargeFor(pricing, await secondsOf(p, p.perSecond, input, log)), pricing };
@@ -90,8 +90,7 @@ function secondsAsked(body: unknown): number | null {
   return found.length > 0 ? Math.max(...found) : null;
 }
 
-async function factorOf(p: CompiledPrice, input: Input, log?: Logger): Promise<number> {
-  const r = p.resolution!;
+async function factorOf(p: CompiledPrice, r: NonNullable<CompiledPrice['resolution']>, input: Input, log?: Logger): Promise<number> {
   let value: unknown;
   try {
     value = await r.of.evaluate(input);

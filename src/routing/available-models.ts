@@ -1,5 +1,5 @@
-import { channelsForModel, routeServesModel } from '../config/lookups.js';
-import type { CompiledRoute, Snapshot } from '../config/snapshot.js';
+import { channelsForModel, isModelRoute, routeServesModel } from '../config/lookups.js';
+import type { ModelRoute, Snapshot } from '../config/snapshot.js';
 import type { TokenRecord } from '../store/store.js';
 
 /**
@@ -8,8 +8,8 @@ import type { TokenRecord } from '../store/store.js';
  */
 
 /** Routes whose client names a model (a path or body field): a route with a fixed model takes none. */
-function namingRoutes(snapshot: Pick<Snapshot, 'routes'>): CompiledRoute[] {
-  return snapshot.routes.filter((r) => (r.kind === 'sync' || r.kind === 'task-submit') && r.model !== null && r.model.from !== 'value');
+function namingRoutes(snapshot: Pick<Snapshot, 'routes'>): ModelRoute[] {
+  return snapshot.routes.filter(isModelRoute).filter((r) => r.model !== null && r.model.from !== 'value');
 }
 
 /**

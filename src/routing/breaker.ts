@@ -35,15 +35,22 @@ export class Breaker {
     const verdict = this.peek(policy, now);
     if (!policy.enabled || this.state === 'closed') return verdict;
     // A cool-down that is over lets the breaker half open, whether or not its probe may go now.
-    if (this.state === 'open' && now >= this.retryAt!) this.state = 'half_open';
+    const until = this.openUntil();
+    if (until !== null && now >= until) this.state = 'half_open';
     if (verdict.ok) this.#probing = true;
     return verdict;
+  }
+
+  /** When an open breaker lets its probe go (ms); null when it is not open. */
+  openUntil(): number | null {
+    return this.state === 'open' ? this.retryAt : null;
   }
 
   /** What `admit` would answer now, changing nothing: for looks that must not take the probe (the admin playground). */
   peek(policy: BreakerPolicy, now: number): BreakerVerdict {
     if (!policy.enabled || this.state === 'closed') return { ok: true, probe: false };
-    if (this.state === 'open' && now < this.retryAt!) return { ok: false, retryAt: this.retryAt! };
+    const until = this.openUntil();
+    if (until !== null && now < until) return { ok: false, retryAt: until };
     if (this.#probing) return { ok: false, retryAt: now + 1000 };
     if (now < this.#probeElsewhereUntil) return { ok: false, retryAt: this.#probeElsewhereUntil };
     return { ok: true, probe: true };

@@ -1,12 +1,19 @@
 import { channelsForModel, routeServesModel, upstreamModelOf } from '../config/lookups.js';
-import type { CompiledChannel, CompiledRoute, Snapshot } from '../config/snapshot.js';
+import type { CompiledChannel, CompiledOperation, ModelRoute, Snapshot } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { TokenRecord } from '../store/store.js';
 
-/** A channel a request may go to, and the model name to send it. */
+/** A channel a request may go to, the model name to send it, and the operation of its profile that serves the route. */
 export interface ChannelChoice {
   readonly channel: CompiledChannel;
   readonly upstreamModel: string;
+  readonly operation: CompiledOperation;
+}
+
+/** A channel that serves a route's operation, and that operation. */
+interface Serving {
+  readonly channel: CompiledChannel;
+  readonly operation: CompiledOperation;
 }
 
 /** What ranking reads of the token: its group, and the models it may use (null: every one). */
@@ -18,7 +25,7 @@ export type RankedFor = Pick<TokenRecord, 'group' | 'models'>;
  * (each place drawn by weight among the channels not yet placed), so the first choice follows the
  * weights and a fallback spreads the same way.
  */
-export function rankChannels(snapshot: Snapshot, route: CompiledRoute, model: string, token: RankedFor, random: () => number = Math.random): ChannelChoice[] {
+export function rankChannels(snapshot: Snapshot, route: ModelRoute, model: string, token: RankedFor, random: () => number = Math.random): ChannelChoice[] {
   return inTiers(eligibleChannels(snapshot, route, model, token), model, random);
 }
 
@@ -27,7 +34,7 @@ export function rankChannels(snapshot: Snapshot, route: CompiledRoute, model: st
  * channel first inside a tier (declaration order between equal weights). For looks that must not
  * depend on chance (the admin playground).
  */
-export function likeliestOrder(snapshot: Snapshot, route: CompiledRoute, model: string, token: RankedFor): ChannelChoice[] {
+export function likeliestOrder(snapshot: Snapshot, route: ModelRoute, model: string, token: RankedFor): ChannelChoice[] {
   return inTiers(eligibleChannels(snapshot, route, model, token), model, null);
 }
 
@@ -36,18 +43,22 @@ export function likeliestOrder(snapshot: Snapshot, route: CompiledRoute, model: 
  * (exactly, or by pattern when none names it), its profile defines the route's operation, and it
  * serves the token's group. None is the client's error: `model_not_found` or `model_not_allowed`.
  */
-export function eligibleChannels(snapshot: Snapshot, route: CompiledRoute, model: string, token: RankedFor): CompiledChannel[] {
+function eligibleChannels(snapshot: Snapshot, route: ModelRoute, model: string, token: RankedFor): Serving[] {
   if (!routeServesModel(route, model)) {
     throw new GatewayError('model_not_found', `model ${JSON.stringify(model.slice(0, 200))} is not served on this route`, { param: 'model' });
   }
   if (token.models && !token.models.includes(model)) {
     throw new GatewayError('model_not_allowed', `this API key may not use model ${model}`, { param: 'model' });
   }
-  const serving = channelsForModel(snapshot, model).filter((c) => c.profile.operations.has(route.operation));
+  const serving: Serving[] = [];
+  for (const channel of channelsForModel(snapshot, model)) {
+    const operation = channel.profile.operations.get(route.operation);
+    if (operation) serving.push({ channel, operation });
+  }
   if (serving.length === 0) {
     throw new GatewayError('model_not_found', `no channel is configured for model ${model}`, { param: 'model' });
   }
-  const eligible = serving.filter((c) => c.groups.has(token.group));
+  const eligible = serving.filter((s) => s.channel.groups.has(token.group));
   if (eligible.length === 0) {
     throw new GatewayError('model_not_allowed', `model ${model} is not available to this API key's group`, { param: 'model' });
   }
@@ -55,32 +66,41 @@ export function eligibleChannels(snapshot: Snapshot, route: CompiledRoute, model
 }
 
 /** Priority tiers, highest first; inside one, places drawn by weight with `random`, or heaviest first when null. */
-function inTiers(eligible: readonly CompiledChannel[], model: string, random: (() => number) | null): ChannelChoice[] {
-  const tiers = [...new Set(eligible.map((c) => c.priority))].sort((a, b) => b - a);
+function inTiers(eligible: readonly Serving[], model: string, random: (() => number) | null): ChannelChoice[] {
+  const tiers = [...new Set(eligible.map((s) => s.channel.priority))].sort((a, b) => b - a);
   const out: ChannelChoice[] = [];
   for (const p of tiers) {
-    const tier = eligible.filter((c) => c.priority === p);
+    const tier = eligible.filter((s) => s.channel.priority === p);
     while (tier.length > 0) {
       const i = tier.length === 1 ? 0 : random ? weightedIndex(tier, random) : heaviestIndex(tier);
-      const channel = tier.splice(i, 1)[0]!;
-      out.push({ channel, upstreamModel: upstreamModelOf(channel, model) });
+      for (const { channel, operation } of tier.splice(i, 1)) out.push({ channel, upstreamModel: upstreamModelOf(channel, model), operation });
     }
   }
   return out;
 }
 
-function heaviestIndex(tier: readonly CompiledChannel[]): number {
+function heaviestIndex(tier: readonly Serving[]): number {
   let best = 0;
-  for (let i = 1; i < tier.length; i++) if (tier[i]!.weight > tier[best]!.weight) best = i;
+  let most = -Infinity;
+  let i = 0;
+  for (const s of tier) {
+    if (s.channel.weight > most) {
+      best = i;
+      most = s.channel.weight;
+    }
+    i++;
+  }
   return best;
 }
 
-function weightedIndex(tier: readonly CompiledChannel[], random: () => number): number {
-  const total = tier.reduce((s, c) => s + c.weight, 0);
+function weightedIndex(tier: readonly Serving[], random: () => number): number {
+  const total = tier.reduce((sum, s) => sum + s.channel.weight, 0);
   let r = random() * total;
-  for (let i = 0; i < tier.length; i++) {
-    r -= tier[i]!.weight;
+  let i = 0;
+  for (const s of tier) {
+    r -= s.channel.weight;
     if (r < 0) return i;
+    i++;
   }
   return tier.length - 1;
 }

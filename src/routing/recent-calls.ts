@@ -13,8 +13,8 @@ export class RecentCalls {
 
   record(now: number, failed: boolean): void {
     const i = this.#advance(now);
-    this.#calls[i]!++;
-    if (failed) this.#failures[i]!++;
+    this.#calls[i] = (this.#calls[i] ?? 0) + 1;
+    if (failed) this.#failures[i] = (this.#failures[i] ?? 0) + 1;
   }
 
   /** Calls and failures of the last `BUCKETS × BUCKET_MS`. */
@@ -22,10 +22,8 @@ export class RecentCalls {
     this.#advance(now);
     let calls = 0;
     let failures = 0;
-    for (let i = 0; i < RecentCalls.BUCKETS; i++) {
-      calls += this.#calls[i]!;
-      failures += this.#failures[i]!;
-    }
+    for (const n of this.#calls) calls += n;
+    for (const n of this.#failures) failures += n;
     return { calls, failures };
   }
 

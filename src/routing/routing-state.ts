@@ -113,7 +113,8 @@ export class RoutingState {
     const live = this.#live(channel.name);
     const b = live.breaker;
     // An open breaker is known here: no slot is taken for a call that cannot go.
-    if (channel.breaker.enabled && b.state === 'open' && this.#clock() < b.retryAt!) return { reason: 'open', retryAt: b.retryAt! };
+    const until = b.openUntil();
+    if (channel.breaker.enabled && until !== null && this.#clock() < until) return { reason: 'open', retryAt: until };
     const held = await this.#take(`channel:${channel.name}`, channel.maxConcurrency, () => live.inflight);
     if (!held) return { reason: 'saturated' };
     const before = b.state;
@@ -164,7 +165,8 @@ export class RoutingState {
     if (!live) return null;
     const b = live.breaker;
     const now = this.#clock();
-    if (channel.breaker.enabled && b.state === 'open' && now < b.retryAt!) return { reason: 'open', retryAt: b.retryAt! };
+    const until = b.openUntil();
+    if (channel.breaker.enabled && until !== null && now < until) return { reason: 'open', retryAt: until };
     if (channel.maxConcurrency !== null && live.inflight >= channel.maxConcurrency) return { reason: 'saturated' };
     const verdict = b.peek(channel.breaker, now);
     return verdict.ok ? null : { reason: 'open', retryAt: verdict.retryAt };

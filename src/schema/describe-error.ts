@@ -133,7 +133,7 @@ function closestBranches(errors: readonly ErrorObject[]): ErrorObject[] {
     const branches = new Map<string, ErrorObject[]>();
     for (const e of out) {
       if (e === u || !e.schemaPath.startsWith(`${u.schemaPath}/`) || !under(e)) continue;
-      const k = e.schemaPath.slice(u.schemaPath.length + 1).split('/')[0]!;
+      const [k = ''] = e.schemaPath.slice(u.schemaPath.length + 1).split('/');
       branches.set(k, [...(branches.get(k) ?? []), e]);
     }
     const score = (list: ErrorObject[]) =>
@@ -141,7 +141,8 @@ function closestBranches(errors: readonly ErrorObject[]): ErrorObject[] {
         ? UNLIKELY
         : list.length + 100 * list.filter((e) => e.keyword === 'enum' || e.keyword === 'const').length;
     const ranked = [...branches.values()].sort((x, y) => score(x) - score(y));
-    if (ranked.length < 2 || score(ranked[0]!) === UNLIKELY) continue;
+    const [closest] = ranked;
+    if (!closest || ranked.length < 2 || score(closest) === UNLIKELY) continue;
     const dropped = new Set(ranked.slice(1).flat());
     out = out.filter((e) => !dropped.has(e));
   }

@@ -64,7 +64,7 @@ function jpeg(src: ByteSource): ImageHeader | null {
     // Marker (FF xx), the segment's length, and what a frame header needs: precision, height, width.
     const b = src.read(pos, 9);
     if (!b || b.length < 2 || b[0] !== 0xff) return null;
-    const marker = b[1]!;
+    const marker = at(b, 1);
     // A run of FF is fill before a marker (ITU T.81 B.1.1.2): step over one byte.
     if (marker === 0xff) {
       pos += 1;
@@ -78,12 +78,12 @@ function jpeg(src: ByteSource): ImageHeader | null {
     // Start of scan, end of image, or a second start of image before any frame header: no size here.
     if (marker === 0xda || marker === 0xd9 || marker === 0xd8) return null;
     if (b.length < 4) return null;
-    const length = (b[2]! << 8) | b[3]!;
+    const length = (at(b, 2) << 8) | at(b, 3);
     if (length < 2) return null;
     if (isFrameHeader(marker)) {
       if (b.length < 9 || length < 8) return null;
       // Height before width; a height of 0 is defined later by a DNL segment, which is not read.
-      return sized('jpeg', (b[7]! << 8) | b[8]!, (b[5]! << 8) | b[6]!, 0xffff);
+      return sized('jpeg', (at(b, 7) << 8) | at(b, 8), (at(b, 5) << 8) | at(b, 6), 0xffff);
     }
     pos += 2 + length;
   }
@@ -108,7 +108,7 @@ function webp(b: Uint8Array): ImageHeader | null {
       return sized('webp', u16le(b, 26) & 0x3fff, u16le(b, 28) & 0x3fff, 0x3fff);
     case 'VP8L': {
       if (b[20] !== 0x2f) return null;
-      const bits = (b[21]! | (b[22]! << 8) | (b[23]! << 16) | (b[24]! << 24)) >>> 0;
+      const bits = (at(b, 21) | (at(b, 22) << 8) | (at(b, 23) << 16) | (at(b, 24) << 24)) >>> 0;
       return sized('webp', (bits & 0x3fff) + 1, ((bits >>> 14) & 0x3fff) + 1, 0x4000);
     }
     case 'VP8X':
@@ -131,6 +131,8 @@ function ascii(b: Uint8Array, from: number, to: number): string {
   return b.length < to ? '' : String.fromCharCode(...b.subarray(from, to));
 }
 
-const u16le = (b: Uint8Array, i: number) => b[i]! | (b[i + 1]! << 8);
-const u24le = (b: Uint8Array, i: number) => b[i]! | (b[i + 1]! << 8) | (b[i + 2]! << 16);
-const u32be = (b: Uint8Array, i: number) => ((b[i]! << 24) | (b[i + 1]! << 16) | (b[i + 2]! << 8) | b[i + 3]!) >>> 0;
+/** The byte at `i`; past the end 0, as a bitwise operator reads a missing byte (callers check the length first). */
+const at = (b: Uint8Array, i: number) => b[i] ?? 0;
+const u16le = (b: Uint8Array, i: number) => at(b, i) | (at(b, i + 1) << 8);
+const u24le = (b: Uint8Array, i: number) => at(b, i) | (at(b, i + 1) << 8) | (at(b, i + 2) << 16);
+const u32be = (b: Uint8Array, i: number) => ((at(b, i) << 24) | (at(b, i + 1) << 16) | (at(b, i + 2) << 8) | at(b, i + 3)) >>> 0;

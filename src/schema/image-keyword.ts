@@ -139,7 +139,7 @@ function compileImageRule(schema: ImageRule): CompiledImageRule {
     minAspect: schema.min_aspect !== undefined ? aspectOf(schema.min_aspect) : null,
     maxAspect: schema.max_aspect !== undefined ? aspectOf(schema.max_aspect) : null,
     maxBytes: schema.max_bytes !== undefined ? parseSize(schema.max_bytes) : Infinity,
-    formats: [...new Set((schema.formats ?? ['png', 'jpeg', 'webp']).map((f) => FORMAT_NAMES[f]!))],
+    formats: [...new Set((schema.formats ?? ['png', 'jpeg', 'webp']).flatMap((f) => FORMAT_NAMES[f] ?? []))],
   };
   const clash = (lo: string, hi: string) => new Error(`${IMAGE_KEYWORD}: ${lo} is above ${hi}`);
   if (rule.minWidth > rule.maxWidth) throw clash('min_width', 'max_width');
@@ -216,7 +216,7 @@ function pixels(width: number, height: number, none: number): string {
 }
 
 const round = (n: number) => String(Math.round(n * 100) / 100);
-const orList = (words: readonly string[]) => (words.length <= 1 ? words.join('') : `${words.slice(0, -1).join(', ')} or ${words.at(-1)!}`);
+const orList = (words: readonly string[]) => (words.length <= 1 ? words.join('') : `${words.slice(0, -1).join(', ')} or ${words.at(-1) ?? ''}`);
 const article = (phrase: string) => `${/^[AEIOU]/.test(phrase) ? 'an' : 'a'} ${phrase}`;
 
 function gcd(a: number, b: number): number {

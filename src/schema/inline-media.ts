@@ -68,7 +68,7 @@ export function inlineMedia(value: string, check: Base64Check): InlineMedia {
 /** "a line break at character 77": the first character of `s[start, end)` outside the alphabet, counted from 1 in the base64. */
 function firstStray(s: string, start: number, end: number): string {
   const at = s.slice(start, end).search(NOT_BASE64);
-  const c = s[start + at]!;
+  const c = s.charAt(start + at);
   const name = c === '\n' || c === '\r' ? 'a line break' : c === ' ' || c === '\t' ? 'white space' : JSON.stringify(c);
   return `${name} at character ${at + 1}`;
 }

@@ -6,8 +6,9 @@ const UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 
 export function parseSize(size: number | string): number {
   if (typeof size === 'number') return size;
   const m = /^([0-9]+)(b|kb|mb|gb)$/.exec(size);
-  if (!m) throw new Error(`not a size: ${size}`);
-  return Number(m[1]) * UNITS[m[2]!]!;
+  const unit = UNITS[m?.[2] ?? ''];
+  if (!m || unit === undefined) throw new Error(`not a size: ${size}`);
+  return Number(m[1]) * unit;
 }
 
 /** A byte count in words as the catalogue and refusals say it: "50 MB", "1.5 KB", "200 bytes" (binary units, as parseSize). */

@@ -89,7 +89,8 @@ export function signHmacV4(req: SignableRequest, o: HmacV4Options): void {
 
   const names = (hasBody ? [hashHeader, dateHeader] : [dateHeader]).sort();
   const signedHeaders = names.join(';');
-  const canonicalHeaders = names.map((n) => `${n}:${canonicalValue(req.headers[n]!)}\n`).join('');
+  // Both were set just above.
+  const canonicalHeaders = names.map((n) => `${n}:${canonicalValue(req.headers[n] ?? '')}\n`).join('');
   const { path, pairs } = target(req);
   const canonical = [req.method.toUpperCase(), path, canonicalQuery(pairs), canonicalHeaders, signedHeaders, bodyHash].join('\n');
 

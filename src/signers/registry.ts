@@ -37,5 +37,7 @@ export function compileAuth(raw: { type: string }): CompiledAuth {
 
 /** Signs a request the way a compiled `auth` block says; each scheme only adds headers or query parameters. */
 export function signRequest(auth: CompiledAuth, req: SignableRequest, ctx: SignContext): void {
-  byType.get(auth.type)!.sign(auth.spec, req, ctx);
+  const signer = byType.get(auth.type);
+  if (!signer) throw new Error(`unknown auth type ${auth.type}`);
+  signer.sign(auth.spec, req, ctx);
 }

@@ -43,7 +43,7 @@ const PLACEHOLDER = /\{([a-z][a-z0-9_]*)\}/g;
 
 /** The secret names a `{name}` template uses. */
 export function secretsIn(...templates: string[]): string[] {
-  return templates.flatMap((t) => [...t.matchAll(PLACEHOLDER)].map((x) => x[1]!));
+  return templates.flatMap((t) => [...t.matchAll(PLACEHOLDER)].flatMap(([, name]) => (name === undefined ? [] : [name])));
 }
 
 /** Fills a template's `{name}` placeholders with the channel's secrets. */

@@ -1,5 +1,12 @@
 import type { LedgerEntry, LedgerKind, LinkRecord, ResourceRecord, TaskPatch, TaskRecord, TokenRecord, UsageGroup } from './store.js';
 
+/** The one row a statement always answers (an aggregate, an INSERT … RETURNING, a CTE's last SELECT); none is the store's fault. */
+export function onlyRow<T>(rows: readonly T[]): T {
+  const [row] = rows;
+  if (row === undefined) throw new Error('the statement answered no row');
+  return row;
+}
+
 /**
  * The rows of the SQL drivers (SQLite and PostgreSQL keep the same columns: flags as 0/1, JSON as
  * text, times and units as integers), and how they become the store's records.

@@ -51,7 +51,7 @@ export class DueQueue {
   }
 
   #dropStale(): void {
-    while (this.#heap.length > 0 && this.#due.get(this.#heap[0]!.id) !== this.#heap[0]!.at) this.#pop();
+    for (let top = this.#heap[0]; top !== undefined && this.#due.get(top.id) !== top.at; top = this.#heap[0]) this.#pop();
   }
 
   #rebuild(): void {
@@ -63,31 +63,45 @@ export class DueQueue {
     }
   }
 
+  /** Removes the top: the last entry sifts down from the root, each smaller child moving up into its place. */
   #pop(): void {
     const h = this.#heap;
-    const last = h.pop()!;
-    if (h.length === 0) return;
-    h[0] = last;
+    const last = h.pop();
+    if (last === undefined || h.length === 0) return;
     let i = 0;
     for (;;) {
       const l = 2 * i + 1;
-      const r = l + 1;
-      let m = i;
-      if (l < h.length && h[l]!.at < h[m]!.at) m = l;
-      if (r < h.length && h[r]!.at < h[m]!.at) m = r;
-      if (m === i) return;
-      [h[i], h[m]] = [h[m]!, h[i]!];
+      let m = -1;
+      let least = last;
+      const left = h[l];
+      if (left !== undefined && left.at < least.at) {
+        m = l;
+        least = left;
+      }
+      const right = h[l + 1];
+      if (right !== undefined && right.at < least.at) {
+        m = l + 1;
+        least = right;
+      }
+      if (m === -1) break;
+      h[i] = least;
       i = m;
     }
+    h[i] = last;
   }
 
+  /** Sifts the entry at `i` up: each later parent moves down into its place. */
   #up(i: number): void {
     const h = this.#heap;
+    const entry = h[i];
+    if (entry === undefined) return;
     while (i > 0) {
       const p = (i - 1) >> 1;
-      if (h[p]!.at <= h[i]!.at) return;
-      [h[i], h[p]] = [h[p]!, h[i]!];
+      const parent = h[p];
+      if (parent === undefined || parent.at <= entry.at) break;
+      h[i] = parent;
       i = p;
     }
+    h[i] = entry;
   }
 }

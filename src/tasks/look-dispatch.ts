@@ -44,8 +44,7 @@ export class LookDispatch {
       return;
     }
     const current = this.#ctx.channel(name);
-    while (state.ready.length > 0) {
-      const id = state.ready[0]!;
+    for (let id = state.ready[0]; id !== undefined; id = state.ready[0]) {
       const channel = this.#tasks.pinnedTo(id) ?? current;
       if (!channel?.profile.tasks) {
         // The channel left the config (or lost its task protocol): wait, bounded by each task's deadline.
@@ -68,7 +67,7 @@ export class LookDispatch {
         });
         const fresh = ids.filter((x) => !this.#inflight.has(x));
         for (const x of ids) this.#schedule.started(x);
-        if (fresh.length > 0) this.#looks.lookAtBatch(channel, fresh).catch(() => undefined);
+        if (fresh.length > 0) this.#looks.lookAtBatch(channel, channel.profile.tasks, batch, fresh).catch(() => undefined);
       } else {
         state.ready.shift();
         this.#schedule.started(id);
@@ -108,19 +107,25 @@ export class LookDispatch {
     await Promise.all(
       [...byChannel].map(async ([key, list]) => {
         const channel = typeof key === 'string' ? undefined : key;
-        const batch = channel?.profile.tasks?.batchQuery;
-        if (!channel || !batch) {
+        const protocol = channel?.profile.tasks;
+        const batch = protocol?.batchQuery;
+        if (!channel || !protocol || !batch) {
           await Promise.all(list.map(async (t) => out.set(t.id, await this.refresh(t))));
           return;
         }
         const state = this.#slots.state(channel.name);
-        const joined = list.filter((t) => this.#inflight.has(t.id));
+        const joined = list.flatMap((t) => {
+          const look = this.#inflight.get(t.id);
+          return look ? [{ id: t.id, look }] : [];
+        });
         const fresh = list.filter((t) => !this.#inflight.has(t.id));
-        await Promise.all(joined.map(async (t) => out.set(t.id, await this.#inflight.get(t.id)!)));
+        await Promise.all(joined.map(async ({ id, look }) => out.set(id, await look)));
         for (let i = 0; i < fresh.length; i += batch.maxIds) {
           if (state.pausedUntil > this.#ctx.now() || state.active >= channel.polling.concurrency) break;
           for (const [id, t] of await this.#looks.lookAtBatch(
             channel,
+            protocol,
+            batch,
             fresh.slice(i, i + batch.maxIds).map((t) => t.id),
           ))
             out.set(id, t);

@@ -1,4 +1,4 @@
-import type { CompiledRoute, Snapshot } from '../config/snapshot.js';
+import type { Snapshot, TaskContentRoute } from '../config/snapshot.js';
 import type { TaskRecord, TaskStatus } from '../store/store.js';
 
 /**
@@ -32,15 +32,16 @@ export interface PublicTask {
 const seconds = (ms: number) => Math.floor(ms / 1000);
 
 /** The task-content route that serves a task family, if any. */
-function contentRouteFor(snapshot: Snapshot, kind: string): CompiledRoute | undefined {
-  return snapshot.routes.find((r) => r.kind === 'task-content' && r.task!.kinds.includes(kind));
+function contentRouteFor(snapshot: Snapshot, kind: string): TaskContentRoute | undefined {
+  for (const r of snapshot.routes) if (r.kind === 'task-content' && r.task.kinds.includes(kind)) return r;
+  return undefined;
 }
 
 /** The gateway URL of result `index` of a task, or null when no content route serves its family. */
 export function contentUrl(snapshot: Snapshot, base: string, task: TaskRecord, index: number): string | null {
   const route = contentRouteFor(snapshot, task.kind);
-  const id = route?.task?.id;
-  if (!route || !id) return null;
+  if (!route) return null;
+  const { id } = route.task;
   const query = new URLSearchParams();
   let path = route.path;
   if (id.from === 'path') path = path.replace(`{${id.name}}`, encodeURIComponent(task.id));

@@ -1,4 +1,4 @@
-import type { CompiledChannel } from '../config/snapshot.js';
+import type { CompiledChannel, CompiledTaskProtocol } from '../config/snapshot.js';
 import type { TaskRecord } from '../store/store.js';
 import { TERMINAL_STATUSES } from '../store/store.js';
 import { isStoreUnavailable } from '../store/unavailable.js';
@@ -8,7 +8,7 @@ import type { PollSchedule } from './poll-schedule.js';
 import type { PollerContext } from './poller-deps.js';
 import type { InFlight } from './single-flight.js';
 import type { TaskVerdicts } from './task-verdicts.js';
-import { queryBatch, queryTask } from './vendor-query.js';
+import { type BatchQuery, queryBatch, queryTask } from './vendor-query.js';
 
 /**
  * The looks at tasks: one task at a time, or many in one batch query where the profile has one.
@@ -90,7 +90,7 @@ export class TaskLooks {
   }
 
   /** One batch look at several tasks of a channel; gives what became of each. */
-  async lookAtBatch(channel: CompiledChannel, ids: string[]): Promise<Map<string, TaskRecord | null>> {
+  async lookAtBatch(channel: CompiledChannel, protocol: CompiledTaskProtocol, batch: BatchQuery, ids: string[]): Promise<Map<string, TaskRecord | null>> {
     const results = new Map<string, TaskRecord | null>();
     const resolvers = new Map<string, (t: TaskRecord | null) => void>();
     for (const id of ids) {
@@ -135,13 +135,7 @@ export class TaskLooks {
         if (tasks.length === 0) return;
         this.#ctx.stats.batchQueries++;
         for (const t of tasks) this.#tasks.looked(t.id, now);
-        const outcome = await queryBatch(
-          { ...channel.profile.tasks!, batchQuery: channel.profile.tasks!.batchQuery! },
-          channel,
-          this.#ctx.deps.pools,
-          tasks,
-          this.#ctx.deps.clock(),
-        );
+        const outcome = await queryBatch(protocol, batch, channel, this.#ctx.deps.pools, tasks, this.#ctx.deps.clock());
         if (!outcome.ok) {
           this.#verdicts.trouble(channel, outcome, tasks);
           return;

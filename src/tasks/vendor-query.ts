@@ -190,18 +190,21 @@ export async function lookAt(
   }
 }
 
+/** A profile's batch query operation and the most ids one call may name. */
+export type BatchQuery = NonNullable<CompiledTaskProtocol['batchQuery']>;
+
 /**
  * Asks the vendor about several tasks of one channel in one call. The answer maps to task updates
  * keyed by the vendor's id; a task missing from the answer simply has no news this time.
  */
 export async function queryBatch(
-  protocol: CompiledTaskProtocol & { readonly batchQuery: NonNullable<CompiledTaskProtocol['batchQuery']> },
+  protocol: CompiledTaskProtocol,
+  op: BatchQuery,
   channel: CompiledChannel,
   pools: Pools,
   tasks: readonly TaskRecord[],
   now: Date,
 ): Promise<QueryOutcome<Map<string, TaskUpdate>>> {
-  const op = protocol.batchQuery;
   const input = { tasks: tasks.map(vendorView) };
   const sent = await call(op, channel, pools, input, now);
   if (!sent.ok) return sent;
@@ -227,11 +230,12 @@ export async function queryBatch(
     if (protocol.result) {
       // A finished task whose files need a second call: one lookup each; a failed lookup is no news.
       for (const task of tasks) {
-        const u = task.upstreamId !== null ? byId.get(task.upstreamId) : undefined;
-        if (u?.status !== 'completed') continue;
+        const { upstreamId } = task;
+        const u = upstreamId !== null ? byId.get(upstreamId) : undefined;
+        if (upstreamId === null || u?.status !== 'completed') continue;
         const resolved = await resolveResults(protocol, channel, pools, task, u, now);
-        if (resolved.ok) byId.set(task.upstreamId!, resolved.value);
-        else byId.delete(task.upstreamId!);
+        if (resolved.ok) byId.set(upstreamId, resolved.value);
+        else byId.delete(upstreamId);
       }
     }
     return { ok: true, value: byId };

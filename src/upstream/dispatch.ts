@@ -99,5 +99,6 @@ export async function dispatch(pools: Pools, channel: CompiledChannel, req: Upst
     if (err instanceof GatewayError) throw err;
     throw transportError(err, channel);
   }
-  return { status: res.statusCode, headers: res.headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size) };
+  const [only] = chunks;
+  return { status: res.statusCode, headers: res.headers, body: only && chunks.length === 1 ? only : Buffer.concat(chunks, size) };
 }

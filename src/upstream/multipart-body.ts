@@ -18,7 +18,7 @@ export function encodeMultipart(fields: unknown): { body: Buffer; contentType: s
       const file = typeof item === 'string' ? DATA_URI.exec(item.slice(0, 200)) : null;
       const safe = name.replace(/["\r\n\\]/g, '_');
       if (file) {
-        const type = file[1]!.toLowerCase();
+        const type = (file[1] ?? '').toLowerCase();
         const bytes = Buffer.from(item.slice(file[0].length), 'base64');
         const filename = `${safe.replace(/\[\]$/, '')}-${++files}.${EXTENSIONS[type] ?? 'bin'}`;
         chunks.push(

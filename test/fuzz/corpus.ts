@@ -7,6 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import type { CompiledRoute } from '../../src/config/snapshot.js';
+import { modelOf, modelsOf, taskOf } from '../helpers/route-parts.js';
 import type { GoldenCase, GoldenStep } from '../../src/golden/golden-case.js';
 
 /** A request the gateway answered 200 in a golden case. */
@@ -36,19 +37,22 @@ export function goldenSeeds(dir: string): Seed[] {
 
 /** A concrete path for a route: parameters filled with `fill` (the model where a parameter names one), required query values added. */
 export function pathOf(route: CompiledRoute, fill: string): string {
-  const model = [...route.models.exact][0] ?? `${route.models.prefixes[0] ?? ''}fuzz`;
-  const path = route.path.replace(/\{([^{}]+)\}/g, (_, name: string) =>
-    encodeURIComponent(route.model?.from === 'path' && route.model.name === name ? model : fill),
-  );
+  const models = modelsOf(route);
+  const where = modelOf(route);
+  const taskId = taskOf(route)?.id;
+  const model = [...models.exact][0] ?? `${models.prefixes[0] ?? ''}fuzz`;
+  const path = route.path.replace(/\{([^{}]+)\}/g, (_, name: string) => encodeURIComponent(where?.from === 'path' && where.name === name ? model : fill));
   const q = new URLSearchParams(route.matchQuery);
-  if (route.task?.id?.from === 'query') q.set(route.task.id.name, fill);
+  if (taskId?.from === 'query') q.set(taskId.name, fill);
   const qs = q.toString();
   return qs ? `${path}?${qs}` : path;
 }
 
 /** A minimal body for a route with no golden seed: its model field, where the model comes from the body. */
 export function minimalBody(route: CompiledRoute): Record<string, unknown> {
-  if (route.model?.from !== 'body') return {};
-  const model = [...route.models.exact][0] ?? `${route.models.prefixes[0] ?? ''}fuzz`;
-  return { [route.model.pointer[0]!]: model, prompt: 'a lighthouse at dawn' };
+  const where = modelOf(route);
+  if (where?.from !== 'body') return {};
+  const models = modelsOf(route);
+  const model = [...models.exact][0] ?? `${models.prefixes[0] ?? ''}fuzz`;
+  return { [where.pointer[0]!]: model, prompt: 'a lighthouse at dawn' };
 }

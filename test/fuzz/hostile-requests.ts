@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import type { CompiledRoute } from '../../src/config/snapshot.js';
 import { getAt, kindOf, otherKindArb, pathsOf, withAt, type Json } from '../helpers/hostile.js';
 import { minimalBody, pathOf, type Seed } from './corpus.js';
+import { modelsOf } from '../helpers/route-parts.js';
 import { brokenMultipartArb } from './multipart-cases.js';
 
 /** One request as it goes on the wire. */
@@ -148,7 +149,7 @@ function hugeValues(t: Targets): fc.Arbitrary<FuzzRequest> {
 function badMultipart(t: Targets): fc.Arbitrary<FuzzRequest> {
   const routes = t.routes.filter((r) => r.body?.contentTypes.includes('multipart/form-data'));
   return fc.constantFrom(...routes).chain((route) =>
-    brokenMultipartArb([...route.models.exact][0] ?? 'fuzz').map((c) => ({
+    brokenMultipartArb([...modelsOf(route).exact][0] ?? 'fuzz').map((c) => ({
       category: 'bad-multipart',
       method: route.method,
       target: pathOf(route, 'x'),

@@ -9,10 +9,12 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { formatIssue } from '../../src/config/issues.js';
 import { loadConfig } from '../../src/config/load.js';
+import { isModelRoute } from '../../src/config/lookups.js';
 import { PROJECT_ROOT } from '../../src/config/paths.js';
 import type { Snapshot } from '../../src/config/snapshot.js';
 import { availableModels, mayUseModel } from '../../src/routing/available-models.js';
 import { rankChannels } from '../../src/routing/rank-channels.js';
+import { modelsOf } from '../helpers/route-parts.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gw-models-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -69,11 +71,11 @@ test('a token lists the models of the channels in its group, and only those the 
 test('what is listed is what routing takes, and what is refused routing refuses too', () => {
   const snapshot = snapshotWithVip();
   // The routes whose client names the model (a route with a fixed model, the assets', names none).
-  const routes = snapshot.routes.filter((r) => (r.kind === 'sync' || r.kind === 'task-submit') && r.model !== null && r.model.from !== 'value');
+  const routes = snapshot.routes.filter(isModelRoute).filter((r) => r.model !== null && r.model.from !== 'value');
   for (const group of ['default', 'vip', 'nobody']) {
     const token = { id: 't', name: 't', keyHash: 'h', group, models: null, quota: null, used: 0, disabled: false, createdAt: 0 };
     const listed = new Set(availableModels(snapshot, token));
-    const names = new Set(snapshot.routes.flatMap((r) => [...r.models.exact]));
+    const names = new Set(snapshot.routes.flatMap((r) => [...modelsOf(r).exact]));
     for (const model of names) {
       const routed = routes.some((r) => {
         try {

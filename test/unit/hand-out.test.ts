@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { CompiledRoute, LinkPlaces, Snapshot } from '../../src/config/snapshot.js';
+import type { CompiledRoute, LinkPlaces, Snapshot, SyncRoute } from '../../src/config/snapshot.js';
 import { handOutLinks, linkIdOf, sequentialLinkSecrets } from '../../src/links/hand-out.js';
 import type { RequestContext } from '../../src/pipeline/context.js';
 import type { LinkRecord, Store } from '../../src/store/store.js';
@@ -22,7 +22,7 @@ async function handOut(links: LinkPlaces, answer: unknown, routes: CompiledRoute
     token: { id: 'tok-1' },
     now: new Date(NOW),
     publicBase: 'https://gw.test',
-  } as unknown as RequestContext;
+  } as unknown as RequestContext<SyncRoute>;
   const out = await handOutLinks(ctx, answer, 'chan-a', { store, linkTtlMs: 1000, newLinkSecret: sequentialLinkSecrets() });
   return { out, recorded };
 }

@@ -9,7 +9,7 @@ import { silentLogger } from '../../src/log.js';
 import type { RequestContext } from '../../src/pipeline/context.js';
 import { likeliestOrder, rankChannels } from '../../src/routing/rank-channels.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
-import { restrictChannels } from '../../src/config/lookups.js';
+import { isModelRoute, restrictChannels } from '../../src/config/lookups.js';
 import type { CompiledChannel, Snapshot } from '../../src/config/snapshot.js';
 import type { TokenRecord } from '../../src/store/store.js';
 
@@ -41,7 +41,10 @@ function withAlphaCopies(copies: { name: string; priority: number; weight: numbe
 }
 
 describe('rankChannels', () => {
-  const route = () => loadConfigOrThrow(PROJECT_ROOT).routes.find((r) => r.path.includes(':generateContent'))!;
+  const route = () =>
+    loadConfigOrThrow(PROJECT_ROOT)
+      .routes.filter(isModelRoute)
+      .find((r) => r.path.includes(':generateContent'))!;
 
   it('puts higher priority tiers first, and renames the model per channel', () => {
     const s = withAlphaCopies([
@@ -140,7 +143,7 @@ describe('withFallback', () => {
   const run = async (snapshot: Snapshot, fail: (name: string) => Error | null) => {
     const metrics = new Metrics();
     const routing = new RoutingState(metrics, () => snapshot);
-    const route = snapshot.routes.find((r) => r.path.includes(':generateContent'))!;
+    const route = snapshot.routes.filter(isModelRoute).find((r) => r.path.includes(':generateContent'))!;
     const ctx = { snapshot, token: token(), log: silentLogger(), requestId: 'r' } as unknown as RequestContext;
     const tried: string[] = [];
     const candidates = rankChannels(snapshot, route, 'alpha-3-pro-image-preview', token(), () => 0);

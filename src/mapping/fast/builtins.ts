@@ -223,9 +223,19 @@ export const BUILTINS: ReadonlyMap<string, Native> = await (async () => {
   registerFastFunctions(probe);
   const found = (await probe.evaluate({})) as Record<string, Native>;
   const out = new Map<string, Native>();
-  for (const name of PURE) out.set(name, found[name]!);
+  for (const name of PURE) {
+    const fn = found[name];
+    if (fn) out.set(name, fn);
+  }
   for (const [name, impl] of Object.entries(REWRITTEN)) {
-    out.set(name, Object.freeze({ _jsonata_function: true, implementation: impl as Native['implementation'], signature: found[name]!.signature }));
+    out.set(name, Object.freeze({ _jsonata_function: true, implementation: impl as Native['implementation'], signature: found[name]?.signature }));
   }
   return out;
 })();
+
+/** A built-in's implementation; the load fails when jsonata has none of that name (its version is pinned). */
+export function builtin(name: string): Native['implementation'] {
+  const fn = BUILTINS.get(name);
+  if (!fn) throw new Error(`jsonata has no built-in $${name}`);
+  return fn.implementation;
+}

@@ -221,7 +221,7 @@ function path(n: Node, cx: Ctx): Fn {
       index: s.index as string | undefined,
     };
   });
-  const inner = pathOf(steps, raw[0]!.type === 'variable', n.keepSingletonArray === true, n.tuple === true);
+  const inner = pathOf(steps, raw[0]?.type === 'variable', n.keepSingletonArray === true, n.tuple === true);
   if (!Object.hasOwn(n, 'group')) return inner;
   const group = objectOf(n.group as Node, cx);
   return (input, env) => group(inner(input, env), env);
@@ -248,7 +248,7 @@ function call(n: Node, cx: Ctx, applyto: Fn | undefined, tail = false): Fn {
   if (n.value !== '(') unsupported('partial application');
   const proc = compileNode(procNode, cx);
   const args = (n.arguments as Node[]).map((a) => compileNode(a, cx));
-  const forgotDollar = procNode.type === 'path' ? String((procNode.steps as Node[])[0]!.value) : null;
+  const forgotDollar = procNode.type === 'path' ? String((procNode.steps as Node[])[0]?.value) : null;
   if (n.type !== 'function') unsupported(`thunk of ${n.type}`);
   return (input, env) => {
     const p = proc(input, env);

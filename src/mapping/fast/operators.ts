@@ -3,11 +3,11 @@
  * over compiled operands. An operand jsonata rejects with an error bails, so jsonata reports it.
  */
 import { FastBudgetExceeded, work } from './budget.js';
-import { BUILTINS } from './builtins.js';
+import { builtin } from './builtins.js';
 import { type Fn, frameFromTuple } from './frame.js';
 import { append, bail, createSequence, deepEqual, isNumeric, truthy, type Seq } from './values.js';
 
-const string = BUILTINS.get('string')!.implementation;
+const string = builtin('string');
 
 /** A binary operator over compiled operands; null when jsonata has no such operator. */
 export function binaryOp(op: string, l: Fn, r: Fn): Fn | null {
@@ -123,36 +123,40 @@ export function arrayConstructor(items: readonly { f: Fn; nested: boolean }[], c
  * key: the values are evaluated on the context directly.
  */
 export function groupBy(pairs: readonly [Fn, Fn][], literalKeys: readonly string[] | null): (input: unknown, env: Parameters<Fn>[1]) => unknown {
+  // Each literal key with the value it names, zipped once when the mapping compiles.
+  const literal = literalKeys && literalKeys.length === pairs.length ? pairs.map(([, pairValue], p): [string, Fn] => [literalKeys[p] ?? '', pairValue]) : null;
   return (input0, env) => {
-    if (literalKeys && !Array.isArray(input0) && !(input0 && (input0 as Seq).tupleStream)) {
+    if (literal && !Array.isArray(input0) && !(input0 && (input0 as Seq).tupleStream)) {
       const out = Object.create(null) as Record<string, unknown>;
-      for (let p = 0; p < pairs.length; p++) {
-        const value = pairs[p]![1](input0, env);
-        if (value !== undefined) out[literalKeys[p]!] = value;
+      for (const [key, pairValue] of literal) {
+        const value = pairValue(input0, env);
+        if (value !== undefined) out[key] = value;
       }
       return out;
     }
     const result = Object.create(null) as Record<string, unknown>;
-    const groups = Object.create(null) as Record<string, { data: unknown; exprIndex: number }>;
+    const groups = Object.create(null) as Record<string, { data: unknown; exprIndex: number; valueOf: Fn }>;
     const reduce = !!(input0 && (input0 as Seq).tupleStream);
     const input: unknown[] = Array.isArray(input0) ? input0 : createSequence(input0);
     if (input.length === 0 && !reduce) input.push(undefined);
     for (const item of input) {
       const ctx = reduce ? (item as Record<string, unknown>)['@'] : item;
       const e = reduce ? frameFromTuple(env, item as Record<string, unknown>) : env;
-      for (let p = 0; p < pairs.length; p++) {
-        const key = pairs[p]![0](ctx, e);
+      let p = -1;
+      for (const [keyOf, pairValue] of pairs) {
+        p++;
+        const key = keyOf(ctx, e);
         if (key === undefined) continue;
         if (typeof key !== 'string') bail(); // T1003
         if (key === '_jsonata_lambda' || key === '_jsonata_function') bail(); // D1013
-        if (Object.hasOwn(groups, key)) {
-          if (groups[key]!.exprIndex !== p) bail(); // D1009
-          groups[key]!.data = append(groups[key]!.data, item);
-        } else groups[key] = { data: item, exprIndex: p };
+        const group = groups[key];
+        if (group) {
+          if (group.exprIndex !== p) bail(); // D1009
+          group.data = append(group.data, item);
+        } else groups[key] = { data: item, exprIndex: p, valueOf: pairValue };
       }
     }
-    for (const key of Object.keys(groups)) {
-      const entry = groups[key]!;
+    for (const [key, entry] of Object.entries(groups)) {
       let context = entry.data;
       let e = env;
       if (reduce) {
@@ -161,7 +165,7 @@ export function groupBy(pairs: readonly [Fn, Fn][], literalKeys: readonly string
         delete tuple['@'];
         e = frameFromTuple(env, tuple);
       }
-      const value = pairs[entry.exprIndex]![1](context, e);
+      const value = entry.valueOf(context, e);
       if (value !== undefined) result[key] = value;
     }
     return result;

@@ -36,7 +36,8 @@ export function pathOf(steps: readonly Step[], firstIsVariable: boolean, keepSin
     let isTupleStream = false;
     let tupleBindings: Tuple[] | undefined;
     for (let i = 0; i < steps.length; i++) {
-      const step = steps[i]!;
+      const step = steps[i];
+      if (step === undefined) break;
       if (step.tuple) isTupleStream = true;
       if (single && step.name !== undefined && !isTupleStream && !Array.isArray(one)) {
         countStep();
@@ -72,14 +73,15 @@ export function pathOf(steps: readonly Step[], firstIsVariable: boolean, keepSin
       else if (isTupleStream) tupleBindings = tupleStep(step, inputSequence, tupleBindings, env);
       else resultSequence = stepOf(step, inputSequence, env, i === steps.length - 1);
       if (!isTupleStream && (resultSequence === undefined || resultSequence.length === 0)) break;
-      if (step.focus === undefined) inputSequence = resultSequence!;
+      // (A tuple step leaves resultSequence as it was: the steps after it read their tuples, not inputSequence.)
+      if (step.focus === undefined && resultSequence !== undefined) inputSequence = resultSequence;
     }
     if (single) resultSequence = createSequence(one);
     if (isTupleStream) {
       if (keepTuples) resultSequence = tupleBindings as Seq;
       else {
         resultSequence = createSequence();
-        for (const t of tupleBindings!) push(resultSequence, t['@']);
+        for (const t of tupleBindings ?? []) push(resultSequence, t['@']);
       }
     }
     if (keepSingletonArray) {
@@ -146,7 +148,10 @@ function stages(list: readonly Stage[], input: unknown, env: Frame): unknown {
   let result = input;
   for (const s of list) {
     if ('filter' in s) result = filter(s, result, env);
-    else for (let e = 0; e < (result as Tuple[]).length; e++) (result as Tuple[])[e]![s.index] = e;
+    else {
+      let e = 0;
+      for (const tuple of result as Tuple[]) tuple[s.index] = e++;
+    }
   }
   return result;
 }

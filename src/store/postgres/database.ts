@@ -253,10 +253,12 @@ export class Database {
         await q(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
         await q('CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)');
         const { rows } = await q('SELECT MAX(version) AS v FROM schema_version');
-        for (let v = (rows[0] as { v: number | null } | undefined)?.v ?? 0; v < MIGRATIONS.length; v++) {
+        const from = (rows[0] as { v: number | null } | undefined)?.v ?? 0;
+        for (const [v, migration] of MIGRATIONS.entries()) {
+          if (v < from) continue;
           await q('BEGIN');
           try {
-            await q(MIGRATIONS[v]!);
+            await q(migration);
             await q('INSERT INTO schema_version (version) VALUES ($1)', [v + 1]);
             await q('COMMIT');
           } catch (err) {

@@ -1,5 +1,5 @@
 import type { LedgerBalance, QuotaStore } from '../store.js';
-import { toLedger, type HoldRow, type LedgerRow } from '../sql-rows.js';
+import { onlyRow, toLedger, type HoldRow, type LedgerRow } from '../sql-rows.js';
 import type { Database } from './database.js';
 import { GIVE_BACK, ledgerOf, spendSql, type LedgerListeners } from './ledger-sql.js';
 
@@ -22,7 +22,7 @@ const EXPIRE = `WITH h AS (
 /** Spending a token's quota outside tasks (debits, holds, refunds) and reading its ledger. */
 export function quotaMethods(db: Database, listeners: LedgerListeners): QuotaStore {
   const spend = async (sql: string, params: unknown[]) => {
-    const row = (await db.query<LedgerRow & { ok: number }>(sql, params)).rows[0]!;
+    const row = onlyRow((await db.query<LedgerRow & { ok: number }>(sql, params)).rows);
     listeners.tell(ledgerOf(row));
     return row.ok === 1;
   };
@@ -40,9 +40,11 @@ export function quotaMethods(db: Database, listeners: LedgerListeners): QuotaSto
     async expireHolds(now, limit) {
       const { rows } = await db.repeatable<HoldRow & { ledger_id: number | null; ledger_at: number | null }>(EXPIRE, [now, limit, Date.now()]);
       listeners.tell(
-        rows
-          .filter((r) => r.ledger_id !== null)
-          .map((r) => ({ id: r.ledger_id!, tokenId: r.token_id, kind: 'refund' as const, ref: r.ref, model: r.model, amount: r.amount, at: r.ledger_at! })),
+        rows.flatMap((r) =>
+          r.ledger_id === null || r.ledger_at === null
+            ? []
+            : [{ id: r.ledger_id, tokenId: r.token_id, kind: 'refund' as const, ref: r.ref, model: r.model, amount: r.amount, at: r.ledger_at }],
+        ),
       );
       return rows.map((r) => ({ ref: r.ref, tokenId: r.token_id, model: r.model, amount: r.amount, expiresAt: r.expires_at }));
     },

@@ -1,6 +1,6 @@
 import { newTaskRecord, TASK_HISTORY_LIMIT, unfinishedCounts, type TaskPatch, type TaskRecord, type TaskStore } from '../store.js';
 import { taskMoney } from '../money.js';
-import { PATCH_COLUMNS, toLedger, toTask, type LedgerRow, type TaskRow } from '../sql-rows.js';
+import { onlyRow, PATCH_COLUMNS, toLedger, toTask, type LedgerRow, type TaskRow } from '../sql-rows.js';
 import type { Database } from './database.js';
 import { GIVE_BACK, ledgerOf, spendSql, type LedgerListeners } from './ledger-sql.js';
 
@@ -89,8 +89,9 @@ export function taskMethods(db: Database, listeners: LedgerListeners): TaskStore
         t.lease?.owner ?? null,
         t.lease?.until ?? null,
       ]);
-      if (rows[0]!.ok !== 1) return null;
-      listeners.tell(ledgerOf(rows[0]!));
+      const row = onlyRow(rows);
+      if (row.ok !== 1) return null;
+      listeners.tell(ledgerOf(row));
       return newTaskRecord(t);
     },
     async getTask(id) {
@@ -113,7 +114,7 @@ export function taskMethods(db: Database, listeners: LedgerListeners): TaskStore
         const row = (await c.query<TaskRow>('SELECT * FROM tasks WHERE id = $1 FOR UPDATE', [id])).rows[0];
         if (!row || row.version !== version) return { task: null, written: [] };
         const money = taskMoney({ price: row.price, charged: row.charged, refunded: row.refunded === 1 }, patch);
-        const updated = (await c.query<TaskRow>(patchSql(keys, true), [...values, money.refunded ? 1 : 0, money.charged, id, version])).rows[0]!;
+        const updated = onlyRow((await c.query<TaskRow>(patchSql(keys, true), [...values, money.refunded ? 1 : 0, money.charged, id, version])).rows);
         const ledger = money.giveBack
           ? (await c.query<LedgerRow>(GIVE_BACK, [row.token_id, money.giveBack.amount, money.giveBack.kind, id, row.model, Date.now()])).rows
           : [];
@@ -123,7 +124,7 @@ export function taskMethods(db: Database, listeners: LedgerListeners): TaskStore
       return task;
     },
     async abortTask(id, version) {
-      const row = (await db.query<LedgerRow & { ok: number }>(ABORT, [id, version, Date.now()])).rows[0]!;
+      const row = onlyRow((await db.query<LedgerRow & { ok: number }>(ABORT, [id, version, Date.now()])).rows);
       listeners.tell(ledgerOf(row));
       return row.ok === 1;
     },

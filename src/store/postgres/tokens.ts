@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ResourceRecord, ResourceStore, TokenDeletion, TokenStore } from '../store.js';
-import { toRecord, toResource, type ResourceRow, type TokenRow } from '../sql-rows.js';
+import { onlyRow, toRecord, toResource, type ResourceRow, type TokenRow } from '../sql-rows.js';
 import type { Database } from './database.js';
 
 const IN_USE = `SELECT (SELECT count(*) FROM tasks WHERE token_id = $1 AND status IN ('submitting', 'queued', 'in_progress'))::int AS tasks,
@@ -18,7 +18,7 @@ export function tokenMethods(db: Database): TokenStore & ResourceStore {
         'INSERT INTO tokens (id, name, key_hash, grp, models, quota, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *',
         [randomUUID(), t.name, t.keyHash, t.group, t.models === null ? null : JSON.stringify(t.models), t.quota, Date.now()],
       );
-      return toRecord(rows[0]!);
+      return toRecord(onlyRow(rows));
     },
     findTokenByHash: (keyHash) => one('SELECT * FROM tokens WHERE key_hash = $1', [keyHash]),
     getToken: (id) => one('SELECT * FROM tokens WHERE id = $1', [id]),
@@ -36,7 +36,7 @@ export function tokenMethods(db: Database): TokenStore & ResourceStore {
       return db.transaction(async (c): Promise<TokenDeletion> => {
         const row = (await c.query<TokenRow>('SELECT * FROM tokens WHERE id = $1 FOR UPDATE', [id])).rows[0];
         if (!row) return { outcome: 'unknown' };
-        const busy = (await c.query<{ tasks: number; holds: number }>(IN_USE, [id])).rows[0]!;
+        const busy = onlyRow((await c.query<{ tasks: number; holds: number }>(IN_USE, [id])).rows);
         if (busy.tasks > 0 || busy.holds > 0) return { outcome: 'busy', unfinishedTasks: busy.tasks, holds: busy.holds };
         await c.query('DELETE FROM tokens WHERE id = $1', [id]);
         return { outcome: 'deleted', token: toRecord(row) };

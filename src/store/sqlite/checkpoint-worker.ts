@@ -13,6 +13,12 @@ interface Checkpointed {
 }
 
 const { path, intervalMs } = workerData as { path: string; intervalMs: number };
+const port = workerPort();
+
+function workerPort(): NonNullable<typeof parentPort> {
+  if (!parentPort) throw new Error('the checkpointer runs on a worker thread');
+  return parentPort;
+}
 const db = new Database(path);
 // PASSIVE never waits for a lock and never blocks a writer: what a writer is appending is copied next time.
 const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
@@ -23,7 +29,7 @@ function run(): void {
     // only when a write begins after a checkpoint that left nothing behind.
     for (let round = 0; round < 4; round++) {
       const r = checkpoint.get() as Checkpointed;
-      parentPort!.postMessage(r);
+      port.postMessage(r);
       if (r.log <= r.checkpointed) break;
     }
   } catch {
@@ -33,11 +39,11 @@ function run(): void {
 }
 
 const timer = setInterval(run, intervalMs);
-parentPort!.on('message', (m: string) => {
+port.on('message', (m: string) => {
   if (m === 'now') run();
   if (m === 'close') {
     clearInterval(timer);
     db.close();
-    parentPort!.close();
+    port.close();
   }
 });

@@ -29,9 +29,10 @@ export function openDatabase(path: string): Db {
 function migrate(db: Db): void {
   db.exec('CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)');
   const current = (db.prepare('SELECT MAX(version) AS v FROM schema_version').get() as { v: number | null }).v ?? 0;
-  for (let v = current; v < MIGRATIONS.length; v++) {
+  for (const [v, migration] of MIGRATIONS.entries()) {
+    if (v < current) continue;
     db.transaction(() => {
-      db.exec(MIGRATIONS[v]!);
+      db.exec(migration);
       db.prepare('INSERT INTO schema_version (version) VALUES (?)').run(v + 1);
     })();
   }

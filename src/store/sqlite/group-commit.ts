@@ -91,7 +91,7 @@ export function groupCommit(db: Db, afterCommit: () => void = () => undefined): 
     written = [];
     tell(rows);
     batch.forEach((w, i) => {
-      w.resolve(results[i]!);
+      w.resolve(results[i]);
     });
   };
 

@@ -89,7 +89,9 @@ export function taskMethods(db: Db, { write }: GroupCommit, ledger: LedgerWrites
         const money = taskMoney({ price: row.price, charged: row.charged, refunded: row.refunded === 1 }, patch);
         if (updateFor(keys, seen !== null).run([...values, money.refunded ? 1 : 0, money.charged, id, version]).changes !== 1) return null;
         if (money.giveBack) ledger.giveBack(row.token_id, money.giveBack.kind, money.giveBack.amount, id, row.model);
-        return toTask(read(id)!);
+        // Just written in this transaction: it is there.
+        const updated = read(id);
+        return updated ? toTask(updated) : null;
       });
     },
     abortTask(id, version) {
