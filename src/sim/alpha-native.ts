@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { alphaChunks, sendAlphaStream, type AlphaAnswer } from './alpha-native-stream.js';
 import { applyFault, pickFault } from './faults.js';
-import { json, listen, type Simulator } from './http.js';
+import { dropOldest, group, json, listen, type Simulator } from './http.js';
 import { makePng } from './png.js';
 
 /** Options of the alpha-native simulator. */
@@ -106,7 +106,7 @@ export async function startAlphaSimulator(opts: AlphaSimOptions = {}): Promise<S
     stats.requests++;
     const file = /^\/files\/([a-z0-9-]+)\.png$/.exec(url.pathname);
     if (req.method === 'GET' && file) {
-      const png = files.get(file[1]!);
+      const png = files.get(group(file, 1));
       if (!png) return json(res, 404, alphaError(404, 'File not found.'));
       res.writeHead(200, { 'content-type': 'image/png', 'content-length': png.length });
       res.end(png);
@@ -117,7 +117,7 @@ export async function startAlphaSimulator(opts: AlphaSimOptions = {}): Promise<S
     const given = req.headers['x-goog-api-key'] ?? url.searchParams.get('key');
     if (!given) return json(res, 403, alphaError(403, UNREGISTERED));
     if (given !== key) return json(res, 400, alphaError(400, 'API key not valid. Please pass a valid API key.', 'API_KEY_INVALID'));
-    const model = decodeURIComponent(route[1]!);
+    const model = decodeURIComponent(group(route, 1));
     const stream = route[2] === 'streamGenerateContent';
 
     let body: Body;
@@ -181,7 +181,7 @@ export async function startAlphaSimulator(opts: AlphaSimOptions = {}): Promise<S
   function storeFile(png: Buffer): string {
     const id = randomBytes(8).toString('hex');
     files.set(id, png);
-    if (files.size > MAX_FILES) files.delete(files.keys().next().value!);
+    if (files.size > MAX_FILES) dropOldest(files);
     return `${base}/files/${id}.png`;
   }
 

@@ -1,7 +1,7 @@
 import { createHash, createHmac, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { applyFault, pickFault } from './faults.js';
-import { json, listen, type Simulator } from './http.js';
+import { group, json, listen, type Simulator } from './http.js';
 import { makeMp4, serveBytes } from './media.js';
 import { makePng } from './png.js';
 import { TaskBook, type SimPhase, type SimTask } from './task-book.js';
@@ -204,7 +204,7 @@ export async function startBetaSimulator(opts: BetaSimOptions = {}): Promise<Sim
   function bytesOf(task: SimTask, variant: string): Buffer {
     if (variant === 'mp4') return makeMp4(task.id);
     if (variant === 'wm.mp4') return makeMp4(`${task.id}:watermarked`);
-    return makePng(32, 18, createHash('sha256').update(task.id).digest()[0]!);
+    return makePng(32, 18, createHash('sha256').update(task.id).digest().readUInt8(0));
   }
 
   function creations(task: SimTask): unknown {
@@ -304,13 +304,13 @@ export async function startBetaSimulator(opts: BetaSimOptions = {}): Promise<Sim
   async function handle(req: IncomingMessage, res: ServerResponse, raw: Buffer, url: URL): Promise<void> {
     stats.requests++;
     const file = FILE.exec(url.pathname);
-    if (file && (req.method === 'GET' || req.method === 'HEAD')) return serveFile(req, res, url, file[1]!, file[2]!);
+    if (file && (req.method === 'GET' || req.method === 'HEAD')) return serveFile(req, res, url, group(file, 1), group(file, 2));
     const sub = req.method === 'POST' ? SUBMIT.exec(url.pathname) : null;
     const qry = req.method === 'GET' ? QUERY.exec(url.pathname) : null;
     if (!sub && !qry) return json(res, 404, betaError(404, `${req.method} ${url.pathname} not found`));
     if (req.headers.authorization !== `Token ${key}`) return json(res, 401, betaError(401, 'invalid token'));
-    if (sub) return submit(req, res, raw, url, sub[1]!);
-    return query(req, res, url, qry![1]!);
+    if (sub) return submit(req, res, raw, url, group(sub, 1));
+    if (qry) return query(req, res, url, group(qry, 1));
   }
 
   const server = await listen(handle, opts.port);

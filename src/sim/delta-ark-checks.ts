@@ -3,6 +3,8 @@
  * implement). Every check throws `ArkRefusal`, answered in one place by the simulator.
  */
 
+import { group, must } from './http.js';
+
 /** Image models of the images route; any other model is refused 404 ModelNotOpen. */
 export const IMAGE_MODELS = new Set(['delta-img-4-0-250828', 'delta-img-4-5-251128', 'delta-img-5-0-260128']);
 /** Video models and what each accepts. */
@@ -23,7 +25,8 @@ const MEDIA: Record<string, string[]> = {
 const DATA_URI = /^data:([\w.+-]+\/[\w.+-]+);base64,([A-Za-z0-9+/]*={0,2})$/;
 const HTTP_URL = /^https?:\/\/[^\s/]+\S*$/;
 
-const ERRORS: Record<number, [code: string, type: string, message: string]> = {
+type ErrorRow = [code: string, type: string, message: string];
+const ERRORS: Record<number, ErrorRow> & { 500: ErrorRow } = {
   400: ['InvalidParameter', 'BadRequest', 'The request failed because it is missing one or multiple required parameters.'],
   401: ['AuthenticationError', 'Unauthorized', 'The API key in the request is missing or invalid.'],
   403: ['AccessDenied', 'Forbidden', 'You do not have access to the requested resource.'],
@@ -35,7 +38,7 @@ const ERRORS: Record<number, [code: string, type: string, message: string]> = {
 
 /** The vendor's error body for a status: `{error:{code, message, param, type}}`. */
 export function arkError(status: number, message?: string, code?: string, param = ''): unknown {
-  const [c, type, m] = ERRORS[status] ?? (status >= 500 ? ERRORS[500]! : [`Http${status}`, 'BadRequest', `Simulated error ${status}.`]);
+  const [c, type, m] = ERRORS[status] ?? (status >= 500 ? ERRORS[500] : [`Http${status}`, 'BadRequest', `Simulated error ${status}.`]);
   return { error: { code: code ?? c, message: message ?? m, param, type } };
 }
 
@@ -86,8 +89,10 @@ const oneOf =
 /** Checks a data URI of a media kind; its decoded size in bytes. */
 export function checkDataUri(param: string, text: string, kind: string): number {
   const m = DATA_URI.exec(text);
-  if (!m || !MEDIA[kind]!.includes(m[1]!)) throw bad(param, `The parameter \`${param}\` must be a base64 data URI of ${MEDIA[kind]!.join(', ')}.`);
-  const size = Math.floor((m[2]!.length * 3) / 4) - (m[2]!.endsWith('==') ? 2 : m[2]!.endsWith('=') ? 1 : 0);
+  const types = must(MEDIA[kind], `media types of ${kind}`);
+  if (!m || !types.includes(group(m, 1))) throw bad(param, `The parameter \`${param}\` must be a base64 data URI of ${types.join(', ')}.`);
+  const data = group(m, 2);
+  const size = Math.floor((data.length * 3) / 4) - (data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0);
   if (size > MAX_DATA_BYTES) throw bad(param, `The parameter \`${param}\` exceeds the limit of ${MAX_DATA_BYTES} bytes.`);
   return size;
 }
@@ -172,7 +177,7 @@ function checkRef(param: string, url: unknown, kind: string, asset: (id: string)
   if (HTTP_URL.test(url)) return;
   if (url.startsWith('data:')) return void checkDataUri(param, url, kind);
   const a = /^asset:\/\/(asset-[0-9a-f]{1,64})$/.exec(url);
-  const held = a ? asset(a[1]!) : undefined;
+  const held = a ? asset(group(a, 1)) : undefined;
   if (!a || !held) throw bad(param, `The parameter \`${param}\` is not a reachable URL, a data URI or a known asset: ${url.slice(0, 80)}.`);
   if (held.type !== kind) throw bad(param, `The asset ${a[1]} is of type ${held.type}, not ${kind}.`);
 }
@@ -212,7 +217,8 @@ function checkRoles(model: string, roles: Map<string, number>, prompt: string): 
   if (n('first_frame') > 1 || n('last_frame') > 1) throw bad('content', 'At most one first_frame and one last_frame image are allowed.');
   if (n('last_frame') > 0 && n('first_frame') === 0) throw bad('content', 'A last_frame image needs a first_frame image.');
   if (refs > 0 && n('first_frame') > 0) throw bad('content', 'Frame images and reference items cannot be combined.');
-  if (!VIDEO_MODELS[model]!.references && refs > 0) throw bad('content', `The model ${model} does not support reference images, videos or audio.`);
+  if (!must(VIDEO_MODELS[model], `model ${model}`).references && refs > 0)
+    throw bad('content', `The model ${model} does not support reference images, videos or audio.`);
   if (n('reference_image') > 4) throw bad('content', 'At most 4 reference_image items are allowed.');
   if (n('reference_video') > 3 || n('reference_audio') > 3) throw bad('content', 'At most 3 reference_video and 3 reference_audio items are allowed.');
   const hasImages = n('first_frame') + n('reference_image') > 0;

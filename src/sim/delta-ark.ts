@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { applyFault, pickFault } from './faults.js';
-import { json, listen, type Simulator } from './http.js';
+import { dropOldest, group, json, listen, must, type Simulator } from './http.js';
 import { makeMp4, serveBytes } from './media.js';
 import { makePng } from './png.js';
 import { TaskBook, type SimTask } from './task-book.js';
@@ -107,7 +107,7 @@ function imageBytes(id: string): Buffer | null {
   const m = IMAGE_FILE.exec(id);
   const w = Number(m?.[2] ?? 0);
   const h = Number(m?.[3] ?? 0);
-  return m && w >= 1 && h >= 1 && w <= 1024 && h <= 1024 ? makePng(w, h, parseInt(m[1]!.slice(4, 6), 16)) : null;
+  return m && w >= 1 && h >= 1 && w <= 1024 && h <= 1024 ? makePng(w, h, parseInt(group(m, 1).slice(4, 6), 16)) : null;
 }
 
 /** Starts a fake delta-ark vendor (images synchronous, video asynchronous, assets); see the module comment. */
@@ -129,7 +129,7 @@ export async function startDeltaArkSimulator(opts: DeltaArkSimOptions = {}): Pro
     const at = cancelled.get(t.id);
     if (at !== undefined) return { word: 'cancelled', updated: at };
     const { phase } = tasks.state(t);
-    if (phase === 'odd') return { word: t.oddStatus!, updated: t.createdAt };
+    if (phase === 'odd') return { word: must(t.oddStatus, 'odd status'), updated: t.createdAt };
     const expiry = t.createdAt + (t.body as VideoRequest).expiresAfterS * 1000;
     if (clock() >= expiry && (t.never || t.finishAt > expiry)) return { word: 'expired', updated: expiry };
     const started = t.createdAt + Math.floor(Math.max(1, t.finishAt - t.createdAt) / 3);
@@ -197,7 +197,7 @@ export async function startDeltaArkSimulator(opts: DeltaArkSimOptions = {}): Pro
     const h = Math.max(4, Math.round(im.height / 16));
     const data = Array.from({ length: im.count }, () => {
       const id = `img-${randomBytes(8).toString('hex')}-${w}x${h}`;
-      const item = im.b64 ? { b64_json: imageBytes(id)!.toString('base64') } : { url: `${base}/files/${id}.png` };
+      const item = im.b64 ? { b64_json: must(imageBytes(id), `image ${id}`).toString('base64') } : { url: `${base}/files/${id}.png` };
       return { ...item, size: `${im.width}x${im.height}` };
     });
     const tokens = im.count * Math.floor((im.width * im.height) / 256);
@@ -207,7 +207,7 @@ export async function startDeltaArkSimulator(opts: DeltaArkSimOptions = {}): Pro
   function createAsset(a: AssetRequest): unknown {
     const asset = { id: `asset-${randomBytes(10).toString('hex')}`, type: a.type, name: a.name, status: 'active', created_at: sec(clock()) };
     assets.set(asset.id, asset);
-    if (assets.size > MAX_ASSETS) assets.delete(assets.keys().next().value!);
+    if (assets.size > MAX_ASSETS) dropOldest(assets);
     return asset;
   }
 
@@ -218,7 +218,7 @@ export async function startDeltaArkSimulator(opts: DeltaArkSimOptions = {}): Pro
     if (['succeeded', 'failed', 'cancelled', 'expired'].includes(word)) {
       return () => {
         deleted.add(t.id);
-        if (deleted.size > 200_000) deleted.delete(deleted.values().next().value!);
+        if (deleted.size > 200_000) dropOldest(deleted);
         return {};
       };
     }
@@ -227,14 +227,15 @@ export async function startDeltaArkSimulator(opts: DeltaArkSimOptions = {}): Pro
 
   function serveFile(req: IncomingMessage, res: ServerResponse, name: string): void {
     const m = /^(.+?)(-last)?\.(mp4|png)$/.exec(name);
-    const image = m?.[3] === 'png' && !m[2] && m[1]!.startsWith('img-');
-    const bytes = !m ? null : image ? result(m[1]!) : m[3] === (m[2] ? 'png' : 'mp4') ? result(m[1]!, m[2] ? 1 : 0) : null;
-    if (!bytes) {
+    const id = m ? group(m, 1) : '';
+    const image = m?.[3] === 'png' && !m[2] && id.startsWith('img-');
+    const bytes = !m ? null : image ? result(id) : m[3] === (m[2] ? 'png' : 'mp4') ? result(id, m[2] ? 1 : 0) : null;
+    if (!m || !bytes) {
       json(res, 404, arkError(404, 'The specified file does not exist.'));
       return;
     }
     stats.downloads++;
-    serveBytes(req, res, bytes, m![3] === 'mp4' ? 'video/mp4' : 'image/png');
+    serveBytes(req, res, bytes, m[3] === 'mp4' ? 'video/mp4' : 'image/png');
   }
 
   async function route(req: IncomingMessage, res: ServerResponse, raw: Buffer, url: URL): Promise<void> {
@@ -264,8 +265,9 @@ export async function startDeltaArkSimulator(opts: DeltaArkSimOptions = {}): Pro
       const a = checkAsset(parseBody(raw));
       return reply(req, res, url, '', () => createAsset(a));
     }
-    const id = decodeURIComponent(one![2]!);
-    if (one![1] === 'assets') {
+    const item = must(one, `task or asset in ${path}`);
+    const id = decodeURIComponent(group(item, 2));
+    if (item[1] === 'assets') {
       const asset = assets.get(id);
       if (!asset) throw new ArkRefusal(404, `The asset ${id} was not found.`, 'id');
       return reply(req, res, url, '', () => asset);
@@ -284,7 +286,7 @@ export async function startDeltaArkSimulator(opts: DeltaArkSimOptions = {}): Pro
   async function handle(req: IncomingMessage, res: ServerResponse, raw: Buffer, url: URL): Promise<void> {
     stats.requests++;
     const file = /^\/files\/([A-Za-z0-9-]+\.(?:mp4|png))$/.exec(url.pathname);
-    if (file && (req.method === 'GET' || req.method === 'HEAD')) return serveFile(req, res, file[1]!);
+    if (file && (req.method === 'GET' || req.method === 'HEAD')) return serveFile(req, res, group(file, 1));
     try {
       await route(req, res, raw, url);
     } catch (err) {

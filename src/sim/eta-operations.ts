@@ -4,7 +4,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { alphaError, alphaFaultError } from './alpha-native.js';
 import { etaInvalid, etaPrompt, etaSamples } from './eta-operations-check.js';
 import { applyFault, pickFault, type Fault } from './faults.js';
-import { json, listen, type Simulator } from './http.js';
+import { group, json, listen, type Simulator } from './http.js';
 import { makeMp4, serveBytes } from './media.js';
 import { TaskBook, type SimTask } from './task-book.js';
 
@@ -147,9 +147,9 @@ export async function startEtaOperationsSimulator(opts: EtaSimOptions = {}): Pro
     if (!submit && !poll && !download) return json(res, 404, alphaError(404, `Path ${req.method} ${url.pathname} was not found.`));
     const refused = refusal(req, url);
     if (refused) return json(res, refused[0], refused[1]);
-    if (submit) return onSubmit(req, res, raw, url, decodeURIComponent(submit[1]!));
-    if (poll) return onPoll(req, res, url, decodeURIComponent(poll[1]!), decodeURIComponent(poll[2]!));
-    return onDownload(req, res, url, decodeURIComponent(download![1]!));
+    if (submit) return onSubmit(req, res, raw, url, decodeURIComponent(group(submit, 1)));
+    if (poll) return onPoll(req, res, url, decodeURIComponent(group(poll, 1)), decodeURIComponent(group(poll, 2)));
+    if (download) return onDownload(req, res, url, decodeURIComponent(group(download, 1)));
   }
 
   async function onSubmit(req: IncomingMessage, res: ServerResponse, raw: Buffer, url: URL, model: string): Promise<void> {
@@ -195,9 +195,9 @@ export async function startEtaOperationsSimulator(opts: EtaSimOptions = {}): Pro
     stats.downloads++;
     if (url.searchParams.get('alt') !== 'media') return json(res, 400, alphaError(400, 'Downloading file content needs alt=media.'));
     const file = FILE_ID.exec(id);
-    const bytes = file ? result(file[1]!, Number(file[2] ?? 0)) : null;
+    const bytes = file ? result(group(file, 1), Number(file[2] ?? 0)) : null;
     const fault = bytes ? pickFault(req, url, '', []) : null;
-    if (fault?.kind === 'slow-body') return serveSlowly(res, bytes!, fault);
+    if (bytes && fault?.kind === 'slow-body') return serveSlowly(res, bytes, fault);
     if (fault && (await applyFault(fault, res, alphaFaultError, () => null))) return;
     if (!bytes) return json(res, 404, alphaError(404, `File ${id} was not found.`));
     serveBytes(req, res, bytes, 'video/mp4');

@@ -1,5 +1,6 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
+import { group, must } from './http.js';
 
 /**
  * The gamma-volc simulator's own check of the HMAC-SHA256 request signature (docs/spec/upstream-protocols.md
@@ -88,7 +89,8 @@ function canonicalQuery(raw: string): string {
 export function parseXDate(text: string | undefined): number | null {
   const m = text ? X_DATE.exec(text) : null;
   if (!m) return null;
-  const ms = Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!);
+  const n = (i: number) => +group(m, i);
+  const ms = Date.UTC(n(1), n(2) - 1, n(3), n(4), n(5), n(6));
   return Number.isNaN(ms) ? null : ms;
 }
 
@@ -102,14 +104,14 @@ export function verifyGammaSignature(req: ReceivedRequest, keys: GammaKeys, nowM
 
   const date = header(req.headers, 'x-date');
   const at = parseXDate(date);
-  if (at === null) return refuse('InvalidTimestamp', 'X-Date must be YYYYMMDDTHHMMSSZ');
+  if (date === undefined || at === null) return refuse('InvalidTimestamp', 'X-Date must be YYYYMMDDTHHMMSSZ');
   if (Math.abs(at - nowMs) > MAX_SKEW_MS) return refuse('RequestExpired', 'X-Date is more than 15 minutes away from the server time');
 
   const parts = credential.split('/');
   if (parts.length !== 5) return refuse('InvalidAuthorization', 'Credential must be AK/yyyymmdd/region/service/request');
   const [ak, day, region, service, terminator] = parts as [string, string, string, string, string];
-  if (day !== date!.slice(0, 8) || region !== keys.region || service !== keys.service || terminator !== 'request') {
-    return refuse('InvalidCredentialScope', `credential scope must be ${date!.slice(0, 8)}/${keys.region}/${keys.service}/request`);
+  if (day !== date.slice(0, 8) || region !== keys.region || service !== keys.service || terminator !== 'request') {
+    return refuse('InvalidCredentialScope', `credential scope must be ${date.slice(0, 8)}/${keys.region}/${keys.service}/request`);
   }
   if (ak !== keys.accessKey) return refuse('InvalidAccessKey', 'the access key does not exist', ak);
 
@@ -129,7 +131,7 @@ export function verifyGammaSignature(req: ReceivedRequest, keys: GammaKeys, nowM
   const q = req.target.indexOf('?');
   const path = q < 0 ? req.target : req.target.slice(0, q);
   const query = q < 0 ? '' : req.target.slice(q + 1);
-  const canonicalHeaders = names.map((n) => `${n}:${header(req.headers, n)!.replace(/\s+/g, ' ').trim()}\n`).join('');
+  const canonicalHeaders = names.map((n) => `${n}:${must(header(req.headers, n), `header ${n}`).replace(/\s+/g, ' ').trim()}\n`).join('');
   const canonical = `${req.method.toUpperCase()}\n${path}\n${canonicalQuery(query)}\n${canonicalHeaders}\n${signedList}\n${bodyHash}`;
   const toSign = `HMAC-SHA256\n${date}\n${day}/${region}/${service}/request\n${hex(canonical)}`;
   const signingKey = mac(mac(mac(mac(keys.secretKey, day), region), service), 'request');

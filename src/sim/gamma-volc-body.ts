@@ -4,6 +4,8 @@
  * See the doc comment of gamma-volc.ts for the rules in prose.
  */
 
+import { must } from './http.js';
+
 /** What a task makes. */
 export type GammaKind = 'image' | 'video';
 
@@ -107,7 +109,7 @@ export function checkSubmit(b: unknown): Checked<GammaPlan> {
   if (reference && refs.value === 0) return bad('mode "reference" needs image_urls or binary_data_base64');
   if (b.aspect_ratio !== undefined && !ASPECT_RATIOS.includes(b.aspect_ratio as string)) return bad(`aspect_ratio must be one of ${ASPECT_RATIOS.join(', ')}`);
   if (b.frames !== undefined && !FRAMES.includes(b.frames as number)) return bad('frames must be 121 (5 s) or 241 (10 s)');
-  const mode = reference ? 'reference' : ['text', 'first-frame', 'first-last'][refs.value]!;
+  const mode = reference ? 'reference' : must(['text', 'first-frame', 'first-last'][refs.value], `mode for ${refs.value} references`);
   const aspectRatio = (b.aspect_ratio as string | undefined) ?? null;
   return {
     ok: true,

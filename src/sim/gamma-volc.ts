@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { applyFault, pickFault } from './faults.js';
 import { refusalOf, verifyGammaSignature, type GammaKeys } from './gamma-volc-auth.js';
 import { checkQuery, checkSubmit, type GammaPlan } from './gamma-volc-body.js';
-import { json, listen, type Simulator } from './http.js';
+import { group, json, listen, must, type Simulator } from './http.js';
 import { makeMp4, serveBytes } from './media.js';
 import { makePng } from './png.js';
 import { TaskBook, type SimTask } from './task-book.js';
@@ -92,7 +92,7 @@ const ACTIONS = new Set(['CVSync2AsyncSubmitTask', 'CVSync2AsyncGetResult']);
 const FILE = /^\/files\/([0-9a-f]+)(?:-(\d+)\.png|\.mp4)$/;
 const REFUSE = /\[sim:refuse-input(?:=(5041[123]))?\]/;
 const IMAGES = /\[sim:images=([1-4])\]/;
-const MESSAGES: Record<number, string> = {
+const MESSAGES: Record<number, string> & Record<50430 | 50511, string> = {
   10000: 'Success',
   50400: 'Invalid Request',
   50401: 'Access Denied',
@@ -146,7 +146,7 @@ interface TaskData {
 /** Code and message of a failed task from its `[sim:fail…]` reason. */
 function failure(reason: string | null): [number, string] {
   if (reason && /^5\d{4}$/.test(reason)) return [Number(reason), MESSAGES[Number(reason)] ?? 'Generation Failed'];
-  return [50511, !reason || reason === 'generation_failed' ? MESSAGES[50511]! : reason];
+  return [50511, !reason || reason === 'generation_failed' ? MESSAGES[50511] : reason];
 }
 
 /** Starts a fake gamma-volc vendor (see the doc comment at the top of this file for its protocol). */
@@ -196,7 +196,7 @@ export async function startGammaVolcSimulator(opts: GammaSimOptions = {}): Promi
     const indexes = Array.from({ length: images }, (_, i) => i);
     if (plan.kind === 'video') data.video_url = `${base}/files/${task.id}.mp4`;
     else if (returnUrl) data.image_urls = indexes.map((i) => `${base}/files/${task.id}-${i}.png`);
-    else data.binary_data_base64 = indexes.map((i) => result(task.id, i)!.toString('base64'));
+    else data.binary_data_base64 = indexes.map((i) => must(result(task.id, i), `image ${i} of ${task.id}`).toString('base64'));
     return envelope(10000, data, 'Success', started);
   }
 
@@ -205,11 +205,11 @@ export async function startGammaVolcSimulator(opts: GammaSimOptions = {}): Promi
     const refuse = REFUSE.exec(prompt);
     if (refuse) {
       const code = Number(refuse[1] ?? 50411);
-      return [400, code, MESSAGES[code]!];
+      return [400, code, must(MESSAGES[code], `message ${code}`)];
     }
     if (opts.maxConcurrent === undefined) return null;
     for (const t of unfinished) if (!['queued', 'running', 'stuck'].includes(tasks.state(t).phase)) unfinished.delete(t);
-    return unfinished.size >= opts.maxConcurrent ? [429, 50430, MESSAGES[50430]!] : null;
+    return unfinished.size >= opts.maxConcurrent ? [429, 50430, MESSAGES[50430]] : null;
   }
 
   async function submit(req: IncomingMessage, res: ServerResponse, url: URL, body: unknown, started: number): Promise<void> {
@@ -252,9 +252,10 @@ export async function startGammaVolcSimulator(opts: GammaSimOptions = {}): Promi
     const file = FILE.exec(url.pathname);
     if (file && (req.method === 'GET' || req.method === 'HEAD')) {
       stats.downloads++;
-      const bytes = result(file[1]!, file[2] === undefined ? 0 : Number(file[2]));
+      const id = group(file, 1);
+      const bytes = result(id, file[2] === undefined ? 0 : Number(file[2]));
       const video = file[2] === undefined;
-      const kindOk = bytes && (dataOf(tasks.get(file[1]!)!).plan.kind === 'video') === video;
+      const kindOk = bytes && (dataOf(must(tasks.get(id), `task ${id}`)).plan.kind === 'video') === video;
       if (!bytes || !kindOk) return json(res, 404, envelope(50404, null, 'Not Found: the file does not exist or has expired', started));
       return serveBytes(req, res, bytes, video ? 'video/mp4' : 'image/png');
     }

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { applyFault, pickFault } from './faults.js';
-import { json, listen, type Simulator } from './http.js';
+import { group, json, listen, must, type Simulator } from './http.js';
 import { makeMp3, makeMp4, serveBytes } from './media.js';
 import { makePng } from './png.js';
 import { TaskBook, type SimTask } from './task-book.js';
@@ -132,7 +132,8 @@ export async function startIotaSimulator(opts: IotaSimOptions = {}): Promise<Sim
       const elapsed = clock() - task.createdAt;
       return { word: elapsed < third ? 'NOT_START' : elapsed < 2 * third ? 'SUBMITTED' : 'QUEUED', progress };
     }
-    const word = { running: 'IN_PROGRESS', stuck: 'IN_PROGRESS', done: 'SUCCESS', failed: 'FAILURE', odd: task.oddStatus! }[phase];
+    const word =
+      phase === 'odd' ? must(task.oddStatus, 'odd status') : { running: 'IN_PROGRESS', stuck: 'IN_PROGRESS', done: 'SUCCESS', failed: 'FAILURE' }[phase];
     return { word, progress };
   }
 
@@ -173,10 +174,10 @@ export async function startIotaSimulator(opts: IotaSimOptions = {}): Promise<Sim
     if (task?.kind !== 'MUSIC' || !Number.isInteger(index) || index < 0 || index > 5) return null;
     if (tasks.state(task).phase !== 'done') return null;
     const seed = `${task.id}:${Math.floor(index / 3)}`;
-    const kind = KINDS[index % 3]!;
+    const kind = must(KINDS[index % 3], `kind of result ${index}`);
     if (kind === 'audio') return makeMp3(seed, MP3_BYTES);
     if (kind === 'video') return makeMp4(seed);
-    return makePng(32, 32, createHash('sha256').update(seed).digest()[0]!);
+    return makePng(32, 32, createHash('sha256').update(seed).digest().readUInt8(0));
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse, raw: Buffer, url: URL): Promise<void> {
@@ -184,7 +185,7 @@ export async function startIotaSimulator(opts: IotaSimOptions = {}): Promise<Sim
     const file = /^\/files\/([A-Za-z0-9]+)-([01])\.(mp3|png|mp4)$/.exec(url.pathname);
     if (file && (req.method === 'GET' || req.method === 'HEAD')) {
       const ext = file[3] as keyof typeof TYPES;
-      const bytes = result(file[1]!, Number(file[2]) * 3 + { mp3: 0, png: 1, mp4: 2 }[ext]);
+      const bytes = result(group(file, 1), Number(file[2]) * 3 + { mp3: 0, png: 1, mp4: 2 }[ext]);
       return bytes ? serveBytes(req, res, bytes, TYPES[ext]) : json(res, 404, iotaError(404, 'file not found'));
     }
     const submit = /^\/submit\/(music|lyrics)$/.exec(url.pathname);
@@ -195,7 +196,7 @@ export async function startIotaSimulator(opts: IotaSimOptions = {}): Promise<Sim
 
     if (single) {
       stats.queries++;
-      const task = tasks.get(decodeURIComponent(single[1]!));
+      const task = tasks.get(decodeURIComponent(group(single, 1)));
       const answer = () => (task ? { code: 'success', message: '', data: view(task) } : iotaError(404, 'task not found'));
       const fault = pickFault(req, url, '', faults);
       if (fault && (await applyFault(fault, res, (s) => iotaError(s), answer))) return;
@@ -227,8 +228,9 @@ export async function startIotaSimulator(opts: IotaSimOptions = {}): Promise<Sim
     stats.submits++;
     const prompt = isObject(body) ? [text(body.prompt), text(body.gpt_description_prompt)].join('\n') : '';
     const problem = invalid(body);
+    const kind = group(must(submit, 'submit path'), 1).toUpperCase();
     const accept = () => {
-      const task = tasks.create({ model: body.mv as string, prompt, body, kind: submit![1]!.toUpperCase() });
+      const task = tasks.create({ model: body.mv as string, prompt, body, kind });
       return { code: 'success', message: '', data: task.id };
     };
     // slow-body sends the normal answer slowly, so a valid submit still creates its task then.

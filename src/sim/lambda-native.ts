@@ -1,7 +1,7 @@
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { applyFault, pickFault } from './faults.js';
-import { json, listen, type Simulator } from './http.js';
+import { dropOldest, group, json, listen, must, type Simulator } from './http.js';
 import { makeMp4, serveBytes } from './media.js';
 import { TaskBook, type SimTask } from './task-book.js';
 
@@ -146,7 +146,8 @@ function checkImage(v: unknown, field: string): string | null {
 
 /** The vendor's 400 message for a submit body of `kind`, or null when it is acceptable. */
 function validate(kind: string, b: Body): string | null {
-  const unknown = Object.keys(b).find((k) => !FIELDS[kind]!.has(k));
+  const fields = must(FIELDS[kind], `fields of ${kind}`);
+  const unknown = Object.keys(b).find((k) => !fields.has(k));
   if (unknown !== undefined) return `unknown field ${unknown} for ${kind}`;
   if (b.model_name !== undefined && (typeof b.model_name !== 'string' || b.model_name === '')) return 'model_name must be a string';
   for (const f of ['prompt', 'negative_prompt']) {
@@ -231,7 +232,7 @@ export async function startLambdaSimulator(opts: LambdaSimOptions = {}): Promise
     const answer = () => {
       const task = tasks.create({ model: (b.model_name as string | undefined) ?? 'lambda-v1', prompt, body: b, kind });
       if (typeof b.external_task_id === 'string') externalIds.set(b.external_task_id, task.id);
-      if (externalIds.size > MAX_EXTERNAL_IDS) externalIds.delete(externalIds.keys().next().value!);
+      if (externalIds.size > MAX_EXTERNAL_IDS) dropOldest(externalIds);
       return ok({ task_id: task.id, task_status: 'submitted', task_info: info(b), created_at: task.createdAt, updated_at: task.createdAt });
     };
     const fault = pickFault(req, url, prompt, faults);
@@ -258,7 +259,7 @@ export async function startLambdaSimulator(opts: LambdaSimOptions = {}): Promise
     stats.requests++;
     const file = FILE.exec(url.pathname);
     if (file && (req.method === 'GET' || req.method === 'HEAD')) {
-      const data = result(file[1]!);
+      const data = result(group(file, 1));
       if (!data) return json(res, 404, lambdaError(404, 'file does not exist'));
       return serveBytes(req, res, data, 'video/mp4');
     }
@@ -269,11 +270,11 @@ export async function startLambdaSimulator(opts: LambdaSimOptions = {}): Promise
     if (!auth || auth.trim() === '') return json(res, 401, lambdaError(401, 'authorization is empty', 1001));
     const m = /^Bearer (\S+)$/.exec(auth);
     const check = m
-      ? verifyHs256Jwt(m[1]!, accessKey, secretKey, Math.floor(clock() / 1000))
+      ? verifyHs256Jwt(group(m, 1), accessKey, secretKey, Math.floor(clock() / 1000))
       : ({ ok: false, code: 1002, message: 'authorization must be Bearer <JWT>' } as const);
     if (!check.ok) return json(res, 401, lambdaError(401, check.message, check.code));
-    if (sub) return submit(req, res, raw, url, sub[1]!);
-    return query(req, res, url, qry![1]!, qry![2]!);
+    if (sub) return submit(req, res, raw, url, group(sub, 1));
+    if (qry) return query(req, res, url, group(qry, 1), group(qry, 2));
   }
 
   function result(id: string, index = 0): Buffer | null {

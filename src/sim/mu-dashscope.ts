@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { applyFault, pickFault } from './faults.js';
-import { json, listen, type Simulator } from './http.js';
+import { group, json, listen, type Simulator } from './http.js';
 import { makeMp4, serveBytes } from './media.js';
 import { TaskBook, type SimTask } from './task-book.js';
 
@@ -71,11 +71,11 @@ const SIZES = new Set(['1280*720', '720*1280', '960*960', '1088*832', '832*1088'
 const RESOLUTIONS: Record<string, string> = { '720P': '1280*720', '1080P': '1920*1080' };
 /** The parameters the documents list per model kind; any other is refused (see the doc comment). */
 const COMMON_PARAMETERS = ['duration', 'watermark', 'seed', 'prompt_extend', 'audio', 'shot_type'];
-const PARAMETERS: Record<string, Set<string>> = {
+const PARAMETERS: Record<'t2v' | 'i2v', Set<string>> = {
   t2v: new Set(['size', ...COMMON_PARAMETERS]),
   i2v: new Set(['resolution', ...COMMON_PARAMETERS]),
 };
-const CODES: Record<number, [string, string]> = {
+const CODES: Record<number, [string, string]> & { 500: [string, string] } = {
   400: ['InvalidParameter', 'The request is invalid.'],
   401: ['InvalidApiKey', 'Invalid API-key provided.'],
   403: ['AccessDenied', 'Access denied.'],
@@ -87,7 +87,7 @@ const CODES: Record<number, [string, string]> = {
 
 /** The vendor's error body for a status (see the doc comment above). */
 export function muError(status: number, message?: string, code?: string): unknown {
-  const [c, m] = CODES[status] ?? (status >= 500 ? CODES[500]! : [`Http${status}`, `Simulated error ${status}.`]);
+  const [c, m] = CODES[status] ?? (status >= 500 ? CODES[500] : [`Http${status}`, `Simulated error ${status}.`]);
   return { request_id: randomUUID(), code: code ?? c, message: message ?? m };
 }
 
@@ -122,7 +122,7 @@ function invalid(body: Body): string | null {
   const p = body.parameters;
   if (p === undefined) return null;
   if (!isObject(p)) return 'Field parameters must be an object.';
-  const taken = PARAMETERS[body.model.endsWith('-t2v') ? 't2v' : 'i2v']!;
+  const taken = PARAMETERS[body.model.endsWith('-t2v') ? 't2v' : 'i2v'];
   const foreign = Object.keys(p).find((k) => !taken.has(k));
   if (foreign) return `parameters.${foreign} is not taken by ${body.model}.`;
   if (p.size !== undefined && !SIZES.has(p.size as string)) return `Invalid size: ${String(p.size)}, must be one of ${[...SIZES].join(', ')}.`;
@@ -174,7 +174,7 @@ export async function startMuSimulator(opts: MuSimOptions = {}): Promise<Simulat
     stats.requests++;
     const file = /^\/files\/([A-Za-z0-9-]+)\.mp4$/.exec(url.pathname);
     if (file && (req.method === 'GET' || req.method === 'HEAD')) {
-      const bytes = result(file[1]!);
+      const bytes = result(group(file, 1));
       return bytes ? serveBytes(req, res, bytes, 'video/mp4') : json(res, 404, muError(404, 'The specified key does not exist.'));
     }
     const query = /^\/api\/v1\/tasks\/([^/]+)$/.exec(url.pathname);
@@ -186,7 +186,7 @@ export async function startMuSimulator(opts: MuSimOptions = {}): Promise<Simulat
 
     if (query) {
       stats.queries++;
-      const id = decodeURIComponent(query[1]!);
+      const id = decodeURIComponent(group(query, 1));
       const task = tasks.get(id);
       const answer = () => (task ? taskView(task) : { request_id: randomUUID(), output: { task_id: id, task_status: 'UNKNOWN' } });
       const fault = pickFault(req, url, '', faults);

@@ -23,7 +23,8 @@ export function simulatorEnv(dirs: readonly string[], sims: ReadonlyMap<string, 
       if (urlVar) env[urlVar] = sim.url;
       for (const [k, v] of Object.entries(c.secrets ?? {})) {
         const name = refOf(v);
-        if (name && sim.secrets[k] !== undefined) env[name] = sim.secrets[k]!;
+        const secret = sim.secrets[k];
+        if (name && secret !== undefined) env[name] = secret;
       }
     }
   }

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { dropOldest } from './http.js';
 
 /**
  * The task lifecycle every asynchronous simulator shares: a task is queued for the first third of
@@ -87,7 +88,7 @@ export class TaskBook {
       polls: 0,
     };
     this.#tasks.set(task.id, task);
-    if (this.#tasks.size > this.#max) this.#tasks.delete(this.#tasks.keys().next().value!);
+    if (this.#tasks.size > this.#max) dropOldest(this.#tasks);
     return task;
   }
 

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { parseFault, type Fault } from './faults.js';
+import { must } from './http.js';
 
 /**
  * The vendor rules of the theta-native simulator (theta-native.ts): the `base_resp` codes, the
@@ -84,7 +85,7 @@ const isImage = (v: unknown) => isUrl(v) || (typeof v === 'string' && /^data:ima
 
 /** Duration and resolution of a valid submit, defaults filled in; a remix inherits its source's resolution. */
 export function effective(body: SubmitBody, remixResolution?: string): { duration: number; resolution: string } {
-  const rule = MODELS[body.model as string]!;
+  const rule = must(MODELS[body.model as string], `model ${String(body.model)}`);
   return {
     duration: (body.duration as number | undefined) ?? rule.defaultDuration,
     resolution: (body.resolution as string | undefined) ?? remixResolution ?? rule.defaultResolution,
@@ -183,7 +184,7 @@ const MARKER = /\[sim:fault=([a-z0-9:-]+)\]/;
 export function pickThetaFault(req: IncomingMessage, url: URL, prompt: string, queue: string[]): ThetaFault | null {
   const header = req.headers['x-sim-fault'];
   const named = (typeof header === 'string' ? header : null) ?? url.searchParams.get('sim_fault') ?? MARKER.exec(prompt)?.[1] ?? null;
-  const text = named ?? (queue.length > 0 ? queue.shift()! : null);
+  const text = named ?? queue.shift() ?? null;
   const code = text ? CODE_FAULT.exec(text.trim()) : null;
   return code ? { kind: 'code', code: Number(code[1]) } : parseFault(text);
 }

@@ -1,7 +1,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { applyFault } from './faults.js';
-import { json, listen, type Simulator } from './http.js';
+import { dropOldest, group, json, listen, must, type Simulator } from './http.js';
 import { makeMp4, serveBytes } from './media.js';
 import { TaskBook, type SimTask } from './task-book.js';
 import { baseResp, DIMENSIONS, effective, invalidSubmit, isObject, pickThetaFault, thetaError, type BaseResp, type SubmitBody } from './theta-native-rules.js';
@@ -120,14 +120,14 @@ export async function startThetaNativeSimulator(opts: ThetaSimOptions = {}): Pro
   function queryView(task: SimTask): unknown {
     const word = status(task);
     const done = word === 'Success';
-    const [w, h] = done ? DIMENSIONS[info(task).resolution]! : [0, 0];
+    const [w, h] = done ? must(DIMENSIONS[info(task).resolution], 'video dimensions') : [0, 0];
     return {
       task_id: task.id,
       status: word,
       file_id: done ? info(task).fileId : '',
       video_width: w,
       video_height: h,
-      base_resp: word === 'Fail' ? failResp(task.failReason!) : OK,
+      base_resp: word === 'Fail' ? failResp(must(task.failReason, 'fail reason')) : OK,
     };
   }
 
@@ -170,8 +170,8 @@ export async function startThetaNativeSimulator(opts: ThetaSimOptions = {}): Pro
     stats.downloads++;
     const task = doneTask(fileId);
     const problem = task ? urlProblem(fileId, url) : 'NoSuchKey';
-    if (!problem) {
-      serveBytes(req, res, makeMp4(task!.id), 'video/mp4');
+    if (task && !problem) {
+      serveBytes(req, res, makeMp4(task.id), 'video/mp4');
       return;
     }
     res.writeHead(task ? 403 : 404, { 'content-type': 'text/plain' });
@@ -213,7 +213,7 @@ export async function startThetaNativeSimulator(opts: ThetaSimOptions = {}): Pro
     const kind: ThetaKind = { fileId, resolution: effective(body, remixRes).resolution };
     const task = tasks.create({ model: body.model as string, prompt, body, kind: JSON.stringify(kind) });
     files.set(fileId, task.id);
-    if (files.size > MAX_FILES) files.delete(files.keys().next().value!);
+    if (files.size > MAX_FILES) dropOldest(files);
     return { task_id: task.id, base_resp: OK };
   }
 
@@ -244,7 +244,7 @@ export async function startThetaNativeSimulator(opts: ThetaSimOptions = {}): Pro
   async function handle(req: IncomingMessage, res: ServerResponse, raw: Buffer, url: URL): Promise<void> {
     stats.requests++;
     const file = FILE.exec(url.pathname);
-    if (file && (req.method === 'GET' || req.method === 'HEAD')) return download(req, res, file[1]!, url);
+    if (file && (req.method === 'GET' || req.method === 'HEAD')) return download(req, res, group(file, 1), url);
     const route = `${req.method} ${url.pathname}`;
     const routes: Record<string, () => Promise<void>> = {
       'POST /v1/video_generation': () => submit(req, res, raw, url),

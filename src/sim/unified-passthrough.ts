@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { applyFault, pickFault } from './faults.js';
-import { json, listen, type Simulator } from './http.js';
+import { group, json, listen, type Simulator } from './http.js';
 import { makeMp4, serveBytes } from './media.js';
 import { TaskBook, type SimTask } from './task-book.js';
 
@@ -164,7 +164,7 @@ export async function startUnifiedPassthroughSimulator(opts: UnifiedSimOptions =
     }
     const m = /^\/v1\/(?:video\/generations|videos)\/([A-Za-z0-9_-]+)$/.exec(path) ?? /^\/v1\/videos\/([A-Za-z0-9_-]+)(\/content)$/.exec(path);
     if (req.method === 'GET' && m) {
-      const task = tasks.get(m[1]!);
+      const task = tasks.get(group(m, 1));
       if (!task) return json(res, 404, unifiedError(404, `Task ${m[1]} does not exist.`, 'task_not_found'));
       if (m[2]) {
         stats.downloads++;

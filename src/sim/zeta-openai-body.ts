@@ -1,5 +1,6 @@
 import busboy from 'busboy';
 import type { IncomingMessage } from 'node:http';
+import { group } from './http.js';
 
 /**
  * Request bodies of the zeta-openai simulator (see zeta-openai.ts for the routes): reading JSON or
@@ -68,11 +69,11 @@ function parseMultipart(req: IncomingMessage, raw: Buffer): Promise<Body> {
       if (info.valueTruncated) truncated = true;
       // The official client sends an object as one part per key, `name[key]` (`input_reference[image_url]`).
       const sub = OBJECT_KEY.exec(name);
-      const key = sub ? sub[1]! : name;
+      const key = sub ? group(sub, 1) : name;
       const had = fields[key];
       if (sub) {
         const obj = had !== null && typeof had === 'object' && !Array.isArray(had) ? (had as Record<string, unknown>) : {};
-        obj[sub[2]!] = value;
+        obj[group(sub, 2)] = value;
         // A text part of the same name as well stays beside the object, for the checks to refuse.
         fields[key] = had === undefined || had === obj ? obj : [...(Array.isArray(had) ? had : [had]), obj];
         return;
@@ -111,6 +112,8 @@ export async function readBody(req: IncomingMessage, raw: Buffer): Promise<Body>
 }
 
 /** A string field; undefined when absent and optional. */
+export function text(fields: Fields, name: string, required: true): string;
+export function text(fields: Fields, name: string, required: boolean): string | undefined;
 export function text(fields: Fields, name: string, required: boolean): string | undefined {
   const v = fields[name];
   if (v === undefined || v === null) {

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { group } from './http.js';
 import { makePng } from './png.js';
 import { integer, Invalid, oneOf, text, type Body, type Fields, type Upload } from './zeta-openai-body.js';
 
@@ -117,7 +118,7 @@ function modelOf(fields: Fields, edit: boolean): string {
 
 /** Checks a generation body (JSON). */
 export function checkGeneration(body: Body): ImageJob {
-  const prompt = text(body.fields, 'prompt', true)!;
+  const prompt = text(body.fields, 'prompt', true);
   const model = modelOf(body.fields, false);
   const image = body.fields.image;
   if (image !== undefined && typeof image !== 'string' && !(Array.isArray(image) && image.every((i) => typeof i === 'string'))) {
@@ -172,7 +173,7 @@ function checkEditFiles(body: Body, model: string): number {
 
 /** Checks an edit body (multipart only; the caller refuses other content types). */
 export function checkEdit(body: Body): ImageJob {
-  const prompt = text(body.fields, 'prompt', true)!;
+  const prompt = text(body.fields, 'prompt', true);
   const model = modelOf(body.fields, true);
   // The vendor knows its own models: a zeta- model outside the edit list cannot edit; other lines pass.
   if (model.startsWith('zeta-') && !EDIT_MODELS.includes(model)) {
@@ -192,7 +193,7 @@ const imageBytes = (id: string, w: number, h: number) => makePng(w, h, parseInt(
 /** The bytes behind an image URL path (`/files/img_<hex>_<W>x<H>.png`); null for any other path. */
 export function imageFile(path: string): Buffer | null {
   const file = /^\/files\/(img_[0-9a-f]{16})_([0-9]{1,3})x([0-9]{1,3})\.png$/.exec(path);
-  return file ? imageBytes(file[1]!, Number(file[2]), Number(file[3])) : null;
+  return file ? imageBytes(group(file, 1), Number(file[2]), Number(file[3])) : null;
 }
 
 /**

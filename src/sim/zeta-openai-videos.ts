@@ -74,7 +74,7 @@ function checkReferences(model: string, fields: Fields, files: Upload[]): number
 /** Checks a video create body; the normalised model, prompt and kept fields. */
 export function checkVideo(fields: Fields, files: Upload[]): { model: string; prompt: string; body: VideoBody } {
   const model = text(fields, 'model', false) ?? DEFAULT_VIDEO_MODEL;
-  const prompt = text(fields, 'prompt', true)!;
+  const prompt = text(fields, 'prompt', true);
   const wide = isEpsilon(model);
   const seconds = text(fields, 'seconds', false) ?? '4';
   oneOf('seconds', seconds, wide ? Array.from({ length: 20 }, (_, i) => String(i + 1)) : ['4', '8', '12']);

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { applyFault, pickFault } from './faults.js';
-import { json, listen, type Simulator } from './http.js';
+import { group, json, listen, type Simulator } from './http.js';
 import { makeMp4, serveBytes } from './media.js';
 import { Invalid, isMultipart, oneOf, readBody, text, zetaError } from './zeta-openai-body.js';
 import { checkEdit, checkGeneration, imageFile, imagesAnswer } from './zeta-openai-images.js';
@@ -172,7 +172,8 @@ export async function startZetaOpenaiSimulator(opts: ZetaSimOptions = {}): Promi
       return json(res, 401, zetaError(401, message));
     }
     const video = /^\/v1\/videos\/([A-Za-z0-9_-]+)(\/content|\/remix)?$/.exec(path);
-    const task = video ? tasks.get(video[1]!) : undefined;
+    const task = video ? tasks.get(group(video, 1)) : undefined;
+    const action = video?.[2];
     if (video && !task) return json(res, 404, zetaError(404, `Video '${video[1]}' not found.`, 'video_id', 'video_not_found'));
     try {
       if (req.method === 'POST' && path === '/v1/videos') {
@@ -181,12 +182,12 @@ export async function startZetaOpenaiSimulator(opts: ZetaSimOptions = {}): Promi
         stats.submits++;
         return await reply(req, res, url, v.prompt, () => videoObject(tasks.create({ ...v, kind: 'create', prefix: 'video_' })));
       }
-      if (req.method === 'GET' && task && !video![2]) {
+      if (req.method === 'GET' && task && !action) {
         stats.queries++;
         task.polls++;
         return await reply(req, res, url, '', () => videoObject(task));
       }
-      if (req.method === 'GET' && task && video![2] === '/content') {
+      if (req.method === 'GET' && task && action === '/content') {
         stats.downloads++;
         const variant = oneOf('variant', url.searchParams.get('variant') ?? 'video', VARIANTS);
         if (tasks.state(task).phase !== 'done')
@@ -194,9 +195,9 @@ export async function startZetaOpenaiSimulator(opts: ZetaSimOptions = {}): Promi
         if (variant === 'video') return serveBytes(req, res, makeMp4(task.id), 'video/mp4');
         return serveBytes(req, res, variantBytes(task, variant), 'image/png');
       }
-      if (req.method === 'POST' && task && video![2] === '/remix') {
+      if (req.method === 'POST' && task && action === '/remix') {
         const { fields } = await readBody(req, raw);
-        const prompt = text(fields, 'prompt', true)!;
+        const prompt = text(fields, 'prompt', true);
         if (tasks.state(task).phase !== 'done')
           throw new Invalid(`Video '${task.id}' is not completed; only completed videos can be remixed.`, 'video_id', 'invalid_value');
         const src = task.body as VideoBody;
