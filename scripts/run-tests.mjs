@@ -1,23 +1,28 @@
 #!/usr/bin/env node
-// Runs every compiled test file (dist/test/**/*.test.js) with node's test runner. A script rather
-// than a glob so the same command works on Node 20 (no glob support in --test) and Node 22+.
+// Runs the compiled tests (dist/test/**/*.test.js) with node's test runner: all of them, or those
+// whose path contains one of the arguments (`unit`, `e2e/alpha`). A script rather than a glob so the
+// same command works on Node 20 (no glob support in --test) and Node 22+.
+//
+// It runs what was built and does not build: `npm test` builds first; `npm run test:unit` does
+// not, and this refuses to run a test whose TypeScript (or any of src/) changed since it was built,
+// naming the command that rebuilds, so a quick run never tests yesterday's code. A compiled test
+// whose source is gone (moved or deleted) is not run.
 import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { find, requireFresh } from './dist-fresh.mjs';
 
-function find(dir) {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((d) =>
-    d.isDirectory() ? find(join(dir, d.name)) : d.name.endsWith('.test.js') ? [join(dir, d.name)] : [],
-  );
-}
+/** The TypeScript source of a compiled file (dist/x/y.js → x/y.ts). */
+const sourceOf = (js) => js.slice('dist/'.length).replace(/\.js$/, '.ts');
 
 const only = process.argv.slice(2);
-const files = find('dist/test')
+const files = find('dist/test', '.test.js')
+  .filter((f) => existsSync(sourceOf(f)))
   .filter((f) => only.length === 0 || only.some((o) => f.includes(o)))
   .sort();
 if (files.length === 0) {
-  console.error('no test files found under dist/test');
+  console.error(`no compiled test files under dist/test${only.length ? ` matching ${only.join(', ')}` : ''}: run npm run build:test`);
   process.exit(1);
 }
+requireFresh(['src', 'test'], 'npm run build:test');
 const r = spawnSync(process.execPath, ['--test', '--test-reporter=spec', '--test-timeout=120000', ...files], { stdio: 'inherit' });
 process.exit(r.status ?? 1);

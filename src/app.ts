@@ -17,7 +17,7 @@ import { DEFAULT_LEASE_MS } from './tasks/poller.js';
 import type { Store } from './store/store.js';
 import { DEFAULT_STORE_TIMEOUTS, isStoreUnavailable, reasonOf, type StoreTimeouts } from './store/unavailable.js';
 
-/** Settings of a gateway process, from the environment (README: "Settings"). */
+/** Settings of a gateway process, from the environment (docs/operating.md, "Settings"). */
 export interface AppSettings {
   readonly configDir: string;
   /** More config directories merged in (GATEWAY_CONFIG_EXTRA, separated by the path delimiter). */

@@ -233,7 +233,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
       stopSweepers();
       const { cutOff } = await requests.drain(deadlineMs);
       // Past the deadline the vendor calls of the requests cut off are abandoned too (a submission
-      // cut off this way is found and settled later: README, "Tasks cut off by a crash").
+      // cut off this way is found and settled later: docs/deploying.md, "Tasks cut off by a crash").
       await pools.close(cutOff > 0);
       // After the drain: tasks submitted meanwhile are this replica's too.
       if (poll)
@@ -251,7 +251,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
 }
 
 /**
- * What this replica hears from the others and tells them (README, "Running several replicas"):
+ * What this replica hears from the others and tells them (docs/deploying.md, "Running several replicas"):
  * a token change makes it forget the key's cached lookup, a reload request reloads its files, and
  * after Redis was away it trusts no cached lookup; `self` is the status it announces.
  */

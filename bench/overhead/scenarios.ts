@@ -51,7 +51,7 @@ const alpha: Scenario = {
  * The OpenAI images route, where the issue's figures were taken (channel zeta-images). The answer
  * is `b64_json`, the GPT-image-style model's default (it refuses `response_format`, as the official
  * SDK's GPT image models do): a `url` answer would become a gateway link stored in the store
- * (README, "Links instead of vendor URLs"), work the bare pass-through does not do, so the
+ * (docs/client-api.md, "Links instead of vendor URLs"), work the bare pass-through does not do, so the
  * comparison would not be like for like.
  */
 const images: Scenario = {

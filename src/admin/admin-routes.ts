@@ -36,7 +36,7 @@ const route = (method: AdminRoute['method'], path: string, handle: AdminRoute['h
   open: opts.open ?? false,
 });
 
-/** The operator routes (README, "Operating"). They are the engine's own, not routes.yaml's. */
+/** The operator routes (docs/operating.md, "Operating"). They are the engine's own, not routes.yaml's. */
 const ADMIN_ROUTES: readonly AdminRoute[] = [
   route('GET', '/healthz', healthz, { open: true }),
   route('GET', '/readyz', readyz, { open: true }),

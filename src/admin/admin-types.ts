@@ -23,7 +23,7 @@ export interface AdminDeps {
   readonly routing: RoutingState;
   /** Null when this gateway's configuration cannot be reloaded (a fixed snapshot, as in golden runs). */
   readonly config: ConfigControl | null;
-  /** What replicas share (README, "Running several replicas"); shares nothing with one replica. */
+  /** What replicas share (docs/deploying.md, "Running several replicas"); shares nothing with one replica. */
   readonly shared: SharedLive;
   /** This replica's status as it announces it. */
   readonly self: () => Omit<ReplicaStatus, 'seenAt'>;

@@ -21,7 +21,7 @@ export async function channelsReport({ snapshot, deps }: AdminContext): Promise<
         },
         ...deps.routing.report(c),
       })),
-      // Declared and checked, not routed to: disabled, or credentials unset (README, "Channels left out").
+      // Declared and checked, not routed to: disabled, or credentials unset (docs/operating.md, "Channels left out").
       left_out: snapshot.leftOut.map((c) => ({ name: c.name, profile: c.profile, reason: c.reason, unset: c.unset, at: c.at })),
       groups: [...snapshot.groups].map((g) => ({
         name: g,

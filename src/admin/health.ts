@@ -44,7 +44,7 @@ async function within(check: Promise<boolean>, ms: number): Promise<boolean> {
 }
 
 /**
- * What an operator sees of the store's availability (README, "When something fails"):
+ * What an operator sees of the store's availability (docs/deploying.md, "When something fails"):
  * `gateway_store_up`, `gateway_store_outages_total`, and one log line when it goes and one when it
  * comes back, however many requests were refused meanwhile. Returns the function that stops it.
  */

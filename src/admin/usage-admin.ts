@@ -20,7 +20,7 @@ const MAX_MS = 253_402_300_799_999;
 const MAX_FILTER = 256;
 
 /**
- * What every level of the usage report gives (README, "Operating"). Each ledger row counts on the
+ * What every level of the usage report gives (docs/operating.md, "Operating"). Each ledger row counts on the
  * UTC day of its own `at`:
  * - `charged`: debits − refunds − settlement give-backs: what the token's `used` moved by;
  * - `refunded`: units of `refund` rows (a failed request or task, an expired hold);

@@ -134,7 +134,7 @@ export async function tokensCommand(args: readonly string[]): Promise<void> {
   } finally {
     await store.close();
   }
-  // As the admin routes do: every replica forgets what it cached of the key at once (README, "Running several replicas").
+  // As the admin routes do: every replica forgets what it cached of the key at once (docs/deploying.md, "Running several replicas").
   if (changed && settings.redisUrl !== null) {
     const { tellReplicas } = await import('../live/redis-live.js');
     const told = await tellReplicas(settings.redisUrl, settings.redisPrefix, { t: 'token', keyHash: changed.keyHash });

@@ -6,7 +6,7 @@ import type { CompiledFamily, CompiledProfile, CompiledRoute, ModelRoute, Snapsh
 /**
  * The catalogue, generated from the config: one row per family with its models, the routes that
  * take them, the modes it supports and its limits. It is the body of docs/generated/catalogue.md
- * (src/docs/generated-docs.ts), which `npm run docs` writes; test/catalogue.test.ts fails when the
+ * (src/docs/generated-docs.ts), which `npm run docs` writes; test/docs/catalogue.test.ts fails when the
  * file and the config disagree.
  */
 

@@ -7,7 +7,7 @@ import type { CompiledFamily, ModeSupport } from './snapshot.js';
 import type { YamlSource } from './yaml-source.js';
 import type { RawChannel } from './compile-channels.js';
 
-/** A model family as routes.schema.json admits it (README, "Families, modes and limits"). */
+/** A model family as routes.schema.json admits it (docs/routes-yaml.md, "Families, modes and limits"). */
 export interface RawFamily {
   name: string;
   description?: string;

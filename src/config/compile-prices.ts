@@ -22,7 +22,7 @@ type RawPrice =
 export const DEFAULT_PRICE = 1;
 
 /**
- * Compiles channels.yaml `prices` (README, "Quota, prices and the ledger"): each model's price with
+ * Compiles channels.yaml `prices` (docs/tokens-and-quota.md, "Quota, prices and the ledger"): each model's price with
  * its JSONata expressions, exact names apart from patterns (longest first). A name no route serves,
  * a price that says neither per request nor per second (or both), and an expression that does not
  * compile are errors at their line.

@@ -9,7 +9,7 @@ export interface RawResources {
 }
 
 /**
- * Compiles a route's resource rules (README, "Authentication, tokens and quota"): a route either
+ * Compiles a route's resource rules (docs/tokens-and-quota.md, "Authentication, tokens and quota"): a route either
  * creates a resource (a sync route, `creates`) or reads one (`id`), and any route with a body may
  * name resources by prefixed strings (`references`). `fail` reports a problem at a path under the
  * route; `compile` compiles a JSONata expression at a path.

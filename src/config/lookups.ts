@@ -4,7 +4,7 @@
  */
 import type { CompiledChannel, CompiledFamily, CompiledRoute, ModelRoute, ModelSet, Snapshot } from './snapshot.js';
 
-/** Polling of a channel that says nothing (README, channels.yaml `polling`); also the poller's fallback. */
+/** Polling of a channel that says nothing (docs/channels-yaml.md, `polling`); also the poller's fallback. */
 export const DEFAULT_POLLING = { intervalMs: 5_000, concurrency: 16, deadlineMs: 2 * 3600_000, staleMs: 2_000, lostAfterMs: 10 * 60_000 };
 
 /** Whether a route calls a profile operation for a model (`sync`, `task-submit`): it has models, an operation and a mode. */

@@ -4,7 +4,7 @@ import { placeOf, type YamlSource } from './yaml-source.js';
 /**
  * Route extensions: a routes file (a `routes.d/` fragment, an extra directory's) may add models to
  * a route another file declares, by its id, so a new vendor's public models join the shipped
- * routes without editing them (README, "Fragments and extra directories"):
+ * routes without editing them (docs/channels-yaml.md, "Fragments and extra directories"):
  *
  *     extend:
  *       - { route: videos, models: [kitchen-video-1, kitchen-*] }

@@ -155,7 +155,7 @@ export type KeyedRoute = Exclude<CompiledRoute, LinkContentRoute>;
 export type RouteOfKind<K extends RouteKind> = Extract<CompiledRoute, { readonly kind: K }>;
 
 /**
- * Where a `sync` route's answers carry files (routes.yaml `links`, `pass_vendor_url`; README, "Links
+ * Where a `sync` route's answers carry files (routes.yaml `links`, `pass_vendor_url`; docs/client-api.md, "Links
  * instead of vendor URLs"). `scan`: every string of the answer that is an absolute http(s) URL (no
  * `links` given); `at`: the places `links` names (a `*` segment is every key or index), where a
  * `data:` URI also becomes a stored result; `pass`: `pass_vendor_url: true`, or no `link-content`
@@ -163,7 +163,7 @@ export type RouteOfKind<K extends RouteKind> = Extract<CompiledRoute, { readonly
  */
 export type LinkPlaces = { readonly mode: 'scan' } | { readonly mode: 'at'; readonly places: readonly (readonly string[])[] } | { readonly mode: 'pass' };
 
-/** A route's resource (README, "Authentication, tokens and quota"): it creates one, or reads one. */
+/** A route's resource (docs/tokens-and-quota.md, "Authentication, tokens and quota"): it creates one, or reads one. */
 export interface CompiledRouteResource {
   readonly kind: string;
   /** Creating routes: the new resource's id, from the public answer (`answer`). */
@@ -183,7 +183,7 @@ export interface ResourceReference {
 /** How a streaming route sends its answer (routes.yaml `stream`); only Server-Sent Events so far. */
 export type AnswerStream = 'sse';
 
-/** Which engine runs a route (README, "routes.yaml"). */
+/** Which engine runs a route (docs/routes-yaml.md, "routes.yaml"). */
 export type RouteKind = 'sync' | 'task-submit' | 'task-query' | 'task-content' | 'task-list' | 'task-delete' | 'model-list' | 'model-get' | 'link-content';
 
 /** Where a task route finds the task id(s). `body` is a JSON pointer to an array of ids (a batch). */
@@ -207,7 +207,7 @@ export interface SubmitTask extends TaskRules {
    * and mappings see it as `source`.
    */
   readonly source: TaskIdSource | null;
-  /** Builds the public answer from the new task (README, "Answer mappings"). */
+  /** Builds the public answer from the new task (docs/routes-yaml.md, "Answer mappings"). */
   readonly answer: Mapping;
 }
 

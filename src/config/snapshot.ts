@@ -48,7 +48,7 @@ export interface CompiledOperation {
     /** How the body mapping's output is sent: JSON text, or multipart/form-data (data URIs become files). */
     readonly encoding: 'json' | 'multipart';
   };
-  /** `type`: how a 2xx answer is read, parsed as JSON or kept as bytes of any media type (README, channels.yaml `response.type`). */
+  /** `type`: how a 2xx answer is read, parsed as JSON or kept as bytes of any media type (docs/channels-yaml.md, `response.type`). */
   readonly response: { readonly body: Mapping; readonly maxBytes: number; readonly type: 'json' | 'bytes' };
   readonly error: Mapping | null;
   /**
@@ -164,7 +164,7 @@ export interface CompiledChannel {
   readonly polling: Polling;
 }
 
-/** How one model is priced (channels.yaml `prices.models`), compiled (README, "Quota, prices and the ledger"). */
+/** How one model is priced (channels.yaml `prices.models`), compiled (docs/tokens-and-quota.md, "Quota, prices and the ledger"). */
 export interface CompiledPrice {
   /** The model name or pattern as written (`some-video-*`), and where, for warnings. */
   readonly name: string;
@@ -220,7 +220,7 @@ export interface Snapshot {
   readonly groupConcurrency: ReadonlyMap<string, number>;
   readonly retry: RetryPolicy;
   readonly channels: readonly CompiledChannel[];
-  /** Channels that compile but do not serve: `enabled: false`, or credentials unset (README, "Channels left out"). */
+  /** Channels that compile but do not serve: `enabled: false`, or credentials unset (docs/operating.md, "Channels left out"). */
   readonly leftOut: readonly LeftOutChannel[];
   /** Public model name → channels that serve it by exact name. */
   readonly channelsByModel: ReadonlyMap<string, readonly CompiledChannel[]>;

@@ -10,7 +10,7 @@ import { renderOpenApi } from '../openapi/openapi-document.js';
  * The documents of docs/generated/, each made from the shipped config or the error catalogue and
  * committed so a reader needs no running gateway: the family catalogue, the error table and the
  * OpenAPI document. `gateway docs --write` (`npm run docs`) writes all of them; the drift tests
- * (test/catalogue.test.ts, test/errors-doc.test.ts, test/openapi.test.ts) fail while a file and
+ * (test/docs/catalogue.test.ts, test/docs/errors.test.ts, test/docs/openapi.test.ts) fail while a file and
  * what it is made from disagree.
  */
 
@@ -36,7 +36,7 @@ export function renderCatalogueDoc(snapshot: Pick<Snapshot, 'families' | 'routes
     'the generation modes it supports, and the limits the gateway enforces before calling a vendor;',
     'then every vendor profile with the sources its facts were checked against (`sources:` of the',
     "profile: the official SDK and its version, or the vendor's document, and the day). Generated from",
-    `the config by \`${DOCS_COMMAND}\`; \`test/catalogue.test.ts\` fails when this page and the config`,
+    `the config by \`${DOCS_COMMAND}\`; \`test/docs/catalogue.test.ts\` fails when this page and the config`,
     'disagree. How families, modes and limits are declared: [the routes.yaml reference](../routes-yaml.md).',
     '',
     renderCatalogue(snapshot),

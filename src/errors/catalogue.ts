@@ -1,7 +1,7 @@
 /**
  * The one catalogue of error codes the gateway can answer with. Every failure anywhere in the
  * engine is a GatewayError carrying one of these codes; only src/http/error-boundary.ts turns it
- * into HTTP. The README's error table is checked against this list by test/errors-doc.test.ts.
+ * into HTTP. The error table, docs/generated/errors.md, is generated from this list (npm run docs) and checked by test/docs/errors.test.ts.
  */
 export const catalogue = {
   invalid_request: {

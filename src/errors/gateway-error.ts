@@ -13,7 +13,7 @@ export interface GatewayErrorDetails {
   /** The channel that was called, for the log only. */
   channel?: string;
   /**
-   * How far a vendor call got before it failed, for the retry rule (README, "Retries and
+   * How far a vendor call got before it failed, for the retry rule (docs/routing.md, "Retries and
    * fallback"): `unsent` the request certainly never reached the vendor (connection refused, DNS,
    * connect timeout); `unknown` it may have been received (reset or timeout after sending, or a 2xx
    * that could not be read); `answered` the vendor gave a complete error answer of `status`.

@@ -1,5 +1,5 @@
 /**
- * The format of a golden case (test/golden/<profile>/<case>.yaml), described in the README under
+ * The format of a golden case (test/golden/<profile>/<case>.yaml), described in docs/testing.md under
  * "Golden tests". Everything the runner compares is in here; nothing else is implied.
  */
 export interface GoldenCase extends GoldenStep {

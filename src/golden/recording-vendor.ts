@@ -7,7 +7,7 @@ import type { GoldenStep, RecordedRequest, UpstreamAnswer } from './golden-case.
 /**
  * Headers the case does not record: those the transport adds by itself, and the request id and
  * trace every vendor call of a public request carries (src/upstream/trace-headers.ts). Neither says
- * anything about a mapping, and the ids are new for every request; test/observability.test.ts
+ * anything about a mapping, and the ids are new for every request; test/gateway/observability.test.ts
  * checks that they are sent.
  */
 const UNRECORDED_HEADERS = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', 'x-request-id', 'traceparent', 'tracestate']);

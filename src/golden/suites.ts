@@ -12,7 +12,7 @@ export interface GoldenSuite {
 const suite = (config: string, cases: string): GoldenSuite => ({ cases, configDir: join(PROJECT_ROOT, config), casesDir: join(PROJECT_ROOT, cases) });
 
 /**
- * Every golden suite, run by test/golden.test.ts and `gateway golden`: the shipped config with its
+ * Every golden suite, run by test/e2e/golden.test.ts and `gateway golden`: the shipped config with its
  * vendors' cases, and made-up vendors whose mapping features no shipped vendor uses (raw bytes).
  */
 export const GOLDEN_SUITES: readonly GoldenSuite[] = [suite('.', 'test/golden'), suite('test/golden-made-up/config', 'test/golden-made-up/cases')];

@@ -36,7 +36,7 @@ export function modelLabel(snapshot: Snapshot, model: string | null): string {
 
 /**
  * What a finished request leaves behind: its count and duration in the metrics, and one access log
- * line (README, "Request ids, traces and the access log") with its ids, route, model, channel,
+ * line (docs/admin-and-metrics.md, "Request ids, traces and the access log") with its ids, route, model, channel,
  * token id (never a key), status and time.
  */
 export function recordRequest(log: Logger, metrics: Metrics, snapshot: Snapshot, r: FinishedRequest): void {

@@ -20,7 +20,7 @@ export function defaultBodyBudget(): number {
 }
 
 /**
- * The bytes of request bodies the process holds at once (README, "Memory admission"). A request
+ * The bytes of request bodies the process holds at once (docs/operating.md, "Memory admission"). A request
  * reserves its body's size before a byte of it is read and gives it back when its answer is done,
  * so a burst of large bodies is refused at the door instead of exhausting the heap and resetting
  * every request in flight.

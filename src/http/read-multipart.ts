@@ -6,7 +6,7 @@ const MAX_FIELDS = 100;
 const NAME = /^([A-Za-z_][A-Za-z0-9_-]{0,63})(?:\[([A-Za-z0-9_-]{0,63})\])?$/;
 
 /**
- * Turns a multipart/form-data body into the object its JSON form would be (README, "Multipart
+ * Turns a multipart/form-data body into the object its JSON form would be (docs/routes-yaml.md, "Multipart
  * bodies"): text fields are strings (a value that is a JSON object, such as `metadata`, is parsed),
  * an uploaded file becomes a `data:<type>;base64,…` string, a repeated name or `name[]` makes an
  * array, and `name[key]` sets a key of an object. The body is already read, within the route's size limit.

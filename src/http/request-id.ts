@@ -3,7 +3,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { TraceContext } from '../upstream/trace-headers.js';
 
 /**
- * The ids of one request (README, "Request ids, traces and the access log"): the request id the
+ * The ids of one request (docs/admin-and-metrics.md, "Request ids, traces and the access log"): the request id the
  * client sees, a reference of our own that no other request shares, and the trace it belongs to.
  */
 export interface RequestIds {

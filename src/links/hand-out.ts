@@ -5,7 +5,7 @@ import type { RequestContext } from '../pipeline/context.js';
 import type { LinkRecord, Store } from '../store/store.js';
 
 /**
- * Links instead of vendor URLs (README, "Links instead of vendor URLs"): the files a synchronous
+ * Links instead of vendor URLs (docs/client-api.md, "Links instead of vendor URLs"): the files a synchronous
  * answer carries, a vendor's URL or a `data:` URI, are replaced by links to the gateway's
  * `link-content` route. What a link stands for is kept in the store under the hash of its secret,
  * so any replica serves it and a copy of the store gives no working link.
@@ -14,7 +14,7 @@ import type { LinkRecord, Store } from '../store/store.js';
 /** What handing out links needs from the process. */
 export interface LinkDeps {
   readonly store: Store;
-  /** How long a link serves; README, GATEWAY_LINK_TTL_MS. */
+  /** How long a link serves; docs/operating.md, GATEWAY_LINK_TTL_MS. */
   readonly linkTtlMs: number;
   /** Makes a link's secret; golden runs make them deterministic. */
   readonly newLinkSecret?: () => string;

@@ -1,5 +1,5 @@
 /**
- * What replicas of one gateway share while they run (README, "Running several replicas"): call
+ * What replicas of one gateway share while they run (docs/deploying.md, "Running several replicas"): call
  * slots under a limit, breaker transitions, token changes, reloads and each replica's config
  * version. `perProcess` shares nothing (one replica, or GATEWAY_REDIS unset); redis-live.ts shares
  * through Redis and falls back to per-process behaviour while Redis is away.

@@ -1,6 +1,6 @@
 import type jsonata from 'jsonata';
 
-/** The error code of an evaluation that spent its budget of steps (README, "Mapping inputs"): a runaway, the expression's fault. */
+/** The error code of an evaluation that spent its budget of steps (docs/channels-yaml.md, "Mapping inputs"): a runaway, the expression's fault. */
 export const STEPS_EXCEEDED = 'G0002';
 /** The error code of an evaluation that built a string longer than the budget allows: a runaway too. */
 export const STRING_EXCEEDED = 'G0003';

@@ -60,7 +60,7 @@ export function substring(str: string | undefined, start: number, length?: numbe
   return b === Infinity ? str.slice(begin) : str.slice(begin, offsetOf(str, b, begin, a));
 }
 
-/** The error code of a value that cannot stand in a vendor path (README, "Mapping functions"): the client's fault when the value is the client's. */
+/** The error code of a value that cannot stand in a vendor path (docs/channels-yaml.md, "Mapping functions"): the client's fault when the value is the client's. */
 export const UNSAFE_PATH_VALUE = 'G0001';
 
 /** Most characters one path segment may have. */

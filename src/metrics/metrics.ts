@@ -19,7 +19,7 @@ function processMetrics(): Registry {
 /**
  * Every metric of one gateway, in its own registry (tests run many gateways in one process).
  * Served at `GET /metrics` in the Prometheus text format, with the process's own metrics
- * (`text()`); README "Metrics" lists them.
+ * (`text()`); docs/admin-and-metrics.md, "Metrics" lists them.
  */
 export class Metrics {
   readonly registry = new Registry();
@@ -123,7 +123,7 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  /** Times the store was found unreachable (README, "When something fails"). */
+  /** Times the store was found unreachable (docs/deploying.md, "When something fails"). */
   readonly storeOutages = new Counter({
     name: 'gateway_store_outages_total',
     help: 'Times the store was found unreachable (each followed by gateway_store_up 0 until it answered again)',

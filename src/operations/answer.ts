@@ -17,7 +17,7 @@ export async function evaluateAnswer(mapping: Mapping, input: unknown): Promise<
   return out;
 }
 
-/** A task as the route's answer mappings see it (README, "Answer mappings"). */
+/** A task as the route's answer mappings see it (docs/routes-yaml.md, "Answer mappings"). */
 export function taskView(ctx: RequestContext, task: TaskRecord): PublicTask {
   return publicTask(ctx.snapshot, ctx.publicBase, task);
 }

@@ -13,7 +13,7 @@ import { abortOnClose, fetchVendorFile, FILE_HEADERS, rangeOf, streamVendorFile 
 const SECRET = /^[A-Za-z0-9_-]{16,128}$/;
 
 /**
- * Serves a link a synchronous answer handed out (README, "Links instead of vendor URLs"): a stored
+ * Serves a link a synchronous answer handed out (docs/client-api.md, "Links instead of vendor URLs"): a stored
  * file from the store, a vendor's URL fetched through the channel that answered and streamed as a
  * task download is (Range passes, redirects are followed here, the vendor's URL and key stay
  * behind). An unknown or expired link, and one whose token was deleted, is `not_found`.

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 
 /**
- * The answer of a route with `stream: sse` (README, "routes.yaml reference"): Server-Sent Events
+ * The answer of a route with `stream: sse` (docs/routes-yaml.md, "routes.yaml reference"): Server-Sent Events
  * as the streaming APIs these routes stand in for send them, and as their official clients read
  * them. The vendors behind such routes answer whole, so the gateway sends the mapped answer as one
  * frame once it is complete: every failure comes before the first byte and is the route's usual

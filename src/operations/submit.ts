@@ -39,7 +39,7 @@ export async function sourceTask(ctx: SubmitContext, next: Next<SubmitContext>, 
 
 /**
  * The `submitTask` stage: a task submission on the chosen channels. The record is written (and the
- * price debited) before the vendor is called; the channels are then tried in turn (README,
+ * price debited) before the vendor is called; the channels are then tried in turn (docs/routing.md,
  * "Retries and fallback": a creation the vendor may have received is never sent again); the first
  * acceptance moves the record to queued or in_progress on that channel, and only then does the
  * client get the id. When no channel accepts, the record is removed and refunded: the client never
@@ -93,7 +93,7 @@ async function submit(ctx: SubmitContext, deps: TaskDeps): Promise<unknown> {
         const { channel, upstreamModel } = choice;
         if (channel.name !== current.channel) {
           // The record names the channel being asked, where a crash now would leave the task to be
-          // looked for (README, "Tasks cut off by a crash").
+          // looked for (docs/deploying.md, "Tasks cut off by a crash").
           current = (await deps.store.updateTask(id, current.version, { channel: channel.name, upstreamModel, updatedAt: now })) ?? current;
         }
         const op = choice.operation;

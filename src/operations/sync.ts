@@ -11,7 +11,7 @@ import { awaitTask } from './awaited.js';
 import type { SyncDeps } from './deps.js';
 
 /**
- * The stages of a synchronous operation after its channels are chosen (README, "Retries and
+ * The stages of a synchronous operation after its channels are chosen (docs/routing.md, "Retries and
  * fallback"): hold the price, call the channels in turn until one answers; the answer's resources
  * and files are then recorded (`recordCreated`, `linkFiles`) before the hold settles.
  */

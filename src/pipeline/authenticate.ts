@@ -11,7 +11,7 @@ import type { RequestContext } from './context.js';
 const MAX_KEY_LENGTH = 512;
 /**
  * How long past its time a cached lookup of a valid key still serves while the store cannot be
- * asked (README, "When something fails"): a request that needs no store (the model list) keeps
+ * asked (docs/deploying.md, "When something fails"): a request that needs no store (the model list) keeps
  * working through an outage of up to this long; every other one fails at its first store call anyway.
  */
 export const STALE_WHILE_AWAY_MS = 10 * 60_000;

@@ -28,7 +28,7 @@ export async function callOperation(
   return { res, mctx: { model: choice.upstreamModel, public_model: model, now, request: body, ...(source ? { source } : {}) } };
 }
 
-/** What an operation's request mapping sees of a public request (README, "Mapping inputs"), the channel and time aside. */
+/** What an operation's request mapping sees of a public request (docs/channels-yaml.md, "Mapping inputs"), the channel and time aside. */
 export function operationInput(
   ctx: Pick<RequestContext, 'params' | 'query'>,
   body: unknown,

@@ -58,7 +58,7 @@ export interface CallOptions {
 }
 
 /**
- * One vendor call of a profile operation: map, sign, dispatch (README, "Mapping inputs"); the
+ * One vendor call of a profile operation: map, sign, dispatch (docs/channels-yaml.md, "Mapping inputs"); the
  * answer is read whole within the operation's size limit. A request that could not be built is
  * thrown through `opts.requestError` (the sync and submit paths turn a mapping that failed on the
  * client's values into `invalid_request`); a transport failure is a GatewayError with

@@ -6,7 +6,7 @@ import { encodeJson } from '../json/to-bytes.js';
 import { encodeMultipart } from '../upstream/multipart-body.js';
 import type { UpstreamRequest } from '../upstream/upstream-request.js';
 
-/** What a task query, batch query or content mapping sees (README, "Mapping inputs"). */
+/** What a task query, batch query or content mapping sees (docs/channels-yaml.md, "Mapping inputs"). */
 export interface TaskMappingInput {
   readonly task?: unknown;
   readonly tasks?: readonly unknown[];
@@ -16,7 +16,7 @@ export interface TaskMappingInput {
   readonly now: string;
 }
 
-/** The input every request mapping sees (documented in the README under "Mapping inputs"). */
+/** The input every request mapping sees (documented in docs/channels-yaml.md under "Mapping inputs"). */
 export interface RequestMappingInput {
   readonly body: unknown;
   readonly params: Readonly<Record<string, string>>;
@@ -81,7 +81,7 @@ const DATA_ERRORS: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * The answer to a request mapping that failed on a client's body (README, "Errors"). The body
+ * The answer to a request mapping that failed on a client's body (docs/client-api.md, "Errors"). The body
  * passed the route's schema, so a mapping that fails on the values it was given met a form this
  * profile cannot translate: that is the client's request to change, `invalid_request` (400) with
  * jsonata's words, not a fault of ours. Any other failure stays `internal_error` (500). Only for
@@ -102,7 +102,7 @@ export function inputFault(err: unknown, what: string): GatewayError | null {
 }
 
 /**
- * A vendor path a mapping built must be well formed whatever values went into it (README, "Mapping
+ * A vendor path a mapping built must be well formed whatever values went into it (docs/channels-yaml.md, "Mapping
  * functions"): every segment after the leading slash passes `unsafeSegment` (no empty segment, no
  * `.` or `..` even once decoded, no slash inside one, no control character). Values should come
  * from `$segment`, which refuses the same; this catches a mapping that joined a value in without it.

@@ -6,7 +6,7 @@ import type { UpstreamResponse } from '../upstream/upstream-request.js';
 import { statedWait } from './stated-wait.js';
 
 /**
- * What the response and error mappings see besides the vendor's answer (README, "Mapping inputs"):
+ * What the response and error mappings see besides the vendor's answer (docs/channels-yaml.md, "Mapping inputs"):
  * a public request's call gives `model`, `public_model`, `request` and a remix's `source`; a look
  * at tasks gives the `task` (or `tasks`) and a result lookup's `update`; every call gives `now`.
  */
@@ -92,7 +92,7 @@ export function retryAfter(res: UpstreamResponse, nowMs: number): number | undef
   return statedWait(res.headers['retry-after'], nowMs);
 }
 
-/** What an error mapping may give (README, channels.yaml reference: `operations.<op>.error`). */
+/** What an error mapping may give (docs/channels-yaml.md: `operations.<op>.error`). */
 interface MappedError {
   code?: unknown;
   message?: unknown;

@@ -31,7 +31,7 @@ async function ownedThenNext<C extends RequestContext>(ctx: C, next: Next<C>, st
 }
 
 /**
- * Resources clients own besides tasks (README, "Authentication, tokens and quota"), checked before
+ * Resources clients own besides tasks (docs/tokens-and-quota.md, "Authentication, tokens and quota"), checked before
  * any vendor call: the one a route reads (`resource.id`) and every one the body references
  * (`references`) must be the caller's. Another token's is refused exactly like an unknown one: a
  * read is `not_found`, a reference `invalid_request`. Returns the channel that holds them, where

@@ -3,7 +3,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 import type { HoldRef, Store, TokenRecord } from '../store/store.js';
 
 /**
- * The price a synchronous request holds on its token's quota while it runs (README, "Quota, prices
+ * The price a synchronous request holds on its token's quota while it runs (docs/tokens-and-quota.md, "Quota, prices
  * and the ledger"), recorded in the store until it ends so that a crash cannot strand it (an
  * expired hold is given back by the sweep, src/quota/hold-sweep.ts). Whichever comes first wins,
  * once: `settle` when the answer is delivered (a synchronous answer reports no seconds, so the hold

@@ -6,7 +6,7 @@ const MARGIN_MS = 5_000;
 
 /**
  * How long a synchronous request can run, so its hold expires only after it can no longer finish
- * (README, "Quota, prices and the ledger"): no new attempt starts after `routing.deadline_ms`
+ * (docs/tokens-and-quota.md, "Quota, prices and the ledger"): no new attempt starts after `routing.deadline_ms`
  * (plus one backoff), and one attempt on a channel takes at most its connect, header and body
  * timeouts, and for an awaiting operation its `await.timeout_ms` and one more look.
  */

@@ -7,7 +7,7 @@ const PAGE = 500;
 export const HOLD_SWEEP_INTERVAL_MS = 60_000;
 
 /**
- * Gives back every hold that expired by `now` (README, "Quota, prices and the ledger"): the debits
+ * Gives back every hold that expired by `now` (docs/tokens-and-quota.md, "Quota, prices and the ledger"): the debits
  * of synchronous requests that can no longer finish, because the process serving them died. Each
  * goes back exactly once (the store's transaction decides), with a `refund` row in the ledger.
  */

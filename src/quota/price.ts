@@ -3,7 +3,7 @@ import type { CompiledPrice, CompiledPrices } from '../config/snapshot.js';
 import type { PerSecondPricing } from '../store/store.js';
 
 /**
- * What a request costs (README, "Quota, prices and the ledger"), from channels.yaml `prices`: the
+ * What a request costs (docs/tokens-and-quota.md, "Quota, prices and the ledger"), from channels.yaml `prices`: the
  * units it holds when it is accepted and, for a per-second price, the terms its settlement follows.
  * Computed once per request from the snapshot, the public model and the body, before any vendor
  * call; the channel that serves it plays no part.

@@ -9,7 +9,7 @@ import type { RoutingState, Skip } from './routing-state.js';
 import type { TokenRecord } from '../store/store.js';
 
 /**
- * How one vendor call ended (README, "Retries and fallback"):
+ * How one vendor call ended (docs/routing.md, "Retries and fallback"):
  * `unsent` never reached the vendor; `rate_limited` a 429 or a rate-limit refusal; `refused` a
  * complete error answer that is the vendor's or the channel's fault (5xx, credentials, overload);
  * `rejected` a complete answer that blames the request (the same request fails anywhere);

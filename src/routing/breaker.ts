@@ -63,7 +63,7 @@ export class Breaker {
   }
 
   /**
-   * Takes the state another replica's breaker of the same channel entered (README, "Running several
+   * Takes the state another replica's breaker of the same channel entered (docs/deploying.md, "Running several
    * replicas"): open until its `retryAt`, or closed by its successful probe. Returns the state
    * entered when this breaker's changed, else null.
    */

@@ -33,7 +33,7 @@ const LOCAL_SLOT: SharedSlot = { release: () => undefined };
 
 /**
  * The process's live view of its channels and groups: calls in flight (saturation) and circuit
- * breakers. With `shared` (Redis, README "Running several replicas") the limits hold across
+ * breakers. With `shared` (Redis, docs/deploying.md, "Running several replicas") the limits hold across
  * replicas and breakers follow each other's transitions; without it, or while Redis is away,
  * each replica applies them on its own.
  */

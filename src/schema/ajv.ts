@@ -34,7 +34,7 @@ export function createAjv(options: { allErrors: boolean; verbose?: boolean }): A
   ajv.addFormat('base64', { type: 'string', validate: isBase64 });
   // Editors' hints in schema files; harmless to validation.
   ajv.addKeyword('x-note');
-  // Section 8's image bounds as data, in any schema the config gives (README, "Families, modes and limits").
+  // Section 8's image bounds as data, in any schema the config gives (docs/routes-yaml.md, "Families, modes and limits").
   addImageKeyword(ajv);
   // Section 8's byte sizes of other media (a reference video), counted decoded.
   addMediaKeyword(ajv);

@@ -9,7 +9,7 @@ import { parseSize, sizeWords as bytes } from './sizes.js';
  * ratio, byte size and format, read from its header (image-header.ts), so a route's schema or a
  * family's limits can say docs/spec/interface.md section 8's "at least 128*128, within 1:4 to 4:1" as data.
  * It looks at strings only; an http(s) URL passes unread, since the gateway never fetches a URL a
- * client names (README, "Families, modes and limits").
+ * client names (docs/routes-yaml.md, "Families, modes and limits").
  */
 
 /** The keyword's name in a schema. */

@@ -2,7 +2,7 @@
  * The shape of an upstream auth scheme (a profile's `auth` block in channels.yaml). One file per
  * scheme owns everything about it: the JSON Schema of its block, the compile step that turns a
  * valid block into what signing needs, and the signing itself. registry.ts lists them; adding a
- * scheme is one new file and one line there (README, "Upstream auth schemes").
+ * scheme is one new file and one line there (docs/channels-yaml.md, "Upstream auth schemes").
  */
 
 /** What a signer may touch of a request: it only adds headers or query parameters. */

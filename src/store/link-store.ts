@@ -1,5 +1,5 @@
 /**
- * A link a synchronous answer handed out instead of a vendor's URL (README, "Links instead of
+ * A link a synchronous answer handed out instead of a vendor's URL (docs/client-api.md, "Links instead of
  * vendor URLs"): the vendor URL it stands for, or the file itself (a raw answer kept as a stored
  * result). Found by the hash of the link's secret, served until `expiresAt`.
  */

@@ -1,6 +1,6 @@
 /**
  * The money rules every store driver applies inside its transactions, so two drivers can never
- * disagree on what a settlement charges (README, "When the quota moves").
+ * disagree on what a settlement charges (docs/tokens-and-quota.md, "When the quota moves").
  */
 
 /**

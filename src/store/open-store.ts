@@ -11,7 +11,7 @@ export function isSharedStore(url: string): boolean {
 
 /**
  * Opens the store a URL names; the one way every command, test and benchmark opens one
- * (README, "Settings and commands", GATEWAY_DB): a file path, a `file:` URL or `:memory:` is the
+ * (docs/operating.md, "Settings and commands", GATEWAY_DB): a file path, a `file:` URL or `:memory:` is the
  * embedded SQLite store; `postgres://` (or `postgresql://`) is PostgreSQL, shared by replicas,
  * its schema brought up to date before this resolves (`timeouts` bound every wait on it). Another
  * scheme is refused by name.

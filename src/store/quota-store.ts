@@ -1,7 +1,7 @@
 /** A movement of a token's `used`: `debit` adds, `refund` and `settle` (what settlement gives back) take away. */
 export type LedgerKind = 'debit' | 'refund' | 'settle';
 
-/** One row of the usage ledger (README, "Quota, prices and the ledger"). */
+/** One row of the usage ledger (docs/tokens-and-quota.md, "Quota, prices and the ledger"). */
 export interface LedgerEntry {
   /** Increasing; pages of the ledger are read after an id. */
   readonly id: number;
@@ -24,7 +24,7 @@ export interface LedgerRef {
 }
 
 /**
- * A synchronous request's hold (README, "Quota, prices and the ledger"): its debit, recorded until
+ * A synchronous request's hold (docs/tokens-and-quota.md, "Quota, prices and the ledger"): its debit, recorded until
  * the request settles (the debit stands) or fails (it goes back). A hold still recorded after
  * `expiresAt` belongs to a request that can no longer finish (its process died) and is given back.
  */

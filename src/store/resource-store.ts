@@ -1,5 +1,5 @@
 /**
- * A resource a client created besides tasks (an asset; README, "Authentication, tokens and
+ * A resource a client created besides tasks (an asset; docs/tokens-and-quota.md, "Authentication, tokens and
  * quota"): whose it is and which channel holds it. Another token's resource is answered as unknown.
  */
 export interface ResourceRecord {

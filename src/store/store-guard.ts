@@ -22,7 +22,7 @@ interface Call {
 }
 
 /**
- * A shared store behind a watch on its reachability (README, "When something fails"). Any call
+ * A shared store behind a watch on its reachability (docs/deploying.md, "When something fails"). Any call
  * failing with `store_unavailable`, or one left unanswered for SLOW_CALL_MS, makes the store
  * pinged on a connection of its own; a failed ping marks it away. While away, every call is
  * refused at once with `store_unavailable` (no request waits on a store known to be gone, and no

@@ -1,6 +1,6 @@
 /**
  * The store interface: everything the gateway keeps across restarts. One contract test suite
- * (test/store-contract.ts) is run against every driver, so drivers are interchangeable.
+ * (test/store/store-contract.ts) is run against every driver, so drivers are interchangeable.
  *
  * The store is made of parts, as its drivers are (src/store/sqlite/, src/store/postgres/), each
  * declared with its records in a file of its own; this file joins them and is where every
@@ -49,7 +49,7 @@ export interface Store extends TokenStore, QuotaStore, TaskStore, OwnTaskStore, 
   onLedger(listener: (entry: LedgerEntry) => void): () => void;
   /** Resolves when the store answers a trivial query; rejects when it cannot. */
   ping(): Promise<void>;
-  /** Whether the store answers now, and when that changes (README, "When something fails"). */
+  /** Whether the store answers now, and when that changes (docs/deploying.md, "When something fails"). */
   readonly availability: StoreAvailability;
   close(): Promise<void>;
 }

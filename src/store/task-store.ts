@@ -1,6 +1,6 @@
 /**
  * Where a task is. `submitting`: the record exists and the quota is debited, the vendor has not
- * confirmed yet; the client has no id. The other four are the public states (README, "Tasks").
+ * confirmed yet; the client has no id. The other four are the public states (docs/client-api.md, "Tasks").
  */
 export type TaskStatus = 'submitting' | 'queued' | 'in_progress' | 'completed' | 'failed';
 
@@ -202,7 +202,7 @@ export interface TaskStore {
    */
   countUnfinishedTasks(): Promise<Record<UnfinishedStatus, number>>;
   /**
-   * Leases, so each unfinished task is followed by one replica at a time (README, "Running several
+   * Leases, so each unfinished task is followed by one replica at a time (docs/deploying.md, "Running several
    * replicas"): takes up to `limit` unfinished tasks whose lease is free or ran out (at or before
    * `now`), oldest id first, leases them to `owner` until `until`, and returns them. Two calls never
    * take the same task. A lease is not a change of the task: its version stays.

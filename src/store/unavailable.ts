@@ -1,7 +1,7 @@
 import { GatewayError } from '../errors/gateway-error.js';
 
 /**
- * The bounds on waiting for the store (README, "When something fails"; GATEWAY_DB_CONNECT_TIMEOUT_MS,
+ * The bounds on waiting for the store (docs/deploying.md, "When something fails"; GATEWAY_DB_CONNECT_TIMEOUT_MS,
  * GATEWAY_DB_STATEMENT_TIMEOUT_MS, GATEWAY_DB_IDLE_TX_TIMEOUT_MS). Only the shared store, over a
  * network, uses them; the embedded one cannot go away.
  */

@@ -7,7 +7,7 @@ export interface UsageQuery {
 }
 
 /**
- * The ledger rows of one UTC day, one token and one model, summed by kind (README, "Usage"). Each
+ * The ledger rows of one UTC day, one token and one model, summed by kind (docs/console.md, "Usage"). Each
  * row counts on the day of its own `at`: a refund the day after its debit counts the day after.
  */
 export interface UsageGroup {

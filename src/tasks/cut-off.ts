@@ -11,7 +11,7 @@ const MARGIN_MS = 5_000;
 const UNKNOWN_CHANNEL_MS = 10 * 60_000;
 
 /**
- * When a `submitting` record can no longer be a submission under way (README, "Tasks cut off by a
+ * When a `submitting` record can no longer be a submission under way (docs/deploying.md, "Tasks cut off by a
  * crash"): no attempt starts after `routing.deadline_ms` (plus one backoff), and the record names
  * the channel of the latest attempt, whose call takes at most its connect, header and body
  * timeouts. A replica that is still submitting also keeps the task's lease, so no other looks.

@@ -1,5 +1,5 @@
 /**
- * The poller's memory of looks that gave no news about a task, in two runs per task (README, "The
+ * The poller's memory of looks that gave no news about a task, in two runs per task (docs/client-api.md, "The
  * poller"). Memory only: a restart starts both again, which can only make the gateway wait longer.
  *
  * - A `lost` run: the vendor's own "no such task" answers, since the first of an unbroken run. Any

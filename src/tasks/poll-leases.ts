@@ -14,7 +14,7 @@ const RESUME_PAGE = 1000;
 const CLAIM_PAGE = 500;
 
 /**
- * This replica's leases on the tasks it follows (README, "Running several replicas"): claimed at
+ * This replica's leases on the tasks it follows (docs/deploying.md, "Running several replicas"): claimed at
  * start and from replicas that died, renewed in rounds, given back when it stops.
  */
 export class PollLeases {
@@ -46,7 +46,7 @@ export class PollLeases {
     this.#leaseTimer = setInterval(
       () =>
         void this.#leaseRound().catch((err: unknown) =>
-          // The store being away is logged once, where it is found (README, "When something fails").
+          // The store being away is logged once, where it is found (docs/deploying.md, "When something fails").
           this.#ctx.deps.log[isStoreUnavailable(err) ? 'debug' : 'warn']({ err }, 'lease round failed; trying again'),
         ),
       this.#lease.ms / 3,

@@ -35,7 +35,7 @@ export interface PollerDeps {
 }
 
 /**
- * Leases (README, "Running several replicas"): each unfinished task is followed by the replica
+ * Leases (docs/deploying.md, "Running several replicas"): each unfinished task is followed by the replica
  * that holds its lease in the store; holders renew every third of `ms`, and a replica that dies
  * lets its leases run out, so the others claim its tasks within `ms`.
  */

@@ -2,7 +2,7 @@ import type { Snapshot, TaskContentRoute } from '../config/snapshot.js';
 import type { TaskRecord, TaskStatus } from '../store/store.js';
 
 /**
- * A task as answer mappings see it (README, "Answer mappings"): public fields only. The vendor's
+ * A task as answer mappings see it (docs/routes-yaml.md, "Answer mappings"): public fields only. The vendor's
  * id and result URLs are never here; each result has the gateway's own download URL instead.
  */
 export interface PublicTask {

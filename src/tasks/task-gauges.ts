@@ -8,7 +8,7 @@ import type { Poller } from './poller.js';
 export const TASK_COUNT_TTL_MS = 5_000;
 
 /**
- * The task gauges (README, "Operating: admin routes and metrics"): `gateway_tasks{status}`, the
+ * The task gauges (docs/operating.md, "Operating: admin routes and metrics"): `gateway_tasks{status}`, the
  * unfinished tasks of the store by status, counted at most every TASK_COUNT_TTL_MS (one count at
  * a time; a failed count keeps the last figures and is logged), the same on every replica of one
  * store; and `gateway_tasks_followed`, the tasks this replica's poller follows now.

@@ -5,7 +5,7 @@ import type { Store, TaskError, TaskPatch, TaskRecord, TaskResult, TaskStatus } 
 import { TERMINAL_STATUSES } from '../store/store.js';
 
 /**
- * What a profile's submit or query mapping says about a task (README, "Task updates"), checked
+ * What a profile's submit or query mapping says about a task (docs/channels-yaml.md, "Task updates"), checked
  * and normalised. A status outside the four public ones is kept as the vendor's word only: the
  * task stays pending until a known status or the deadline.
  */
@@ -16,7 +16,7 @@ export interface TaskUpdate {
   /**
    * The mapping said `status: "lost"`: the vendor's own word that it does not know the task. It is
    * evidence, not a state (status is then null): only the poller turns it into a failure, once it
-   * has kept coming for the channel's `polling.lost_after_ms` (README, "The poller").
+   * has kept coming for the channel's `polling.lost_after_ms` (docs/client-api.md, "The poller").
    */
   readonly lost: boolean;
   readonly vendorStatus: string | null;
@@ -146,6 +146,6 @@ export async function applyUpdate(store: Store, task: TaskRecord, update: TaskUp
  */
 export function refusalIn2xx(update: TaskUpdate | null): GatewayError | null {
   const e = update?.error;
-  // An explicit answer: the vendor said no, so another channel may be asked (README, "Retries and fallback").
+  // An explicit answer: the vendor said no, so another channel may be asked (docs/routing.md, "Retries and fallback").
   return e && isErrorCode(e.code) ? new GatewayError(e.code, e.message, { upstream: { phase: 'answered', status: 200 } }) : null;
 }

@@ -102,7 +102,7 @@ export class TaskVerdicts {
   }
 
   /**
-   * A record still `submitting` (README, "Tasks cut off by a crash"): left alone until its
+   * A record still `submitting` (docs/deploying.md, "Tasks cut off by a crash"): left alone until its
    * submission can no longer be under way; then adopted when the profile can find the vendor's
    * task by the reference we sent, else failed and refunded once (its lookup failing, it is asked
    * again until the task's deadline).

@@ -22,7 +22,7 @@ export type QueryOutcome<T> =
 /** What a vendor query reads of a task: a stored record, or the task a synchronous call awaits. */
 export type VendorTask = Pick<TaskRecord, 'id' | 'upstreamId' | 'context' | 'upstreamModel' | 'model' | 'createdAt' | 'kind'>;
 
-/** A task as query, batch and content mappings see it (README, "Mapping inputs"). */
+/** A task as query, batch and content mappings see it (docs/channels-yaml.md, "Mapping inputs"). */
 export function vendorView(task: VendorTask) {
   return {
     id: task.id,
@@ -99,7 +99,7 @@ async function failureOf(
  * but names its files elsewhere (a file id to resolve into a download URL). The result operation
  * sees the task and the query's update, and its answer (results, seconds, size, or a failure)
  * overrides the update's. Without a result operation, or for a task not completed, the update stands.
- * `ids`: the public request the lookup is made for, if any (README, "Request ids, traces and the access log").
+ * `ids`: the public request the lookup is made for, if any (docs/admin-and-metrics.md, "Request ids, traces and the access log").
  */
 export async function resolveResults(
   protocol: CompiledTaskProtocol,

@@ -16,7 +16,7 @@ export interface TraceContext {
   readonly state: string | null;
 }
 
-/** What a vendor call says about the public request it serves (README, "Request ids, traces and the access log"). */
+/** What a vendor call says about the public request it serves (docs/admin-and-metrics.md, "Request ids, traces and the access log"). */
 export interface CallerIds {
   /** The request id the client sees in `x-request-id`. */
   readonly requestId: string;

@@ -1,5 +1,5 @@
 /**
- * `npm run fuzz`: bounded hostile traffic to every route of a real gateway process (README,
+ * `npm run fuzz`: bounded hostile traffic to every route of a real gateway process (docs/testing.md,
  * "Fuzzing"). Prints what was sent and found by category; exits 1 when anything was found.
  *
  * Usage: npm run fuzz [-- --quick | --long] [--requests N] [--seconds S] [--seed N] [--concurrency N]

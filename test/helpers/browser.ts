@@ -10,7 +10,7 @@ import { PROJECT_ROOT } from '../../src/config/paths.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 
-/** Where the console tests write a screenshot of each page (not committed; README's are in docs/console/). */
+/** Where the console tests write a screenshot of each page (not committed; the documented ones are in docs/console/). */
 export const SCREENSHOTS = join(PROJECT_ROOT, 'test-output', 'console');
 
 /** Why the browser tests cannot run here, or null when they can. Throws under CI=true. */

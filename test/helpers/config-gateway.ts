@@ -6,8 +6,6 @@
  *   after(() => g.close());
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfigOrThrow } from '../../src/config/load.js';
@@ -61,9 +59,4 @@ export function busyWait(ms: number): void {
   while (Date.now() < until) {
     // spin
   }
-}
-
-/** Starts `server` on a free port of 127.0.0.1; resolves to its base URL. */
-export function listenLocal(server: Server): Promise<string> {
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
 }

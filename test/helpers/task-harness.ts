@@ -8,6 +8,7 @@
  *   const sub = await h.post('/v1/video/generations', { model: 'epsilon-video-3', prompt: 'x' });
  *   const done = await h.waitFor(sub.json.id, (t) => t.status === 'completed');
  */
+import assert from 'node:assert/strict';
 import type { Logger } from 'pino';
 import { loadConfigOrThrow } from '../../src/config/load.js';
 import { PROJECT_ROOT } from '../../src/config/paths.js';
@@ -16,6 +17,7 @@ import { createGateway, type Gateway } from '../../src/gateway.js';
 import { silentLogger } from '../../src/log.js';
 import type { Simulator } from '../../src/sim/http.js';
 import { SIMULATORS } from '../../src/sim/registry.js';
+import type { SimTask } from '../../src/sim/task-book.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store, TaskRecord } from '../../src/store/store.js';
 import { generateKey, hashKey } from '../../src/tokens/keys.js';
@@ -61,6 +63,11 @@ export interface TaskHarness {
   /** The stored record of one of our task ids. */
   record(id: string): Promise<TaskRecord | null>;
   /**
+   * One of our tasks as the simulator of `profile` keeps it (the body it was sent, its polls),
+   * with our record; fails the test when either side does not know it.
+   */
+  vendorTask(id: string, profile: string): Promise<{ rec: TaskRecord; sim: SimTask; body: Record<string, unknown> }>;
+  /**
    * Queries a task until `done` holds (bounded: 200 tries, 25 ms apart): through GET /v1/videos/{id}
    * unless `path` says another route, with the harness key unless `key` names another.
    */
@@ -87,7 +94,7 @@ export async function startTaskHarness(opts: TaskHarnessOptions = {}): Promise<T
       overrideChannel: (c) => {
         const sim = sims[c.profile];
         // The e2e tests inject vendor failures back to back to check how each maps; a breaker
-        // (test/routing.test.ts) would take the channel out halfway.
+        // (test/gateway/routing.test.ts) would take the channel out halfway.
         return sim ? { base_url: sim.url, secrets: { ...sim.secrets }, polling, breaker: { enabled: false } } : null;
       },
     });
@@ -125,6 +132,13 @@ export async function startTaskHarness(opts: TaskHarnessOptions = {}): Promise<T
       post: (path, body, headers) => postJson(url, path, body, auth(headers)),
       get,
       record: (id) => store.getTask(id),
+      async vendorTask(id, profile) {
+        const rec = await store.getTask(id);
+        assert.ok(rec?.upstreamId, `the record of ${id} carries the vendor id`);
+        const sim = sims[profile]?.tasks?.get(rec.upstreamId);
+        assert.ok(sim, `the ${profile} simulator knows the task ${rec.upstreamId}`);
+        return { rec, sim, body: sim.body as Record<string, unknown> };
+      },
       async waitFor(id, done, { path = (x: string) => `/v1/videos/${x}`, key: other }: { path?: (id: string) => string; key?: string } = {}) {
         let last: unknown;
         for (let i = 0; i < 200; i++) {

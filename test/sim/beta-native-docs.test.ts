@@ -8,19 +8,13 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Simulator } from '../../src/sim/http.js';
 import { startBetaSimulator } from '../../src/sim/beta-native.js';
+import { simClient } from '../helpers/sim-client.js';
 
 const IMG = 'https://example.com/a.png';
 
 describe('beta-native simulator: reference2video as the vendor documents it', () => {
   let sim: Simulator;
-  const submit = async (body: unknown) => {
-    const res = await fetch(`${sim.url}/ent/v2/reference2video`, {
-      method: 'POST',
-      headers: { authorization: `Token ${sim.secrets.key}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as Record<string, any> };
-  };
+  const submit = (body: unknown) => simClient(sim, { authorization: `Token ${sim.secrets.key}` }).post('/ent/v2/reference2video', body);
   before(async () => {
     sim = await startBetaSimulator({ finishMs: 60_000 });
   });

@@ -8,31 +8,16 @@ import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Simulator } from '../../src/sim/http.js';
 import { startBetaSimulator } from '../../src/sim/beta-native.js';
-
-interface Answer {
-  status: number;
-  headers: Headers;
-  body: Record<string, any>;
-}
+import { simClient } from '../helpers/sim-client.js';
 
 const IMG = 'https://example.com/a.png';
 const DATA_IMG = 'data:image/webp;base64,UklGRgAAAABXRUJQ';
 
 function client(sim: Simulator) {
-  const auth = { authorization: `Token ${sim.secrets.key}` };
+  const c = simClient(sim, { authorization: `Token ${sim.secrets.key}` });
   return {
-    async submit(kind: string, body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
-      const res = await fetch(`${sim.url}/ent/v2/${kind}`, {
-        method: 'POST',
-        headers: { ...auth, 'content-type': 'application/json', ...headers },
-        body: typeof body === 'string' ? body : JSON.stringify(body),
-      });
-      return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, any> };
-    },
-    async query(id: string, headers: Record<string, string> = {}, search = ''): Promise<Answer> {
-      const res = await fetch(`${sim.url}/ent/v2/tasks/${id}/creations${search}`, { headers: { ...auth, ...headers } });
-      return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, any> };
-    },
+    submit: (kind: string, body: unknown, headers?: Record<string, string>) => c.post(`/ent/v2/${kind}`, body, headers),
+    query: (id: string, headers?: Record<string, string>, search = '') => c.get(`/ent/v2/tasks/${id}/creations${search}`, headers),
   };
 }
 

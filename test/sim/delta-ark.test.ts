@@ -10,38 +10,14 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { startDeltaArkSimulator } from '../../src/sim/delta-ark.js';
 import type { Simulator } from '../../src/sim/http.js';
 import { pngSize } from '../../src/sim/png.js';
+import { type Answer, simClient } from '../helpers/sim-client.js';
 
 const IMAGES = '/api/v3/images/generations';
 const TASKS = '/api/v3/contents/generations/tasks';
 const ASSETS = '/api/v3/assets';
 const PNG_URI = 'data:image/png;base64,iVBORw0KGgo=';
 
-interface Answer {
-  status: number;
-  headers: Headers;
-  body: Record<string, any>;
-}
-
-function client(sim: Simulator) {
-  const auth = { authorization: `Bearer ${sim.secrets.key}` };
-  const answer = async (res: Response): Promise<Answer> => ({ status: res.status, headers: res.headers, body: (await res.json()) as Record<string, any> });
-  return {
-    async post(path: string, body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
-      const init = {
-        method: 'POST',
-        headers: { ...auth, 'content-type': 'application/json', ...headers },
-        body: typeof body === 'string' ? body : JSON.stringify(body),
-      };
-      return answer(await fetch(sim.url + path, init));
-    },
-    async get(path: string, headers: Record<string, string> = {}): Promise<Answer> {
-      return answer(await fetch(sim.url + path, { headers: { ...auth, ...headers } }));
-    },
-    async del(path: string): Promise<Answer> {
-      return answer(await fetch(sim.url + path, { method: 'DELETE', headers: auth }));
-    },
-  };
-}
+const client = (sim: Simulator) => simClient(sim, { authorization: `Bearer ${sim.secrets.key}` });
 
 const text = (t: string) => ({ type: 'text', text: t });
 const image = (url: string, role?: string) => ({ type: 'image_url', image_url: { url }, ...(role ? { role } : {}) });

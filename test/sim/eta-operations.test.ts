@@ -8,37 +8,18 @@ import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Simulator } from '../../src/sim/http.js';
 import { FILTER_REASON, RESPONSE_TYPE, startEtaOperationsSimulator } from '../../src/sim/eta-operations.js';
-
-interface Answer {
-  status: number;
-  headers: Headers;
-  body: Record<string, any>;
-}
+import { type Answer, answerOf, simClient } from '../helpers/sim-client.js';
 
 const PNG = { bytesBase64Encoded: 'iVBORw0KGgo=', mimeType: 'image/png' };
 const ref = (image: unknown = PNG) => ({ image, referenceType: 'ASSET' });
 
-async function answer(res: Response): Promise<Answer> {
-  return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, any> };
-}
-
 function client(sim: Simulator) {
-  const auth = { 'x-goog-api-key': sim.secrets.key! };
+  const c = simClient(sim, { 'x-goog-api-key': sim.secrets.key! });
   return {
-    async submit(body: unknown, opts: { model?: string; headers?: Record<string, string>; search?: string } = {}): Promise<Answer> {
-      const res = await fetch(`${sim.url}/v1beta/models/${opts.model ?? 'eta_3_1'}:predictLongRunning${opts.search ?? ''}`, {
-        method: 'POST',
-        headers: { ...auth, 'content-type': 'application/json', ...opts.headers },
-        body: typeof body === 'string' ? body : JSON.stringify(body),
-      });
-      return answer(res);
-    },
-    async poll(name: string, headers: Record<string, string> = {}, search = ''): Promise<Answer> {
-      return answer(await fetch(`${sim.url}/v1beta/${name}${search}`, { headers: { ...auth, ...headers } }));
-    },
-    download(uri: string, headers: Record<string, string> = {}): Promise<Response> {
-      return fetch(uri, { headers: { ...auth, ...headers } });
-    },
+    submit: (body: unknown, opts: { model?: string; headers?: Record<string, string>; search?: string } = {}) =>
+      c.post(`/v1beta/models/${opts.model ?? 'eta_3_1'}:predictLongRunning${opts.search ?? ''}`, body, opts.headers),
+    poll: (name: string, headers?: Record<string, string>, search = '') => c.get(`/v1beta/${name}${search}`, headers),
+    download: (uri: string, headers?: Record<string, string>) => c.fetch(uri, { headers }),
   };
 }
 
@@ -110,17 +91,17 @@ describe('eta-operations simulator (fake clock)', () => {
     const name = (await c.submit(video('x'))).body.name as string;
     const id = name.split('/').pop()!;
     const uri = `${sim.url}/v1beta/files/${id}:download?alt=media`;
-    const early = await answer(await c.download(uri));
+    const early = await answerOf(await c.download(uri));
     assert.equal(early.status, 404, 'not done yet');
     assert.equal(early.body.error.status, 'NOT_FOUND');
     now += 3000;
-    const anonymous = await answer(await fetch(uri));
+    const anonymous = await answerOf(await fetch(uri));
     assert.equal(anonymous.status, 403);
     assert.equal(anonymous.body.error.status, 'PERMISSION_DENIED');
-    const wrong = await answer(await fetch(uri, { headers: { 'x-goog-api-key': 'wrong' } }));
+    const wrong = await answerOf(await fetch(uri, { headers: { 'x-goog-api-key': 'wrong' } }));
     assert.equal(wrong.status, 400);
     assert.equal(wrong.body.error.status, 'INVALID_ARGUMENT');
-    const noAlt = await answer(await c.download(uri.replace('?alt=media', '')));
+    const noAlt = await answerOf(await c.download(uri.replace('?alt=media', '')));
     assert.equal(noAlt.status, 400);
     assert.match(noAlt.body.error.message, /alt=media/);
     assert.equal((await c.download(uri)).status, 200);
@@ -162,7 +143,7 @@ describe('eta-operations simulator (fake clock)', () => {
     assert.equal(miss.body.error.status, 'NOT_FOUND');
     const name = (await c.submit(video('x'))).body.name as string;
     assert.equal((await c.poll(name.replace('eta_3_1', 'eta_3_1-fast'))).status, 404);
-    const path = await answer(await fetch(`${sim.url}/v1beta/models/eta_3_1:generateContent`, { method: 'POST' }));
+    const path = await answerOf(await fetch(`${sim.url}/v1beta/models/eta_3_1:generateContent`, { method: 'POST' }));
     assert.equal(path.status, 404);
     assert.equal(path.body.error.code, 404);
   });
@@ -201,7 +182,7 @@ describe('eta-operations simulator (real time)', () => {
     assert.equal(wrong.body.error.status, 'INVALID_ARGUMENT');
     assert.match(wrong.body.error.message, /API key not valid/);
     assert.equal(wrong.body.error.details[0].reason, 'API_KEY_INVALID');
-    const pollNone = await answer(await fetch(`${sim.url}/v1beta/models/eta_3_1/operations/x`));
+    const pollNone = await answerOf(await fetch(`${sim.url}/v1beta/models/eta_3_1/operations/x`));
     assert.equal(pollNone.status, 403);
     const byQuery = await fetch(`${sim.url}/v1beta/models/eta_3_1:predictLongRunning?key=${sim.secrets.key}`, {
       method: 'POST',
@@ -310,7 +291,7 @@ describe('eta-operations simulator (real time)', () => {
     const name = (await c.submit(video('x [sim:finish=0]'))).body.name as string;
     const uri = (await c.poll(name)).body.response.generateVideoResponse.generatedSamples[0].video.uri as string;
     const expected = sim.result!(name)!;
-    const r503 = await answer(await c.download(uri, { 'x-sim-fault': '503' }));
+    const r503 = await answerOf(await c.download(uri, { 'x-sim-fault': '503' }));
     assert.equal(r503.status, 503);
     assert.equal(r503.body.error.status, 'UNAVAILABLE');
     assert.equal((await c.download(`${uri}&sim_fault=500`)).status, 500);

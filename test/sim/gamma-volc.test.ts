@@ -12,16 +12,11 @@ import { startGammaVolcSimulator } from '../../src/sim/gamma-volc.js';
 import { pngSize } from '../../src/sim/png.js';
 import { signHmacV4 } from '../../src/signers/hmac-v4.js';
 import type { UpstreamRequest } from '../../src/upstream/upstream-request.js';
+import { type Answer, answerOf } from '../helpers/sim-client.js';
 
 const SUBMIT = 'CVSync2AsyncSubmitTask';
 const QUERY = 'CVSync2AsyncGetResult';
 const IMG = 'https://img.example/a.png';
-
-interface Answer {
-  status: number;
-  headers: Headers;
-  body: Record<string, any>;
-}
 
 interface CallOptions {
   path?: string;
@@ -47,8 +42,7 @@ function client(sim: Simulator, clock: () => number = Date.now) {
     const keys = { accessKey: sim.secrets.access_key!, secretKey: o.secretKey ?? sim.secrets.secret_key! };
     signHmacV4(req, { ...keys, region: 'cn-north-1', service: 'cv', dateHeader: 'x-date', hashHeader: 'x-content-sha256', nowMs: o.signAt ?? clock() });
     const url = `${sim.url}${req.path}?${new URLSearchParams(req.query).toString()}${o.extra ?? ''}`;
-    const res = await fetch(url, { method: 'POST', headers: req.headers, body: o.tamper ?? req.body });
-    return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, any> };
+    return answerOf(await fetch(url, { method: 'POST', headers: req.headers, body: o.tamper ?? req.body }));
   }
   return {
     call,

@@ -8,27 +8,14 @@ import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Simulator } from '../../src/sim/http.js';
 import { startIotaSimulator } from '../../src/sim/iota-native.js';
-
-interface Answer {
-  status: number;
-  headers: Headers;
-  body: Record<string, any>;
-}
+import { simClient } from '../helpers/sim-client.js';
 
 function client(sim: Simulator) {
-  const auth = { authorization: `Bearer ${sim.secrets.key}` };
-  async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> {
-    const res = await fetch(sim.url + path, {
-      method,
-      headers: { ...auth, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-    });
-    return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, any> };
-  }
+  const c = simClient(sim, { authorization: `Bearer ${sim.secrets.key}` });
   return {
-    submit: (action: 'music' | 'lyrics', body: unknown, headers?: Record<string, string>) => call('POST', `/submit/${action}`, body, headers),
-    fetchOne: (id: string, headers?: Record<string, string>, search = '') => call('GET', `/fetch/${id}${search}`, undefined, headers),
-    fetchMany: (ids: unknown, headers?: Record<string, string>) => call('POST', '/fetch', { ids }, headers),
+    submit: (action: 'music' | 'lyrics', body: unknown, headers?: Record<string, string>) => c.post(`/submit/${action}`, body, headers),
+    fetchOne: (id: string, headers?: Record<string, string>, search = '') => c.get(`/fetch/${id}${search}`, headers),
+    fetchMany: (ids: unknown, headers?: Record<string, string>) => c.post('/fetch', { ids }, headers),
   };
 }
 

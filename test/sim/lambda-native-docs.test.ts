@@ -10,22 +10,19 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import type { Simulator } from '../../src/sim/http.js';
 import { startLambdaSimulator } from '../../src/sim/lambda-native.js';
+import { simClient } from '../helpers/sim-client.js';
 
 const b64url = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
 
 describe("lambda-native simulator: the fields of the vendor's documents", () => {
   let sim: Simulator;
-  const submit = async (kind: string, body: unknown) => {
+  /** A JWT signed now, as the gateway signs it. */
+  const bearer = () => {
     const now = Math.floor(Date.now() / 1000);
     const signing = `${b64url({ alg: 'HS256', typ: 'JWT' })}.${b64url({ iss: sim.secrets.access_key, exp: now + 1800, nbf: now - 5 })}`;
-    const token = `${signing}.${createHmac('sha256', sim.secrets.secret_key!).update(signing).digest('base64url')}`;
-    const res = await fetch(`${sim.url}/v1/videos/${kind}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as Record<string, any> };
+    return { authorization: `Bearer ${signing}.${createHmac('sha256', sim.secrets.secret_key!).update(signing).digest('base64url')}` };
   };
+  const submit = (kind: string, body: unknown) => simClient(sim, bearer).post(`/v1/videos/${kind}`, body);
   before(async () => {
     sim = await startLambdaSimulator({ finishMs: 60_000 });
   });

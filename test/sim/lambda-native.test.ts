@@ -9,12 +9,7 @@ import { createHmac } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Simulator } from '../../src/sim/http.js';
 import { startLambdaSimulator, verifyHs256Jwt } from '../../src/sim/lambda-native.js';
-
-interface Answer {
-  status: number;
-  headers: Headers;
-  body: Record<string, any>;
-}
+import { simClient } from '../helpers/sim-client.js';
 
 const b64url = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
 
@@ -24,24 +19,15 @@ function jwt(claims: Record<string, unknown>, secret: string, header: Record<str
   return `${signing}.${createHmac('sha256', secret).update(signing).digest('base64url')}`;
 }
 
+/** A fresh JWT on every request, signed at `nowMs()`. */
 function client(sim: Simulator, nowMs: () => number) {
-  const token = () => {
+  const c = simClient(sim, () => {
     const now = Math.floor(nowMs() / 1000);
-    return jwt({ iss: sim.secrets.access_key, exp: now + 1800, nbf: now - 5 }, sim.secrets.secret_key!);
-  };
+    return { authorization: `Bearer ${jwt({ iss: sim.secrets.access_key, exp: now + 1800, nbf: now - 5 }, sim.secrets.secret_key!)}` };
+  });
   return {
-    async submit(kind: string, body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
-      const res = await fetch(`${sim.url}/v1/videos/${kind}`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token()}`, 'content-type': 'application/json', ...headers },
-        body: typeof body === 'string' ? body : JSON.stringify(body),
-      });
-      return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, any> };
-    },
-    async query(kind: string, id: string, headers: Record<string, string> = {}, search = ''): Promise<Answer> {
-      const res = await fetch(`${sim.url}/v1/videos/${kind}/${id}${search}`, { headers: { authorization: `Bearer ${token()}`, ...headers } });
-      return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, any> };
-    },
+    submit: (kind: string, body: unknown, headers?: Record<string, string>) => c.post(`/v1/videos/${kind}`, body, headers),
+    query: (kind: string, id: string, headers?: Record<string, string>, search = '') => c.get(`/v1/videos/${kind}/${id}${search}`, headers),
   };
 }
 

@@ -9,24 +9,16 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Simulator } from '../../src/sim/http.js';
 import { startMuSimulator } from '../../src/sim/mu-dashscope.js';
+import { simClient } from '../helpers/sim-client.js';
 
 const SUBMIT = '/api/v1/services/aigc/video-generation/video-synthesis';
 const T2V_SIZES = ['1280*720', '720*1280', '960*960', '1088*832', '832*1088', '1920*1080', '1080*1920', '1440*1440', '1632*1248', '1248*1632'];
 
 describe('mu-dashscope simulator: size and resolution as the vendor documents them', () => {
   let sim: Simulator;
-  const submit = async (body: unknown) => {
-    const res = await fetch(sim.url + SUBMIT, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${sim.secrets.key}`, 'content-type': 'application/json', 'x-dashscope-async': 'enable' },
-      body: JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as Record<string, any> };
-  };
-  const query = async (id: string) => {
-    const res = await fetch(`${sim.url}/api/v1/tasks/${id}`, { headers: { authorization: `Bearer ${sim.secrets.key}` } });
-    return (await res.json()) as Record<string, any>;
-  };
+  const client = () => simClient(sim, { authorization: `Bearer ${sim.secrets.key}` });
+  const submit = (body: unknown) => client().post(SUBMIT, body, { 'x-dashscope-async': 'enable' });
+  const query = async (id: string) => (await client().get(`/api/v1/tasks/${id}`)).body;
   before(async () => {
     sim = await startMuSimulator({ finishMs: 60_000 });
   });

@@ -8,30 +8,15 @@ import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Simulator } from '../../src/sim/http.js';
 import { startMuSimulator } from '../../src/sim/mu-dashscope.js';
+import { type Answer, simClient } from '../helpers/sim-client.js';
 
 const SUBMIT = '/api/v1/services/aigc/video-generation/video-synthesis';
 
-interface Answer {
-  status: number;
-  headers: Headers;
-  body: Record<string, any>;
-}
-
 function client(sim: Simulator) {
-  const auth = { authorization: `Bearer ${sim.secrets.key}` };
+  const c = simClient(sim, { authorization: `Bearer ${sim.secrets.key}` });
   return {
-    async submit(body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
-      const res = await fetch(sim.url + SUBMIT, {
-        method: 'POST',
-        headers: { ...auth, 'content-type': 'application/json', 'x-dashscope-async': 'enable', ...headers },
-        body: typeof body === 'string' ? body : JSON.stringify(body),
-      });
-      return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, any> };
-    },
-    async query(id: string, headers: Record<string, string> = {}, search = ''): Promise<Answer> {
-      const res = await fetch(`${sim.url}/api/v1/tasks/${id}${search}`, { headers: { ...auth, ...headers } });
-      return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, any> };
-    },
+    submit: (body: unknown, headers: Record<string, string> = {}) => c.post(SUBMIT, body, { 'x-dashscope-async': 'enable', ...headers }),
+    query: (id: string, headers?: Record<string, string>, search = '') => c.get(`/api/v1/tasks/${id}${search}`, headers),
   };
 }
 

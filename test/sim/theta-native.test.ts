@@ -9,31 +9,19 @@ import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Simulator } from '../../src/sim/http.js';
 import { startThetaNativeSimulator } from '../../src/sim/theta-native.js';
+import { type Answer, simClient } from '../helpers/sim-client.js';
 
 const SUBMIT = '/v1/video_generation';
 const IMG = 'https://img.example/a.png';
 const DATA_IMG = 'data:image/png;base64,iVBORw0KGgo=';
 
-interface Answer {
-  status: number;
-  headers: Headers;
-  body: Record<string, any>;
-}
-
+/** A client sending `key` as a bearer token, or no authorization at all when `key` is null. */
 function client(sim: Simulator, key: string | null = sim.secrets.key ?? null) {
-  const auth: Record<string, string> = key === null ? {} : { authorization: `Bearer ${key}` };
-  const read = async (res: Response): Promise<Answer> => ({ status: res.status, headers: res.headers, body: (await res.json()) as Record<string, any> });
+  const c = simClient(sim, key === null ? {} : { authorization: `Bearer ${key}` });
   return {
-    async submit(body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
-      const init = { method: 'POST', headers: { ...auth, 'content-type': 'application/json', ...headers } };
-      return read(await fetch(sim.url + SUBMIT, { ...init, body: typeof body === 'string' ? body : JSON.stringify(body) }));
-    },
-    async query(id: string, headers: Record<string, string> = {}, extra = ''): Promise<Answer> {
-      return read(await fetch(`${sim.url}/v1/query/video_generation?task_id=${encodeURIComponent(id)}${extra}`, { headers: { ...auth, ...headers } }));
-    },
-    async retrieve(fileId: string, headers: Record<string, string> = {}): Promise<Answer> {
-      return read(await fetch(`${sim.url}/v1/files/retrieve?file_id=${encodeURIComponent(fileId)}`, { headers: { ...auth, ...headers } }));
-    },
+    submit: (body: unknown, headers?: Record<string, string>) => c.post(SUBMIT, body, headers),
+    query: (id: string, headers?: Record<string, string>, extra = '') => c.get(`/v1/query/video_generation?task_id=${encodeURIComponent(id)}${extra}`, headers),
+    retrieve: (fileId: string, headers?: Record<string, string>) => c.get(`/v1/files/retrieve?file_id=${encodeURIComponent(fileId)}`, headers),
   };
 }
 

@@ -9,31 +9,14 @@ import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Simulator } from '../../src/sim/http.js';
 import { startUnifiedPassthroughSimulator } from '../../src/sim/unified-passthrough.js';
-
-interface Answer {
-  status: number;
-  headers: Headers;
-  body: Record<string, any>;
-}
+import { type Answer, simClient } from '../helpers/sim-client.js';
 
 function client(sim: Simulator) {
-  const auth = { authorization: `Bearer ${sim.secrets.key}` };
-  const answer = async (res: Response): Promise<Answer> => ({ status: res.status, headers: res.headers, body: (await res.json()) as Record<string, any> });
+  const c = simClient(sim, { authorization: `Bearer ${sim.secrets.key}` });
   return {
-    async submit(body: unknown, headers: Record<string, string> = {}, path = '/v1/video/generations'): Promise<Answer> {
-      const res = await fetch(sim.url + path, {
-        method: 'POST',
-        headers: { ...auth, 'content-type': 'application/json', ...headers },
-        body: typeof body === 'string' ? body : JSON.stringify(body),
-      });
-      return answer(res);
-    },
-    async query(id: string, headers: Record<string, string> = {}, path = '/v1/videos/'): Promise<Answer> {
-      return answer(await fetch(sim.url + path + id, { headers: { ...auth, ...headers } }));
-    },
-    content(id: string, headers: Record<string, string> = {}): Promise<Response> {
-      return fetch(`${sim.url}/v1/videos/${id}/content`, { headers: { ...auth, ...headers } });
-    },
+    submit: (body: unknown, headers?: Record<string, string>, path = '/v1/video/generations') => c.post(path, body, headers),
+    query: (id: string, headers?: Record<string, string>, path = '/v1/videos/') => c.get(path + id, headers),
+    content: (id: string, headers?: Record<string, string>) => c.fetch(`/v1/videos/${id}/content`, { headers }),
   };
 }
 

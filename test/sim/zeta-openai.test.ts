@@ -12,33 +12,11 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Simulator } from '../../src/sim/http.js';
 import { pngSize } from '../../src/sim/png.js';
 import { startZetaOpenaiSimulator } from '../../src/sim/zeta-openai.js';
-
-interface Answer {
-  status: number;
-  headers: Headers;
-  body: Record<string, any>;
-}
+import { simClient } from '../helpers/sim-client.js';
 
 function client(sim: Simulator) {
-  const auth = { authorization: `Bearer ${sim.secrets.key}` };
-  const answer = async (res: Response): Promise<Answer> => ({ status: res.status, headers: res.headers, body: (await res.json()) as Record<string, any> });
-  return {
-    async post(path: string, body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
-      const form = body instanceof FormData;
-      const res = await fetch(sim.url + path, {
-        method: 'POST',
-        headers: { ...auth, ...(form ? {} : { 'content-type': 'application/json' }), ...headers },
-        body: form ? body : typeof body === 'string' ? body : JSON.stringify(body),
-      });
-      return answer(res);
-    },
-    async get(path: string, headers: Record<string, string> = {}): Promise<Answer> {
-      return answer(await fetch(sim.url + path, { headers: { ...auth, ...headers } }));
-    },
-    content(id: string, headers: Record<string, string> = {}): Promise<Response> {
-      return fetch(`${sim.url}/v1/videos/${id}/content`, { headers: { ...auth, ...headers } });
-    },
-  };
+  const c = simClient(sim, { authorization: `Bearer ${sim.secrets.key}` });
+  return { ...c, content: (id: string, headers?: Record<string, string>) => c.fetch(`/v1/videos/${id}/content`, { headers }) };
 }
 
 /** A small upload of the given content type and size. */

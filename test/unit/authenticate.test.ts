@@ -1,5 +1,5 @@
 /**
- * Keys while the store cannot be asked (src/pipeline/authenticate.ts; README, "When PostgreSQL goes
+ * Keys while the store cannot be asked (src/pipeline/authenticate.ts; docs/deploying.md, "When PostgreSQL goes
  * away"): a valid key looked up before keeps working past its cache time; an unknown or disabled
  * key, a key never looked up, and any other failure of the store are not let in that way.
  */

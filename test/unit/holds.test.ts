@@ -1,5 +1,5 @@
 /**
- * Holds of synchronous requests (README, "Quota, prices and the ledger"): what a settle or refund
+ * Holds of synchronous requests (docs/tokens-and-quota.md, "Quota, prices and the ledger"): what a settle or refund
  * does to the store, a request that outlives its hold is charged again, the sweep gives back
  * exactly the expired ones, and the lifetime covers every bound of the request.
  */

@@ -1,5 +1,5 @@
 /**
- * Which request-mapping failures are the client's (README, "Errors"): a mapping that fails on the
+ * Which request-mapping failures are the client's (docs/client-api.md, "Errors"): a mapping that fails on the
  * values of a body the schema admitted is invalid_request with jsonata's words; a time-out, a
  * runaway recursion or a call of what is not a function stays internal_error.
  */

@@ -140,7 +140,7 @@ const value = fc.letrec<{ v: unknown; arr: unknown[]; obj: Obj }>((tie) => ({
 })).v;
 const input = fc.dictionary(fc.constantFrom(...keys), value, { maxKeys: 6 });
 
-/** A request mapping's input (README, "Mapping inputs"), with the task fields a submission adds and the task a remix starts from. */
+/** A request mapping's input (docs/channels-yaml.md, "Mapping inputs"), with the task fields a submission adds and the task a remix starts from. */
 function shippedRequest(body: unknown, model: unknown): Obj {
   return { ...requestInput(body, model), task: { id: 'task_golden' }, source: { id: 'task_source', upstream_id: 'up-0', model, public_model: model } };
 }

@@ -3,7 +3,7 @@
  * checked on the compiled family limits: each counts DECODED bytes, exactly at its edge (issue 26:
  * the omni-fast-v2v reference video was bounded in characters of base64). Values here are too large
  * for the routes' body limits where a 50 MB image is concerned, so the limits are called directly;
- * test/e2e-omni.test.ts sends the 15 MB video through the route.
+ * test/e2e/omni.test.ts sends the 15 MB video through the route.
  */
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';

@@ -1,5 +1,5 @@
 /**
- * Upstream auth schemes are plug-ins (src/signers/, README "Upstream auth schemes"): each owns its
+ * Upstream auth schemes are plug-ins (src/signers/, docs/channels-yaml.md, "Upstream auth schemes"): each owns its
  * schema, compile step and signing. The shipped channels.schema.json carries a copy of their
  * schemas for editors; it must say what the plug-ins say (UPDATE_FIXTURES=1 rewrites it).
  */

@@ -1,5 +1,5 @@
 /**
- * Vendor-stated waits (README, "Errors" and the channels.yaml reference): what counts as a wait,
+ * Vendor-stated waits (docs/client-api.md, "Errors" and the channels.yaml reference): what counts as a wait,
  * its bounds, and how an error mapping's `retry_after` and the vendor's Retry-After header combine.
  */
 import assert from 'node:assert/strict';

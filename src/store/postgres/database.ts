@@ -82,7 +82,7 @@ function asStoreError(err: unknown): unknown {
  * bound: connecting (and waiting for a free connection) takes at most the connect timeout, each
  * statement is cut by the server at the statement timeout and by the gateway a second later, and
  * a transaction left idle is ended by the server. A connection that breaks is discarded, never
- * reused, and its error never reaches the process (README, "When something fails").
+ * reused, and its error never reaches the process (docs/deploying.md, "When something fails").
  */
 export class Database {
   readonly #pool: pg.Pool;

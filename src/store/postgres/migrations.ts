@@ -79,7 +79,7 @@ export const MIGRATIONS: readonly string[] = [
   // same millisecond as they were taken in; existing rows are numbered as the table holds them.
   `ALTER TABLE tasks ADD COLUMN seq BIGSERIAL;
    CREATE INDEX tasks_by_token ON tasks (token_id, created_at, seq);`,
-  // Links handed out instead of vendor URLs, and stored results (README, "Links instead of vendor URLs").
+  // Links handed out instead of vendor URLs, and stored results (docs/client-api.md, "Links instead of vendor URLs").
   `CREATE TABLE links (
      id TEXT PRIMARY KEY,
      token_id TEXT NOT NULL,

@@ -76,7 +76,7 @@ export const MIGRATIONS: readonly string[] = [
      created_at INTEGER NOT NULL,
      PRIMARY KEY (kind, id)
    );`,
-  // Leases: which replica follows an unfinished task, until when (README, "Running several replicas").
+  // Leases: which replica follows an unfinished task, until when (docs/deploying.md, "Running several replicas").
   `ALTER TABLE tasks ADD COLUMN lease_owner TEXT;
    ALTER TABLE tasks ADD COLUMN lease_until INTEGER;`,
   // A token's own tasks, newest first, in pages (GET /v1/videos). `seq` orders tasks created in the
@@ -85,7 +85,7 @@ export const MIGRATIONS: readonly string[] = [
    UPDATE tasks SET seq = rowid;
    CREATE INDEX tasks_by_seq ON tasks (seq);
    CREATE INDEX tasks_by_token ON tasks (token_id, created_at, seq);`,
-  // Links handed out instead of vendor URLs, and stored results (README, "Links instead of vendor URLs").
+  // Links handed out instead of vendor URLs, and stored results (docs/client-api.md, "Links instead of vendor URLs").
   `CREATE TABLE links (
      id TEXT PRIMARY KEY,
      token_id TEXT NOT NULL,

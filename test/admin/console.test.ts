@@ -1,0 +1,302 @@
+/**
+ * The admin console (issue 15) in a real browser: headless Chromium against a real `gateway start`
+ * whose channels are served by simulators. Each page is loaded, its content asserted against what
+ * the admin API says, its actions clicked through, and a screenshot written to test-output/console/.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { PROJECT_ROOT } from '../../src/config/paths.js';
+import type { Simulator } from '../../src/sim/http.js';
+import { browserMissing, launchBrowser, SCREENSHOTS } from '../helpers/browser.js';
+import { simulatorsFor, startGatewayProcess } from '../helpers/gateway-process.js';
+import type { Running } from '../helpers/process.js';
+import { until } from '../helpers/until.js';
+
+const ADMIN_KEY = 'console-test-admin-key-0123456789';
+const ALPHA_PATH = '/v1beta/models/alpha-3-pro-image-preview:generateContent';
+const ALPHA_BODY = {
+  contents: [{ role: 'user', parts: [{ text: 'a red bicycle' }] }],
+  generationConfig: { responseModalities: ['IMAGE'], imageConfig: { aspectRatio: '1:1', imageSize: '1K' } },
+};
+const missing = browserMissing();
+
+describe('admin console', { skip: missing ?? false }, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-console-'));
+  const sims = new Map<string, Simulator>();
+  let gw: { proc: Running; base: string };
+  let browser: Browser;
+  let context: BrowserContext;
+  /** Requests the pages made to any origin but the gateway's (there must be none). */
+  const foreign: string[] = [];
+
+  const admin = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(gw.base + path, {
+      method,
+      headers: { authorization: `Bearer ${ADMIN_KEY}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    return { status: res.status, json: (await res.json()) as any };
+  };
+
+  /** A token made through the admin API, and `n` priced alpha requests made with it. */
+  async function spender(name: string, n: number): Promise<{ id: string; key: string }> {
+    const { json } = await admin('POST', '/admin/tokens', { group: 'default', name });
+    for (let i = 0; i < n; i++) {
+      const res = await fetch(gw.base + ALPHA_PATH, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${json.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(ALPHA_BODY),
+      });
+      assert.equal(res.status, 200, await res.text());
+    }
+    return { id: json.token.id, key: json.key };
+  }
+
+  /** A page signed in, on `#<hash>`, once the page has drawn. */
+  async function open(hash: string): Promise<Page> {
+    const page = await context.newPage();
+    page.on('request', (r) => {
+      if (!r.url().startsWith(gw.base) && !r.url().startsWith('data:')) foreign.push(r.url());
+    });
+    await page.goto(`${gw.base}/admin/#${hash}`);
+    await page.locator('main[aria-busy="false"]').waitFor();
+    return page;
+  }
+  const shot = (page: Page, name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+
+  before(async () => {
+    // Tasks finish in a fraction of a second, so the Tasks page can show them ended.
+    const env = await simulatorsFor(sims, { finishMs: 300 });
+    gw = await startGatewayProcess({
+      ...env,
+      GATEWAY_DB: join(dir, 'gateway.db'),
+      GATEWAY_CONFIG_DIR: PROJECT_ROOT,
+      GATEWAY_ADMIN_KEY: ADMIN_KEY,
+      HOST: '127.0.0.1',
+      PORT: '0',
+    });
+    browser = await launchBrowser();
+    context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    // Signed in once for the pages below: the key in this origin's sessionStorage, as the form leaves it.
+    // (Browser code as strings: this project's Node types know no DOM.)
+    await context.addInitScript(`sessionStorage.setItem('gateway-admin-key', ${JSON.stringify(ADMIN_KEY)})`);
+  });
+
+  after(async () => {
+    await browser?.close();
+    await gw?.proc.stop();
+    await Promise.all([...sims.values()].map((s) => s.close()));
+    rmSync(dir, { recursive: true, force: true });
+    assert.deepEqual(foreign, [], 'the console loads and calls nothing outside the gateway');
+  });
+
+  test('is served at /admin/ without the key, under a strict Content-Security-Policy, with no inline script', async () => {
+    const res = await fetch(`${gw.base}/admin/`);
+    assert.equal(res.status, 200);
+    const csp = res.headers.get('content-security-policy') ?? '';
+    assert.match(csp, /default-src 'none'/);
+    assert.match(csp, /script-src 'self'(;|$)/, 'scripts from the gateway only: no inline, no eval, no other origin');
+    assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
+    const html = await res.text();
+    assert.ok(!/<script(?![^>]*\bsrc=)/.test(html), 'every script is a file');
+    assert.ok(!/\sstyle=|<style/.test(html), 'no inline style');
+    const redirect = await fetch(`${gw.base}/admin`, { redirect: 'manual' });
+    assert.equal(redirect.status, 308);
+    assert.equal(redirect.headers.get('location'), '/admin/');
+    assert.equal((await fetch(`${gw.base}/admin/console/../../package.json`)).status, 404);
+    assert.equal((await fetch(`${gw.base}/admin/console/nope.js`)).status, 404);
+    // The data is not open: the API behind the page still wants the key.
+    assert.equal((await fetch(`${gw.base}/admin/channels`)).status, 401);
+  });
+
+  test('signs in with the admin key, refuses a wrong one, and keeps the key for the tab only', async () => {
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${gw.base}/admin/`);
+      await page.getByLabel('admin key').fill('not-the-key');
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByText('The gateway refused this key.').waitFor();
+      await shot(page, 'sign-in');
+      await page.getByLabel('admin key').fill(ADMIN_KEY);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.locator('main[data-page="channels"]').waitFor();
+      assert.equal(await page.evaluate("sessionStorage.getItem('gateway-admin-key')"), ADMIN_KEY);
+      assert.equal(await page.evaluate('localStorage.length + document.cookie.length'), 0, 'nothing kept beyond the tab');
+      assert.ok(!page.url().includes(ADMIN_KEY));
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.getByLabel('admin key').waitFor();
+      assert.equal(await page.evaluate("sessionStorage.getItem('gateway-admin-key')"), null);
+    } finally {
+      await page.close();
+    }
+  });
+
+  test('Channels: every serving channel with its profile, breaker and in-flight count, and the groups', async () => {
+    const { json } = await admin('GET', '/admin/channels');
+    const page = await open('channels');
+    const rows = page.locator('[data-testid="channels"] tbody tr');
+    assert.equal(await rows.count(), json.channels.length);
+    const alpha = json.channels.find((c: any) => c.name === 'alpha-primary');
+    const row = rows.filter({ hasText: 'alpha-primary' });
+    const text = (await row.textContent()) ?? '';
+    assert.match(text, new RegExp(alpha.profile));
+    assert.match(text, /closed/);
+    assert.match(text, new RegExp(`0 / ${alpha.max_concurrency ?? '∞'}`));
+    await shot(page, 'channels');
+    await page.close();
+  });
+
+  test('Configuration: the version serving, and a reload clicked through shows its outcome and the last reload', async () => {
+    const before = (await admin('GET', '/admin/config')).json;
+    const page = await open('config');
+    assert.equal(await page.getByTestId('version').textContent(), before.version);
+    await page.getByRole('button', { name: 'Reload now' }).click();
+    await page
+      .getByTestId('reload-outcome')
+      .getByText(`Generation ${before.generation + 1} serving`)
+      .waitFor();
+    await page.getByTestId('last-reload').getByText('admin').waitFor();
+    const after = (await admin('GET', '/admin/config')).json;
+    assert.equal(after.last_reload.reason, 'admin');
+    await shot(page, 'configuration');
+    await page.close();
+  });
+
+  test('Tokens: create one (its key shown once), disable it and see its request refused, enable it, set its quota', async () => {
+    const page = await open('tokens');
+    await page.getByLabel('name').fill('console, "test"');
+    await page.getByLabel('quota').first().fill('500');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    const key = (await page.getByTestId('key').textContent()) ?? '';
+    assert.match(key, /\S{20,}/);
+    const models = (k: string) => fetch(`${gw.base}/v1/models`, { headers: { authorization: `Bearer ${k}` } }).then((r) => r.status);
+    assert.equal(await models(key), 200, 'the new key works');
+
+    const { json } = await admin('GET', '/admin/tokens');
+    const token = json.tokens.find((t: any) => t.name === 'console, "test"');
+    assert.equal(token.quota, 500);
+    const row = page.locator('[data-testid="tokens"] tbody tr').filter({ hasText: token.id });
+    await row.getByRole('button', { name: 'Disable' }).click();
+    await row.getByText('disabled').waitFor();
+    assert.equal(await models(key), 401, 'a disabled token is refused');
+    await page.goto(`${gw.base}/admin/#channels`);
+    await page.goto(`${gw.base}/admin/#tokens`);
+    await page.locator('main[data-page="tokens"][aria-busy="false"]').waitFor();
+    assert.equal(await page.getByTestId('key').count(), 0, 'the key is not shown again');
+    await row.getByRole('button', { name: 'Enable' }).click();
+    await row.getByText('enabled').waitFor();
+    assert.equal(await models(key), 200);
+    await row.getByLabel(`quota of ${token.id}`).fill('750');
+    await row.getByRole('button', { name: 'Set' }).click();
+    await until('the quota to be set', async () => (await admin('GET', `/admin/tokens/${token.id}`)).json.quota === 750);
+    await shot(page, 'tokens');
+    await page.close();
+  });
+
+  test('Usage: spend by token, model and day as the ledger has it, a chart, filters, and the CSV export', async () => {
+    const a = await spender('usage-a', 2);
+    const b = await spender('usage-b', 1);
+    const { json: usage } = await admin('GET', '/admin/usage');
+    const page = await open('usage');
+    // biome-ignore lint/performance/useDomNodeTextContent: Playwright's innerText is the rendered text, with whitespace between the cells that this pattern reads; textContent runs them together.
+    const totals = await page.getByTestId('totals').innerText();
+    assert.match(totals, new RegExp(`charged\\s+${usage.totals.charged}\\b`));
+    const byToken = page.locator('[data-testid="by-token"] tbody tr');
+    const rowA = usage.by_token.find((t: any) => t.token_id === a.id);
+    assert.ok(rowA && rowA.requests === 2, "the ledger has token a's two requests");
+    // biome-ignore lint/performance/useDomNodeTextContent: Playwright's innerText is the rendered text, with whitespace between the cells that this pattern reads; textContent runs them together.
+    assert.match(await byToken.filter({ hasText: a.id }).innerText(), new RegExp(`usage-a\\s+2\\s+${rowA.charged}\\b`));
+    assert.equal(await page.locator('[data-testid="by-day-chart"] rect').count(), usage.by_day.length, 'a bar per day of the range');
+    assert.equal(await page.locator('[data-testid="by-token-chart"] rect').count(), Math.min(12, usage.by_token.length), 'a bar per token');
+    assert.equal(await page.locator('[data-testid="by-model-chart"] rect').count(), Math.min(12, usage.by_model.length), 'a bar per model');
+    await shot(page, 'usage');
+
+    await page.getByLabel('token', { exact: true }).fill(b.id);
+    await page.getByRole('button', { name: 'Show' }).click();
+    await page.waitForURL(new RegExp(`token=${b.id}`));
+    await page.locator('main[aria-busy="false"]').waitFor();
+    await until('the filtered table', async () => ((await byToken.count()) === 1 && (await byToken.textContent())?.includes('usage-b') ? true : null));
+
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
+    const csv = readFileSync((await download.path())!, 'utf8')
+      .trim()
+      .split('\r\n');
+    assert.equal(csv[0], 'day,token_id,token_name,model,requests,charged,refunded,settled');
+    assert.ok(csv.slice(1).length >= 1 && csv.slice(1).every((l) => l.includes(b.id)), 'the file holds the filtered token only');
+    await page.close();
+  });
+
+  test("Tasks: newest first, filtered by status, and one task's timeline from submission to settlement or refund, with no vendor address", async () => {
+    const { json } = await admin('POST', '/admin/tokens', { group: 'default', name: 'tasks' });
+    const auth = { authorization: `Bearer ${json.key}`, 'content-type': 'application/json' };
+    const submit = async (prompt: string) => {
+      const res = await fetch(`${gw.base}/v1/videos`, {
+        method: 'POST',
+        headers: auth,
+        body: JSON.stringify({ model: 'epsilon-video-3', prompt, seconds: '12', size: '1792x1024' }),
+      });
+      assert.equal(res.status, 200, await res.clone().text());
+      return ((await res.json()) as { id: string }).id;
+    };
+    const done = await submit('a paper boat');
+    const failed = await submit('doomed [sim:fail=content_policy]');
+    await until('both tasks to end', async () => {
+      const { json: list } = await admin('GET', `/admin/tasks?token=${json.token.id}`);
+      return list.tasks.length === 2 && list.tasks.every((t: any) => t.status === 'completed' || t.status === 'failed') ? true : null;
+    });
+
+    const page = await open(`tasks?token=${json.token.id}`);
+    const rows = page.locator('[data-testid="tasks"] tbody tr');
+    assert.equal(await rows.count(), 2);
+    assert.match((await rows.nth(0).textContent()) ?? '', new RegExp(failed), 'newest first');
+    await shot(page, 'tasks');
+    await page.getByLabel('status').selectOption('failed');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await until('the failed task alone', async () => ((await rows.count()) === 1 && (await rows.textContent())?.includes(failed) ? true : null));
+    await page.getByRole('link', { name: failed }).click();
+    await page.locator('[data-testid="timeline"] li[data-event="refund"]').waitFor();
+
+    await page.goto(`${gw.base}/admin/#tasks?id=${done}`);
+    const events = page.locator('[data-testid="timeline"] li');
+    await page.locator('[data-testid="timeline"] li[data-event="completed"]').waitFor();
+    const seen = await events.evaluateAll((els) => els.map((e) => e.getAttribute('data-event')));
+    assert.equal(seen[0], 'submitted');
+    assert.ok(seen.includes('debit') && seen.includes('vendor_state') && seen.includes('completed'), `timeline: ${seen.join(', ')}`);
+    const text = (await page.locator('main').textContent()) ?? '';
+    for (const sim of sims.values()) assert.ok(!text.includes(sim.url), 'no vendor address on the page');
+    await shot(page, 'task');
+    await page.close();
+  });
+
+  test('Playground: a client body shows the route, the checks, the channel chosen and the upstream request with its secrets masked; no vendor is called', async () => {
+    const alphaSim = sims.get('alpha-native')!;
+    const before = alphaSim.stats.requests;
+    const page = await open('playground');
+    await page.getByRole('button', { name: 'Show what the gateway would send' }).click();
+    const upstream = page.getByTestId('upstream');
+    await upstream.waitFor();
+    assert.match((await upstream.locator('p code').textContent()) ?? '', /^POST http:\/\/127\.0\.0\.1:\d+\/.*:generateContent/);
+    assert.match((await page.getByTestId('chosen').textContent()) ?? '', /alpha-primary/);
+    assert.equal(await page.getByTestId('outcome').textContent(), 'the gateway would send it');
+    const text = (await page.locator('main').textContent()) ?? '';
+    assert.match(text, /\*\*\*/, 'the key the vendor takes is shown masked');
+    for (const secret of Object.values(alphaSim.secrets)) assert.ok(!text.includes(secret), 'no secret of the channel on the page');
+    assert.equal(alphaSim.stats.requests, before, 'the vendor was not called');
+    await shot(page, 'playground');
+
+    const body = page.getByLabel('client body');
+    await body.fill(JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'x' }] }], generationConfig: { imageConfig: { imageSize: '3K' } } }));
+    await page.getByRole('button', { name: 'Show what the gateway would send' }).click();
+    await page.getByTestId('client-error').waitFor();
+    assert.match((await page.getByTestId('client-error').textContent()) ?? '', /HTTP 400/);
+    await body.fill('{ not json');
+    await page.getByRole('button', { name: 'Show what the gateway would send' }).click();
+    assert.match((await page.getByTestId('playground-error').textContent()) ?? '', /not JSON/);
+    assert.equal(alphaSim.stats.requests, before);
+    await page.close();
+  });
+});

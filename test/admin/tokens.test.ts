@@ -1,0 +1,184 @@
+/**
+ * The token admin routes (docs/operating.md, "Operating: admin routes and metrics") over real HTTP: a gateway
+ * on port 0 in front of the alpha simulator, the admin key, and what a token's key can then do on
+ * a real route (the shipped price of an alpha 1K image is 1 unit).
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { hashKey } from '../../src/tokens/keys.js';
+import type { TokenView } from '../../src/tokens/manage-tokens.js';
+import { postJson, readAnswer, startHarness, type Harness, type JsonAnswer } from '../helpers/harness.js';
+
+const ADMIN_KEY = 'admin-tokens-test-admin-key';
+const IMAGE = '/v1beta/models/alpha-3-pro-image-preview:generateContent';
+const generate = {
+  contents: [{ role: 'user', parts: [{ text: 'a lighthouse at dawn' }] }],
+  generationConfig: { responseModalities: ['IMAGE'], imageConfig: { aspectRatio: '16:9', imageSize: '1K' } },
+};
+
+describe('admin routes for tokens', () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness({ adminKey: ADMIN_KEY });
+  });
+  after(() => h.close());
+
+  /** An admin call; a body that is a string is sent as it is, anything else as JSON. */
+  const admin = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<JsonAnswer> =>
+    readAnswer(
+      await fetch(h.url + path, {
+        method,
+        headers: { authorization: `Bearer ${ADMIN_KEY}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+        body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+      }),
+    );
+  const image = (key: string) => postJson(h.url, IMAGE, generate, { authorization: `Bearer ${key}` });
+  const create = async (body: Record<string, unknown>) => {
+    const r = await admin('POST', '/admin/tokens', body);
+    assert.equal(r.status, 201, r.text);
+    return r.json as { key: string; token: TokenView };
+  };
+  /** Shape A of an error answer, with its code and the field it names. */
+  const refused = (r: JsonAnswer, status: number, code: string, param = '') => {
+    assert.equal(r.status, status, r.text);
+    assert.deepEqual(Object.keys(r.json.error).sort(), ['code', 'message', 'param', 'type']);
+    assert.deepEqual([r.json.error.code, r.json.error.param], [code, param], r.text);
+  };
+
+  test('create: the key is answered once and works on a real route; list and get never show a key or its hash', async () => {
+    const { key, token } = await create({ group: 'default', quota: 5, name: 'api', models: ['alpha-3-pro-image-preview'] });
+    assert.match(key, /^gw-[A-Za-z0-9_-]{43}$/);
+    assert.deepEqual(
+      { ...token, id: '', created_at: 0 },
+      { id: '', name: 'api', group: 'default', models: ['alpha-3-pro-image-preview'], quota: 5, used: 0, disabled: false, created_at: 0 },
+    );
+    assert.equal((await image(key)).status, 200);
+    const listed = await admin('GET', '/admin/tokens');
+    assert.equal(listed.status, 200);
+    assert.deepEqual(
+      (listed.json.tokens as TokenView[]).find((t) => t.id === token.id),
+      { ...token, used: 1 },
+    );
+    const one = await admin('GET', `/admin/tokens/${token.id}`);
+    assert.deepEqual(one.json, { ...token, used: 1 });
+    for (const r of [listed, one]) assert.ok(!r.text.includes(key.slice(3)) && !r.text.includes(hashKey(key)), 'no key, no hash');
+    const unlimited = await create({ group: 'default' });
+    assert.deepEqual([unlimited.token.name, unlimited.token.quota, unlimited.token.models], ['admin', null, null], 'the defaults');
+  });
+
+  test('quota: a new quota holds from the next request; null is unlimited; what was used stays used', async () => {
+    const { key, token } = await create({ group: 'default', quota: 1 });
+    assert.equal((await image(key)).status, 200);
+    refused(await image(key), 402, 'insufficient_user_quota');
+    const raised = await admin('POST', `/admin/tokens/${token.id}/quota`, { quota: 2 });
+    assert.equal(raised.status, 200, raised.text);
+    assert.deepEqual([raised.json.quota, raised.json.used], [2, 1]);
+    assert.equal((await image(key)).status, 200);
+    refused(await image(key), 402, 'insufficient_user_quota');
+    assert.equal((await admin('POST', `/admin/tokens/${token.id}/quota`, { quota: null })).json.quota, null);
+    assert.equal((await image(key)).status, 200);
+    assert.equal((await admin('POST', `/admin/tokens/${token.id}/quota`, { quota: 0 })).json.used, 3);
+    refused(await image(key), 402, 'insufficient_user_quota');
+  });
+
+  test('disable: the next request is refused at once (the cached key is forgotten); enable: it works again', async () => {
+    const { key, token } = await create({ group: 'default' });
+    assert.equal((await image(key)).status, 200, 'its lookup is now cached');
+    const disabled = await admin('POST', `/admin/tokens/${token.id}/disable`);
+    assert.deepEqual([disabled.status, disabled.json.disabled], [200, true]);
+    refused(await image(key), 401, 'invalid_api_key');
+    const enabled = await admin('POST', `/admin/tokens/${token.id}/enable`);
+    assert.deepEqual([enabled.status, enabled.json.disabled], [200, false]);
+    assert.equal((await image(key)).status, 200);
+  });
+
+  test('delete: refused while the token has a task running; then the token and its key are gone', async () => {
+    const { key, token } = await create({ group: 'default' });
+    assert.equal((await image(key)).status, 200);
+    const task = await h.store.createTask({
+      id: 'task_admin_delete',
+      tokenId: token.id,
+      kind: 'video',
+      route: 'r',
+      model: 'm',
+      upstreamModel: 'm',
+      channel: 'c',
+      price: 1,
+      createdAt: Date.now(),
+      deadlineAt: Date.now() + 60_000,
+    });
+    assert.ok(task);
+    const busy = await admin('DELETE', `/admin/tokens/${token.id}`);
+    refused(busy, 409, 'token_in_use');
+    assert.match(busy.json.error.message, /still has 1 unfinished task\(s\)/);
+    assert.equal((await image(key)).status, 200, 'a token that was not deleted still works');
+    await h.store.updateTask(task.id, task.version, { status: 'failed', refund: true });
+
+    const deleted = await admin('DELETE', `/admin/tokens/${token.id}`);
+    assert.equal(deleted.status, 200, deleted.text);
+    assert.deepEqual(deleted.json, { deleted: true, token: { ...token, used: 2 } });
+    refused(await image(key), 401, 'invalid_api_key');
+    refused(await admin('GET', `/admin/tokens/${token.id}`), 404, 'not_found');
+    refused(await admin('DELETE', `/admin/tokens/${token.id}`), 404, 'not_found');
+    assert.ok(!((await admin('GET', '/admin/tokens')).json.tokens as TokenView[]).some((t) => t.id === token.id));
+    const ledger = await admin('GET', `/admin/tokens/${token.id}/ledger`);
+    refused(ledger, 404, 'not_found');
+  });
+
+  test('a bad body is 400 invalid_request naming the field (415, 413 for the wrong type or size), and creates nothing', async () => {
+    const before = ((await admin('GET', '/admin/tokens')).json.tokens as TokenView[]).length;
+    const { token } = await create({ group: 'default' });
+    const cases: [string, unknown, string][] = [
+      ['/admin/tokens', {}, 'group'],
+      ['/admin/tokens', { group: 'nope' }, 'group'],
+      ['/admin/tokens', { group: '' }, 'group'],
+      ['/admin/tokens', { group: 7 }, 'group'],
+      ['/admin/tokens', { group: 'default', quota: -1 }, 'quota'],
+      ['/admin/tokens', { group: 'default', quota: 1.5 }, 'quota'],
+      ['/admin/tokens', { group: 'default', quota: '5' }, 'quota'],
+      ['/admin/tokens', { group: 'default', quota: 1e300 }, 'quota'],
+      ['/admin/tokens', { group: 'default', models: 'a,b' }, 'models'],
+      ['/admin/tokens', { group: 'default', models: ['a', 1] }, 'models[1]'],
+      ['/admin/tokens', { group: 'default', name: '' }, 'name'],
+      ['/admin/tokens', { group: 'default', key: 'gw-mine' }, 'key'],
+      ['/admin/tokens', [{ group: 'default' }], ''],
+      ['/admin/tokens', '{"group": "default"', ''],
+      ['/admin/tokens', '', ''],
+      [`/admin/tokens/${token.id}/quota`, {}, 'quota'],
+      [`/admin/tokens/${token.id}/quota`, { quota: 'unlimited' }, 'quota'],
+      [`/admin/tokens/${token.id}/quota`, { quota: -3 }, 'quota'],
+      [`/admin/tokens/${token.id}/quota`, { quota: 3, disabled: true }, 'disabled'],
+      [`/admin/tokens/${token.id}/quota`, 'null', ''],
+    ];
+    for (const [path, body, param] of cases) refused(await admin('POST', path, body), 400, 'invalid_request', param);
+    refused(await admin('POST', '/admin/tokens', 'group=default', { 'content-type': 'application/x-www-form-urlencoded' }), 415, 'unsupported_media_type');
+    refused(await admin('POST', '/admin/tokens', { group: 'default', name: 'x'.repeat(100 * 1024) }), 413, 'payload_too_large');
+    assert.equal(((await admin('GET', '/admin/tokens')).json.tokens as TokenView[]).length, before + 1, 'only the first one was created');
+    assert.equal((await admin('GET', `/admin/tokens/${token.id}`)).json.quota, null, 'no quota was set');
+  });
+
+  test('an unknown id is 404 on every token route', async () => {
+    for (const [method, path, body] of [
+      ['GET', '/admin/tokens/no-such-token'],
+      ['DELETE', '/admin/tokens/no-such-token'],
+      ['POST', '/admin/tokens/no-such-token/disable'],
+      ['POST', '/admin/tokens/no-such-token/enable'],
+      ['POST', '/admin/tokens/no-such-token/quota', { quota: 1 }],
+    ] as [string, string, unknown?][]) {
+      const r = await admin(method, path, body);
+      refused(r, 404, 'not_found');
+      assert.match(r.json.error.message, /no token with id no-such-token/);
+    }
+  });
+
+  test('without the admin key nothing is said; a method the path does not have is 405 with Allow', async () => {
+    const key = (await create({ group: 'default' })).key;
+    for (const auth of [`Bearer ${key}`, 'Bearer wrong', '']) {
+      refused(await admin('POST', '/admin/tokens', { group: 'default' }, { authorization: auth }), 401, 'invalid_api_key');
+      refused(await admin('GET', '/admin/tokens', undefined, { authorization: auth }), 401, 'invalid_api_key');
+    }
+    const put = await admin('PUT', '/admin/tokens/some-id', { quota: 1 });
+    refused(put, 405, 'method_not_allowed');
+    assert.equal(put.headers.get('allow'), 'GET, DELETE');
+  });
+});

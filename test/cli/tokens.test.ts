@@ -1,0 +1,98 @@
+/**
+ * `gateway tokens …` as operators run it: real processes on a store file (and on PostgreSQL when
+ * DATABASE_URL is set). Apart from test/cli/cli.test.ts because every command here loads the store
+ * and the config: together they would pass the runner's two minutes per file on a loaded machine.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { openStore } from '../../src/store/open-store.js';
+import type { TokenView } from '../../src/tokens/manage-tokens.js';
+import { runCli } from '../helpers/process.js';
+import { pgSchemas, serviceUrl } from '../helpers/services.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'gw-cli-tokens-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+test('tokens create: --flag=value and --flag value are the same; list --json shows what was stored', () => {
+  const env = { GATEWAY_DB: join(dir, 'equals.db') };
+  const joined = runCli(['tokens', 'create', '--group=default', '--quota=5', '--name=x', '--models=m1,m2'], env);
+  assert.equal(joined.status, 0, joined.stderr);
+  assert.match(joined.stderr, /\(x, group default, quota 5\)/);
+  const spaced = runCli(['tokens', 'create', '--group', 'default', '--quota', '5', '--name', 'y', '--models', 'm1,m2'], env);
+  assert.equal(spaced.status, 0, spaced.stderr);
+  const listed = runCli(['tokens', 'list', '--json'], env);
+  assert.equal(listed.status, 0, listed.stderr);
+  const tokens = JSON.parse(listed.stdout) as TokenView[];
+  assert.deepEqual(
+    tokens.map(({ name, group, quota, models, used, disabled }) => ({ name, group, quota, models, used, disabled })),
+    ['x', 'y'].map((name) => ({ name, group: 'default', quota: 5, models: ['m1', 'm2'], used: 0, disabled: false })),
+  );
+  for (const key of [joined.stdout.trim(), spaced.stdout.trim()]) assert.ok(!listed.stdout.includes(key.slice(3)), 'no key in the list');
+  assert.ok(!/key|hash/i.test(listed.stdout), 'nor its hash');
+});
+
+/** The round trip of every tokens command on one store; each command is a real process. */
+async function tokensRoundTrip(env: NodeJS.ProcessEnv): Promise<void> {
+  const created = runCli(['tokens', 'create', '--group', 'default', '--name', 'trip'], env);
+  assert.equal(created.status, 0, created.stderr);
+  const [token] = JSON.parse(runCli(['tokens', 'list', '--json'], env).stdout) as TokenView[];
+  assert.equal(token!.name, 'trip');
+  const id = token!.id;
+  const line = (args: string[]) => {
+    const r = runCli(args, env);
+    assert.equal(r.status, 0, `gateway ${args.join(' ')}: ${r.stderr}`);
+    return r.stdout;
+  };
+  assert.match(line(['tokens', 'set-quota', id, '7']), /trip {2}group=default {2}quota=7 {2}used=0\n$/);
+  assert.match(line(['tokens', 'disable', id]), /quota=7 {2}used=0 {2}disabled\n$/);
+  assert.match(line(['tokens', 'enable', id]), /quota=7 {2}used=0\n$/);
+  assert.match(line(['tokens', 'set-quota', id, 'unlimited']), /quota=unlimited/);
+  for (const args of [
+    ['disable', 'no-such-token'],
+    ['enable', 'no-such-token'],
+    ['set-quota', 'no-such-token', '1'],
+    ['delete', 'no-such-token'],
+  ]) {
+    const r = runCli(['tokens', ...args], env);
+    assert.equal(r.status, 1, `tokens ${args.join(' ')}`);
+    assert.equal(r.stderr, 'gateway: no token with id no-such-token\n');
+  }
+
+  // A token with a task still running is not deleted: the task's refund or settlement needs it.
+  const store = await openStore(env.GATEWAY_DB!);
+  try {
+    await store.createTask({
+      id: 'task_cli',
+      tokenId: id,
+      kind: 'video',
+      route: 'r',
+      model: 'm',
+      upstreamModel: 'm',
+      channel: 'c',
+      price: 1,
+      createdAt: 1,
+      deadlineAt: 2,
+    });
+    const busy = runCli(['tokens', 'delete', id], env);
+    assert.equal(busy.status, 1);
+    assert.match(busy.stderr, /still has 1 unfinished task\(s\), whose refund or settlement needs it; disable it now, and delete it once they have ended/);
+    assert.ok(await store.getToken(id));
+    await store.updateTask('task_cli', 1, { status: 'completed' });
+  } finally {
+    await store.close();
+  }
+  assert.match(line(['tokens', 'delete', id]), new RegExp(`^deleted ${id} {2}trip`));
+  assert.equal(line(['tokens', 'list']), '');
+}
+
+test('tokens: set-quota, disable, enable and delete by id on the embedded store; an unknown id is exit 1', () =>
+  tokensRoundTrip({ GATEWAY_DB: join(dir, 'trip.db') }));
+
+const databaseUrl = serviceUrl('DATABASE_URL', 'tokens commands on PostgreSQL');
+if (databaseUrl) {
+  const schemas = pgSchemas(databaseUrl);
+  test('tokens: the same round trip on PostgreSQL (GATEWAY_DB=postgres://…)', () => tokensRoundTrip({ GATEWAY_DB: schemas.url() }));
+}
