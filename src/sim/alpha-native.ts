@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { alphaChunks, sendAlphaStream, type AlphaAnswer } from './alpha-native-stream.js';
 import { applyFault, pickFault } from './faults.js';
-import { dropOldest, group, json, listen, type Simulator } from './http.js';
+import { json, listen, type Simulator } from './http.js';
+import { dropOldest, group } from './invariants.js';
 import { makePng } from './png.js';
 
 /** Options of the alpha-native simulator. */

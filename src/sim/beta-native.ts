@@ -1,7 +1,8 @@
 import { createHash, createHmac, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { applyFault, pickFault } from './faults.js';
-import { group, json, listen, type Simulator } from './http.js';
+import { json, listen, type Simulator } from './http.js';
+import { group } from './invariants.js';
 import { makeMp4, serveBytes } from './media.js';
 import { makePng } from './png.js';
 import { TaskBook, type SimPhase, type SimTask } from './task-book.js';

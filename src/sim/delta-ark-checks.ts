@@ -3,7 +3,7 @@
  * implement). Every check throws `ArkRefusal`, answered in one place by the simulator.
  */
 
-import { group, must } from './http.js';
+import { group, must } from './invariants.js';
 
 /** Image models of the images route; any other model is refused 404 ModelNotOpen. */
 export const IMAGE_MODELS = new Set(['delta-img-4-0-250828', 'delta-img-4-5-251128', 'delta-img-5-0-260128']);

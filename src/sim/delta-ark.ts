@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { applyFault, pickFault } from './faults.js';
-import { dropOldest, group, json, listen, must, type Simulator } from './http.js';
+import { json, listen, type Simulator } from './http.js';
+import { dropOldest, group, must } from './invariants.js';
 import { makeMp4, serveBytes } from './media.js';
 import { makePng } from './png.js';
 import { TaskBook, type SimTask } from './task-book.js';

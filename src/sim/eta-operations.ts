@@ -4,7 +4,8 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { alphaError, alphaFaultError } from './alpha-native.js';
 import { etaInvalid, etaPrompt, etaSamples } from './eta-operations-check.js';
 import { applyFault, pickFault, type Fault } from './faults.js';
-import { group, json, listen, type Simulator } from './http.js';
+import { json, listen, type Simulator } from './http.js';
+import { group } from './invariants.js';
 import { makeMp4, serveBytes } from './media.js';
 import { TaskBook, type SimTask } from './task-book.js';
 

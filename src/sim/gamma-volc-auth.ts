@@ -1,6 +1,6 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import { group, must } from './http.js';
+import { group, must } from './invariants.js';
 
 /**
  * The gamma-volc simulator's own check of the HMAC-SHA256 request signature (docs/spec/upstream-protocols.md

@@ -4,7 +4,7 @@
  * See the doc comment of gamma-volc.ts for the rules in prose.
  */
 
-import { must } from './http.js';
+import { must } from './invariants.js';
 
 /** What a task makes. */
 export type GammaKind = 'image' | 'video';

@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { applyFault, pickFault } from './faults.js';
-import { group, json, listen, must, type Simulator } from './http.js';
+import { json, listen, type Simulator } from './http.js';
+import { group, must } from './invariants.js';
 import { makeMp3, makeMp4, serveBytes } from './media.js';
 import { makePng } from './png.js';
 import { TaskBook, type SimTask } from './task-book.js';

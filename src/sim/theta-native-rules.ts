@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { parseFault, type Fault } from './faults.js';
-import { must } from './http.js';
+import { must } from './invariants.js';
 
 /**
  * The vendor rules of the theta-native simulator (theta-native.ts): the `base_resp` codes, the

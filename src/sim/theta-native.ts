@@ -1,7 +1,8 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { applyFault } from './faults.js';
-import { dropOldest, group, json, listen, must, type Simulator } from './http.js';
+import { json, listen, type Simulator } from './http.js';
+import { dropOldest, group, must } from './invariants.js';
 import { makeMp4, serveBytes } from './media.js';
 import { TaskBook, type SimTask } from './task-book.js';
 import { baseResp, DIMENSIONS, effective, invalidSubmit, isObject, pickThetaFault, thetaError, type BaseResp, type SubmitBody } from './theta-native-rules.js';

@@ -1,6 +1,6 @@
 import busboy from 'busboy';
 import type { IncomingMessage } from 'node:http';
-import { group } from './http.js';
+import { group } from './invariants.js';
 
 /**
  * Request bodies of the zeta-openai simulator (see zeta-openai.ts for the routes): reading JSON or

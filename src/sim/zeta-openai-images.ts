@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { group } from './http.js';
+import { group } from './invariants.js';
 import { makePng } from './png.js';
 import { integer, Invalid, oneOf, text, type Body, type Fields, type Upload } from './zeta-openai-body.js';
 

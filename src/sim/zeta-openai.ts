@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { applyFault, pickFault } from './faults.js';
-import { group, json, listen, type Simulator } from './http.js';
+import { json, listen, type Simulator } from './http.js';
+import { group } from './invariants.js';
 import { makeMp4, serveBytes } from './media.js';
 import { Invalid, isMultipart, oneOf, readBody, text, zetaError } from './zeta-openai-body.js';
 import { checkEdit, checkGeneration, imageFile, imagesAnswer } from './zeta-openai-images.js';
