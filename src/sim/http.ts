@@ -96,8 +96,5 @@ export function group(match: RegExpExecArray, i: number): string {
   return value;
 }
 
-/** Forgets the oldest (first inserted) entry of a Map or Set. */
-export function dropOldest<K>(store: { keys(): Iterator<K>; delete(key: K): boolean }): void {
-  const oldest = store.keys().next();
-  if (!oldest.done) store.delete(oldest.value);
-}
+// Kept apart so the task book can use it without importing this file, which imports its type.
+export { dropOldest } from './drop-oldest.js';

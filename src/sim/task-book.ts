@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { dropOldest } from './http.js';
+import { dropOldest } from './drop-oldest.js';
 
 /**
  * The task lifecycle every asynchronous simulator shares: a task is queued for the first third of
