@@ -13,7 +13,7 @@ COPY package.json package-lock.json ./
 RUN npm ci
 COPY . .
 RUN npm run build
-RUN npm pack --pack-destination /pack
+RUN mkdir -p /pack && npm pack --pack-destination /pack
 
 FROM ${NODE_IMAGE}
 COPY --from=build /pack/ /pack/

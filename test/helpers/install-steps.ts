@@ -8,8 +8,8 @@
  * {config} the config directory.
  */
 export const STEPS = {
-  /** In a clone of the repository. The package test starts at `npm pack`: the suite built dist/ already. */
-  build: ['npm ci', 'npm run build', 'npm pack --pack-destination {pack}'],
+  /** In a clone of the repository (npm pack refuses a folder that does not exist). The package test starts after `npm run build`: the suite built dist/ already. */
+  build: ['npm ci', 'npm run build', 'mkdir -p {pack}', 'npm pack --pack-destination {pack}'],
   /** In an empty directory: the package without its development tools, then a config directory of its own. */
   install: ['npm install --omit=dev --no-audit --no-fund --prefer-offline {tarball}', 'gateway init {config}'],
   /** What serves. */

@@ -50,9 +50,9 @@ if (npm.status !== 0) {
   else test('the packed tarball installs and serves', { skip: 'npm is not on PATH: the package cannot be packed or installed' }, () => undefined);
 } else {
   const root = mkdtempSync(join(tmpdir(), 'gateway-package-'));
+  // npm pack's folder is made by the steps, as in the Dockerfile; the empty directory is WORKDIR's.
   const pack = join(root, 'pack');
   const app = join(root, 'app');
-  mkdirSync(pack);
   mkdirSync(app);
   const running: Running[] = [];
   after(async () => {
@@ -62,8 +62,8 @@ if (npm.status !== 0) {
 
   test('the packed tarball installs into an empty directory, writes a config and serves from it', { timeout: 120_000 }, async (t) => {
     const started = Date.now();
-    const [packStep] = STEPS.build.slice(-1);
-    run(words(fill(packStep ?? '', { pack })), PROJECT_ROOT, cleanEnv());
+    // From the folder npm pack writes to: the steps after the build (the suite built dist/ already).
+    for (const step of STEPS.build.slice(STEPS.build.indexOf('npm run build') + 1)) run(words(fill(step, { pack })), PROJECT_ROOT, cleanEnv());
     const tarballs = readdirSync(pack).filter((f) => f.endsWith('.tgz'));
     assert.deepEqual(tarballs, [`generation-gateway-${version}.tgz`]);
     const tarball = join(pack, tarballs[0] ?? '');
