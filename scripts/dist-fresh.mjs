@@ -8,7 +8,11 @@
 //
 //   node scripts/dist-fresh.mjs --mark src   after a build of src/
 //   node scripts/dist-fresh.mjs src test     exits 1 naming the stale files and the command to run
-import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+//   node scripts/dist-fresh.mjs --build      runs `npm run build` only when dist/ is not what src/
+//                                            says (the console included): npm start, npm run demo
+//                                            and npm pack run it first, so a current dist/ starts at once
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -46,9 +50,24 @@ export function requireFresh(dirs, command) {
   process.exit(1);
 }
 
+/** Why `npm run build` must run before the built gateway can: null when dist/ is current. */
+export function buildNeeded() {
+  for (const out of ['dist/src/cli.js', 'dist/console/main.js']) if (!existsSync(out)) return `${out} is missing`;
+  const built = markTime('src');
+  const changed = find('src', '.ts').filter((ts) => statSync(ts).mtimeMs > built);
+  return changed.length === 0 ? null : `${changed.length} file(s) of src/ changed since the last build (${changed.slice(0, 3).join(', ')})`;
+}
+
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const args = process.argv.slice(2);
-  if (args[0] === '--mark') {
+  if (args[0] === '--build') {
+    const why = buildNeeded();
+    if (why !== null) {
+      console.error(`${why}: npm run build`);
+      const r = spawnSync('npm', ['run', 'build', '--silent'], { stdio: 'inherit' });
+      process.exit(r.status ?? 1);
+    }
+  } else if (args[0] === '--mark') {
     mkdirSync('dist', { recursive: true });
     writeFileSync(markOf(args[1]), `${new Date().toISOString()}\n`);
   } else {

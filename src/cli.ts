@@ -3,6 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import type { App } from './app.js';
 import { CliExit, HelpAsked, parseCommand, usageError, usageOf, usageTable, wholeNumber, type UsageEntry } from './cli/args.js';
+import { INIT_USAGE, initCommand } from './cli/init-command.js';
+import { packageVersion } from './cli/package-info.js';
 import { tokensCommand, TOKENS_USAGE } from './cli/tokens-commands.js';
 import { formatIssue } from './config/issues.js';
 import { PROJECT_ROOT } from './config/paths.js';
@@ -14,11 +16,12 @@ import { trimHeapWhenIdle } from './heap-trim.js';
 
 /** The forms of every command but tokens' (./cli/tokens-commands.ts), for the usage texts. */
 const USAGE = {
-  start: { synopsis: 'start', about: 'serve with the config of $GATEWAY_CONFIG_DIR (default: .)' },
-  demo: { synopsis: 'demo', about: 'serve with simulated vendors behind every channel lacking credentials' },
+  start: { synopsis: 'start [--config DIR]', about: 'serve with the config of DIR (default: $GATEWAY_CONFIG_DIR, else .)' },
+  demo: { synopsis: 'demo [--config DIR]', about: 'serve with simulated vendors behind every channel lacking credentials' },
   sims: {
-    synopsis: 'sims [--finish-ms N]',
-    about: 'run every simulated vendor in this process until stopped; print the channel\nvariables (NAME=value) that point the configured channels at them',
+    synopsis: 'sims [--finish-ms N] [--host NAME]',
+    about:
+      'run every simulated vendor in this process until stopped; print the channel\nvariables (NAME=value) that point the configured channels at them\n(--host: listen on NAME and name it in the URLs; default 127.0.0.1)',
   },
   check: { synopsis: 'check [dir]', about: 'validate routes.yaml and channels.yaml; print every problem; exit 1 on errors' },
   explain: { synopsis: 'explain <model> [--group G]', about: 'show the routes and channels that would serve a model' },
@@ -31,8 +34,8 @@ const USAGE = {
   },
 } as const satisfies Record<string, UsageEntry>;
 
-const HELP = `usage: gateway <command>   (gateway <command> --help: that command alone)
-${usageTable([USAGE.start, USAGE.demo, USAGE.sims, USAGE.check, ...Object.values(TOKENS_USAGE), USAGE.explain, USAGE.golden, USAGE.catalogue, USAGE.openapi, USAGE.docs])}
+const HELP = `usage: gateway <command>   (gateway <command> --help: that command alone; gateway --version)
+${usageTable([INIT_USAGE, USAGE.start, USAGE.demo, USAGE.sims, USAGE.check, ...Object.values(TOKENS_USAGE), USAGE.explain, USAGE.golden, USAGE.catalogue, USAGE.openapi, USAGE.docs])}
 Flags take their value as --flag value or --flag=value; an unknown flag or a missing value is an error (exit 2).
 settings (environment): PORT (8080), HOST, GATEWAY_CONFIG_DIR (.), GATEWAY_CONFIG_EXTRA, GATEWAY_DB (data/gateway.db, or postgres://…), LOG_LEVEL (info),
   GATEWAY_DB_CONNECT_TIMEOUT_MS (5000), GATEWAY_DB_STATEMENT_TIMEOUT_MS (10000), GATEWAY_DB_IDLE_TX_TIMEOUT_MS (10000),
@@ -61,14 +64,16 @@ function stopOnSignals(app: App): void {
   process.on('SIGHUP', () => void app.config.reload('SIGHUP'));
 }
 
-async function serve(simulate: boolean): Promise<void> {
+async function serve(simulate: boolean, configDir: string | undefined): Promise<void> {
   const [{ settingsFromEnv, startApp }, { createLogger }, { generateKey, hashKey }] = await Promise.all([
     import('./app.js'),
     import('./log.js'),
     import('./tokens/keys.js'),
   ]);
   const log = createLogger();
-  const fromEnv = settingsFromEnv(process.env, simulate ? { host: '127.0.0.1' } : {});
+  // --config wins over GATEWAY_CONFIG_DIR: the command line is the nearer word.
+  const env = configDir === undefined ? process.env : { ...process.env, GATEWAY_CONFIG_DIR: resolve(configDir) };
+  const fromEnv = settingsFromEnv(env, simulate ? { host: '127.0.0.1' } : {});
   // The demo opens the admin routes with a fresh key unless one is given; `start` keeps them closed without one.
   const settings = simulate && fromEnv.adminKey === null ? { ...fromEnv, adminKey: `gwadmin-${randomBytes(24).toString('base64url')}` } : fromEnv;
   let app: App;
@@ -131,7 +136,7 @@ async function serve(simulate: boolean): Promise<void> {
  */
 async function sims(args: string[]): Promise<void> {
   const u = usageOf(USAGE.sims);
-  const { values } = parseCommand(args, u, { 'finish-ms': { type: 'string' } });
+  const { values } = parseCommand(args, u, { 'finish-ms': { type: 'string' }, host: { type: 'string' } });
   const raw = values['finish-ms'];
   const finishMs = raw === undefined ? undefined : wholeNumber(raw, '--finish-ms', 0, 3_600_000, u);
   const [{ settingsFromEnv }, { SIMULATORS }, { simulatorEnv }] = await Promise.all([
@@ -140,7 +145,11 @@ async function sims(args: string[]): Promise<void> {
     import('./sim/sim-env.js'),
   ]);
   const started = new Map<string, Simulator>();
-  for (const [profile, start] of Object.entries(SIMULATORS)) started.set(profile, await start({ finishMs }));
+  // A name other containers reach it by (compose's `sims`): a wildcard address would be no URL.
+  const host = values.host;
+  if (host !== undefined && /^(0\.0\.0\.0|::|\[::\])?$/.test(host))
+    throw usageError(`--host takes the name or address gateways reach the simulators at, not '${host}'`, u);
+  for (const [profile, start] of Object.entries(SIMULATORS)) started.set(profile, await start({ finishMs, host }));
   const settings = settingsFromEnv();
   const env = simulatorEnv([settings.configDir, ...settings.extraConfigDirs], started);
   process.stdout.write(
@@ -278,10 +287,14 @@ async function docs(args: string[]): Promise<void> {
   }
 }
 
+/** `--config DIR` of start and demo: the config directory, instead of GATEWAY_CONFIG_DIR. */
+const CONFIG_FLAG = { config: { type: 'string' } } as const;
+
 /** Every command: each parses its own arguments strictly (./cli/args.ts). */
 const COMMANDS = new Map<string, (args: string[]) => Promise<void>>([
-  ['start', (args) => (parseCommand(args, usageOf(USAGE.start), {}), serve(false))],
-  ['demo', (args) => (parseCommand(args, usageOf(USAGE.demo), {}), serve(true))],
+  ['init', initCommand],
+  ['start', (args) => serve(false, parseCommand(args, usageOf(USAGE.start), CONFIG_FLAG).values.config)],
+  ['demo', (args) => serve(true, parseCommand(args, usageOf(USAGE.demo), CONFIG_FLAG).values.config)],
   ['sims', sims],
   ['check', check],
   ['tokens', tokensCommand],
@@ -301,6 +314,7 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') throw new HelpAsked(HELP);
+  if (command === '--version' || command === '-v' || command === 'version') return void process.stdout.write(`${packageVersion()}\n`);
   const run = COMMANDS.get(command);
   if (!run) throw usageError(`unknown command '${command}'`, HELP);
   await run(rest);

@@ -9,6 +9,8 @@ import { makePng } from './png.js';
 /** Options of the alpha-native simulator. */
 export interface AlphaSimOptions {
   readonly port?: number;
+  /** Address to listen on, named in its URL (default 127.0.0.1). */
+  readonly host?: string;
   readonly key?: string;
   /** `url` answers `inlineData.data` as a URL served by the simulator instead of base64. */
   readonly imageDelivery?: 'base64' | 'url';
@@ -186,7 +188,7 @@ export async function startAlphaSimulator(opts: AlphaSimOptions = {}): Promise<S
     return `${base}/files/${id}.png`;
   }
 
-  const server = await listen(handle, opts.port);
+  const server = await listen(handle, opts.port, opts.host);
   base = server.url;
   return { profile: 'alpha-native', url: server.url, secrets: { key }, faults, stats, targets: server.targets, traces: server.traces, close: server.close };
 }

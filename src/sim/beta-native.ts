@@ -51,6 +51,8 @@ import { TaskBook, type SimPhase, type SimTask } from './task-book.js';
 /** Options of the beta-native simulator. */
 export interface BetaSimOptions {
   readonly port?: number;
+  /** Address to listen on, named in its URL (default 127.0.0.1). */
+  readonly host?: string;
   readonly finishMs?: number;
   readonly key?: string;
   readonly clock?: () => number;
@@ -314,7 +316,7 @@ export async function startBetaSimulator(opts: BetaSimOptions = {}): Promise<Sim
     if (qry) return query(req, res, url, group(qry, 1));
   }
 
-  const server = await listen(handle, opts.port);
+  const server = await listen(handle, opts.port, opts.host);
   base = server.url;
   return {
     profile: 'beta-native',

@@ -92,6 +92,8 @@ import {
 /** Options of the delta-ark simulator. */
 export interface DeltaArkSimOptions {
   readonly port?: number;
+  /** Address to listen on, named in its URL (default 127.0.0.1). */
+  readonly host?: string;
   readonly finishMs?: number;
   readonly key?: string;
   readonly clock?: () => number;
@@ -296,7 +298,7 @@ export async function startDeltaArkSimulator(opts: DeltaArkSimOptions = {}): Pro
     }
   }
 
-  const server = await listen(handle, opts.port);
+  const server = await listen(handle, opts.port, opts.host);
   base = server.url;
   return {
     profile: 'delta-ark',

@@ -77,6 +77,8 @@ import { TaskBook, type SimTask } from './task-book.js';
 /** Options of the eta-operations simulator. */
 export interface EtaSimOptions {
   readonly port?: number;
+  /** Address to listen on, named in its URL (default 127.0.0.1). */
+  readonly host?: string;
   readonly finishMs?: number;
   readonly key?: string;
   readonly clock?: () => number;
@@ -204,7 +206,7 @@ export async function startEtaOperationsSimulator(opts: EtaSimOptions = {}): Pro
     serveBytes(req, res, bytes, 'video/mp4');
   }
 
-  const server = await listen(handle, opts.port);
+  const server = await listen(handle, opts.port, opts.host);
   base = server.url;
   return {
     profile: 'eta-operations',

@@ -74,6 +74,8 @@ import { TaskBook, type SimTask } from './task-book.js';
 /** Options of the gamma-volc simulator. */
 export interface GammaSimOptions {
   readonly port?: number;
+  /** Address to listen on, named in its URL (default 127.0.0.1). */
+  readonly host?: string;
   readonly finishMs?: number;
   readonly accessKey?: string;
   readonly secretKey?: string;
@@ -292,7 +294,7 @@ export async function startGammaVolcSimulator(opts: GammaSimOptions = {}): Promi
     return query(req, res, url, body, started);
   }
 
-  const server = await listen(handle, opts.port);
+  const server = await listen(handle, opts.port, opts.host);
   base = server.url;
   return {
     profile: 'gamma-volc',

@@ -37,10 +37,14 @@ export type SimHandler = (req: IncomingMessage, res: ServerResponse, body: Buffe
 /** Request targets a simulator keeps (the latest ones). */
 const TARGETS_KEPT = 10_000;
 
-/** Starts an HTTP server on 127.0.0.1 (port 0 by default) around a simulator's handler. */
+/**
+ * Starts an HTTP server on 127.0.0.1 (port 0 by default) around a simulator's handler. Another
+ * `host` (a name other containers resolve, as compose's `sims`) is listened on and named in the URL.
+ */
 export async function listen(
   handler: SimHandler,
   port = 0,
+  host = '127.0.0.1',
 ): Promise<{ url: string; targets: readonly string[]; traces: readonly Heard[]; close(): Promise<void> }> {
   const targets: string[] = [];
   const traces: Heard[] = [];
@@ -63,9 +67,12 @@ export async function listen(
     });
   });
   server.keepAliveTimeout = 60_000;
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, resolve);
+  });
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${(server.address() as AddressInfo).port}`,
     targets,
     traces,
     close: () =>

@@ -54,6 +54,8 @@ import { TaskBook, type SimTask } from './task-book.js';
 /** Options of the iota-native simulator. */
 export interface IotaSimOptions {
   readonly port?: number;
+  /** Address to listen on, named in its URL (default 127.0.0.1). */
+  readonly host?: string;
   readonly finishMs?: number;
   readonly key?: string;
   readonly clock?: () => number;
@@ -250,7 +252,7 @@ export async function startIotaSimulator(opts: IotaSimOptions = {}): Promise<Sim
     json(res, 200, accept());
   }
 
-  const server = await listen(handle, opts.port);
+  const server = await listen(handle, opts.port, opts.host);
   base = server.url;
   return {
     profile: 'iota-native',

@@ -48,6 +48,8 @@ import { TaskBook, type SimTask } from './task-book.js';
 /** Options of the lambda-native simulator. */
 export interface LambdaSimOptions {
   readonly port?: number;
+  /** Address to listen on, named in its URL (default 127.0.0.1). */
+  readonly host?: string;
   readonly finishMs?: number;
   readonly accessKey?: string;
   readonly secretKey?: string;
@@ -284,7 +286,7 @@ export async function startLambdaSimulator(opts: LambdaSimOptions = {}): Promise
     return makeMp4(task.id);
   }
 
-  const server = await listen(handle, opts.port);
+  const server = await listen(handle, opts.port, opts.host);
   base = server.url;
   return {
     profile: 'lambda-native',

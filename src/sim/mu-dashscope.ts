@@ -59,6 +59,8 @@ import { TaskBook, type SimTask } from './task-book.js';
 /** Options of the mu-dashscope simulator. */
 export interface MuSimOptions {
   readonly port?: number;
+  /** Address to listen on, named in its URL (default 127.0.0.1). */
+  readonly host?: string;
   readonly finishMs?: number;
   readonly key?: string;
   readonly clock?: () => number;
@@ -219,7 +221,7 @@ export async function startMuSimulator(opts: MuSimOptions = {}): Promise<Simulat
     json(res, 200, accept());
   }
 
-  const server = await listen(handle, opts.port);
+  const server = await listen(handle, opts.port, opts.host);
   base = server.url;
   return {
     profile: 'mu-dashscope',

@@ -14,6 +14,8 @@ import { startZetaOpenaiSimulator } from './zeta-openai.js';
 /** Options every simulator understands. */
 export interface CommonSimOptions {
   readonly port?: number;
+  /** Address to listen on, named in the simulator's URL (default 127.0.0.1). */
+  readonly host?: string;
   /** Asynchronous simulators: milliseconds until a task finishes unless its prompt says otherwise. */
   readonly finishMs?: number;
 }

@@ -74,6 +74,8 @@ import { baseResp, DIMENSIONS, effective, invalidSubmit, isObject, pickThetaFaul
 /** Options of the theta-native simulator. */
 export interface ThetaSimOptions {
   readonly port?: number;
+  /** Address to listen on, named in its URL (default 127.0.0.1). */
+  readonly host?: string;
   readonly finishMs?: number;
   readonly key?: string;
   readonly clock?: () => number;
@@ -261,7 +263,7 @@ export async function startThetaNativeSimulator(opts: ThetaSimOptions = {}): Pro
     return run();
   }
 
-  const server = await listen(handle, opts.port);
+  const server = await listen(handle, opts.port, opts.host);
   base = server.url;
   return {
     profile: 'theta-native',

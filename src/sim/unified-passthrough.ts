@@ -42,6 +42,8 @@ import { TaskBook, type SimTask } from './task-book.js';
 /** Options of the unified-passthrough simulator. */
 export interface UnifiedSimOptions {
   readonly port?: number;
+  /** Address to listen on, named in its URL (default 127.0.0.1). */
+  readonly host?: string;
   readonly finishMs?: number;
   readonly key?: string;
   readonly clock?: () => number;
@@ -179,7 +181,7 @@ export async function startUnifiedPassthroughSimulator(opts: UnifiedSimOptions =
     json(res, 404, unifiedError(404, `Invalid URL (${req.method} ${path})`));
   }
 
-  const server = await listen(handle, opts.port);
+  const server = await listen(handle, opts.port, opts.host);
   base = server.url;
   return {
     profile: 'unified-passthrough',

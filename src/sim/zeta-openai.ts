@@ -112,6 +112,8 @@ export { zetaError };
 /** Options of the zeta-openai simulator. */
 export interface ZetaSimOptions {
   readonly port?: number;
+  /** Address to listen on, named in its URL (default 127.0.0.1). */
+  readonly host?: string;
   readonly finishMs?: number;
   readonly key?: string;
   readonly clock?: () => number;
@@ -225,7 +227,7 @@ export async function startZetaOpenaiSimulator(opts: ZetaSimOptions = {}): Promi
     json(res, 404, zetaError(404, `Invalid URL (${req.method} ${path}).`));
   }
 
-  const server = await listen(handle, opts.port);
+  const server = await listen(handle, opts.port, opts.host);
   base = server.url;
   return {
     profile: 'zeta-openai',

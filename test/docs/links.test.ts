@@ -20,6 +20,7 @@ function markdownUnder(dir: string): string[] {
 
 const DOCUMENTS = [
   'README.md',
+  'CHANGELOG.md',
   ...markdownUnder('docs'),
   ...readdirSync(join(PROJECT_ROOT, 'bench'))
     .filter((f) => f.endsWith('.md'))

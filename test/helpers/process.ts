@@ -23,7 +23,16 @@ export interface Running {
 
 /** Starts the CLI in the background. */
 export function startCli(args: string[], env: NodeJS.ProcessEnv = {}): Running {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd: PROJECT_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  return startProcess(process.execPath, [CLI, ...args], { cwd: PROJECT_ROOT, env: { ...process.env, ...env } });
+}
+
+/**
+ * Starts any command in the background, with exactly `env` (an installed package's `npx gateway`,
+ * say). With `group`, it leads a process group of its own and `stop` signals the whole group, as a
+ * terminal's Ctrl-C does: for a command that runs the process that matters as its child (npx).
+ */
+export function startProcess(command: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; group?: boolean }): Running {
+  const child = spawn(command, args, { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'], detached: opts.group === true });
   let out = '';
   const listeners = new Set<() => void>();
   const onData = (d: Buffer) => {
@@ -65,7 +74,10 @@ export function startCli(args: string[], env: NodeJS.ProcessEnv = {}): Running {
       });
     },
     async stop(signal = 'SIGTERM') {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      if (child.exitCode === null && child.signalCode === null) {
+        if (opts.group === true && child.pid !== undefined) process.kill(-child.pid, signal);
+        else child.kill(signal);
+      }
       return exited;
     },
   };

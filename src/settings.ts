@@ -1,0 +1,51 @@
+/**
+ * Every setting the gateway reads from the environment, with its default and what it is for: the
+ * list `gateway init` writes into `.env.example` (src/cli/env-example.ts). The variables themselves
+ * are read where they are used (settingsFromEnv in app.ts, log.ts, the demo); test/unit/settings-list.test.ts
+ * fails when a variable read anywhere in src/ is missing here, or when this list and the settings
+ * table of docs/operating.md disagree, so the three cannot drift apart.
+ */
+export interface Setting {
+  readonly name: string;
+  /** The value used when it is unset, as an operator would write it; null: none (the feature is off). */
+  readonly default: string | null;
+  /** What it is for, in one or two short sentences. */
+  readonly about: string;
+}
+
+/** The settings, in the order of the table in docs/operating.md. */
+export const SETTINGS: readonly Setting[] = [
+  { name: 'PORT', default: '8080', about: 'Port to listen on (0 picks a free one; the log line "gateway listening" says which).' },
+  { name: 'HOST', default: '0.0.0.0', about: 'Address to listen on (the demo listens on 127.0.0.1).' },
+  { name: 'GATEWAY_CONFIG_DIR', default: '.', about: 'Where routes.yaml and channels.yaml are (gateway start --config DIR says the same).' },
+  { name: 'GATEWAY_CONFIG_EXTRA', default: null, about: 'More config directories, separated by ":", whose routes, channels and fragments are merged in.' },
+  {
+    name: 'GATEWAY_DB',
+    default: 'data/gateway.db',
+    about: 'The store: a file path (embedded SQLite, one process), or postgres://user:password@host/db shared by several replicas.',
+  },
+  { name: 'GATEWAY_DB_CONNECT_TIMEOUT_MS', default: '5000', about: 'PostgreSQL only: the longest wait for a connection (100-600000).' },
+  { name: 'GATEWAY_DB_STATEMENT_TIMEOUT_MS', default: '10000', about: 'PostgreSQL only: a statement running longer is cancelled (100-3600000).' },
+  { name: 'GATEWAY_DB_IDLE_TX_TIMEOUT_MS', default: '10000', about: 'PostgreSQL only: a session idle inside a transaction is ended (100-3600000).' },
+  { name: 'GATEWAY_REDIS', default: null, about: 'redis:// or rediss:// URL through which replicas share limits, breakers, token changes and reloads.' },
+  { name: 'GATEWAY_REDIS_PREFIX', default: 'gateway:', about: 'The start of every Redis key and pub/sub channel, so several gateways can share one Redis.' },
+  { name: 'GATEWAY_REPLICA_ID', default: null, about: "This replica's name on task leases and in logs (unset: <hostname>-<pid>-<random>)." },
+  { name: 'GATEWAY_TASK_LEASE_MS', default: '30000', about: 'How long a task stays with a replica that stopped renewing its lease (300-600000).' },
+  { name: 'GATEWAY_AUTH_CACHE_MS', default: null, about: "How long a key's lookup is trusted (0-600000; unset: 5000 on SQLite, 1000 on PostgreSQL)." },
+  { name: 'LOG_LEVEL', default: 'info', about: 'pino log level; logs are JSON lines on stdout.' },
+  { name: 'GATEWAY_PUBLIC_URL', default: null, about: "The base URL clients reach the gateway at, for links and download URLs (unset: each request's Host)." },
+  { name: 'GATEWAY_LINK_TTL_MS', default: '3600000', about: 'How long a link handed out instead of a vendor URL serves (60000-604800000).' },
+  { name: 'GATEWAY_DEMO_KEY', default: null, about: 'gateway demo only: the API key to accept (unset: the demo makes one).' },
+  { name: 'GATEWAY_ADMIN_KEY', default: null, about: 'Opens /admin/* and /metrics to "Authorization: Bearer <key>" (unset: closed to everyone).' },
+  { name: 'GATEWAY_WATCH', default: '1', about: '0 stops reloading when a config file changes (SIGHUP and POST /admin/reload still reload).' },
+  { name: 'GATEWAY_RELOAD_DEBOUNCE_MS', default: '200', about: 'Quiet time after the last file change before a watched reload (0-60000).' },
+  { name: 'GATEWAY_HEADERS_TIMEOUT_MS', default: '30000', about: "A client's headers must arrive within this, else 408 (1000-3600000)." },
+  { name: 'GATEWAY_REQUEST_TIMEOUT_MS', default: '300000', about: "A client's whole request must arrive within this, else 408 (up to 3600000)." },
+  {
+    name: 'GATEWAY_DRAIN_MS',
+    default: '25000',
+    about: 'On SIGTERM or SIGINT, how long requests in flight may finish before their connections are cut (0-600000).',
+  },
+  { name: 'GATEWAY_STRICT', default: '0', about: '1: an enabled channel with an unset variable fails the start and every reload, instead of being left out.' },
+  { name: 'GATEWAY_BODY_BUDGET_MB', default: null, about: 'Megabytes of request bodies held at once; past it, 503 server_busy (unset: heap limit / 12).' },
+];
