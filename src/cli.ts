@@ -1,5 +1,4 @@
 #!/usr/bin/env node
-import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import type { App } from './app.js';
 import { CliExit, HelpAsked, parseCommand, usageError, usageOf, usageTable, wholeNumber, type UsageEntry } from './cli/args.js';
@@ -65,17 +64,19 @@ function stopOnSignals(app: App): void {
 }
 
 async function serve(simulate: boolean, configDir: string | undefined): Promise<void> {
-  const [{ settingsFromEnv, startApp }, { createLogger }, { generateKey, hashKey }] = await Promise.all([
+  const [{ settingsFromEnv, startApp }, { createLogger }, { demoKeys, keepDemoToken }] = await Promise.all([
     import('./app.js'),
     import('./log.js'),
-    import('./tokens/keys.js'),
+    import('./cli/demo-keys.js'),
   ]);
   const log = createLogger();
   // --config wins over GATEWAY_CONFIG_DIR: the command line is the nearer word.
   const env = configDir === undefined ? process.env : { ...process.env, GATEWAY_CONFIG_DIR: resolve(configDir) };
   const fromEnv = settingsFromEnv(env, simulate ? { host: '127.0.0.1' } : {});
-  // The demo opens the admin routes with a fresh key unless one is given; `start` keeps them closed without one.
-  const settings = simulate && fromEnv.adminKey === null ? { ...fromEnv, adminKey: `gwadmin-${randomBytes(24).toString('base64url')}` } : fromEnv;
+  // The demo's keys are the same at every start on the same store (./cli/demo-keys.ts).
+  const demo = simulate ? demoKeys(fromEnv.storeUrl) : null;
+  // The demo opens the admin routes with its admin key unless one is given; `start` keeps them closed without one.
+  const settings = demo && fromEnv.adminKey === null ? { ...fromEnv, adminKey: demo.adminKey } : fromEnv;
   let app: App;
   try {
     app = await startApp(settings, log, { simulate });
@@ -86,16 +87,12 @@ async function serve(simulate: boolean, configDir: string | undefined): Promise<
   stopOnSignals(app);
   trimHeapWhenIdle();
   const base = `http://${settings.host === '0.0.0.0' ? '127.0.0.1' : settings.host}:${app.port}`;
-  if (!simulate) {
+  if (!demo) {
     log.info({ url: base, admin: settings.adminKey !== null, watching: app.config.status().watching }, 'gateway listening');
     return;
   }
-  const key = process.env.GATEWAY_DEMO_KEY || generateKey();
-  const hash = hashKey(key);
-  if (!(await app.store.findTokenByHash(hash))) {
-    await app.store.deleteTokensNamed('demo');
-    await app.store.createToken({ name: 'demo', keyHash: hash, group: 'default', models: null, quota: null });
-  }
+  const key = process.env.GATEWAY_DEMO_KEY || demo.apiKey;
+  await keepDemoToken(app.store, key);
   const examples = app.snapshot.routes.flatMap(({ method, example }) => {
     if (!example) return [];
     const data = example.body === undefined ? '' : ` \\\n    -H "Content-Type: application/json" -d '${JSON.stringify(example.body).replace(/'/g, "'\\''")}'`;
@@ -110,6 +107,9 @@ async function serve(simulate: boolean, configDir: string | undefined): Promise<
       `API key: ${key}`,
       `Admin key: ${settings.adminKey}`,
       `Admin console: ${base}/admin/ (sign in with the admin key)`,
+      demo.secretFile
+        ? `The demo's keys stay the same at every start on this store (derived from ${demo.secretFile}; delete it for new ones); GATEWAY_DEMO_KEY and GATEWAY_ADMIN_KEY override them.`
+        : 'The demo makes new keys at every start: its store is not a file (GATEWAY_DEMO_KEY and GATEWAY_ADMIN_KEY name keys to keep).',
       '',
       ...(examples.length > 0 ? ['Try:', ...examples] : []),
       ...(app.snapshot.routes.some((r) => r.kind === 'task-submit')

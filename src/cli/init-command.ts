@@ -16,12 +16,12 @@ export const INIT_USAGE = {
 
 /** The files of the shipped configuration a config directory needs, relative to the package root. */
 function shippedFiles(): string[] {
-  const under = (dir: string, ext: string) =>
-    readdirSync(join(PROJECT_ROOT, dir))
-      .filter((f) => f.endsWith(ext))
-      .sort()
-      .map((f) => join(dir, f));
-  // The body schemas the routes name (schemas/public), and the config schemas that editors
+  // Folders included (schemas/public/answers/: the answer schemas the routes name).
+  const under = (dir: string, ext: string): string[] =>
+    readdirSync(join(PROJECT_ROOT, dir), { withFileTypes: true })
+      .sort((a, b) => a.name.localeCompare(b.name))
+      .flatMap((f) => (f.isDirectory() ? under(join(dir, f.name), ext) : f.name.endsWith(ext) ? [join(dir, f.name)] : []));
+  // The body and answer schemas the routes name (schemas/public), and the config schemas that editors
   // validate with (each file's `yaml-language-server` line points at them).
   return [
     'routes.yaml',

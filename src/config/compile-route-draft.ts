@@ -2,6 +2,7 @@ import type { Mapping } from '../mapping/mapping.js';
 import type {
   AnswerStream,
   CompiledBody,
+  CompiledResponse,
   CompiledRoute,
   CompiledRouteResource,
   KeySource,
@@ -23,6 +24,7 @@ import type {
 export interface RouteDraft {
   readonly id: string;
   readonly description: string;
+  readonly summary: string | null;
   readonly method: string;
   readonly path: string;
   readonly matcher: PathMatcher;
@@ -34,6 +36,7 @@ export interface RouteDraft {
   /** Empty for routes that list none. */
   readonly models: ModelSet;
   readonly body: CompiledBody | null;
+  readonly response: CompiledResponse | null;
   readonly task: TaskDraft | null;
   readonly example: { readonly path: string; readonly body: unknown } | null;
   readonly matchQuery: Readonly<Record<string, string>>;
@@ -96,6 +99,7 @@ export function typedRoute(d: RouteDraft): CompiledRoute | null {
   const base = {
     id: d.id,
     description: d.description,
+    summary: d.summary,
     method: d.method,
     path: d.path,
     matcher: d.matcher,
@@ -104,6 +108,7 @@ export function typedRoute(d: RouteDraft): CompiledRoute | null {
     matchQuery: d.matchQuery,
     resource: d.resource,
     references: d.references,
+    response: d.response,
   };
   const { body, model, task, answer, list } = d;
   switch (d.kind) {

@@ -5,6 +5,7 @@ import type { AnswerStream, PathMatcher, RouteKind } from './snapshot.js';
 export interface RawRoute extends RawResources {
   id: string;
   description?: string;
+  summary?: string;
   method: string;
   path: string;
   kind: RouteKind;
@@ -13,6 +14,7 @@ export interface RawRoute extends RawResources {
   model?: { path?: string; body?: string; value?: string };
   models?: string[];
   body?: { schema: string; max_bytes?: number | string; max_depth?: number; content_types?: string[]; max_files?: number };
+  response?: { schema: string };
   task?: {
     kind?: string;
     kinds?: string[];
@@ -50,7 +52,7 @@ const KIND_RULES: Record<RouteKind, { needs: string[]; refuses: string[]; task: 
   },
   'task-content': {
     needs: ['task'],
-    refuses: ['operation', 'model', 'models', 'body', 'mode', 'stream', 'answer', 'list', 'links', 'pass_vendor_url'],
+    refuses: ['operation', 'model', 'models', 'body', 'response', 'mode', 'stream', 'answer', 'list', 'links', 'pass_vendor_url'],
     task: ['kinds', 'id'],
     taskRefuses: ['kind', 'answer', 'max_ids', 'source'],
   },
@@ -83,7 +85,7 @@ const KIND_RULES: Record<RouteKind, { needs: string[]; refuses: string[]; task: 
   // The link is its own credential (a presigned URL's stand-in): no key is asked for.
   'link-content': {
     needs: [],
-    refuses: ['operation', 'model', 'models', 'body', 'mode', 'task', 'list', 'answer', 'stream', 'auth', 'links', 'pass_vendor_url'],
+    refuses: ['operation', 'model', 'models', 'body', 'response', 'mode', 'task', 'list', 'answer', 'stream', 'auth', 'links', 'pass_vendor_url'],
     task: [],
     taskRefuses: [],
   },

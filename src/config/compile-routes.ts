@@ -3,6 +3,7 @@ import { compileBody, bodyValidator, compileExample, compileTask, keySourcesOf, 
 import { modelSet, typedRoute, type RouteDraft } from './compile-route-draft.js';
 import { checkKindRules, type RawRoute } from './compile-route-rules.js';
 import { compileResources } from './compile-resources.js';
+import { compileResponses } from './compile-responses.js';
 import type { ConfigIssue } from './issues.js';
 import { routeServesModel } from './lookups.js';
 import { compilePathTemplate } from './path-template.js';
@@ -27,6 +28,7 @@ export function compileRoutes(
   // One validator per schema file: ajv refuses a second compile of a schema with the same $id.
   const validators = new Map<string, BodySchema>();
   const out: RouteDraft[] = [];
+  const responses = compileResponses(raw, configDir, schemas, validators, (i, msg) => void issues.push(src.issue(['routes', i, 'response', 'schema'], msg)));
 
   raw.forEach((r, i) => {
     const at = (...rest: (string | number)[]) => ['routes', i, ...rest];
@@ -79,6 +81,7 @@ export function compileRoutes(
       Object.freeze({
         id: r.id,
         description: r.description ?? '',
+        summary: r.summary ?? null,
         method: r.method,
         path: r.path,
         matcher: matcher ?? { template: r.path, params: [], match: () => null },
@@ -89,6 +92,7 @@ export function compileRoutes(
         model: modelSourceOf(r.model),
         models,
         body,
+        response: responses[i] ?? null,
         task,
         example,
         matchQuery: Object.freeze({ ...(r.match_query ?? {}) }),

@@ -88,10 +88,13 @@ function readSource(path: string, file: string, required: boolean, issues: Confi
   return parsed.source;
 }
 
-/** Routes of an extra directory name their body schemas relative to that directory. */
+/** Routes of an extra directory name their body and answer schemas relative to that directory. */
 function withSchemasFrom(src: YamlSource, dir: string): YamlSource {
-  const value = src.value as { routes?: { body?: { schema?: string } }[] };
-  for (const r of value.routes ?? []) if (r.body?.schema) r.body.schema = resolve(dir, r.body.schema);
+  const value = src.value as { routes?: { body?: { schema?: string }; response?: { schema?: string } }[] };
+  for (const r of value.routes ?? []) {
+    if (r.body?.schema) r.body.schema = resolve(dir, r.body.schema);
+    if (r.response?.schema) r.response.schema = resolve(dir, r.response.schema);
+  }
   return src;
 }
 

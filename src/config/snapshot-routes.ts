@@ -35,6 +35,8 @@ interface RouteBase {
   readonly id: string;
   /** What the route does, as routes.yaml says it ('' when it says nothing); the OpenAPI document publishes it. */
   readonly description: string;
+  /** A short line naming what it does (routes.yaml `summary`); null: none given. */
+  readonly summary: string | null;
   readonly method: string;
   readonly path: string;
   readonly matcher: PathMatcher;
@@ -49,6 +51,8 @@ interface RouteBase {
   readonly references: readonly ResourceReference[];
   /** Body rules; null for a route that takes no body (the kinds that never do say `null`). */
   readonly body: CompiledBody | null;
+  /** The schema of its success answer (routes.yaml `response`), for the OpenAPI document; null: none declared. */
+  readonly response: CompiledResponse | null;
 }
 
 /** What the routes that call a profile operation for a model share (`sync`, `task-submit`). */
@@ -209,6 +213,15 @@ export interface SubmitTask extends TaskRules {
   readonly source: TaskIdSource | null;
   /** Builds the public answer from the new task (docs/routes-yaml.md, "Answer mappings"). */
   readonly answer: Mapping;
+}
+
+/** The declared schema of a route's success answer (routes.yaml `response`): published, never enforced. */
+export interface CompiledResponse {
+  /** The JSON Schema file as routes.yaml names it, and its content. */
+  readonly schemaFile: string;
+  readonly schema: Readonly<Record<string, unknown>> | boolean;
+  /** Its validator, for tests that hold answers against it. */
+  readonly validate: ValidateFunction;
 }
 
 /** Body rules of a route. */

@@ -120,10 +120,14 @@ function bodyOf(codes: readonly ErrorCode[]): JsonSchema {
   const shapes: JsonSchema[] = [];
   if (a.length > 0) {
     shapes.push({
-      allOf: [{ $ref: '#/components/schemas/error-shape-a' }, { type: 'object', properties: { error: { type: 'object', properties: { code: { enum: a } } } } }],
+      allOf: [
+        { $ref: '#/components/schemas/error-shape-a' },
+        { type: 'object', properties: { error: { type: 'object', properties: { code: { type: 'string', enum: a } } } } },
+      ],
     });
   }
-  if (b.length > 0) shapes.push({ allOf: [{ $ref: '#/components/schemas/error-shape-b' }, { type: 'object', properties: { code: { enum: b } } }] });
+  if (b.length > 0)
+    shapes.push({ allOf: [{ $ref: '#/components/schemas/error-shape-b' }, { type: 'object', properties: { code: { type: 'string', enum: b } } }] });
   const [only] = shapes;
   return only && shapes.length === 1 ? only : { anyOf: shapes };
 }

@@ -2,10 +2,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../config/paths.js';
 import type { CompiledRoute, Snapshot } from '../config/snapshot.js';
-import { BodySchemas } from './body-schemas.js';
 import { ERROR_SCHEMAS, HEADERS } from './error-responses.js';
 import type { Components, HttpMethod, OpenApiDocument, Operation } from './openapi-types.js';
 import { operationOf, TAGS, type Variant } from './route-operation.js';
+import { SchemaComponents } from './schema-components.js';
 
 /**
  * The OpenAPI 3.1 document of a snapshot's public routes (routes.yaml, routes.d/ and the body
@@ -16,20 +16,30 @@ import { operationOf, TAGS, type Variant } from './route-operation.js';
  */
 
 const DESCRIPTION = [
-  'The public routes of this gateway, generated from its route configuration. Every route takes an API key',
-  '(the security schemes say where); task routes answer only the tasks of the key that created them.',
+  "The public routes of this gateway, generated from its route configuration. Each operation's `security` says where it takes",
+  'the API key (a bearer token, or the header or query parameter its route names); an operation whose `security` is empty takes none:',
+  'the links synchronous answers hand out instead of vendor URLs are their own credential. Task routes answer only the tasks of the key that created them.',
   'Error answers are shape A, `{"error": {"message", "type": "svc_api_error", "param", "code"}}`, or, for',
   '`too_many_requests`, shape B, `{"code", "message", "data": null}`; each operation lists the codes it can answer.',
   "Bodies are checked against the schemas below before any vendor is called; a model's family may refuse",
   'further values (see docs/generated/catalogue.md). Operator routes (/admin, /metrics) are not part of this API.',
 ].join(' ');
 
-let packageVersion: string | undefined;
+/** Where the routes are: the gateway serving the document (the committed copy names no origin). */
+const SERVERS = [{ url: '/', description: 'The gateway that serves this document (GET /openapi.json): its routes are on the same origin.' }];
 
-/** The gateway's version, from its package.json (read once). */
-function version(): string {
-  packageVersion ??= (JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
-  return packageVersion;
+let packageJson: { readonly version: string; readonly license?: string } | undefined;
+
+/** The gateway's package.json (read once): its version and licence are the document's. */
+function pkg(): { readonly version: string; readonly license?: string } {
+  packageJson ??= JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string; license?: string };
+  return packageJson;
+}
+
+/** The licence of package.json as OpenAPI states one: its name, and its SPDX identifier when it is one (not UNLICENSED or "SEE LICENSE IN …"). */
+function license(): { name: string; identifier?: string } {
+  const name = pkg().license ?? 'UNLICENSED';
+  return /^[A-Za-z0-9.+-]+$/.test(name) && name !== 'UNLICENSED' ? { name, identifier: name } : { name };
 }
 
 /** The OpenAPI 3.1.0 document of the snapshot's routes. */
@@ -40,17 +50,20 @@ export function openApiDocument(snapshot: Pick<Snapshot, 'routes'>): OpenApiDocu
     headers: { ...HEADERS },
     securitySchemes: {},
   };
-  const bodies = new BodySchemas(snapshot.routes);
-  Object.assign(components.schemas, bodies.components, ERROR_SCHEMAS);
+  // Bodies first, then answers, each in the order of the routes.
+  const files = [...snapshot.routes.flatMap((r) => (r.body ? [r.body] : [])), ...snapshot.routes.flatMap((r) => (r.response ? [r.response] : []))];
+  const schemas = new SchemaComponents(files, Object.keys(ERROR_SCHEMAS));
+  Object.assign(components.schemas, schemas.components, ERROR_SCHEMAS);
   const paths: Record<string, Partial<Record<HttpMethod, Operation>>> = {};
   for (const [template, byMethod] of pathItems(snapshot.routes)) {
     paths[template] = {};
-    for (const [method, variants] of byMethod) paths[template][method] = operationOf(variants, { bodies, components });
+    for (const [method, variants] of byMethod) paths[template][method] = operationOf(variants, { schemas, components });
   }
   const kinds = new Set(snapshot.routes.map((r) => r.kind));
   return {
     openapi: '3.1.0',
-    info: { title: 'Generation Gateway', version: version(), description: DESCRIPTION },
+    info: { title: 'Generation Gateway', version: pkg().version, description: DESCRIPTION, license: license() },
+    servers: SERVERS,
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     // Kinds may share a tag (the two model kinds): each tag is listed once.
     tags: [...new Map((Object.keys(TAGS) as (keyof typeof TAGS)[]).filter((k) => kinds.has(k)).map((k) => [TAGS[k].name, TAGS[k]])).values()],

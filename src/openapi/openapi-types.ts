@@ -41,6 +41,8 @@ export interface RequestBody {
 
 export interface Operation {
   readonly operationId: string;
+  /** A short line: routes.yaml's `summary` of each route of the operation. */
+  readonly summary: string;
   readonly tags: readonly string[];
   readonly description?: string;
   readonly parameters?: readonly Parameter[];
@@ -70,7 +72,13 @@ export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 export interface OpenApiDocument {
   readonly openapi: '3.1.0';
-  readonly info: { readonly title: string; readonly version: string; readonly description: string };
+  readonly info: {
+    readonly title: string;
+    readonly version: string;
+    readonly description: string;
+    readonly license: { readonly name: string; readonly identifier?: string };
+  };
+  readonly servers: readonly { readonly url: string; readonly description: string }[];
   readonly jsonSchemaDialect: string;
   readonly tags: readonly { readonly name: string; readonly description: string }[];
   readonly paths: Readonly<Record<string, Partial<Record<HttpMethod, Operation>>>>;

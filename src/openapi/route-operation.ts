@@ -1,8 +1,9 @@
 import { isModelRoute } from '../config/lookups.js';
 import type { CompiledBody, CompiledRoute, KeySource, ModelRoute, RouteKind, TaskIdSource } from '../config/snapshot.js';
-import type { BodySchemas } from './body-schemas.js';
 import { errorCodesOf, errorResponses } from './error-responses.js';
-import type { Components, JsonSchema, MediaType, Operation, Parameter, RequestBody, Response, SecurityScheme } from './openapi-types.js';
+import type { Components, JsonSchema, MediaType, Operation, Parameter, RequestBody, SecurityScheme } from './openapi-types.js';
+import type { SchemaComponents } from './schema-components.js';
+import { successOf } from './success-responses.js';
 
 /**
  * The OpenAPI operation of one method on one path. Usually one route; several when routes.yaml
@@ -18,9 +19,9 @@ export interface Variant {
   readonly rename: ReadonlyMap<string, string>;
 }
 
-/** What operations share: the body schemas and the components they add to. */
+/** What operations share: the schema files' components and the components they add to. */
 export interface OperationContext {
-  readonly bodies: BodySchemas;
+  readonly schemas: SchemaComponents;
   readonly components: Components;
 }
 
@@ -53,15 +54,27 @@ export function operationOf(variants: readonly Variant[], ctx: OperationContext)
   const description = describe(routes);
   return {
     operationId: routes.map((r) => r.id).join('-or-'),
+    summary: [...new Set(routes.map(summaryOf))].join(' / '),
     tags: [...new Set(routes.map((r) => TAGS[r.kind].name))],
     ...(description ? { description } : {}),
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(body ? { requestBody: body } : {}),
-    responses: { ...successOf(routes), ...errorResponses(errorCodesOf(routes), ctx.components.responses) },
+    responses: { ...successOf(routes, ctx.schemas), ...errorResponses(errorCodesOf(routes), ctx.components.responses) },
     security: securityOf(routes, ctx.components.securitySchemes),
     'x-route-ids': routes.map((r) => r.id),
     ...(models.length > 0 ? { 'x-models': models } : {}),
   };
+}
+
+/** A route's summary: routes.yaml's, else the first sentence of its description, else its method and path. */
+function summaryOf(r: CompiledRoute): string {
+  if (r.summary) return r.summary;
+  const first =
+    r.description
+      .trim()
+      .split(/(?<=\.)\s/)[0]
+      ?.replace(/\.$/, '') ?? '';
+  return first !== '' && first.length <= 120 ? first : `${r.method} ${r.path}`;
 }
 
 function describe(routes: readonly CompiledRoute[]): string {
@@ -98,7 +111,12 @@ function modelSchema(r: ModelRoute): JsonSchema {
   const pattern = r.models.prefixes.length > 0 ? `^(?:${r.models.prefixes.map(escapeRegExp).join('|')})` : null;
   if (pattern === null) return { type: 'string', enum: exact };
   if (exact.length === 0) return { type: 'string', pattern };
-  return { type: 'string', anyOf: [{ enum: exact }, { pattern }] };
+  return {
+    anyOf: [
+      { type: 'string', enum: exact },
+      { type: 'string', pattern },
+    ],
+  };
 }
 
 function escapeRegExp(s: string): string {
@@ -230,110 +248,11 @@ function requestBodyOf(routes: readonly CompiledRoute[], ctx: OperationContext):
 }
 
 function bodySchemaOf(r: CompiledRoute, body: CompiledBody, ctx: OperationContext): JsonSchema {
-  const ref = ctx.bodies.refOf(body);
+  const ref = ctx.schemas.refOf(body);
   if (!isModelRoute(r) || r.model?.from !== 'body') return ref;
   // The model's place in the body, down its pointer, holds one of the route's models.
   const constraint = [...r.model.pointer].reverse().reduce<JsonSchema>((inner, key) => ({ type: 'object', properties: { [key]: inner } }), modelSchema(r));
   return { allOf: [ref, constraint] };
-}
-
-/** The success answers of the routes, by status. */
-function successOf(routes: readonly CompiledRoute[]): Record<string, Response> {
-  const per = routes.map((r) => [r, successResponses(r)] as const);
-  const out: Record<string, Response> = {};
-  for (const status of [...new Set(per.flatMap(([, s]) => Object.keys(s)))].sort()) {
-    const these = per.flatMap(([r, s]) => {
-      const answer = s[status];
-      return answer ? [[r, answer] as const] : [];
-    });
-    const [only] = these;
-    const description =
-      only && these.length === 1 && routes.length === 1 ? only[1].description : these.map(([r, s]) => `Route \`${r.id}\`: ${s.description}`).join('\n\n');
-    out[status] = {
-      description,
-      headers: Object.assign({}, ...these.map(([, s]) => s.headers)),
-      content: Object.assign({}, ...these.map(([, s]) => s.content)),
-    };
-  }
-  return out;
-}
-
-const REQUEST_ID = { 'X-Request-Id': { $ref: '#/components/headers/x-request-id' } };
-
-const SSE_ANSWER =
-  "Server-Sent Events: one frame `data: <answer JSON>` followed by a blank line (CRLF line ends), where the answer is the vendor's answer in this route's public shape " +
-  '(not declared as a schema); the stream ends when the answer ends, with no `[DONE]` event. Errors come before the stream, as JSON with their status.';
-
-function successResponses(r: CompiledRoute): Record<string, Response> {
-  const json = { 'application/json': {} };
-  switch (r.kind) {
-    case 'sync': {
-      const headers = { ...REQUEST_ID, Warning: { $ref: '#/components/headers/warning' } };
-      if (r.stream === 'sse') return { '200': { description: SSE_ANSWER, headers, content: { 'text/event-stream': { schema: { type: 'string' } } } } };
-      return { '200': { description: "The vendor's answer in this route's public shape (not declared as a schema).", headers, content: json } };
-    }
-    case 'task-submit':
-      return {
-        '200': {
-          description: "The new task, as the route's answer mapping shapes it, with the gateway's own task id (not declared as a schema).",
-          headers: { ...REQUEST_ID, Warning: { $ref: '#/components/headers/warning' } },
-          content: json,
-        },
-      };
-    case 'task-query':
-      return {
-        '200': { description: "The task record(s), as the route's answer mapping shapes them (not declared as a schema).", headers: REQUEST_ID, content: json },
-      };
-    case 'task-list':
-      return {
-        '200': {
-          description:
-            "A page of the caller's tasks, each as the route's answer mapping shapes it, in the list the route's `list` mapping makes (not declared as a schema).",
-          headers: REQUEST_ID,
-          content: json,
-        },
-      };
-    case 'task-delete':
-      return {
-        '200': { description: "The deleted task, as the route's answer mapping shapes it (not declared as a schema).", headers: REQUEST_ID, content: json },
-      };
-    case 'model-list':
-      return {
-        '200': {
-          description: "The models the API key may use, in the shape of the route's `list` and `answer` mappings (not declared as a schema).",
-          headers: REQUEST_ID,
-          content: json,
-        },
-      };
-    case 'model-get':
-      return {
-        '200': { description: "The model, in the shape of the route's `answer` mapping (not declared as a schema).", headers: REQUEST_ID, content: json },
-      };
-    case 'link-content':
-      return {
-        '200': {
-          description: 'The file the link stands for: fetched from the vendor as it serves it, or stored by the gateway.',
-          headers: REQUEST_ID,
-          content: { '*/*': {} },
-        },
-        '206': {
-          description: 'The part of a vendor-served file that `Range` asked for.',
-          headers: { ...REQUEST_ID, 'Content-Range': { description: 'The part sent.', schema: { type: 'string' } } },
-          content: { '*/*': {} },
-        },
-      };
-    case 'task-content': {
-      const bytes = { '*/*': {} };
-      return {
-        '200': { description: "The result's bytes, as the vendor serves them.", headers: REQUEST_ID, content: bytes },
-        '206': {
-          description: 'The part of the result that `Range` asked for.',
-          headers: { ...REQUEST_ID, 'Content-Range': { description: 'The part sent.', schema: { type: 'string' } } },
-          content: bytes,
-        },
-      };
-    }
-  }
 }
 
 /** Where the routes read the API key: alternatives, each a security scheme added to the components. */

@@ -14,13 +14,13 @@ import { channelEnvNames } from '../../src/config/env.js';
 import { formatIssue } from '../../src/config/issues.js';
 import { loadConfig, loadConfigOrThrow } from '../../src/config/load.js';
 import { PROJECT_ROOT } from '../../src/config/paths.js';
-import type { CompiledRoute, Snapshot } from '../../src/config/snapshot.js';
+import type { Snapshot } from '../../src/config/snapshot.js';
 import { openApiDocument, renderOpenApi } from '../../src/openapi/openapi-document.js';
 import { generatedDoc, writeGeneratedDoc } from '../../src/docs/generated-docs.js';
-import type { HttpMethod, OpenApiDocument, Operation } from '../../src/openapi/openapi-types.js';
-import { createAjv } from '../../src/schema/ajv.js';
+import type { Operation } from '../../src/openapi/openapi-types.js';
 import { channelEnv } from '../helpers/channel-env.js';
 import { assertDocCurrent, docDrift } from '../helpers/doc-drift.js';
+import { documentSchemas, operationOfRoute } from '../helpers/openapi-schemas.js';
 import { modelOf } from '../helpers/route-parts.js';
 import { runCli } from '../helpers/process.js';
 
@@ -54,33 +54,6 @@ async function validateOpenApi(doc: unknown): Promise<{ valid: boolean; errors?:
   return { ...res, version: validator.version };
 }
 
-/** The operation of a route: on the path of its template's shape (parameter names may differ), with its id. */
-function operationOf(doc: OpenApiDocument, r: CompiledRoute): { path: string; op: Operation } | null {
-  const shape = (p: string) => p.replace(/\{[^{}]*\}/g, '{}');
-  const path = Object.keys(doc.paths).find((p) => shape(p) === shape(r.path));
-  const op = path ? doc.paths[path]![r.method.toLowerCase() as HttpMethod] : undefined;
-  return path && op?.['x-route-ids'].includes(r.id) ? { path, op } : null;
-}
-
-/**
- * Validators of the document's schemas by the gateway's own ajv (draft 2020-12, strict): the
- * document is added whole under an id, so `#/components/...` references resolve as a client's would.
- */
-function documentSchemas(doc: OpenApiDocument) {
-  const ajv = createAjv({ allErrors: true });
-  // Document members, not keywords: strict ajv must not refuse them, and never validates with them.
-  for (const k of ['components', 'paths']) ajv.addKeyword(k);
-  const id = 'https://openapi.test/openapi.json';
-  ajv.addSchema({ $id: id, components: doc.components, paths: doc.paths });
-  const pointer = (...parts: string[]) => parts.map((p) => encodeURIComponent(p.replace(/~/g, '~0').replace(/\//g, '~1'))).join('/');
-  return {
-    component: (name: string) => ajv.compile({ $ref: `${id}#/${pointer('components', 'schemas', name)}` }),
-    response: (name: string) => ajv.compile({ $ref: `${id}#/${pointer('components', 'responses', name, 'content', 'application/json', 'schema')}` }),
-    body: (path: string, method: string, type: string) =>
-      ajv.compile({ $ref: `${id}#/${pointer('paths', path, method, 'requestBody', 'content', type, 'schema')}` }),
-  };
-}
-
 describe('the OpenAPI document of the shipped config', () => {
   const doc = openApiDocument(shipped);
 
@@ -105,6 +78,42 @@ describe('the OpenAPI document of the shipped config', () => {
     for (const m of text.matchAll(/"\$ref": "([^"]+)"/g)) assert.match(m[1]!, /^#\/components\/(schemas|responses|headers)\//, m[1]);
   });
 
+  test('every operation has a summary and every success answer a schema: a JSON answer its declared component, a download bytes', () => {
+    let json = 0;
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(item) as [string, Operation][]) {
+        const where = `${method.toUpperCase()} ${path}`;
+        assert.ok(op.summary.length > 0 && op.summary.length <= 120, `${where}: a summary`);
+        for (const [status, res] of Object.entries(op.responses)) {
+          if (!status.startsWith('2')) continue;
+          const content = (res as { content: Record<string, { schema?: Record<string, unknown> }> }).content;
+          for (const [type, media] of Object.entries(content)) {
+            const schema = media.schema ?? {};
+            if (type === 'application/json') {
+              json++;
+              const refs = '$ref' in schema ? [schema] : ((schema.anyOf as Record<string, unknown>[] | undefined) ?? []);
+              assert.ok(refs.length > 0, `${where} ${status}: a declared schema, not ${JSON.stringify(schema)}`);
+              for (const r of refs)
+                assert.ok(
+                  String(r.$ref).startsWith('#/components/schemas/') && doc.components.schemas[String(r.$ref).split('/').at(-1)!],
+                  `${where}: ${r.$ref}`,
+                );
+            } else if (type === '*/*') assert.deepEqual(schema, { type: 'string', format: 'binary' }, `${where} ${status}: bytes`);
+            else assert.equal(type, 'text/event-stream', `${where} ${status}: ${type}`);
+          }
+        }
+      }
+    }
+    assert.ok(json >= 25, `${json} JSON answers`);
+  });
+
+  test('says where each operation takes its key: the links take none, and the description does not say they do', () => {
+    assert.deepEqual(doc.paths['/v1/links/{link}']!.get!.security, []);
+    assert.doesNotMatch(doc.info.description, /every route takes/i);
+    assert.match(doc.info.description, /`security`/);
+    assert.deepEqual(doc.servers, [{ url: '/', description: doc.servers[0]!.description }]);
+  });
+
   test('is what `gateway openapi` prints (a real process)', () => {
     const r = runCli(['openapi']);
     assert.equal(r.status, 0, r.stderr);
@@ -119,7 +128,7 @@ describe('the OpenAPI document of the shipped config', () => {
     const schemas = documentSchemas(doc);
     let examples = 0;
     for (const r of shipped.routes) {
-      const found = operationOf(doc, r);
+      const found = operationOfRoute(doc, r);
       assert.ok(found, `${r.method} ${r.path} (${r.id}) is in the document`);
       const { path, op } = found;
       const declared = (op.parameters ?? []).filter((p) => p.in === 'path').map((p) => p.name);
@@ -187,7 +196,13 @@ describe('the OpenAPI document of a fixture config', () => {
       name: 'key',
       description: doc.components.securitySchemes['query-key']!.description,
     });
-    assert.deepEqual(draw.post!.parameters![0]!.schema, { type: 'string', anyOf: [{ enum: ['toy-1'] }, { pattern: '^(?:toy-pro-)' }] });
+    // Each alternative typed, so a generated client types the parameter as a string.
+    assert.deepEqual(draw.post!.parameters![0]!.schema, {
+      anyOf: [
+        { type: 'string', enum: ['toy-1'] },
+        { type: 'string', pattern: '^(?:toy-pro-)' },
+      ],
+    });
     // GET /v1/draw/{name} is the same path to OpenAPI: one path item, its parameter renamed.
     assert.equal(doc.paths['/v1/draw/{name}'], undefined);
     assert.deepEqual(
@@ -201,11 +216,15 @@ describe('the OpenAPI document of a fixture config', () => {
     assert.deepEqual(act.parameters!.find((p) => p.name === 'Action')!.schema, { type: 'string', enum: ['Start', 'Stop'] });
     assert.equal(act.requestBody!.required, false, 'only one of the two takes a body');
 
-    // schemas/draw.json serves two routes as one component; schemas/other/draw.json gets its own name.
-    assert.deepEqual(Object.keys(doc.components.schemas).slice(0, 2), ['draw', 'draw-2']);
+    // schemas/draw.json serves two routes as one component, its $defs hoisted beside it (a schema
+    // referring into itself makes a self-referring type in generated clients: TS2502);
+    // schemas/other/draw.json gets its own name.
+    assert.deepEqual(Object.keys(doc.components.schemas).slice(0, 3), ['draw', 'draw.text', 'draw-2']);
     const component = doc.components.schemas.draw as { properties: Record<string, Record<string, unknown>> };
-    assert.deepEqual(component.properties.prompt, { $ref: '#/components/schemas/draw/$defs/text' });
-    assert.deepEqual(component.properties.const, { $ref: '#/components/schemas/draw/$defs/text' }, 'a property named like a keyword is a property');
+    assert.equal('$defs' in component, false);
+    assert.deepEqual(doc.components.schemas['draw.text'], { type: 'string', minLength: 1 });
+    assert.deepEqual(component.properties.prompt, { $ref: '#/components/schemas/draw.text' });
+    assert.deepEqual(component.properties.const, { $ref: '#/components/schemas/draw.text' }, 'a property named like a keyword is a property');
     assert.deepEqual(Object.keys(doc.paths['/v1/paint']!.post!.requestBody!.content), ['application/json', 'multipart/form-data']);
 
     const schemas = documentSchemas(doc);
@@ -213,6 +232,33 @@ describe('the OpenAPI document of a fixture config', () => {
     assert.equal(paint({ prompt: 'a dog', options: { model: 'toy-1' } }), true);
     assert.equal(paint({ prompt: 'a dog', options: { model: 'toy-2' } }), false, "the model at /options/model is one of the route's");
     assert.equal(paint({ prompt: '' }), false, 'the $defs reference resolves');
+  });
+
+  test("answers: each route's declared schema, references between answer files and into their $defs rewritten; summaries", () => {
+    const doc = openApiDocument(load(FIXTURE));
+    const draw = doc.paths['/v1/draw/{model}']!;
+    const json = (op: Operation | undefined) =>
+      (op?.responses['200'] as { content: Record<string, { schema: unknown }> } | undefined)?.content['application/json']?.schema;
+    assert.deepEqual(json(draw.post), { $ref: '#/components/schemas/pictures' });
+    assert.deepEqual(json(draw.get), { $ref: '#/components/schemas/picture' });
+    // pictures.json refers to picture.json (declared after it) by $id, and into its $defs.
+    const pictures = doc.components.schemas.pictures as { properties: Record<string, Record<string, unknown>> };
+    assert.deepEqual(pictures.properties.data, { type: 'array', items: { $ref: '#/components/schemas/picture' } });
+    assert.deepEqual(pictures.properties.first, { $ref: '#/components/schemas/picture.link' });
+    assert.deepEqual(doc.components.schemas['picture.link'], { type: 'string', pattern: '^https?://' });
+    const schemas = documentSchemas(doc);
+    const answer = schemas.answer('/v1/draw/{model}', 'post', '200');
+    assert.equal(answer({ data: [{ url: 'https://x.test/a.png' }] }), true);
+    assert.equal(answer({ data: [{ url: 'ftp://x.test/a.png' }] }), false, 'the item is the picture, its url the hoisted link');
+    // No schema declared: any JSON, and the answer says so.
+    const paint = doc.paths['/v1/paint']!.post!.responses['200'] as { description: string };
+    assert.deepEqual(json(doc.paths['/v1/paint']!.post), {});
+    assert.match(paint.description, /no schema declared/);
+
+    assert.equal(draw.post!.summary, 'Draw a picture', "routes.yaml's summary");
+    assert.equal(draw.get!.summary, 'The same path shape with another parameter name, on another method', "the description's first sentence");
+    assert.equal(doc.paths['/v1/paint']!.post!.summary, 'POST /v1/paint', 'no description: the method and path');
+    assert.equal(doc.paths['/v1/act']!.post!.summary, 'Starts an act / Stops an act', 'one per route of the operation');
   });
 
   test('a route added to the config appears in its document, and the written copy is then stale, said in a short diff', () => {
