@@ -96,7 +96,8 @@ export function loadConfig(dir: string, options: LoadOptions = {}): { snapshot: 
     if (c.enabled !== false) {
       for (const m of missing) {
         const tail = options.strict ? ' (GATEWAY_STRICT)' : '; the channel is left out until it is';
-        issues.push(channelsSrc.issue(m.path, `environment variable ${m.name} is not set (channel ${c.name})${tail}`, options.strict ? 'error' : 'warning'));
+        const issue = channelsSrc.issue(m.path, `environment variable ${m.name} is not set (channel ${c.name})${tail}`, options.strict ? 'error' : 'warning');
+        issues.push({ ...issue, unset: { variable: m.name, channel: c.name } });
       }
     }
     return { raw: resolved, unset: missing };
