@@ -5,6 +5,7 @@ import { CliExit, HelpAsked, parseCommand, usageError, usageOf, usageTable, whol
 import { INIT_USAGE, initCommand } from './cli/init-command.js';
 import { packageVersion } from './cli/package-info.js';
 import { tokensCommand, TOKENS_USAGE } from './cli/tokens-commands.js';
+import { REPORT_FLAGS, reportLines, reportMode } from './cli/check-command.js';
 import { formatIssue } from './config/issues.js';
 import { PROJECT_ROOT } from './config/paths.js';
 import type { Simulator } from './sim/http.js';
@@ -22,8 +23,12 @@ const USAGE = {
     about:
       'run every simulated vendor in this process until stopped; print the channel\nvariables (NAME=value) that point the configured channels at them\n(--host: listen on NAME and name it in the URLs; default 127.0.0.1)',
   },
-  check: { synopsis: 'check [dir]', about: 'validate routes.yaml and channels.yaml; print every problem; exit 1 on errors' },
-  explain: { synopsis: 'explain <model> [--group G]', about: 'show the routes and channels that would serve a model' },
+  check: {
+    synopsis: 'check [dir] [--verbose|--quiet]',
+    about:
+      'validate routes.yaml and channels.yaml; print every error, then the warnings\n(unset variables in one line; --verbose: each; --quiet: none); exit 1 on errors',
+  },
+  explain: { synopsis: 'explain <model> [--group G] [--verbose|--quiet]', about: 'show the routes and channels that would serve a model' },
   golden: { synopsis: 'golden [--update] [filter]', about: 'run the golden cases of test/golden and test/golden-made-up (those whose name contains filter)' },
   catalogue: { synopsis: 'catalogue [--write]', about: 'print the family catalogue from the config (--write: into docs/generated/catalogue.md)' },
   openapi: { synopsis: 'openapi [--write]', about: 'print the OpenAPI document of the public routes (--write: into docs/generated/openapi.json)' },
@@ -171,24 +176,27 @@ async function sims(args: string[]): Promise<void> {
 
 /** The problems are what check is asked for, so they are its output (stdout), like a compiler's. */
 async function check(args: string[]): Promise<void> {
-  const { positionals } = parseCommand(args, usageOf(USAGE.check), {}, { optional: ['dir'] });
+  const { values, positionals } = parseCommand(args, usageOf(USAGE.check), REPORT_FLAGS, { optional: ['dir'] });
+  const mode = reportMode(values, usageOf(USAGE.check));
   const dir = positionals[0] ?? process.env.GATEWAY_CONFIG_DIR ?? '.';
   const [{ settingsFromEnv }, { loadConfig }] = await Promise.all([import('./app.js'), import('./config/load.js')]);
   const { snapshot, issues } = loadConfig(resolve(dir), { extraDirs: settingsFromEnv().extraConfigDirs });
-  for (const i of issues) process.stdout.write(formatIssue(i) + '\n');
+  for (const line of reportLines(issues, mode)) process.stdout.write(line + '\n');
   const errors = issues.filter((i) => i.severity === 'error').length;
   if (!snapshot || errors > 0) {
     process.stdout.write(`${errors} error(s)\n`);
     process.exitCode = 1;
     return;
   }
+  if (mode === 'quiet') return;
   process.stdout.write(
     `ok: ${snapshot.routes.length} route(s), ${snapshot.profiles.size} profile(s), ${snapshot.channels.length} channel(s) serving, ${snapshot.leftOut.length} left out\n`,
   );
 }
 
 async function explain(args: string[]): Promise<void> {
-  const { values, positionals } = parseCommand(args, usageOf(USAGE.explain), { group: { type: 'string' } }, { required: ['model'] });
+  const { values, positionals } = parseCommand(args, usageOf(USAGE.explain), { group: { type: 'string' }, ...REPORT_FLAGS }, { required: ['model'] });
+  const mode = reportMode(values, usageOf(USAGE.explain));
   // parseCommand refuses a command without it.
   const [model = ''] = positionals;
   const [{ settingsFromEnv }, { loadConfig }, { explainModel }] = await Promise.all([
@@ -198,13 +206,13 @@ async function explain(args: string[]): Promise<void> {
   ]);
   const settings = settingsFromEnv();
   const { snapshot, issues } = loadConfig(settings.configDir, { extraDirs: settings.extraConfigDirs });
-  if (!snapshot) fail(`the configuration does not load; run gateway check\n${issues.map(formatIssue).join('\n')}`);
+  if (!snapshot) fail(`the configuration does not load; run gateway check\n${reportLines(issues, 'quiet').join('\n')}`);
   const lines = explainModel(snapshot, model, values.group);
   if (!lines) fail(`no route serves model ${model}`);
   process.stdout.write(lines.join('\n') + '\n');
   // Channels left out for unset variables are not in the snapshot; say so rather than hide them
   // (on stderr: the explanation itself stays alone on stdout).
-  for (const i of issues) process.stderr.write(formatIssue(i) + '\n');
+  for (const line of reportLines(issues, mode)) process.stderr.write(line + '\n');
 }
 
 async function golden(args: string[]): Promise<void> {

@@ -6,6 +6,8 @@ export interface ConfigIssue {
   readonly message: string;
   /** Warnings (an unset environment variable during `gateway check`) do not fail a load. */
   readonly severity: 'error' | 'warning';
+  /** Set on the issue of a channel's unset `${VAR}`: `check` and `explain` sum these up in one line (report.ts). */
+  readonly unset?: { readonly variable: string; readonly channel: string };
 }
 
 /** Renders an issue as `file:line:column: message`, the form editors and CI logs link. */

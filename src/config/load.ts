@@ -3,7 +3,6 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ValidateFunction } from 'ajv';
 import { createAjv } from '../schema/ajv.js';
-import { describeError, usefulErrors } from '../schema/describe-error.js';
 import { compileChannels, type InterpolatedChannel, type RawChannel } from './compile-channels.js';
 import { checkModelsHaveFamilies, compileFamilies } from './compile-families.js';
 import { compilePrices } from './compile-prices.js';
@@ -13,9 +12,9 @@ import { ConfigLoadError, type ConfigIssue } from './issues.js';
 import { PROJECT_ROOT } from './paths.js';
 import { indexChannels } from './lookups.js';
 import type { Snapshot } from './snapshot.js';
-import type { YamlSource } from './yaml-source.js';
 import { readConfigSources } from './config-files.js';
 import { cachedSchemaCompiler } from './schema-compiler.js';
+import { checkAgainstSchema } from './schema-issues.js';
 
 /** Replaces where a channel points and what it signs with (demo simulators, golden recorders). */
 export type ChannelOverride = (
@@ -51,7 +50,8 @@ let configValidators: WeakRef<ConfigValidators> | null = null;
 function validators(): ConfigValidators {
   let v = configValidators?.deref();
   if (!v) {
-    const ajv = createAjv({ allErrors: true });
+    // verbose: an unknown field's error carries the schema that lists the fields allowed (schema-issues.ts).
+    const ajv = createAjv({ allErrors: true, verbose: true });
     const read = (f: string) => JSON.parse(readFileSync(join(PROJECT_ROOT, 'schemas/config', f), 'utf8')) as object;
     // A profile's auth block is checked by its scheme's own schema (src/signers/), not the file's copy.
     const channels = read('channels.schema.json') as { $defs: Record<string, unknown> };
@@ -60,19 +60,6 @@ function validators(): ConfigValidators {
     configValidators = new WeakRef(v);
   }
   return v;
-}
-
-function checkAgainstSchema(src: YamlSource, validate: ValidateFunction, issues: ConfigIssue[]): boolean {
-  if (validate(src.value)) return true;
-  const seen = new Set<string>();
-  for (const e of usefulErrors(validate.errors ?? [])) {
-    const problem = describeError(e, '(file)');
-    // Two branches can fail the same way ("must be of type object"); say it once.
-    const key = `${e.instancePath} ${problem.message}`;
-    if (!seen.has(key)) issues.push(src.issue(problem.path, problem.message));
-    seen.add(key);
-  }
-  return false;
 }
 
 /**
@@ -109,7 +96,8 @@ export function loadConfig(dir: string, options: LoadOptions = {}): { snapshot: 
     if (c.enabled !== false) {
       for (const m of missing) {
         const tail = options.strict ? ' (GATEWAY_STRICT)' : '; the channel is left out until it is';
-        issues.push(channelsSrc.issue(m.path, `environment variable ${m.name} is not set (channel ${c.name})${tail}`, options.strict ? 'error' : 'warning'));
+        const issue = channelsSrc.issue(m.path, `environment variable ${m.name} is not set (channel ${c.name})${tail}`, options.strict ? 'error' : 'warning');
+        issues.push({ ...issue, unset: { variable: m.name, channel: c.name } });
       }
     }
     return { raw: resolved, unset: missing };

@@ -127,9 +127,17 @@ export function segment(value: unknown): string {
   return encodeURIComponent(text);
 }
 
+/**
+ * The functions the gateway gives every mapping, by name (without `$`), with jsonata signatures:
+ * its own, and built-ins replaced by faster ones. The load knows them as defined (known-functions.ts).
+ */
+export const GATEWAY_FUNCTIONS = {
+  // The same signature as jsonata's own: a missing string takes the context value.
+  substring: [substring, '<s-nn?:s>'],
+  segment: [segment, '<x-:s>'],
+} as const satisfies Record<string, readonly [(...args: never[]) => unknown, string]>;
+
 /** Registers the gateway's own functions and replaces built-ins too slow for its inputs (one expression, at compile time). */
 export function registerFastFunctions(expr: jsonata.Expression): void {
-  // The same signature as jsonata's own: a missing string takes the context value.
-  expr.registerFunction('substring', substring, '<s-nn?:s>');
-  expr.registerFunction('segment', segment, '<x-:s>');
+  for (const [name, [fn, signature]] of Object.entries(GATEWAY_FUNCTIONS)) expr.registerFunction(name, fn as (...args: unknown[]) => unknown, signature);
 }

@@ -2,6 +2,7 @@ import jsonata from 'jsonata';
 import { COMPILE_CACHE_LIMITS, CompileCache } from './compile-cache.js';
 import { limitWork } from './jsonata-budget.js';
 import { registerFastFunctions } from './jsonata-functions.js';
+import { checkFunctionCalls, type FunctionCheck } from './known-functions.js';
 import { BAIL, compileFast, FastBudgetExceeded, type FastMapping, whyNotFast } from './mapping-fast.js';
 
 /**
@@ -38,6 +39,8 @@ export interface Mapping {
   readonly fast: boolean;
   /** Why it did not (the construct the fast path lacks, as `$now`); null when it did. */
   readonly slowBecause: string | null;
+  /** Functions it calls that nothing defines (each would fail every evaluation that reaches it), and the names it binds. */
+  readonly functions: FunctionCheck;
   /** Evaluations answered by the fast path and by jsonata, so a lost optimisation shows in tests and metrics. */
   readonly stats: { readonly fast: number; readonly jsonata: number };
   evaluate(input: unknown): Promise<unknown>;
@@ -69,6 +72,8 @@ export class MappingError extends Error {
 interface CompiledExpression {
   /** Why the fast path does not take the expression (the construct it lacks, as `$now`); null when it does. */
   readonly slowBecause: string | null;
+  /** What checkFunctionCalls found in the expression. */
+  readonly functions: FunctionCheck;
   /** The fast path's function, null when slowBecause says why not; compiled on first call. */
   readonly fast: () => FastMapping | null;
   /** jsonata's Expression under MAPPING_LIMITS, for a mapping off the fast path or a value it hands back (BAIL); made on first call. */
@@ -103,11 +108,14 @@ function compileExpression(source: string): CompiledExpression {
   // Throws on a syntax error, for the load to report. jsonata is async per AST node (~90 µs a
   // response mapping); the fast path gives the same value synchronously or BAIL, and then jsonata
   // runs as before, with its limits and its errors.
-  const slowBecause = whyNotFast(jsonata(source).ast());
+  const ast = jsonata(source).ast();
+  const slowBecause = whyNotFast(ast);
+  const functions = checkFunctionCalls(ast);
   let fast: FastMapping | null | undefined;
   let expr: jsonata.Expression | undefined;
   const compiled: CompiledExpression = Object.freeze({
     slowBecause,
+    functions,
     fast: () => (fast !== undefined ? fast : (fast = slowBecause === null ? compileFast(jsonata(source).ast(), MAPPING_LIMITS) : null)),
     jsonata: () => (expr ??= limitedJsonata(source)),
   });
@@ -118,13 +126,14 @@ function compileExpression(source: string): CompiledExpression {
 /** Compiles a JSONata expression (or reuses an earlier compile of the same text); throws with the JSONata message when its syntax is wrong. */
 export function compileMapping(source: string, where: string): Mapping {
   const compiled = compileExpression(source);
-  const { slowBecause } = compiled;
+  const { slowBecause, functions } = compiled;
   const stats = { fast: 0, jsonata: 0 };
   return {
     source,
     where,
     fast: slowBecause === null,
     slowBecause,
+    functions,
     stats,
     async evaluate(input: unknown): Promise<unknown> {
       const fast = compiled.fast();

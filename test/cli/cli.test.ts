@@ -19,11 +19,14 @@ const generate = {
   generationConfig: { responseModalities: ['IMAGE'], imageConfig: { aspectRatio: '16:9', imageSize: '1K' } },
 };
 
-test('check: the repository config is valid (unset channel variables are warnings)', () => {
+test('check: the repository config is valid (unset channel variables are warnings, summed up in one line)', () => {
   const r = runCli(['check'], NO_CHANNEL_ENV);
   assert.equal(r.status, 0, r.stdout + r.stderr);
-  assert.match(r.stdout, /channels\.yaml:\d+:\d+: warning: environment variable ALPHA_API_KEY is not set/);
+  assert.match(r.stdout, /^warning: \d+ channels left out: their variables are unset \(ALPHA_BASE_URL, ALPHA_API_KEY, .*\); --verbose lists them$/m);
+  assert.doesNotMatch(r.stdout, /is not set/);
   assert.match(r.stdout, /^ok: \d+ route\(s\)/m);
+  const verbose = runCli(['check', '--verbose'], NO_CHANNEL_ENV);
+  assert.match(verbose.stdout, /channels\.yaml:\d+:\d+: warning: environment variable ALPHA_API_KEY is not set/);
 });
 
 test('check: a broken config prints file:line:column and exits 1', () => {
@@ -118,7 +121,7 @@ test('explain: the explanation on stdout, the warnings about left-out channels o
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout, /^model alpha-3-pro-image-preview/);
   assert.doesNotMatch(r.stdout, /warning/);
-  assert.match(r.stderr, /channels\.yaml:\d+:\d+: warning: environment variable ALPHA_API_KEY is not set/);
+  assert.match(r.stderr, /^warning: \d+ channels left out: their variables are unset \(ALPHA_BASE_URL, ALPHA_API_KEY, .*\); --verbose lists them$/m);
 });
 
 test('the gateway bin is executable after a build: dist/src/cli.js runs by its path', () => {
