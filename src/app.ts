@@ -6,7 +6,10 @@ import { LiveConfig } from './config/live-config.js';
 import type { ChannelOverride } from './config/load.js';
 import type { LeftOutChannel, Snapshot } from './config/snapshot.js';
 import { createGateway, type Gateway } from './gateway.js';
+import { parseCorsOrigins } from './http/cors.js';
 import { DEFAULT_DRAIN_MS } from './http/drain.js';
+import { readTlsPair, tlsFilesFrom } from './http/tls.js';
+import { describeTrust, parseTrustProxy } from './http/trust-proxy.js';
 import { perProcess, type SharedLive } from './live/shared-live.js';
 import { DEFAULT_LINK_TTL_MS } from './links/hand-out.js';
 import { Metrics } from './metrics/metrics.js';
@@ -60,6 +63,13 @@ export interface AppSettings {
    * the bounds on waiting for a shared store (NaN when malformed, refused by openConfiguredStore).
    */
   readonly storeTimeouts: StoreTimeouts;
+  /** GATEWAY_TLS_CERT, GATEWAY_TLS_KEY: PEM files of the certificate and key to serve HTTPS with; both null: HTTP. Checked at start. */
+  readonly tlsCertFile: string | null;
+  readonly tlsKeyFile: string | null;
+  /** GATEWAY_TRUST_PROXY as written (http/trust-proxy.ts reads it at start); null: believe no proxy. */
+  readonly trustProxy: string | null;
+  /** GATEWAY_CORS_ORIGINS as written (http/cors.ts reads it at start); null: no CORS. */
+  readonly corsOrigins: string | null;
 }
 
 /** Reads process settings from the environment, with the documented defaults. */
@@ -96,6 +106,10 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env, defaults: 
         ? Number(env.GATEWAY_DB_IDLE_TX_TIMEOUT_MS)
         : (defaults.storeTimeouts?.idleInTransactionMs ?? DEFAULT_STORE_TIMEOUTS.idleInTransactionMs),
     },
+    tlsCertFile: env.GATEWAY_TLS_CERT || (defaults.tlsCertFile ?? null),
+    tlsKeyFile: env.GATEWAY_TLS_KEY || (defaults.tlsKeyFile ?? null),
+    trustProxy: env.GATEWAY_TRUST_PROXY ?? defaults.trustProxy ?? null,
+    corsOrigins: env.GATEWAY_CORS_ORIGINS ?? defaults.corsOrigins ?? null,
   };
 }
 
@@ -170,6 +184,11 @@ export async function startApp(settings: AppSettings, log: Logger, opts: { simul
   const linkTtl = settings.linkTtlMs;
   if (!(Number.isInteger(linkTtl) && linkTtl >= 60_000 && linkTtl <= 604_800_000))
     throw new Error('GATEWAY_LINK_TTL_MS must be whole milliseconds from 60000 (a minute) to 604800000 (a week)');
+  const trustProxy = parseTrustProxy(settings.trustProxy ?? undefined);
+  const cors = parseCorsOrigins(settings.corsOrigins ?? undefined);
+  // Read and checked before anything starts: a certificate that cannot serve stops the start, not the first handshake.
+  const tlsFiles = tlsFilesFrom(settings.tlsCertFile, settings.tlsKeyFile);
+  const tls = tlsFiles === null ? undefined : { files: tlsFiles, pair: readTlsPair(tlsFiles), debounceMs: settings.reloadDebounceMs };
   const replica = settings.replicaId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   const sharedStore = isSharedStore(settings.storeUrl);
   const simulators: Simulator[] = [];
@@ -226,6 +245,9 @@ export async function startApp(settings: AppSettings, log: Logger, opts: { simul
       requestTimeoutMs: whole,
       drainMs: settings.drainMs,
       linkTtlMs: linkTtl,
+      trustProxy,
+      cors,
+      tls,
       lease: {
         owner: replica,
         ms: lease,
@@ -238,6 +260,9 @@ export async function startApp(settings: AppSettings, log: Logger, opts: { simul
     });
     connectReloads(config, gateway, log);
     const port = await gateway.listen(settings.port, settings.host);
+    if (tls) log.info({ subject: tls.pair.subject, valid_to: tls.pair.validTo }, 'serving HTTPS; the certificate files are watched');
+    if (trustProxy.kind !== 'none') log.info({ trust_proxy: describeTrust(trustProxy) }, 'X-Forwarded-For, -Proto and -Host are believed from these proxies');
+    if (cors) log.info({ cors_origins: cors.any ? '*' : [...cors.origins] }, 'browsers of these origins may call the public routes');
     if (settings.watch) config.watch();
     return {
       gateway,

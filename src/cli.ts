@@ -47,8 +47,10 @@ settings (environment): PORT (8080), HOST, GATEWAY_CONFIG_DIR (.), GATEWAY_CONFI
   GATEWAY_REPLICA_ID, GATEWAY_TASK_LEASE_MS (30000), GATEWAY_AUTH_CACHE_MS (5000; 1000 on PostgreSQL),
   GATEWAY_ADMIN_KEY (unset: /admin and /metrics closed; demo makes one), GATEWAY_WATCH (1; 0: no reload on file changes),
   GATEWAY_RELOAD_DEBOUNCE_MS (200), GATEWAY_BODY_BUDGET_MB (heap limit / 12), GATEWAY_HEADERS_TIMEOUT_MS (30000),
-  GATEWAY_REQUEST_TIMEOUT_MS (300000), GATEWAY_DRAIN_MS (25000), GATEWAY_STRICT (0; 1: unset channel variables fail the start)
-signals: SIGHUP reloads the configuration; SIGINT and SIGTERM stop`;
+  GATEWAY_REQUEST_TIMEOUT_MS (300000), GATEWAY_DRAIN_MS (25000), GATEWAY_STRICT (0; 1: unset channel variables fail the start),
+  GATEWAY_TLS_CERT + GATEWAY_TLS_KEY (PEM files: serve HTTPS), GATEWAY_TRUST_PROXY (false; true, hops, or addresses/CIDRs),
+  GATEWAY_CORS_ORIGINS (unset: no CORS; exact origins, or *)
+signals: SIGHUP reloads the configuration (and the TLS certificate); SIGINT and SIGTERM stop`;
 
 /** The command could not do its job (not a usage error): exit 2, as these commands always have. */
 function fail(message: string): never {
@@ -65,7 +67,10 @@ function stopOnSignals(app: App): void {
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   // The reload logs its own outcome; a bad file keeps the running configuration.
-  process.on('SIGHUP', () => void app.config.reload('SIGHUP'));
+  process.on('SIGHUP', () => {
+    void app.config.reload('SIGHUP');
+    app.gateway.reloadTls();
+  });
 }
 
 async function serve(simulate: boolean, configDir: string | undefined): Promise<void> {
@@ -91,7 +96,8 @@ async function serve(simulate: boolean, configDir: string | undefined): Promise<
   }
   stopOnSignals(app);
   trimHeapWhenIdle();
-  const base = `http://${settings.host === '0.0.0.0' ? '127.0.0.1' : settings.host}:${app.port}`;
+  const scheme = settings.tlsCertFile === null ? 'http' : 'https';
+  const base = `${scheme}://${settings.host === '0.0.0.0' ? '127.0.0.1' : settings.host}:${app.port}`;
   if (!demo) {
     log.info({ url: base, admin: settings.adminKey !== null, watching: app.config.status().watching }, 'gateway listening');
     return;

@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import { Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { handleAdmin, isAdminPath } from './admin/admin-routes.js';
@@ -6,7 +7,10 @@ import type { ConfigControl } from './config/config-control.js';
 import type { Snapshot } from './config/snapshot.js';
 import { BodyBudget, defaultBodyBudget } from './http/body-budget.js';
 import { DEFAULT_DRAIN_MS, drainable } from './http/drain.js';
+import type { CorsPolicy } from './http/cors.js';
 import { createHttpServer } from './http/server.js';
+import { type TlsFiles, type TlsPair, type TlsWatch, watchTls } from './http/tls.js';
+import type { TrustProxy } from './http/trust-proxy.js';
 import { healthOf, reportStore } from './admin/health.js';
 import { perProcess, type SharedLive } from './live/shared-live.js';
 import { Metrics } from './metrics/metrics.js';
@@ -74,6 +78,15 @@ export interface GatewayOptions {
   readonly requestTimeoutMs?: number;
   /** GATEWAY_DRAIN_MS: how long `close` lets requests in flight finish before cutting them; default 25 s. */
   readonly drainMs?: number;
+  /** GATEWAY_TRUST_PROXY: the proxies believed for the client's address and the public origin; default nobody. */
+  readonly trustProxy?: TrustProxy;
+  /** GATEWAY_CORS_ORIGINS: the browser origins that may call the public routes; default none. */
+  readonly cors?: CorsPolicy | null;
+  /**
+   * GATEWAY_TLS_CERT / GATEWAY_TLS_KEY: serve HTTPS with `pair` (read from `files`, checked), and
+   * serve the pair the files hold whenever they change, `debounceMs` after the last change (default 200).
+   */
+  readonly tls?: { readonly files: TlsFiles; readonly pair: TlsPair; readonly debounceMs?: number };
 }
 
 /** A running gateway: its HTTP server and how to stop it. */
@@ -90,8 +103,10 @@ export interface Gateway {
   readonly bodies: BodyBudget;
   /** Resumes unfinished tasks, then starts listening; resolves with the bound port (0 picks a free one). */
   listen(port: number, host?: string): Promise<number>;
-  /** Base URL once listening, e.g. http://127.0.0.1:41234 */
+  /** Base URL once listening, e.g. http://127.0.0.1:41234 (https:// when it serves TLS) */
   url(): string;
+  /** Reads the TLS certificate files again now (SIGHUP); true when a new pair serves. False without TLS. */
+  reloadTls(): boolean;
   /**
    * Stops: /readyz says 503 at once, no new connection is taken, requests in flight get up to
    * `drainMs` to finish (then their connections are cut), and the background work stops.
@@ -179,6 +194,9 @@ export function createGateway(opts: GatewayOptions): Gateway {
     bodies,
     clock,
     publicUrl: opts.publicUrl,
+    trustProxy: opts.trustProxy,
+    cors: opts.cors,
+    tls: opts.tls?.pair,
     headersTimeoutMs: opts.headersTimeoutMs,
     requestTimeoutMs: opts.requestTimeoutMs,
     handlers: {
@@ -191,6 +209,8 @@ export function createGateway(opts: GatewayOptions): Gateway {
     },
   });
   const requests = drainable(server);
+  const tls = opts.tls;
+  const certificates: TlsWatch | null = tls && server instanceof HttpsServer ? watchTls(server, tls.files, tls.pair, opts.log, tls.debounceMs ?? 200) : null;
 
   return {
     server,
@@ -224,13 +244,15 @@ export function createGateway(opts: GatewayOptions): Gateway {
         });
       });
     },
-    url: () => `http://127.0.0.1:${port}`,
+    url: () => `${tls ? 'https' : 'http'}://127.0.0.1:${port}`,
+    reloadTls: () => certificates?.reload() ?? false,
     async close() {
       const deadlineMs = opts.drainMs ?? DEFAULT_DRAIN_MS;
       const started = performance.now();
       opts.log.info({ inflight: requests.inflight, deadline_ms: deadlineMs }, 'stopping: requests in flight may finish, no new ones are taken');
       poller.stop();
       stopSweepers();
+      certificates?.close();
       const { cutOff } = await requests.drain(deadlineMs);
       // Past the deadline the vendor calls of the requests cut off are abandoned too (a submission
       // cut off this way is found and settled later: docs/deploying.md, "Tasks cut off by a crash").

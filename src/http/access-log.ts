@@ -7,6 +7,8 @@ import type { RequestIds } from './request-id.js';
 /** What the server knows of a request once it is answered. */
 export interface FinishedRequest {
   readonly ids: RequestIds;
+  /** The client's address: the peer, or what a believed proxy says it is (trust-proxy.ts). */
+  readonly client: string;
   readonly method: string;
   /** Route id (`admin` for the operator routes, `none` when no route matched): bounded, a label. */
   readonly route: string;
@@ -48,6 +50,7 @@ export function recordRequest(log: Logger, metrics: Metrics, snapshot: Snapshot,
     ref: r.ids.ref,
     trace_id: r.ids.trace.traceId,
     span_id: r.ids.trace.spanId,
+    client: r.client,
     method: r.method,
     route: r.route,
     path: r.path,

@@ -9,6 +9,7 @@ import type { BodyBudget } from './body-budget.js';
 import { sendContinue } from './expect-continue.js';
 import { readJsonBody } from './read-json.js';
 import type { RequestIds } from './request-id.js';
+import { requestOrigin, type TrustProxy } from './trust-proxy.js';
 
 /** What the server lends the context of every request: the memory budget for bodies, the clock, its public URL. */
 export interface Door {
@@ -16,6 +17,8 @@ export interface Door {
   readonly clock: () => Date;
   /** The gateway's public base URL; undefined: from the request's Host. */
   readonly publicUrl: string | undefined;
+  /** The proxies believed for X-Forwarded-Proto and X-Forwarded-Host when there is no public URL. */
+  readonly trust: TrustProxy;
 }
 
 /** What the server learns of a request on its way, shared with its error answer and access line. */
@@ -72,15 +75,15 @@ export class Arrival<R extends KeyedRoute> implements RequestContext<R> {
     this.#door = door;
   }
 
-  /** Where this client reached us: the configured public URL, else the Host it sent. Only task answers carry download links: sync requests never pay for it. */
+  /**
+   * Where this client reached us: the configured public URL, else the request's own origin (a
+   * believed proxy's X-Forwarded-Proto and -Host: trust-proxy.ts). Only answers that carry links
+   * ask: other requests never pay for it.
+   */
   get publicBase(): string {
-    const { publicUrl } = this.#door;
+    const { publicUrl, trust } = this.#door;
     if (publicUrl) return publicUrl.replace(/\/+$/, '');
-    const { req } = this;
-    const host =
-      typeof req.headers.host === 'string' && /^[A-Za-z0-9.:[\]-]{1,300}$/.test(req.headers.host) ? req.headers.host : `127.0.0.1:${req.socket.localPort ?? 0}`;
-    const proto = req.headers['x-forwarded-proto'] === 'https' ? 'https' : 'http';
-    return `${proto}://${host}`;
+    return requestOrigin(this.req, trust);
   }
 
   /**

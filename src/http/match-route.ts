@@ -29,6 +29,11 @@ export function matchRoute(
   throw new GatewayError('not_found', `no route for ${method} ${pathname.length > 200 ? pathname.slice(0, 200) + '…' : pathname}`);
 }
 
+/** The routes whose path template matches `pathname`, whatever their method (a browser's preflight asks for all of them). */
+export function routesOnPath(snapshot: Snapshot, pathname: string): CompiledRoute[] {
+  return snapshot.routes.filter((route) => matchPath(route.matcher, pathname) !== null);
+}
+
 /** A path's parameters under a template, or null; a bad percent-escape is the client's invalid_request. */
 export function matchPath(matcher: PathMatcher, pathname: string): Record<string, string> | null {
   try {

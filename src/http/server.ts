@@ -1,4 +1,5 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerOptions as HttpOptions, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { Logger } from 'pino';
 import type { KeyedRoute, Snapshot } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
@@ -8,11 +9,14 @@ import { traceparentOf } from '../upstream/trace-headers.js';
 import { recordRequest } from './access-log.js';
 import { Arrival, type Door, type Seen as ArrivalSeen } from './arrival.js';
 import type { BodyBudget } from './body-budget.js';
+import { allowActual, answerPreflight, type CorsPolicy, isPreflight } from './cors.js';
 import { drainUnread } from './drain-unread.js';
 import { sendClientError, sendConnectRefused, sendError } from './error-boundary.js';
 import { expectsContinue, sendContinue } from './expect-continue.js';
-import { matchRoute } from './match-route.js';
+import { matchRoute, routesOnPath } from './match-route.js';
 import { requestIds } from './request-id.js';
+import type { TlsPair } from './tls.js';
+import { clientAddress, TRUST_NOBODY, type TrustProxy } from './trust-proxy.js';
 
 /** What the server hands a request to once its route is matched. */
 export interface ServerHandlers {
@@ -35,8 +39,14 @@ export interface ServerOptions {
   readonly metrics: Metrics;
   readonly bodies: BodyBudget;
   readonly clock: () => Date;
-  /** The gateway's public base URL for download links; default: from the request's Host. */
+  /** The gateway's public base URL for download links; default: from the request's Host (and X-Forwarded-* of a believed proxy). */
   readonly publicUrl?: string;
+  /** GATEWAY_TRUST_PROXY: the proxies believed for the client's address and origin; default nobody. */
+  readonly trustProxy?: TrustProxy;
+  /** GATEWAY_CORS_ORIGINS: which browser origins may call the public routes; default none (no CORS header). */
+  readonly cors?: CorsPolicy | null;
+  /** GATEWAY_TLS_CERT / GATEWAY_TLS_KEY: serve HTTPS with this pair (tls.ts reloads it); default HTTP. */
+  readonly tls?: TlsPair;
   /** A client's headers must arrive within this; default 30 s. */
   readonly headersTimeoutMs?: number;
   /** A client's whole request (headers and body) must arrive within this; default 300 s. */
@@ -78,7 +88,9 @@ interface Seen extends ArrivalSeen {
  */
 export function createHttpServer(opts: ServerOptions): Server {
   const { log, metrics } = opts;
-  const door: Door = { bodies: opts.bodies, clock: opts.clock, publicUrl: opts.publicUrl };
+  const trust = opts.trustProxy ?? TRUST_NOBODY;
+  const cors = opts.cors ?? null;
+  const door: Door = { bodies: opts.bodies, clock: opts.clock, publicUrl: opts.publicUrl, trust };
 
   async function handle(req: IncomingMessage, res: ServerResponse, requestId: string, seen: Seen): Promise<void> {
     const snapshot = opts.snapshot();
@@ -89,7 +101,25 @@ export function createHttpServer(opts: ServerOptions): Server {
       sendContinue(req, res, seen);
       return opts.handlers.admin.handle(req, res, pathname, search, snapshot, requestId);
     }
-    const { route, params } = matchRoute(snapshot, req.method ?? 'GET', pathname, search);
+    if (cors !== null && isPreflight(req)) {
+      const routes = routesOnPath(snapshot, pathname);
+      // A path with no route is answered 404 below, as any other method would be.
+      if (routes.length > 0) {
+        seen.route = 'preflight';
+        seen.path = routes[0]?.path ?? null;
+        return answerPreflight(cors, req, res, routes);
+      }
+    }
+    let matched: ReturnType<typeof matchRoute>;
+    try {
+      matched = matchRoute(snapshot, req.method ?? 'GET', pathname, search);
+    } catch (err) {
+      // A 404 or 405 is readable by the page too, so its script can say what went wrong.
+      if (cors !== null) allowActual(cors, req, res, null);
+      throw err;
+    }
+    const { route, params } = matched;
+    if (cors !== null) allowActual(cors, req, res, route);
     seen.route = route.id;
     seen.path = route.path;
     if (route.kind === 'link-content') return opts.handlers.link(req, res, { requestId, trace: seen.ids.trace, snapshot, params, log, now: opts.clock() });
@@ -121,6 +151,7 @@ export function createHttpServer(opts: ServerOptions): Server {
         const { route, path, facts } = seen;
         recordRequest(log, metrics, opts.snapshot(), {
           ids,
+          client: clientAddress(req, trust),
           method: req.method ?? '',
           route,
           path,
@@ -130,7 +161,9 @@ export function createHttpServer(opts: ServerOptions): Server {
         });
       });
   };
-  const server = createServer({ maxHeaderSize: 16 * 1024, connectionsCheckingInterval: TIMEOUT_CHECK_MS }, onRequest);
+  const options: HttpOptions = { maxHeaderSize: 16 * 1024, connectionsCheckingInterval: TIMEOUT_CHECK_MS };
+  // The same handler either way: HTTPS changes the transport, nothing a request sees but its scheme.
+  const server: Server = opts.tls ? createHttpsServer({ ...options, cert: opts.tls.cert, key: opts.tls.key }, onRequest) : createServer(options, onRequest);
   // Ours to answer: `100 Continue` goes out only once the body is admitted (see handle), so a
   // refused client never sends it. Node would otherwise say Continue to everyone at once.
   server.on('checkContinue', onRequest);

@@ -9,7 +9,8 @@
 import { loadConfigOrThrow } from '../../src/config/load.js';
 import { PROJECT_ROOT } from '../../src/config/paths.js';
 import type { Snapshot } from '../../src/config/snapshot.js';
-import { createGateway, type Gateway } from '../../src/gateway.js';
+import type { Logger } from 'pino';
+import { createGateway, type Gateway, type GatewayOptions } from '../../src/gateway.js';
 import { silentLogger } from '../../src/log.js';
 import { startAlphaSimulator, type AlphaSimOptions } from '../../src/sim/alpha-native.js';
 import type { Simulator } from '../../src/sim/http.js';
@@ -40,7 +41,14 @@ export interface HarnessOptions {
   readonly token?: TokenOptions;
   /** Opens the admin routes to this key (GATEWAY_ADMIN_KEY); default: closed. */
   readonly adminKey?: string;
+  /** How it serves: HTTPS, the proxies it believes, CORS (GATEWAY_TLS_*, GATEWAY_TRUST_PROXY, GATEWAY_CORS_ORIGINS); default HTTP, none. */
+  readonly network?: NetworkOptions;
+  /** Where the gateway logs; default nowhere. */
+  readonly log?: Logger;
 }
+
+/** The gateway options of how it serves, which the harnesses pass through. */
+export type NetworkOptions = Pick<GatewayOptions, 'tls' | 'trustProxy' | 'cors'>;
 
 /** A running simulator + gateway + token. */
 export interface Harness {
@@ -74,7 +82,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
               : null
         : undefined,
     });
-    gateway = createGateway({ snapshot: () => snapshot, store, log: silentLogger(), adminKey: opts.adminKey });
+    gateway = createGateway({ snapshot: () => snapshot, store, log: opts.log ?? silentLogger(), adminKey: opts.adminKey, ...opts.network });
     await gateway.listen(0);
     let n = 0;
     const createKey = async (t: TokenOptions = {}) => {

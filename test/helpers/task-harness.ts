@@ -21,7 +21,7 @@ import type { SimTask } from '../../src/sim/task-book.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store, TaskRecord } from '../../src/store/store.js';
 import { generateKey, hashKey } from '../../src/tokens/keys.js';
-import { postJson, type JsonAnswer } from './harness.js';
+import { postJson, type JsonAnswer, type NetworkOptions } from './harness.js';
 
 /** How to start a task harness; every field is optional. */
 export interface TaskHarnessOptions {
@@ -45,6 +45,8 @@ export interface TaskHarnessOptions {
   readonly log?: Logger;
   /** Opens /admin/* and /metrics to this key; default closed. */
   readonly adminKey?: string;
+  /** How it serves: the proxies it believes, CORS; default none (plain HTTP: its fetch helpers do not take a CA). */
+  readonly network?: Omit<NetworkOptions, 'tls'>;
 }
 
 /** A running set of simulators + gateway + token. */
@@ -98,7 +100,14 @@ export async function startTaskHarness(opts: TaskHarnessOptions = {}): Promise<T
         return sim ? { base_url: sim.url, secrets: { ...sim.secrets }, polling, breaker: { enabled: false } } : null;
       },
     });
-    gateway = createGateway({ snapshot: () => snapshot, store, log: opts.log ?? silentLogger(), poll: opts.poll ?? true, adminKey: opts.adminKey });
+    gateway = createGateway({
+      snapshot: () => snapshot,
+      store,
+      log: opts.log ?? silentLogger(),
+      poll: opts.poll ?? true,
+      adminKey: opts.adminKey,
+      ...opts.network,
+    });
     await gateway.listen(0);
     let n = 0;
     const createKey = async (quota: number | null = null) => {
