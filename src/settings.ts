@@ -34,11 +34,35 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'GATEWAY_AUTH_CACHE_MS', default: null, about: "How long a key's lookup is trusted (0-600000; unset: 5000 on SQLite, 1000 on PostgreSQL)." },
   { name: 'LOG_LEVEL', default: 'info', about: 'pino log level; logs are JSON lines on stdout.' },
   { name: 'GATEWAY_PUBLIC_URL', default: null, about: "The base URL clients reach the gateway at, for links and download URLs (unset: each request's Host)." },
+  {
+    name: 'GATEWAY_TLS_CERT',
+    default: null,
+    about: 'A PEM file of the certificate (and its chain) to serve HTTPS with; set with GATEWAY_TLS_KEY, both or neither.',
+  },
+  {
+    name: 'GATEWAY_TLS_KEY',
+    default: null,
+    about: "A PEM file of the certificate's private key, unencrypted; a changed pair is reloaded without dropping connections.",
+  },
+  {
+    name: 'GATEWAY_TRUST_PROXY',
+    default: 'false',
+    about: 'The proxies whose X-Forwarded-For, -Proto and -Host are believed: false, true, a number of hops, or addresses and CIDRs.',
+  },
+  {
+    name: 'GATEWAY_CORS_ORIGINS',
+    default: null,
+    about: 'Browser origins that may call the public routes: exact origins, comma-separated, or * for routes that take a key.',
+  },
   { name: 'GATEWAY_LINK_TTL_MS', default: '3600000', about: 'How long a link handed out instead of a vendor URL serves (60000-604800000).' },
   { name: 'GATEWAY_DEMO_KEY', default: null, about: 'gateway demo only: the API key to accept (unset: the demo makes one).' },
   { name: 'GATEWAY_ADMIN_KEY', default: null, about: 'Opens /admin/* and /metrics to "Authorization: Bearer <key>" (unset: closed to everyone).' },
   { name: 'GATEWAY_WATCH', default: '1', about: '0 stops reloading when a config file changes (SIGHUP and POST /admin/reload still reload).' },
-  { name: 'GATEWAY_RELOAD_DEBOUNCE_MS', default: '200', about: 'Quiet time after the last file change before a watched reload (0-60000).' },
+  {
+    name: 'GATEWAY_RELOAD_DEBOUNCE_MS',
+    default: '200',
+    about: 'Quiet time after the last file change before a watched reload, of the configuration or of the TLS certificate (0-60000).',
+  },
   { name: 'GATEWAY_HEADERS_TIMEOUT_MS', default: '30000', about: "A client's headers must arrive within this, else 408 (1000-3600000)." },
   { name: 'GATEWAY_REQUEST_TIMEOUT_MS', default: '300000', about: "A client's whole request must arrive within this, else 408 (up to 3600000)." },
   {
