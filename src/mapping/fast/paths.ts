@@ -56,9 +56,14 @@ export function pathOf(steps: readonly Step[], firstIsVariable: boolean, keepSin
           single = false;
           if (i === steps.length - 1) resultSequence = res as Seq;
           else {
-            resultSequence = createSequence();
-            if ((res as Seq).cons) push(resultSequence, res);
-            else for (const v of res) push(resultSequence, v);
+            const items = createSequence();
+            if ((res as Seq).cons) push(items, res);
+            // forEach, as jsonata flattens: a hole of a sparse array is no item (for-of would give undefined)
+            else
+              res.forEach((v) => {
+                push(items, v);
+              });
+            resultSequence = items;
           }
           if (resultSequence.length === 0) break;
           inputSequence = resultSequence;
@@ -112,7 +117,11 @@ function stepOf(step: Step, input: Seq, env: Frame, lastStep: boolean): Seq {
   const out = createSequence();
   for (const res of result) {
     if (!Array.isArray(res) || (res as Seq).cons) push(out, res);
-    else for (const v of res) push(out, v);
+    // holes skipped, as jsonata's forEach does
+    else
+      res.forEach((v) => {
+        push(out, v);
+      });
   }
   return out;
 }
