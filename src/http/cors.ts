@@ -110,23 +110,46 @@ export function isPreflight(req: IncomingMessage): boolean {
 }
 
 /**
- * Answers a preflight for a path that has routes: 204 with the methods of the path's routes and the
- * request headers they read. An origin not allowed gets the 204 with no CORS header at all (as the
+ * Answers a preflight for a path that has routes: 204 with the methods of the path's routes, the
+ * request headers they read and those the browser asked for. An origin not allowed gets the 204 with no CORS header at all (as the
  * `cors` middleware of Express and Hono answer): the browser then refuses the request itself, and
  * nothing tells a stranger which origins are.
  */
 export function answerPreflight(policy: CorsPolicy, req: IncomingMessage, res: ServerResponse, routes: readonly CompiledRoute[]): void {
   const origin = originOf(req);
   const open = origin === null ? [] : routes.filter((r) => allows(policy, origin, r));
-  const headers: Record<string, string | number> = policy.any ? {} : { vary: 'origin' };
+  // The allowed headers follow what the browser asked: caches must key on it too.
+  const headers: Record<string, string | number> = { vary: policy.any ? 'access-control-request-headers' : 'origin, access-control-request-headers' };
   if (open.length > 0) {
     headers['access-control-allow-origin'] = policy.any ? '*' : (origin ?? '');
     headers['access-control-allow-methods'] = [...new Set(open.map((r) => r.method))].join(', ');
-    headers['access-control-allow-headers'] = [...new Set(open.flatMap(requestHeadersOf))].join(', ');
+    headers['access-control-allow-headers'] = [...new Set([...open.flatMap(requestHeadersOf), ...askedHeaders(req)])].join(', ');
     headers['access-control-max-age'] = PREFLIGHT_MAX_AGE_S;
   }
   res.writeHead(204, headers);
   res.end();
+}
+
+/** At most this many headers a preflight asks for are allowed (Chromium asks for each the script set, lowercase). */
+const MAX_ASKED_HEADERS = 50;
+/** A header name as RFC 9110 spells a token. */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9a-z-]{1,100}$/;
+
+/**
+ * The headers the page's script set that the browser asks leave for (`Access-Control-Request-Headers`),
+ * allowed as asked, as the `cors` middleware of Express does by default: the official SDKs send
+ * headers of their own (`openai` its `x-stainless-*`, `@google/genai` `x-goog-api-client`), which
+ * the gateway reads not, and refusing them would only keep those clients out of browsers of an
+ * allowed origin. A name that is not a header token, or past the first 50, is not allowed.
+ */
+function askedHeaders(req: IncomingMessage): string[] {
+  const asked = req.headers['access-control-request-headers'];
+  if (typeof asked !== 'string') return [];
+  return asked
+    .split(',')
+    .map((h) => h.trim().toLowerCase())
+    .filter((h) => HEADER_NAME.test(h))
+    .slice(0, MAX_ASKED_HEADERS);
 }
 
 /**

@@ -62,6 +62,20 @@ describe('CORS with listed origins', () => {
     assert.ok(list(content.headers.get('access-control-allow-headers')).includes('range'));
   });
 
+  test("a preflight allows the headers the browser asks for (an official SDK's own), bounded and only header names", async () => {
+    const asked = 'x-stainless-os, X-Stainless-Lang, x-goog-api-client, bad header, ' + Array.from({ length: 60 }, (_, i) => `x-extra-${i}`).join(', ');
+    const res = await preflight(h, ALPHA, APP, 'POST', asked);
+    assert.equal(res.status, 204);
+    const allowed = list(res.headers.get('access-control-allow-headers'));
+    for (const name of ['x-stainless-os', 'x-stainless-lang', 'x-goog-api-client', 'authorization', 'x-extra-0']) assert.ok(allowed.includes(name), name);
+    assert.ok(!allowed.includes('bad header'), 'not a header name');
+    assert.ok(!allowed.includes('x-extra-59'), 'at most 50 asked headers');
+    assert.ok(list(res.headers.get('vary')).includes('access-control-request-headers'));
+    // An origin not allowed is still told nothing.
+    const stranger = await preflight(h, ALPHA, 'https://evil.example', 'POST', asked);
+    assert.equal(stranger.headers.get('access-control-allow-headers'), null);
+  });
+
   test('a preflight from an origin not listed: 204 with no CORS header, so the browser refuses', async () => {
     for (const origin of ['https://evil.example.com', 'https://app.example.com.evil.example', 'http://app.example.com', 'null']) {
       const res = await preflight(h, ALPHA, origin);
