@@ -23,6 +23,8 @@ export interface RequestRecord {
   /** The error catalogue's code of a failed request; null when it succeeded. */
   readonly error: string | null;
   readonly ms: number;
+  /** The task it submitted or read (the last, for a query of several); null for none. */
+  readonly taskId: string | null;
   /** Units the request charged (a synchronous request's settled price, a task's price at submission); null when none. */
   readonly units: number | null;
 }
@@ -38,6 +40,7 @@ export interface RequestQuery {
   readonly status?: number;
   readonly error?: string;
   readonly requestId?: string;
+  readonly taskId?: string;
   readonly from?: number;
   readonly to?: number;
   /** Where the previous page ended; null: from the newest. */
@@ -63,6 +66,7 @@ const FILTERS = [
   ['status', 'status'],
   ['error', 'error'],
   ['requestId', 'request_id'],
+  ['taskId', 'task_id'],
 ] as const;
 
 /**
@@ -94,6 +98,7 @@ export interface RequestRow {
   status: number;
   error: string | null;
   ms: number;
+  task_id: string | null;
   units: number | null;
 }
 
@@ -110,6 +115,7 @@ export function toRequest(r: RequestRow): RequestRecord {
     status: Number(r.status),
     error: r.error,
     ms: Number(r.ms),
+    taskId: r.task_id,
     units: r.units === null ? null : Number(r.units),
   };
 }

@@ -15,6 +15,7 @@ export function recordsContract(driver: string, open: () => Promise<Store>): voi
     status: 200,
     error: null,
     ms: 12,
+    taskId: null,
     units: 5,
     ...extra,
   });
@@ -27,7 +28,7 @@ export function recordsContract(driver: string, open: () => Promise<Store>): voi
         rec('r2', 200, { tokenId: 'tok-b', model: 'm2', status: 429, error: 'too_many_requests', units: null, channel: null }),
         rec('r3b', 300, { route: 'videos' }),
         rec('r3a', 300, { tokenId: null, status: 401, error: 'invalid_api_key', model: null, units: null }),
-        rec('r4', 400, { requestId: 'client-id' }),
+        rec('r4', 400, { requestId: 'client-id', taskId: 'task_x' }),
       ];
       await store.putRequests(batch);
       // A batch sent again (its answer lost) is kept once; an empty batch is nothing.
@@ -43,6 +44,7 @@ export function recordsContract(driver: string, open: () => Promise<Store>): voi
       assert.deepEqual(await ids({ status: 401 }), ['r3a']);
       assert.deepEqual(await ids({ error: 'too_many_requests' }), ['r2']);
       assert.deepEqual(await ids({ requestId: 'client-id' }), ['r4']);
+      assert.deepEqual(await ids({ taskId: 'task_x' }), ['r4']);
       assert.deepEqual(await ids({ from: 200, to: 400 }), ['r3b', 'r3a', 'r2'], 'from ≤ at < to');
       assert.deepEqual(await ids({ tokenId: 'tok-a', from: 300 }), ['r4', 'r3b'], 'filters together narrow');
 

@@ -5,8 +5,8 @@ import type { Database } from './database.js';
  * A batch as one statement over arrays (one round trip whatever its size); `ON CONFLICT DO NOTHING`
  * makes a batch sent again after a lost answer harmless, so it may be repeated.
  */
-const INSERT = `INSERT INTO requests (id, at, request_id, token_id, route, model, channel, status, error, ms, units)
-  SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::text[], $10::int[], $11::bigint[])
+const INSERT = `INSERT INTO requests (id, at, request_id, token_id, route, model, channel, status, error, ms, task_id, units)
+  SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::text[], $10::int[], $11::text[], $12::bigint[])
   ON CONFLICT (id) DO NOTHING`;
 
 /** The request log: batches in one statement, pages read off `requests_by_at`. */
@@ -26,6 +26,7 @@ export function requestLogMethods(db: Database): RequestLogStore {
         col((r) => r.status),
         col((r) => r.error),
         col((r) => Math.round(r.ms)),
+        col((r) => r.taskId),
         col((r) => r.units),
       ]);
     },
