@@ -35,11 +35,12 @@ export const auditPage: Page = async ({ api, params, go }) => {
     if (value) query.set(f, value);
   }
   const { audit, next } = await api.get<{ audit: AuditView[]; next: string | null }>(`/admin/audit?${query}`);
-  const inputs = Object.fromEntries(FILTERS.map((f) => [f, h('input', { name: f, value: params.get(f) ?? '', size: 14 })]));
+  const inputs = {} as Record<(typeof FILTERS)[number], HTMLInputElement>;
+  for (const f of FILTERS) inputs[f] = h('input', { name: f, value: params.get(f) ?? '', size: 14 });
   const filters = (): Record<string, string> => {
     const out: Record<string, string> = {};
     for (const f of FILTERS) {
-      const v = inputs[f]!.value.trim();
+      const v = inputs[f].value.trim();
       if (v) out[f] = v;
     }
     return out;
@@ -50,7 +51,12 @@ export const auditPage: Page = async ({ api, params, go }) => {
     FILTERS.map((f) => h('label', {}, `${f} `, inputs[f])),
     h('button', { type: 'submit' }, 'Filter'),
   );
-  const current = Object.fromEntries(FILTERS.flatMap((f) => (params.get(f) ? [[f, params.get(f)!] as const] : [])));
+  const current = Object.fromEntries(
+    FILTERS.flatMap((f) => {
+      const value = params.get(f);
+      return value ? [[f, value] as const] : [];
+    }),
+  );
   return h(
     'div',
     {},

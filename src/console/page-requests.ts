@@ -32,11 +32,12 @@ export const requestsPage: Page = async ({ api, params, go }) => {
     if (value) query.set(f, value);
   }
   const { requests, next } = await api.get<{ requests: RequestView[]; next: string | null }>(`/admin/requests?${query}`);
-  const inputs = Object.fromEntries(FILTERS.map((f) => [f, h('input', { name: f, value: params.get(f) ?? '', size: f === 'status' ? 4 : 14 })]));
+  const inputs = {} as Record<(typeof FILTERS)[number], HTMLInputElement>;
+  for (const f of FILTERS) inputs[f] = h('input', { name: f, value: params.get(f) ?? '', size: f === 'status' ? 4 : 14 });
   const filters = (): Record<string, string> => {
     const out: Record<string, string> = {};
     for (const f of FILTERS) {
-      const v = inputs[f]!.value.trim();
+      const v = inputs[f].value.trim();
       if (v) out[f] = v;
     }
     return out;
@@ -47,7 +48,12 @@ export const requestsPage: Page = async ({ api, params, go }) => {
     FILTERS.map((f) => h('label', {}, `${f.replace('_', ' ')} `, inputs[f])),
     h('button', { type: 'submit' }, 'Filter'),
   );
-  const current = Object.fromEntries(FILTERS.flatMap((f) => (params.get(f) ? [[f, params.get(f)!] as const] : [])));
+  const current = Object.fromEntries(
+    FILTERS.flatMap((f) => {
+      const value = params.get(f);
+      return value ? [[f, value] as const] : [];
+    }),
+  );
   return h(
     'div',
     {},
