@@ -58,6 +58,8 @@ export interface AppSettings {
   readonly drainMs: number;
   /** GATEWAY_LINK_TTL_MS: how long a link handed out instead of a vendor URL serves (NaN when malformed, refused at start). */
   readonly linkTtlMs: number;
+  /** GATEWAY_REQUEST_LOG_DAYS: days the request log keeps its records; 0: no request log (NaN when malformed, refused at start). */
+  readonly requestLogDays: number;
   /**
    * GATEWAY_DB_CONNECT_TIMEOUT_MS, GATEWAY_DB_STATEMENT_TIMEOUT_MS, GATEWAY_DB_IDLE_TX_TIMEOUT_MS:
    * the bounds on waiting for a shared store (NaN when malformed, refused by openConfiguredStore).
@@ -95,6 +97,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env, defaults: 
     strict: env.GATEWAY_STRICT !== undefined ? /^(1|true|yes|on)$/i.test(env.GATEWAY_STRICT.trim()) : (defaults.strict ?? false),
     drainMs: env.GATEWAY_DRAIN_MS ? Number(env.GATEWAY_DRAIN_MS) : (defaults.drainMs ?? DEFAULT_DRAIN_MS),
     linkTtlMs: env.GATEWAY_LINK_TTL_MS ? Number(env.GATEWAY_LINK_TTL_MS) : (defaults.linkTtlMs ?? DEFAULT_LINK_TTL_MS),
+    requestLogDays: env.GATEWAY_REQUEST_LOG_DAYS ? Number(env.GATEWAY_REQUEST_LOG_DAYS) : (defaults.requestLogDays ?? 7),
     storeTimeouts: {
       connectMs: env.GATEWAY_DB_CONNECT_TIMEOUT_MS
         ? Number(env.GATEWAY_DB_CONNECT_TIMEOUT_MS)
@@ -184,6 +187,9 @@ export async function startApp(settings: AppSettings, log: Logger, opts: { simul
   const linkTtl = settings.linkTtlMs;
   if (!(Number.isInteger(linkTtl) && linkTtl >= 60_000 && linkTtl <= 604_800_000))
     throw new Error('GATEWAY_LINK_TTL_MS must be whole milliseconds from 60000 (a minute) to 604800000 (a week)');
+  const logDays = settings.requestLogDays;
+  if (!(Number.isInteger(logDays) && logDays >= 0 && logDays <= 3650))
+    throw new Error('GATEWAY_REQUEST_LOG_DAYS must be whole days from 0 (no request log) to 3650');
   const trustProxy = parseTrustProxy(settings.trustProxy ?? undefined);
   const cors = parseCorsOrigins(settings.corsOrigins ?? undefined);
   // Read and checked before anything starts: a certificate that cannot serve stops the start, not the first handshake.
@@ -245,6 +251,7 @@ export async function startApp(settings: AppSettings, log: Logger, opts: { simul
       requestTimeoutMs: whole,
       drainMs: settings.drainMs,
       linkTtlMs: linkTtl,
+      requestLog: { days: logDays },
       trustProxy,
       cors,
       tls,

@@ -23,6 +23,9 @@ import { DEFAULT_LINK_TTL_MS } from './links/hand-out.js';
 import { LINK_SWEEP_INTERVAL_MS, sweepExpiredLinks } from './links/link-sweep.js';
 import { runLinkContent } from './operations/link-content.js';
 import { countQuotaUnits } from './quota/quota-metrics.js';
+import { RequestBatcher } from './records/request-batcher.js';
+import { adminActor } from './records/audit.js';
+import { logRequests, REQUEST_LOG_SWEEP_INTERVAL_MS, sweepOldRequests } from './records/request-log.js';
 import { RoutingState } from './routing/routing-state.js';
 import type { Store } from './store/store.js';
 import { Poller, type LeaseSettings } from './tasks/poller.js';
@@ -87,6 +90,11 @@ export interface GatewayOptions {
    * serve the pair the files hold whenever they change, `debounceMs` after the last change (default 200).
    */
   readonly tls?: { readonly files: TlsFiles; readonly pair: TlsPair; readonly debounceMs?: number };
+  /**
+   * GATEWAY_REQUEST_LOG_DAYS: days the request log keeps (default 7; 0: no request log); tests set
+   * how often its batches are written and its old records swept.
+   */
+  readonly requestLog?: { readonly days: number; readonly flushMs?: number; readonly sweepMs?: number };
 }
 
 /** A running gateway: its HTTP server and how to stop it. */
@@ -101,6 +109,8 @@ export interface Gateway {
   readonly metrics: Metrics;
   /** Request body bytes held at once, and their bound. */
   readonly bodies: BodyBudget;
+  /** The request log's writer; null when GATEWAY_REQUEST_LOG_DAYS is 0. */
+  readonly requestLog: RequestBatcher | null;
   /** Resumes unfinished tasks, then starts listening; resolves with the bound port (0 picks a free one). */
   listen(port: number, host?: string): Promise<number>;
   /** Base URL once listening, e.g. http://127.0.0.1:41234 (https:// when it serves TLS) */
@@ -155,8 +165,14 @@ export function createGateway(opts: GatewayOptions): Gateway {
     shared,
     self,
     tokenChanged,
+    operator: opts.adminKey
+      ? { store: opts.store, actor: adminActor(opts.adminKey), lost: (m: string) => opts.log.error(m), now: () => clock().getTime() }
+      : null,
   };
   let stopSweepers: () => void = () => undefined;
+  const logDays = opts.requestLog?.days ?? 7;
+  const requestLog =
+    logDays > 0 ? new RequestBatcher({ put: (r) => opts.store.putRequests(r), log: opts.log, metrics, flushMs: opts.requestLog?.flushMs }) : null;
   const poller = new Poller({
     store: opts.store,
     pools,
@@ -199,6 +215,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
     tls: opts.tls?.pair,
     headersTimeoutMs: opts.headersTimeoutMs,
     requestTimeoutMs: opts.requestTimeoutMs,
+    onFinished: requestLog ? logRequests(requestLog, clock) : undefined,
     handlers: {
       admin: {
         owns: isAdminPath,
@@ -219,6 +236,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
     routing,
     metrics,
     bodies,
+    requestLog,
     async listen(p, host = '127.0.0.1') {
       if (poll) {
         const resumed = await poller.resume();
@@ -228,9 +246,20 @@ export function createGateway(opts: GatewayOptions): Gateway {
         if (given > 0) opts.log.info({ holds: given }, 'gave back expired holds');
         const holds = startSweeper('expired holds', (now) => sweepExpiredHolds(opts.store, opts.log, now), opts.log, clock, HOLD_SWEEP_INTERVAL_MS);
         const links = startSweeper('expired links', (now) => sweepExpiredLinks(opts.store, now), opts.log, clock, LINK_SWEEP_INTERVAL_MS);
+        const old =
+          logDays > 0
+            ? startSweeper(
+                'old request log records',
+                (now) => sweepOldRequests(opts.store, logDays, now),
+                opts.log,
+                clock,
+                opts.requestLog?.sweepMs ?? REQUEST_LOG_SWEEP_INTERVAL_MS,
+              )
+            : () => undefined;
         stopSweepers = () => {
           holds();
           links();
+          old();
         };
       }
       await routing.pullBreakers();
@@ -262,6 +291,8 @@ export function createGateway(opts: GatewayOptions): Gateway {
         await poller
           .releaseLeases()
           .catch((err: unknown) => opts.log.warn({ err }, 'could not give back task leases; other replicas take them when they run out'));
+      // After the drain: the records of every request answered are written (or given up on).
+      await requestLog?.close();
       // After the drain: what requests finishing meanwhile moved is counted too.
       stopQuotaMetrics();
       stopStoreReport();

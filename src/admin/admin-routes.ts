@@ -12,6 +12,7 @@ import { channelsReport } from './channels-admin.js';
 import { consoleFile, consolePage, consoleRedirect } from './console-files.js';
 import { configReport, reloadNow } from './config-admin.js';
 import { ledgerReport } from './ledger-admin.js';
+import { listAudit, listRequests } from './records-admin.js';
 import { getTaskTimeline, listAllTasks } from './tasks-admin.js';
 import { PLAYGROUND_BODY, playground } from './playground-admin.js';
 import { healthz, readyz } from './health.js';
@@ -71,6 +72,8 @@ const ADMIN_ROUTES: readonly AdminRoute[] = [
   route('GET', '/admin/usage.csv', usageCsv),
   route('GET', '/admin/tasks', listAllTasks),
   route('GET', '/admin/tasks/{task_id}', getTaskTimeline),
+  route('GET', '/admin/requests', listRequests),
+  route('GET', '/admin/audit', listAudit),
   route('POST', '/admin/playground', playground, { body: PLAYGROUND_BODY }),
   route('GET', '/metrics', async ({ deps }) => ({ text: await deps.metrics.text(), contentType: deps.metrics.contentType })),
 ];

@@ -3,6 +3,7 @@ import type { ConfigControl } from '../config/config-control.js';
 import type { Snapshot } from '../config/snapshot.js';
 import type { ReplicaStatus, SharedLive } from '../live/shared-live.js';
 import type { Metrics } from '../metrics/metrics.js';
+import type { Operator } from '../records/audit.js';
 import type { RoutingState } from '../routing/routing-state.js';
 import type { Store } from '../store/store.js';
 
@@ -29,6 +30,8 @@ export interface AdminDeps {
   readonly self: () => Omit<ReplicaStatus, 'seenAt'>;
   /** What /readyz reports: the store answering, and no stop under way. */
   readonly health: Health;
+  /** Who acts through these routes (the admin key's id), for the audit log; null while they are closed. */
+  readonly operator: Operator | null;
   /** A token changed (disabled, enabled, its quota set, deleted): every replica must stop trusting what it cached of it. */
   tokenChanged(keyHash: string): void;
 }

@@ -1,6 +1,7 @@
 import { GatewayError } from '../errors/gateway-error.js';
 import type { TokenRecord } from '../store/store.js';
-import { deletionProblem, groupProblem, issueToken, tokenView } from '../tokens/manage-tokens.js';
+import type { Operator } from '../records/audit.js';
+import { deletionProblem, groupProblem, issueToken, removeToken, setDisabled, setQuota, tokenView } from '../tokens/manage-tokens.js';
 import { adminBody, pathParam } from './admin-input.js';
 import type { AdminAnswer, AdminContext } from './admin-types.js';
 
@@ -31,6 +32,12 @@ export const CREATE_TOKEN_BODY = adminBody({
 /** The body of `POST /admin/tokens/{token_id}/quota`. */
 export const QUOTA_BODY = adminBody({ type: 'object', additionalProperties: false, required: ['quota'], properties: { quota: QUOTA } });
 
+/** Who acts: the admin routes are reached only with the admin key, so there is one. */
+function operator(deps: AdminContext['deps']): Operator {
+  if (!deps.operator) throw new GatewayError('internal_error', 'an admin route ran without an admin key');
+  return deps.operator;
+}
+
 /** A changed token: every replica forgets what it cached of its key, and the operator sees it as it now is. */
 function changed({ deps }: AdminContext, token: TokenRecord | null, id: string): AdminAnswer {
   if (!token) throw new GatewayError('not_found', `no token with id ${id.slice(0, 100)}`);
@@ -56,32 +63,32 @@ export async function createToken({ snapshot, body, deps }: AdminContext): Promi
   const b = body as CreateTokenBody;
   const problem = groupProblem(snapshot.groups, b.group);
   if (problem) throw new GatewayError('invalid_request', problem, { param: 'group' });
-  const { token, key } = await issueToken(deps.store, { name: b.name ?? 'admin', group: b.group, models: b.models ?? null, quota: b.quota ?? null });
+  const { token, key } = await issueToken(operator(deps), { name: b.name ?? 'admin', group: b.group, models: b.models ?? null, quota: b.quota ?? null });
   return { status: 201, json: { key, token: tokenView(token) } };
 }
 
 /** `POST /admin/tokens/{token_id}/disable`: the token is refused from now on, on every replica. */
 export async function disableToken(ctx: AdminContext): Promise<AdminAnswer> {
   const id = pathParam(ctx.params, 'token_id');
-  return changed(ctx, await ctx.deps.store.setTokenDisabled(id, true), id);
+  return changed(ctx, await setDisabled(operator(ctx.deps), id, true), id);
 }
 
 /** `POST /admin/tokens/{token_id}/enable`: the token works again. */
 export async function enableToken(ctx: AdminContext): Promise<AdminAnswer> {
   const id = pathParam(ctx.params, 'token_id');
-  return changed(ctx, await ctx.deps.store.setTokenDisabled(id, false), id);
+  return changed(ctx, await setDisabled(operator(ctx.deps), id, false), id);
 }
 
 /** `POST /admin/tokens/{token_id}/quota`: the units it may spend in all from now on (what it used stays used). */
 export async function setTokenQuota(ctx: AdminContext): Promise<AdminAnswer> {
   const id = pathParam(ctx.params, 'token_id');
-  return changed(ctx, await ctx.deps.store.setTokenQuota(id, (ctx.body as QuotaBody).quota), id);
+  return changed(ctx, await setQuota(operator(ctx.deps), id, (ctx.body as QuotaBody).quota), id);
 }
 
 /** `DELETE /admin/tokens/{token_id}`: refused (409) while it has unfinished tasks or requests in flight. */
 export async function deleteToken({ params, deps }: AdminContext): Promise<AdminAnswer> {
   const id = pathParam(params, 'token_id');
-  const d = await deps.store.deleteToken(id);
+  const d = await removeToken(operator(deps), id);
   if (d.outcome === 'unknown') throw new GatewayError('not_found', deletionProblem(id, d));
   if (d.outcome === 'busy') throw new GatewayError('token_in_use', deletionProblem(id, d));
   deps.tokenChanged(d.token.keyHash);

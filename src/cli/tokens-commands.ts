@@ -1,6 +1,7 @@
 /** `gateway tokens …`: API tokens in the store of GATEWAY_DB (SQLite or PostgreSQL), for operators. */
 import type { Store, TokenRecord } from '../store/store.js';
-import { deletionProblem, groupProblem, issueToken, tokenView } from '../tokens/manage-tokens.js';
+import { CLI_ACTOR, type Operator } from '../records/audit.js';
+import { deletionProblem, groupProblem, issueToken, removeToken, setDisabled, setQuota, tokenView } from '../tokens/manage-tokens.js';
 import { CliExit, HelpAsked, parseCommand, usageError, usageOf, usageTable, wholeNumber, type UsageEntry } from './args.js';
 
 /** The forms of the tokens commands, for the usage texts. */
@@ -69,22 +70,22 @@ const SUBCOMMANDS = new Map<string, Subcommand>([
       const problem = snapshot ? groupProblem(snapshot.groups, group) : null;
       if (problem) throw usageError(problem, u);
       return async (store) => {
-        const { token, key } = await issueToken(store, { name: values.name ?? 'cli', group, models, quota });
+        const { token, key } = await issueToken(cliOperator(store), { name: values.name ?? 'cli', group, models, quota });
         process.stderr.write(`created token ${token.id} (${token.name}, group ${token.group}, quota ${token.quota ?? 'unlimited'}); the key is shown once:\n`);
         process.stdout.write(`${key}\n`);
         return null;
       };
     },
   ],
-  ['disable', async (args) => setDisabled(args, true)],
-  ['enable', async (args) => setDisabled(args, false)],
+  ['disable', async (args) => disabling(args, true)],
+  ['enable', async (args) => disabling(args, false)],
   [
     'delete',
     async (args) => {
       // parseCommand refuses a command without it.
       const [id = ''] = parseCommand(args, usageOf(TOKENS_USAGE.delete), {}, { required: ['id'] }).positionals;
       return async (store) => {
-        const d = await store.deleteToken(id);
+        const d = await removeToken(cliOperator(store), id);
         if (d.outcome !== 'deleted') throw new CliExit(deletionProblem(id, d), 1);
         process.stdout.write(`deleted ${line(d.token)}\n`);
         return d.token;
@@ -97,15 +98,20 @@ const SUBCOMMANDS = new Map<string, Subcommand>([
       const u = usageOf(TOKENS_USAGE['set-quota']);
       const [id, raw] = parseCommand(args, u, {}, { required: ['id', 'N|unlimited'] }).positionals as [string, string];
       const quota = raw === 'unlimited' ? null : wholeNumber(raw, 'the quota', 0, Number.MAX_SAFE_INTEGER, u, 'unlimited');
-      return async (store) => printed(found(await store.setTokenQuota(id, quota), id));
+      return async (store) => printed(found(await setQuota(cliOperator(store), id, quota), id));
     },
   ],
 ]);
 
-function setDisabled(args: string[], disabled: boolean): (store: Store) => Promise<TokenRecord> {
+function disabling(args: string[], disabled: boolean): (store: Store) => Promise<TokenRecord> {
   // parseCommand refuses a command without it.
   const [id = ''] = parseCommand(args, usageOf(TOKENS_USAGE[disabled ? 'disable' : 'enable']), {}, { required: ['id'] }).positionals;
-  return async (store) => printed(found(await store.setTokenDisabled(id, disabled), id));
+  return async (store) => printed(found(await setDisabled(cliOperator(store), id, disabled), id));
+}
+
+/** The CLI as the audit log's actor: a record the store refused is said on stderr (the change stands). */
+function cliOperator(store: Store): Operator {
+  return { store, actor: CLI_ACTOR, lost: (message) => process.stderr.write(`warning: ${message}\n`) };
 }
 
 /** Prints a token a command changed, and hands it on to be told to the replicas. */

@@ -91,6 +91,7 @@ async function oneTask({ api, go }: PageContext, id: string): Promise<Node> {
         stat('deadline', when(t.deadline_at)),
       ),
       t.error ? h('p', { class: 'notice error' }, `${t.error.code}: ${t.error.message}`) : null,
+      h('p', {}, h('a', { href: `#requests?task=${encodeURIComponent(t.id)}`, 'data-testid': 'task-requests' }, 'Its requests (submission and queries) →')),
     ),
     section(
       'Timeline',

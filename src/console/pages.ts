@@ -1,7 +1,9 @@
 import type { Page } from './page.js';
 import { channelsPage } from './page-channels.js';
 import { configPage } from './page-config.js';
+import { auditPage } from './page-audit.js';
 import { playgroundPage } from './page-playground.js';
+import { requestsPage } from './page-requests.js';
 import { tasksPage } from './page-tasks.js';
 import { tokensPage } from './page-tokens.js';
 import { usagePage } from './page-usage.js';
@@ -19,6 +21,8 @@ export const PAGES: readonly [PageEntry, ...PageEntry[]] = [
   { id: 'config', title: 'Configuration', page: configPage },
   { id: 'tasks', title: 'Tasks', page: tasksPage },
   { id: 'usage', title: 'Usage', page: usagePage },
+  { id: 'requests', title: 'Requests', page: requestsPage },
   { id: 'tokens', title: 'Tokens', page: tokensPage },
+  { id: 'audit', title: 'Audit', page: auditPage },
   { id: 'playground', title: 'Playground', page: playgroundPage },
 ];

@@ -16,6 +16,8 @@ export interface FinishedRequest {
   readonly path: string | null;
   readonly facts: RequestFacts;
   readonly status: number;
+  /** The error catalogue's code when the answer is an error the boundary wrote; null otherwise. */
+  readonly error: string | null;
   readonly ms: number;
 }
 

@@ -6,7 +6,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { LinkRequest, RequestContext } from '../pipeline/context.js';
 import { traceparentOf } from '../upstream/trace-headers.js';
-import { recordRequest } from './access-log.js';
+import { type FinishedRequest, recordRequest } from './access-log.js';
 import { Arrival, type Door, type Seen as ArrivalSeen } from './arrival.js';
 import type { BodyBudget } from './body-budget.js';
 import { allowActual, answerPreflight, type CorsPolicy, isPreflight } from './cors.js';
@@ -52,6 +52,8 @@ export interface ServerOptions {
   /** A client's whole request (headers and body) must arrive within this; default 300 s. */
   readonly requestTimeoutMs?: number;
   readonly handlers: ServerHandlers;
+  /** Hears of every request once it is answered, after its access line (the request log: src/records/). */
+  readonly onFinished?: (r: FinishedRequest) => void;
 }
 
 /** How often Node looks for clients past their time (its default, 30 s, made a 300 s limit 330 s). */
@@ -78,6 +80,8 @@ interface Seen extends ArrivalSeen {
   route: string;
   /** The route's path template, or the operator path; for the access log. */
   path: string | null;
+  /** The error catalogue's code of the answer, when the error boundary wrote it. */
+  error: string | null;
 }
 
 /**
@@ -131,7 +135,14 @@ export function createHttpServer(opts: ServerOptions): Server {
     const ids = requestIds(req.headers);
     const { requestId } = ids;
     const started = performance.now();
-    const seen: Seen = { ids, route: 'none', path: null, facts: { model: null, channel: null, token: null }, continued: false };
+    const seen: Seen = {
+      ids,
+      route: 'none',
+      path: null,
+      facts: { model: null, channel: null, token: null, units: null, task: null },
+      error: null,
+      continued: false,
+    };
     // On every answer, whoever writes it (an operation, the admin routes, the error boundary).
     res.setHeader('x-request-id', requestId);
     res.setHeader('traceparent', traceparentOf(ids.trace));
@@ -145,11 +156,12 @@ export function createHttpServer(opts: ServerOptions): Server {
         // and dropped (drain-unread.ts), even for a client that asked to close it; Node would
         // otherwise close it at once and the client, still uploading, would lose the answer to a reset.
         else if (!req.complete && !res.headersSent) res.setHeader('connection', 'keep-alive');
+        seen.error = err instanceof GatewayError ? err.code : 'internal_error';
         sendError(res, err, log, requestId);
       })
       .finally(() => {
-        const { route, path, facts } = seen;
-        recordRequest(log, metrics, opts.snapshot(), {
+        const { route, path, facts, error } = seen;
+        const finished: FinishedRequest = {
           ids,
           client: clientAddress(req, trust),
           method: req.method ?? '',
@@ -157,8 +169,11 @@ export function createHttpServer(opts: ServerOptions): Server {
           path,
           facts,
           status: res.statusCode,
+          error,
           ms: performance.now() - started,
-        });
+        };
+        recordRequest(log, metrics, opts.snapshot(), finished);
+        opts.onFinished?.(finished);
       });
   };
   const options: HttpOptions = { maxHeaderSize: 16 * 1024, connectionsCheckingInterval: TIMEOUT_CHECK_MS };

@@ -27,6 +27,7 @@ export async function findOwnTask(ctx: RequestContext<TaskRoute>, deps: TaskDeps
     throw new GatewayError('task_not_found', `no task ${JSON.stringify(id.slice(0, 100))} was found for this API key`, { param: 'task_id' });
   ctx.facts.model = task.model;
   ctx.facts.channel = task.channel;
+  ctx.facts.task = task.id;
   return task;
 }
 

@@ -141,6 +141,8 @@ async function submit(ctx: SubmitContext, deps: TaskDeps): Promise<unknown> {
   }
   if (!accepted.record) throw new GatewayError('internal_error', 'the task record changed while it was being submitted');
   deps.poller.track(accepted.record, accepted.channel);
+  ctx.facts.units = accepted.record.price;
+  ctx.facts.task = id;
   return answerFor(ctx, accepted.record);
 }
 

@@ -32,6 +32,7 @@ export async function holdQuota(ctx: RequestContext<SyncRoute>, next: Next<Reque
     await next(ctx);
     // Before the answer leaves: once the client has it, a crash must not give its price back.
     await hold.settle();
+    ctx.facts.units = price;
   } catch (err) {
     await hold.refund();
     throw err;

@@ -16,6 +16,10 @@ export interface RequestFacts {
   channel: string | null;
   /** The id of the token that authenticated (never its key). */
   token: string | null;
+  /** Units the request charged once it succeeded (the request log): a settled hold, a task's price at submission. */
+  units: number | null;
+  /** The task the request submitted or read (the last, for a query of several). */
+  task: string | null;
 }
 
 /**

@@ -6,19 +6,23 @@
  * declared with its records in a file of its own; this file joins them and is where every
  * importer gets them from.
  */
+import type { AuditStore } from './audit-store.js';
 import type { LinkStore } from './link-store.js';
 import type { OperatorTaskStore } from './operator-task-store.js';
 import type { OwnTaskStore } from './own-task-store.js';
 import type { LedgerEntry, QuotaStore } from './quota-store.js';
+import type { RequestLogStore } from './request-log-store.js';
 import type { ResourceStore } from './resource-store.js';
 import type { TaskStore } from './task-store.js';
 import type { TokenStore } from './token-store.js';
 import type { UsageStore } from './usage-store.js';
 
+export type { AuditQuery, AuditRecord, AuditStore } from './audit-store.js';
 export type { LinkRecord, LinkStore } from './link-store.js';
 export type { OperatorTaskStore, TaskHistory, TaskQuery } from './operator-task-store.js';
 export type { OwnTaskStore, TaskPage } from './own-task-store.js';
 export type { ExpiredHold, HoldRef, LedgerBalance, LedgerEntry, LedgerKind, LedgerRef, QuotaStore } from './quota-store.js';
+export type { RequestLogStore, RequestQuery, RequestRecord } from './request-log-store.js';
 export type { ResourceRecord, ResourceStore } from './resource-store.js';
 export {
   newTaskRecord,
@@ -41,7 +45,17 @@ export type { NewToken, TokenDeletion, TokenRecord, TokenStore } from './token-s
 export type { UsageGroup, UsageQuery, UsageStore } from './usage-store.js';
 
 /** Persistent state of the gateway: every part, and the store's own lifecycle. Every method is safe under concurrent callers. */
-export interface Store extends TokenStore, QuotaStore, TaskStore, OwnTaskStore, OperatorTaskStore, ResourceStore, LinkStore, UsageStore {
+export interface Store
+  extends TokenStore,
+    QuotaStore,
+    TaskStore,
+    OwnTaskStore,
+    OperatorTaskStore,
+    ResourceStore,
+    LinkStore,
+    UsageStore,
+    RequestLogStore,
+    AuditStore {
   /**
    * Calls `listener` with every ledger row once its transaction committed (quota metrics); returns
    * the function that stops it.

@@ -1,5 +1,6 @@
 /** What operators do to tokens, the same way from the CLI (`gateway tokens …`) and the admin routes. */
-import type { NewToken, Store, TokenDeletion, TokenRecord } from '../store/store.js';
+import { type Operator, recordAudit } from '../records/audit.js';
+import type { NewToken, TokenDeletion, TokenRecord } from '../store/store.js';
 import { generateKey, hashKey } from './keys.js';
 
 /** A token as operators see it: never its key, nor the key's hash. */
@@ -22,10 +23,38 @@ export function tokenView(t: TokenRecord): TokenView {
   return { id: t.id, name: t.name, group: t.group, models: t.models, quota: t.quota, used: t.used, disabled: t.disabled, created_at: t.createdAt };
 }
 
-/** Creates a token with a new key; the key is answered this once, only its hash is stored. */
-export async function issueToken(store: Store, token: Omit<NewToken, 'keyHash'>): Promise<{ token: TokenRecord; key: string }> {
+/** Creates a token with a new key; the key is answered this once, only its hash is stored. Audited. */
+export async function issueToken(op: Operator, token: Omit<NewToken, 'keyHash'>): Promise<{ token: TokenRecord; key: string }> {
   const key = generateKey();
-  return { token: await store.createToken({ ...token, keyHash: hashKey(key) }), key };
+  const created = await op.store.createToken({ ...token, keyHash: hashKey(key) });
+  await recordAudit(op, 'token.create', created.id, null, tokenView(created));
+  return { token: created, key };
+}
+
+/** Disables or enables a token; the token as it now is, null when there is none. Audited when it exists. */
+export async function setDisabled(op: Operator, id: string, disabled: boolean): Promise<TokenRecord | null> {
+  return changeToken(op, disabled ? 'token.disable' : 'token.enable', id, () => op.store.setTokenDisabled(id, disabled));
+}
+
+/** Sets a token's quota (null: unlimited); the token as it now is, null when there is none. Audited when it exists. */
+export async function setQuota(op: Operator, id: string, quota: number | null): Promise<TokenRecord | null> {
+  return changeToken(op, 'token.quota', id, () => op.store.setTokenQuota(id, quota));
+}
+
+/** Deletes a token unless it is busy (Store.deleteToken); a deletion is audited. */
+export async function removeToken(op: Operator, id: string): Promise<TokenDeletion> {
+  const d = await op.store.deleteToken(id);
+  if (d.outcome === 'deleted') await recordAudit(op, 'token.delete', id, tokenView(d.token), null);
+  return d;
+}
+
+/** A change of one token with its audit record: the token before (read just before) and after. */
+async function changeToken(op: Operator, action: string, id: string, change: () => Promise<TokenRecord | null>): Promise<TokenRecord | null> {
+  const before = await op.store.getToken(id);
+  if (!before) return null;
+  const after = await change();
+  if (after) await recordAudit(op, action, id, tokenView(before), tokenView(after));
+  return after;
 }
 
 /** Why a token cannot be of `group` under the configuration's `groups`; null when it can. */

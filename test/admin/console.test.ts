@@ -272,6 +272,66 @@ describe('admin console', { skip: missing ?? false }, () => {
     await page.close();
   });
 
+  test("Requests: a token's requests as the request log has them, filtered by status, and a task's requests from its timeline", async () => {
+    const { id, key } = await spender('requests', 1);
+    const refused = await fetch(`${gw.base}/v1beta/models/no-such-model:generateContent`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'x-request-id': 'console-refused-1' },
+      body: JSON.stringify(ALPHA_BODY),
+    });
+    assert.ok(refused.status >= 400);
+    const video = await fetch(`${gw.base}/v1/videos`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'epsilon-video-3', prompt: 'a kite', seconds: '12', size: '1792x1024' }),
+    });
+    assert.equal(video.status, 200);
+    const task = ((await video.json()) as { id: string }).id;
+    // Written within a second (GATEWAY_REQUEST_LOG_DAYS default, batches every second).
+    const logged = await until('the three records', async () => {
+      const { json } = await admin('GET', `/admin/requests?token=${id}`);
+      return json.requests.length === 3 && json.requests;
+    });
+    const page = await open(`requests?token=${id}`);
+    const rows = page.locator('[data-testid="requests"] tbody tr');
+    assert.equal(await rows.count(), 3);
+    assert.match((await rows.nth(1).textContent()) ?? '', /console-refused-1/, 'newest first: the task, then the refusal');
+    assert.match((await rows.nth(1).textContent()) ?? '', new RegExp(logged[1].error));
+    await shot(page, 'requests');
+    await page.getByLabel('status').fill('200');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await until('the two that succeeded', async () => ((await rows.count()) === 2 ? true : null));
+    assert.ok(!((await page.locator('[data-testid="requests"]').textContent()) ?? '').includes('console-refused-1'));
+    await page.close();
+
+    const timeline = await open(`tasks?id=${task}`);
+    await timeline.getByTestId('task-requests').click();
+    await timeline.waitForURL(new RegExp(`requests\\?task=${task}`));
+    await timeline.locator('main[data-page="requests"][aria-busy="false"]').waitFor();
+    const its = timeline.locator('[data-testid="requests"] tbody tr');
+    await until("the task's submission", async () => ((await its.count()) >= 1 ? true : null));
+    assert.match((await its.first().textContent()) ?? '', new RegExp(task));
+    await timeline.close();
+  });
+
+  test('Audit: who changed which token, from what to what, filtered by action', async () => {
+    const { json } = await admin('POST', '/admin/tokens', { group: 'default', name: 'audited', quota: 5 });
+    assert.equal((await admin('POST', `/admin/tokens/${json.token.id}/quota`, { quota: 9 })).status, 200);
+    const page = await open(`audit?target=${json.token.id}`);
+    const rows = page.locator('[data-testid="audit"] tbody tr');
+    assert.equal(await rows.count(), 2);
+    const text = (await rows.nth(0).textContent()) ?? '';
+    assert.match(text, /token\.quota/);
+    assert.match(text, /quota: 5 → 9/);
+    assert.match(text, /admin:[0-9a-f]{12}/);
+    assert.ok(!((await page.locator('main').textContent()) ?? '').includes(json.key), 'never the key');
+    await shot(page, 'audit');
+    await page.getByLabel('action').fill('token.create');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await until('the creation alone', async () => ((await rows.count()) === 1 && (await rows.textContent())?.includes('token.create') ? true : null));
+    await page.close();
+  });
+
   test('Playground: a client body shows the route, the checks, the channel chosen and the upstream request with its secrets masked; no vendor is called', async () => {
     const alphaSim = sims.get('alpha-native')!;
     const before = alphaSim.stats.requests;

@@ -86,6 +86,26 @@ async function tokensRoundTrip(env: NodeJS.ProcessEnv): Promise<void> {
   }
   assert.match(line(['tokens', 'delete', id]), new RegExp(`^deleted ${id} {2}trip`));
   assert.equal(line(['tokens', 'list']), '');
+
+  // Every change the commands made is in the audit log, by `cli`, with the token before and after
+  // (never its key hash); the refused ones (unknown id, busy) changed nothing and are not.
+  const audit = await openStore(env.GATEWAY_DB!);
+  try {
+    const records = await audit.findAudit({ target: id, before: null, limit: 50 });
+    assert.deepEqual(records.map((r) => r.action).reverse(), ['token.create', 'token.quota', 'token.disable', 'token.enable', 'token.quota', 'token.delete']);
+    assert.ok(records.every((r) => r.actor === 'cli'));
+    const quota = records.filter((r) => r.action === 'token.quota').reverse();
+    assert.deepEqual(
+      quota.map((r) => [(r.before as TokenView).quota, (r.after as TokenView).quota]),
+      [
+        [null, 7],
+        [7, null],
+      ],
+    );
+    assert.ok(!JSON.stringify(records).includes('key'), 'no key nor key hash');
+  } finally {
+    await audit.close();
+  }
 }
 
 test('tokens: set-quota, disable, enable and delete by id on the embedded store; an unknown id is exit 1', () =>

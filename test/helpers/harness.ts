@@ -45,6 +45,8 @@ export interface HarnessOptions {
   readonly network?: NetworkOptions;
   /** Where the gateway logs; default nowhere. */
   readonly log?: Logger;
+  /** The request log's settings and the gateway's clock (GATEWAY_REQUEST_LOG_DAYS; purges by age); default 7 days, the system clock. */
+  readonly records?: Pick<GatewayOptions, 'requestLog' | 'clock'>;
 }
 
 /** The gateway options of how it serves, which the harnesses pass through. */
@@ -82,7 +84,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
               : null
         : undefined,
     });
-    gateway = createGateway({ snapshot: () => snapshot, store, log: opts.log ?? silentLogger(), adminKey: opts.adminKey, ...opts.network });
+    gateway = createGateway({ snapshot: () => snapshot, store, log: opts.log ?? silentLogger(), adminKey: opts.adminKey, ...opts.network, ...opts.records });
     await gateway.listen(0);
     let n = 0;
     const createKey = async (t: TokenOptions = {}) => {

@@ -55,7 +55,7 @@ test('sqlite store: a store from before the ledger opens with one debit row per 
   // task order, no links, no states seen, the units already used.
   const db = new Database(path);
   db.exec(
-    `DROP TABLE links; DROP TABLE resources; DROP TABLE holds; DROP TABLE ledger; ALTER TABLE tasks DROP COLUMN pricing; ALTER TABLE tasks DROP COLUMN charged; ALTER TABLE tasks DROP COLUMN lease_owner; ALTER TABLE tasks DROP COLUMN lease_until; DROP INDEX tasks_by_seq; DROP INDEX tasks_by_token; ALTER TABLE tasks DROP COLUMN seq; DROP INDEX tasks_by_created; DROP INDEX tasks_by_status; ALTER TABLE tasks DROP COLUMN history; DELETE FROM schema_version WHERE version >= 3;`,
+    `DROP TABLE requests; DROP TABLE audit; DROP TABLE links; DROP TABLE resources; DROP TABLE holds; DROP TABLE ledger; ALTER TABLE tasks DROP COLUMN pricing; ALTER TABLE tasks DROP COLUMN charged; ALTER TABLE tasks DROP COLUMN lease_owner; ALTER TABLE tasks DROP COLUMN lease_until; DROP INDEX tasks_by_seq; DROP INDEX tasks_by_token; ALTER TABLE tasks DROP COLUMN seq; DROP INDEX tasks_by_created; DROP INDEX tasks_by_status; ALTER TABLE tasks DROP COLUMN history; DELETE FROM schema_version WHERE version >= 3;`,
   );
   db.close();
   const b = await openStore(path);

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { mock, test } from 'node:test';
+import { recordsContract } from './records-contract.js';
 import type { LedgerEntry, NewTask, Store, TaskPatch, TaskQuery, UsageGroup } from '../../src/store/store.js';
 
 /**
@@ -1032,4 +1033,6 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
       await store.close();
     }
   });
+
+  recordsContract(driver, open);
 }

@@ -99,4 +99,35 @@ export const MIGRATIONS: readonly string[] = [
    CREATE INDEX tasks_by_created ON tasks (created_at, id);
    CREATE INDEX tasks_by_status ON tasks (status, created_at, id);
    CREATE INDEX ledger_by_ref ON ledger (ref);`,
+  // The request log (GET /admin/requests): one row per public request, newest first, by token, by
+  // request id, by task (a task's timeline links to them); purged by age through requests_by_at.
+  `CREATE TABLE requests (
+     id TEXT COLLATE "C" PRIMARY KEY,
+     at BIGINT NOT NULL,
+     request_id TEXT NOT NULL,
+     token_id TEXT,
+     route TEXT NOT NULL,
+     model TEXT,
+     channel TEXT,
+     status INTEGER NOT NULL,
+     error TEXT,
+     ms INTEGER NOT NULL,
+     task_id TEXT,
+     units BIGINT
+   );
+   CREATE INDEX requests_by_at ON requests (at, id);
+   CREATE INDEX requests_by_token ON requests (token_id, at, id);
+   CREATE INDEX requests_by_request_id ON requests (request_id);
+   CREATE INDEX requests_by_task ON requests (task_id) WHERE task_id IS NOT NULL;`,
+  // The audit log of operator actions (GET /admin/audit), newest first.
+  `CREATE TABLE audit (
+     id TEXT COLLATE "C" PRIMARY KEY,
+     at BIGINT NOT NULL,
+     actor TEXT NOT NULL,
+     action TEXT NOT NULL,
+     target TEXT,
+     before TEXT,
+     after TEXT
+   );
+   CREATE INDEX audit_by_at ON audit (at, id);`,
 ];

@@ -1,12 +1,14 @@
 import type { Store } from '../store.js';
 import { StoreGuard } from '../store-guard.js';
 import { DEFAULT_STORE_TIMEOUTS, type StoreTimeouts } from '../unavailable.js';
+import { auditMethods } from './audit.js';
 import { openDatabase } from './database.js';
 import { LedgerListeners } from './ledger-sql.js';
 import { linkMethods } from './links.js';
 import { operatorTaskMethods } from './operator-tasks.js';
 import { ownTaskMethods } from './own-tasks.js';
 import { quotaMethods } from './quota.js';
+import { requestLogMethods } from './request-log.js';
 import { taskMethods } from './tasks.js';
 import { tokenMethods } from './tokens.js';
 import { usageMethods } from './usage.js';
@@ -27,6 +29,8 @@ export async function openPostgresStore(url: string, poolSize = 10, timeouts: St
     ...operatorTaskMethods(db),
     ...linkMethods(db),
     ...usageMethods(db),
+    ...requestLogMethods(db),
+    ...auditMethods(db),
     onLedger: (listener) => listeners.add(listener),
     ping: () => db.ping(),
     close: () => db.end(),

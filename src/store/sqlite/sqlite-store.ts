@@ -1,4 +1,5 @@
 import { alwaysAvailable, type Store } from '../store.js';
+import { auditMethods } from './audit.js';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 import { openDatabase } from './database.js';
 import { groupCommit } from './group-commit.js';
@@ -7,6 +8,7 @@ import { linkMethods } from './links.js';
 import { operatorTaskMethods } from './operator-tasks.js';
 import { ownTaskMethods } from './own-tasks.js';
 import { quotaMethods } from './quota.js';
+import { requestLogMethods } from './request-log.js';
 import { resourceMethods } from './resources.js';
 import { taskMethods } from './tasks.js';
 import { tokenMethods } from './tokens.js';
@@ -37,6 +39,8 @@ export function openSqliteStore(path: string): Store {
     ...resourceMethods(db, commits),
     ...linkMethods(db, commits),
     ...usageMethods(db),
+    ...requestLogMethods(db, commits),
+    ...auditMethods(db, commits),
     onLedger: commits.onLedger,
     ping,
     availability: alwaysAvailable(ping),

@@ -1,0 +1,80 @@
+import { h, section, table, when } from './dom.js';
+import type { Page } from './page.js';
+
+const FILTERS = ['actor', 'action', 'target', 'from', 'to'] as const;
+
+interface AuditView {
+  id: string;
+  at: number;
+  actor: string;
+  action: string;
+  target: string | null;
+  before: unknown;
+  after: unknown;
+}
+
+/** What changed between before and after, field by field, for a token's record; the whole value otherwise. */
+function change(a: AuditView): string {
+  const { before, after } = a;
+  if (before && after && typeof before === 'object' && typeof after === 'object') {
+    const b = before as Record<string, unknown>;
+    const n = after as Record<string, unknown>;
+    const keys = [...new Set([...Object.keys(b), ...Object.keys(n)])].filter((k) => JSON.stringify(b[k]) !== JSON.stringify(n[k]));
+    return keys.map((k) => `${k}: ${JSON.stringify(b[k] ?? null)} → ${JSON.stringify(n[k] ?? null)}`).join(', ') || 'no change';
+  }
+  if (before === null) return `created ${JSON.stringify(after)}`;
+  if (after === null) return `was ${JSON.stringify(before)}`;
+  return `${JSON.stringify(before)} → ${JSON.stringify(after)}`;
+}
+
+/** The audit log (GET /admin/audit): who changed what, newest first, filtered and paged as the route is. */
+export const auditPage: Page = async ({ api, params, go }) => {
+  const query = new URLSearchParams();
+  for (const f of [...FILTERS, 'before'] as const) {
+    const value = params.get(f);
+    if (value) query.set(f, value);
+  }
+  const { audit, next } = await api.get<{ audit: AuditView[]; next: string | null }>(`/admin/audit?${query}`);
+  const inputs = {} as Record<(typeof FILTERS)[number], HTMLInputElement>;
+  for (const f of FILTERS) inputs[f] = h('input', { name: f, value: params.get(f) ?? '', size: 14 });
+  const filters = (): Record<string, string> => {
+    const out: Record<string, string> = {};
+    for (const f of FILTERS) {
+      const v = inputs[f].value.trim();
+      if (v) out[f] = v;
+    }
+    return out;
+  };
+  const form = h(
+    'form',
+    { class: 'inline', onsubmit: (e: Event) => (e.preventDefault(), go('audit', filters())) },
+    FILTERS.map((f) => h('label', {}, `${f} `, inputs[f])),
+    h('button', { type: 'submit' }, 'Filter'),
+  );
+  const current = Object.fromEntries(
+    FILTERS.flatMap((f) => {
+      const value = params.get(f);
+      return value ? [[f, value] as const] : [];
+    }),
+  );
+  return h(
+    'div',
+    {},
+    section('Filter', form),
+    section(
+      'Operator actions, newest first',
+      table<AuditView>(
+        [
+          { label: 'time', cell: (a) => when(a.at) },
+          { label: 'actor', cell: (a) => h('code', {}, a.actor) },
+          { label: 'action', cell: (a) => a.action },
+          { label: 'target', cell: (a) => (a.target ? h('code', {}, a.target) : '—') },
+          { label: 'change', cell: change },
+        ],
+        audit,
+        { empty: 'No action matches.', testid: 'audit' },
+      ),
+      next ? h('p', {}, h('button', { type: 'button', onclick: () => go('audit', { ...current, before: next }) }, 'Older actions')) : null,
+    ),
+  );
+};

@@ -1,0 +1,83 @@
+import { h, section, table, when } from './dom.js';
+import type { Page } from './page.js';
+
+/** The filters of GET /admin/requests the page offers, in its form's order. */
+const FILTERS = ['token', 'model', 'route', 'status', 'error', 'request_id', 'task', 'from', 'to'] as const;
+
+interface RequestView {
+  id: string;
+  at: number;
+  request_id: string;
+  token_id: string | null;
+  route: string;
+  model: string | null;
+  channel: string | null;
+  status: number;
+  error: string | null;
+  ms: number;
+  units: number | null;
+  task_id: string | null;
+}
+
+const statusBadge = (s: number) => h('span', { class: `badge ${s < 400 ? 'completed' : 'failed'}` }, String(s));
+
+/**
+ * The request log (GET /admin/requests): one line per public request, newest first, filtered and
+ * paged as the route is. `from` and `to` take what the route takes (Unix ms, a date, an ISO time).
+ */
+export const requestsPage: Page = async ({ api, params, go }) => {
+  const query = new URLSearchParams();
+  for (const f of [...FILTERS, 'before'] as const) {
+    const value = params.get(f);
+    if (value) query.set(f, value);
+  }
+  const { requests, next } = await api.get<{ requests: RequestView[]; next: string | null }>(`/admin/requests?${query}`);
+  const inputs = {} as Record<(typeof FILTERS)[number], HTMLInputElement>;
+  for (const f of FILTERS) inputs[f] = h('input', { name: f, value: params.get(f) ?? '', size: f === 'status' ? 4 : 14 });
+  const filters = (): Record<string, string> => {
+    const out: Record<string, string> = {};
+    for (const f of FILTERS) {
+      const v = inputs[f].value.trim();
+      if (v) out[f] = v;
+    }
+    return out;
+  };
+  const form = h(
+    'form',
+    { class: 'inline', onsubmit: (e: Event) => (e.preventDefault(), go('requests', filters())) },
+    FILTERS.map((f) => h('label', {}, `${f.replace('_', ' ')} `, inputs[f])),
+    h('button', { type: 'submit' }, 'Filter'),
+  );
+  const current = Object.fromEntries(
+    FILTERS.flatMap((f) => {
+      const value = params.get(f);
+      return value ? [[f, value] as const] : [];
+    }),
+  );
+  return h(
+    'div',
+    {},
+    section('Filter', form),
+    section(
+      'Requests, newest first',
+      table<RequestView>(
+        [
+          { label: 'time', cell: (r) => when(r.at) },
+          { label: 'request id', cell: (r) => h('code', {}, r.request_id) },
+          { label: 'token', cell: (r) => (r.token_id ? h('code', { title: r.token_id }, r.token_id.slice(0, 8)) : '—') },
+          { label: 'route', cell: (r) => r.route },
+          { label: 'model', cell: (r) => r.model ?? '—' },
+          { label: 'channel', cell: (r) => r.channel ?? '—' },
+          { label: 'status', cell: (r) => statusBadge(r.status) },
+          { label: 'error', cell: (r) => r.error ?? '' },
+          { label: 'ms', cell: (r) => r.ms, numeric: true },
+          { label: 'units', cell: (r) => r.units ?? '—', numeric: true },
+          { label: 'task', cell: (r) => (r.task_id ? h('a', { href: `#tasks?id=${encodeURIComponent(r.task_id)}` }, h('code', {}, r.task_id)) : '') },
+        ],
+        requests,
+        { empty: 'No request matches.', testid: 'requests' },
+      ),
+      next ? h('p', {}, h('button', { type: 'button', onclick: () => go('requests', { ...current, before: next }) }, 'Older requests')) : null,
+    ),
+  );
+};
