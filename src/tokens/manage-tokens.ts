@@ -15,11 +15,26 @@ export interface TokenView {
   readonly disabled: boolean;
   /** Unix milliseconds. */
   readonly created_at: number;
+  /** Requests per minute; null: no limit. */
+  readonly rpm_limit: number | null;
+  /** Requests in flight at once; null: no limit. */
+  readonly max_parallel: number | null;
 }
 
 /** The operator's view of a token. */
 export function tokenView(t: TokenRecord): TokenView {
-  return { id: t.id, name: t.name, group: t.group, models: t.models, quota: t.quota, used: t.used, disabled: t.disabled, created_at: t.createdAt };
+  return {
+    id: t.id,
+    name: t.name,
+    group: t.group,
+    models: t.models,
+    quota: t.quota,
+    used: t.used,
+    disabled: t.disabled,
+    created_at: t.createdAt,
+    rpm_limit: t.rpmLimit ?? null,
+    max_parallel: t.maxParallel ?? null,
+  };
 }
 
 /** Creates a token with a new key; the key is answered this once, only its hash is stored. */
@@ -32,6 +47,9 @@ export async function issueToken(store: Store, token: Omit<NewToken, 'keyHash'>)
 export function groupProblem(groups: ReadonlySet<string>, group: string): string | null {
   return groups.has(group) ? null : `group "${group.slice(0, 100)}" is not declared in channels.yaml (known: ${[...groups].join(', ')})`;
 }
+
+/** The largest rate limit a token may have: a bound for validation, far above any real use. */
+export const MAX_RATE_LIMIT = 1_000_000;
 
 /** Why a token was not deleted, in the operator's words. */
 export function deletionProblem(id: string, d: Exclude<TokenDeletion, { outcome: 'deleted' }>): string {

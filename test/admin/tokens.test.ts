@@ -50,7 +50,18 @@ describe('admin routes for tokens', () => {
     assert.match(key, /^gw-[A-Za-z0-9_-]{43}$/);
     assert.deepEqual(
       { ...token, id: '', created_at: 0 },
-      { id: '', name: 'api', group: 'default', models: ['alpha-3-pro-image-preview'], quota: 5, used: 0, disabled: false, created_at: 0 },
+      {
+        id: '',
+        name: 'api',
+        group: 'default',
+        models: ['alpha-3-pro-image-preview'],
+        quota: 5,
+        used: 0,
+        disabled: false,
+        created_at: 0,
+        rpm_limit: null,
+        max_parallel: null,
+      },
     );
     assert.equal((await image(key)).status, 200);
     const listed = await admin('GET', '/admin/tokens');

@@ -99,4 +99,7 @@ export const MIGRATIONS: readonly string[] = [
    CREATE INDEX tasks_by_created ON tasks (created_at, id);
    CREATE INDEX tasks_by_status ON tasks (status, created_at, id);
    CREATE INDEX ledger_by_ref ON ledger (ref);`,
+  // Rate limits of a key (docs/tokens-and-quota.md, "Rate limits"): requests per minute and in flight; null: none.
+  `ALTER TABLE tokens ADD COLUMN rpm_limit INTEGER;
+   ALTER TABLE tokens ADD COLUMN max_parallel INTEGER;`,
 ];
