@@ -12,6 +12,7 @@ import { createHttpServer } from './http/server.js';
 import { type TlsFiles, type TlsPair, type TlsWatch, watchTls } from './http/tls.js';
 import type { TrustProxy } from './http/trust-proxy.js';
 import { healthOf, reportStore } from './admin/health.js';
+import { KeyLimiter } from './live/key-limiter.js';
 import { perProcess, type SharedLive } from './live/shared-live.js';
 import { Metrics } from './metrics/metrics.js';
 import type { RequestDeps } from './operations/deps.js';
@@ -188,6 +189,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
   reportTaskGauges(opts.store, poller, metrics, opts.log);
   const deps: RequestDeps = {
     auth,
+    keyLimits: new KeyLimiter(shared),
     store: opts.store,
     pools,
     random: opts.random,

@@ -17,7 +17,19 @@ import { getTaskTimeline, listAllTasks } from './tasks-admin.js';
 import { PLAYGROUND_BODY, playground } from './playground-admin.js';
 import { healthz, readyz } from './health.js';
 import { usageCsv, usageReport } from './usage-admin.js';
-import { CREATE_TOKEN_BODY, createToken, deleteToken, disableToken, enableToken, getToken, listTokens, QUOTA_BODY, setTokenQuota } from './tokens-admin.js';
+import {
+  CREATE_TOKEN_BODY,
+  createToken,
+  deleteToken,
+  disableToken,
+  enableToken,
+  getToken,
+  LIMITS_BODY,
+  listTokens,
+  QUOTA_BODY,
+  setTokenLimits,
+  setTokenQuota,
+} from './tokens-admin.js';
 
 interface AdminRoute {
   readonly method: 'GET' | 'POST' | 'DELETE';
@@ -68,6 +80,7 @@ const ADMIN_ROUTES: readonly AdminRoute[] = [
   route('POST', '/admin/tokens/{token_id}/disable', disableToken),
   route('POST', '/admin/tokens/{token_id}/enable', enableToken),
   route('POST', '/admin/tokens/{token_id}/quota', setTokenQuota, { body: QUOTA_BODY }),
+  route('POST', '/admin/tokens/{token_id}/limits', setTokenLimits, { body: LIMITS_BODY }),
   route('GET', '/admin/usage', usageReport),
   route('GET', '/admin/usage.csv', usageCsv),
   route('GET', '/admin/tasks', listAllTasks),

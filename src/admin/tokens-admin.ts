@@ -1,7 +1,17 @@
 import { GatewayError } from '../errors/gateway-error.js';
 import type { TokenRecord } from '../store/store.js';
 import type { Operator } from '../records/audit.js';
-import { deletionProblem, groupProblem, issueToken, removeToken, setDisabled, setQuota, tokenView } from '../tokens/manage-tokens.js';
+import {
+  deletionProblem,
+  groupProblem,
+  issueToken,
+  MAX_RATE_LIMIT,
+  removeToken,
+  setDisabled,
+  setLimits,
+  setQuota,
+  tokenView,
+} from '../tokens/manage-tokens.js';
 import { adminBody, pathParam } from './admin-input.js';
 import type { AdminAnswer, AdminContext } from './admin-types.js';
 
@@ -11,6 +21,14 @@ interface CreateTokenBody {
   readonly name?: string;
   readonly quota?: number | null;
   readonly models?: readonly string[] | null;
+  readonly rpm_limit?: number | null;
+  readonly max_parallel?: number | null;
+}
+
+/** `POST /admin/tokens/{token_id}/limits`: the rate limits to change; one left out stays, null removes it. */
+interface LimitsBody {
+  readonly rpm_limit?: number | null;
+  readonly max_parallel?: number | null;
 }
 
 /** `POST /admin/tokens/{token_id}/quota`: the units it may spend in all; null: unlimited. */
@@ -20,13 +38,22 @@ interface QuotaBody {
 
 const NAME = { type: 'string', minLength: 1, maxLength: 200 };
 const QUOTA = { type: ['integer', 'null'], minimum: 0, maximum: Number.MAX_SAFE_INTEGER };
+/** A rate limit: at least 1 (a key that may do nothing is a disabled key), null: none. */
+const RATE_LIMIT = { type: ['integer', 'null'], minimum: 1, maximum: MAX_RATE_LIMIT };
 
 /** The body of `POST /admin/tokens`. */
 export const CREATE_TOKEN_BODY = adminBody({
   type: 'object',
   additionalProperties: false,
   required: ['group'],
-  properties: { group: NAME, name: NAME, quota: QUOTA, models: { type: ['array', 'null'], maxItems: 1000, items: NAME } },
+  properties: {
+    group: NAME,
+    name: NAME,
+    quota: QUOTA,
+    models: { type: ['array', 'null'], maxItems: 1000, items: NAME },
+    rpm_limit: RATE_LIMIT,
+    max_parallel: RATE_LIMIT,
+  },
 });
 
 /** The body of `POST /admin/tokens/{token_id}/quota`. */
@@ -37,6 +64,14 @@ function operator(deps: AdminContext['deps']): Operator {
   if (!deps.operator) throw new GatewayError('internal_error', 'an admin route ran without an admin key');
   return deps.operator;
 }
+
+/** The body of `POST /admin/tokens/{token_id}/limits`: one limit at least. */
+export const LIMITS_BODY = adminBody({
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: { rpm_limit: RATE_LIMIT, max_parallel: RATE_LIMIT },
+});
 
 /** A changed token: every replica forgets what it cached of its key, and the operator sees it as it now is. */
 function changed({ deps }: AdminContext, token: TokenRecord | null, id: string): AdminAnswer {
@@ -63,7 +98,14 @@ export async function createToken({ snapshot, body, deps }: AdminContext): Promi
   const b = body as CreateTokenBody;
   const problem = groupProblem(snapshot.groups, b.group);
   if (problem) throw new GatewayError('invalid_request', problem, { param: 'group' });
-  const { token, key } = await issueToken(operator(deps), { name: b.name ?? 'admin', group: b.group, models: b.models ?? null, quota: b.quota ?? null });
+  const { token, key } = await issueToken(operator(deps), {
+    name: b.name ?? 'admin',
+    group: b.group,
+    models: b.models ?? null,
+    quota: b.quota ?? null,
+    rpmLimit: b.rpm_limit ?? null,
+    maxParallel: b.max_parallel ?? null,
+  });
   return { status: 201, json: { key, token: tokenView(token) } };
 }
 
@@ -83,6 +125,13 @@ export async function enableToken(ctx: AdminContext): Promise<AdminAnswer> {
 export async function setTokenQuota(ctx: AdminContext): Promise<AdminAnswer> {
   const id = pathParam(ctx.params, 'token_id');
   return changed(ctx, await setQuota(operator(ctx.deps), id, (ctx.body as QuotaBody).quota), id);
+}
+
+/** `POST /admin/tokens/{token_id}/limits`: its requests per minute and in flight, on every replica at once. */
+export async function setTokenLimits(ctx: AdminContext): Promise<AdminAnswer> {
+  const id = pathParam(ctx.params, 'token_id');
+  const b = ctx.body as LimitsBody;
+  return changed(ctx, await setLimits(operator(ctx.deps), id, { rpmLimit: b.rpm_limit, maxParallel: b.max_parallel }), id);
 }
 
 /** `DELETE /admin/tokens/{token_id}`: refused (409) while it has unfinished tasks or requests in flight. */

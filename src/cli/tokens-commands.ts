@@ -1,25 +1,47 @@
 /** `gateway tokens …`: API tokens in the store of GATEWAY_DB (SQLite or PostgreSQL), for operators. */
 import type { Store, TokenRecord } from '../store/store.js';
 import { CLI_ACTOR, type Operator } from '../records/audit.js';
-import { deletionProblem, groupProblem, issueToken, removeToken, setDisabled, setQuota, tokenView } from '../tokens/manage-tokens.js';
+import {
+  deletionProblem,
+  groupProblem,
+  issueToken,
+  MAX_RATE_LIMIT,
+  removeToken,
+  setDisabled,
+  setLimits,
+  setQuota,
+  tokenView,
+} from '../tokens/manage-tokens.js';
 import { CliExit, HelpAsked, parseCommand, usageError, usageOf, usageTable, wholeNumber, type UsageEntry } from './args.js';
 
 /** The forms of the tokens commands, for the usage texts. */
 export const TOKENS_USAGE = {
   list: { synopsis: 'tokens list [--json]', about: 'list tokens (never their keys); --json: as JSON' },
   create: {
-    synopsis: 'tokens create --group G [--quota N] [--models a,b] [--name NAME]',
-    about: 'create an API key (printed once on stdout; only its hash is stored)',
+    synopsis: 'tokens create --group G [--quota N] [--models a,b] [--name NAME] [--rpm N] [--max-parallel N]',
+    about: 'create an API key (printed once on stdout; only its hash is stored);\n--rpm: requests per minute, --max-parallel: requests in flight',
   },
   disable: { synopsis: 'tokens disable <id>', about: 'refuse the token from now on' },
   enable: { synopsis: 'tokens enable <id>', about: 'let a disabled token work again' },
   delete: { synopsis: 'tokens delete <id>', about: 'delete a token; refused while it has unfinished tasks or requests in flight' },
   'set-quota': { synopsis: 'tokens set-quota <id> <N|unlimited>', about: 'set the units the token may spend in all (what it used stays used)' },
+  'set-limits': {
+    synopsis: 'tokens set-limits <id> [--rpm N|unlimited] [--max-parallel N|unlimited]',
+    about: 'set the requests per minute and in flight the token may make (a limit not named stays)',
+  },
 } as const satisfies Record<string, UsageEntry>;
 
 /** One line of `tokens list`, and what the commands that change a token print. */
 function line(t: TokenRecord): string {
-  return `${t.id}  ${t.name}  group=${t.group}  quota=${t.quota ?? 'unlimited'}  used=${t.used}${t.models ? `  models=${t.models.join(',')}` : ''}${t.disabled ? '  disabled' : ''}`;
+  const limits = `${t.rpmLimit ? `  rpm=${t.rpmLimit}` : ''}${t.maxParallel ? `  max_parallel=${t.maxParallel}` : ''}`;
+  return `${t.id}  ${t.name}  group=${t.group}  quota=${t.quota ?? 'unlimited'}  used=${t.used}${t.models ? `  models=${t.models.join(',')}` : ''}${limits}${t.disabled ? '  disabled' : ''}`;
+}
+
+/** A rate limit given on the command line (`--rpm`, `--max-parallel`): undefined when not given, null for `unlimited` where allowed. */
+function rateLimit(raw: string | undefined, flag: string, usage: string, unlimited: boolean): number | null | undefined {
+  if (raw === undefined) return undefined;
+  if (unlimited && raw === 'unlimited') return null;
+  return wholeNumber(raw, flag, 1, MAX_RATE_LIMIT, usage, unlimited ? 'unlimited' : '');
 }
 
 /** A token that was asked for by id and is not there: a failure (exit 1), not a usage error. */
@@ -50,9 +72,18 @@ const SUBCOMMANDS = new Map<string, Subcommand>([
     'create',
     async (args) => {
       const u = usageOf(TOKENS_USAGE.create);
-      const { values } = parseCommand(args, u, { group: { type: 'string' }, quota: { type: 'string' }, models: { type: 'string' }, name: { type: 'string' } });
+      const { values } = parseCommand(args, u, {
+        group: { type: 'string' },
+        quota: { type: 'string' },
+        models: { type: 'string' },
+        name: { type: 'string' },
+        rpm: { type: 'string' },
+        'max-parallel': { type: 'string' },
+      });
       if (values.group === undefined) throw usageError('--group is required', u);
       const quota = values.quota === undefined ? null : wholeNumber(values.quota, '--quota', 0, Number.MAX_SAFE_INTEGER, u);
+      const rpmLimit = rateLimit(values.rpm, '--rpm', u, false) ?? null;
+      const maxParallel = rateLimit(values['max-parallel'], '--max-parallel', u, false) ?? null;
       const models =
         values.models === undefined
           ? null
@@ -70,7 +101,7 @@ const SUBCOMMANDS = new Map<string, Subcommand>([
       const problem = snapshot ? groupProblem(snapshot.groups, group) : null;
       if (problem) throw usageError(problem, u);
       return async (store) => {
-        const { token, key } = await issueToken(cliOperator(store), { name: values.name ?? 'cli', group, models, quota });
+        const { token, key } = await issueToken(cliOperator(store), { name: values.name ?? 'cli', group, models, quota, rpmLimit, maxParallel });
         process.stderr.write(`created token ${token.id} (${token.name}, group ${token.group}, quota ${token.quota ?? 'unlimited'}); the key is shown once:\n`);
         process.stdout.write(`${key}\n`);
         return null;
@@ -99,6 +130,18 @@ const SUBCOMMANDS = new Map<string, Subcommand>([
       const [id, raw] = parseCommand(args, u, {}, { required: ['id', 'N|unlimited'] }).positionals as [string, string];
       const quota = raw === 'unlimited' ? null : wholeNumber(raw, 'the quota', 0, Number.MAX_SAFE_INTEGER, u, 'unlimited');
       return async (store) => printed(found(await setQuota(cliOperator(store), id, quota), id));
+    },
+  ],
+  [
+    'set-limits',
+    async (args) => {
+      const u = usageOf(TOKENS_USAGE['set-limits']);
+      const { values, positionals } = parseCommand(args, u, { rpm: { type: 'string' }, 'max-parallel': { type: 'string' } }, { required: ['id'] });
+      const [id = ''] = positionals;
+      const rpmLimit = rateLimit(values.rpm, '--rpm', u, true);
+      const maxParallel = rateLimit(values['max-parallel'], '--max-parallel', u, true);
+      if (rpmLimit === undefined && maxParallel === undefined) throw usageError('name a limit to set: --rpm, --max-parallel, or both', u);
+      return async (store) => printed(found(await setLimits(cliOperator(store), id, { rpmLimit, maxParallel }), id));
     },
   ],
 ]);

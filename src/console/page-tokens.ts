@@ -11,7 +11,14 @@ interface Token {
   used: number;
   disabled: boolean;
   created_at: string | number;
+  rpm_limit: number | null;
+  max_parallel: number | null;
 }
+
+/** A rate limit field: empty is no limit. */
+const limitInput = (name: string, label: string, value: number | null = null) =>
+  h('input', { name, type: 'number', min: 1, step: 1, value: value ?? '', placeholder: 'none', 'aria-label': label, class: 'narrow' });
+const limitValue = (input: HTMLInputElement) => (input.value === '' ? null : Number(input.value));
 
 const message = (e: unknown) => (e instanceof ApiError ? e.message : String(e));
 
@@ -35,6 +42,8 @@ function createForm(ctx: PageContext, groups: string[], notice: HTMLElement): HT
   );
   const quota = h('input', { name: 'quota', type: 'number', min: 0, step: 1, placeholder: 'unlimited' });
   const models = h('input', { name: 'models', placeholder: 'every model of the group' });
+  const rpm = limitInput('rpm_limit', 'requests per minute');
+  const parallel = limitInput('max_parallel', 'requests in flight');
   const form = h(
     'form',
     {
@@ -50,6 +59,8 @@ function createForm(ctx: PageContext, groups: string[], notice: HTMLElement): HT
           name: name.value.trim() || undefined,
           quota: quota.value === '' ? null : Number(quota.value),
           models: list.length ? list : null,
+          rpm_limit: limitValue(rpm),
+          max_parallel: limitValue(parallel),
         };
         try {
           const r = await ctx.api.post<{ key: string; token: Token }>('/admin/tokens', body);
@@ -65,6 +76,8 @@ function createForm(ctx: PageContext, groups: string[], notice: HTMLElement): HT
     h('label', {}, 'group ', group),
     h('label', {}, 'quota ', quota),
     h('label', {}, 'models ', models),
+    h('label', {}, 'per minute ', rpm),
+    h('label', {}, 'in flight ', parallel),
     h('button', { type: 'submit' }, 'Create token'),
   );
   return form;
@@ -117,6 +130,23 @@ export const tokensPage: Page = async (ctx) => {
     );
     return h('span', { class: 'quota' }, input, set);
   };
+  // The key's rate limits (docs/tokens-and-quota.md, "Rate limits"): both sent, an empty one removes that limit.
+  const limitsCell = (t: Token) => {
+    const rpm = limitInput('rpm_limit', `requests per minute of ${t.id}`, t.rpm_limit);
+    const parallel = limitInput('max_parallel', `requests in flight of ${t.id}`, t.max_parallel);
+    const apply = h(
+      'button',
+      {
+        type: 'button',
+        onclick: () =>
+          act(ctx, notice, () =>
+            ctx.api.post(`/admin/tokens/${encodeURIComponent(t.id)}/limits`, { rpm_limit: limitValue(rpm), max_parallel: limitValue(parallel) }),
+          ),
+      },
+      'Apply',
+    );
+    return h('span', { class: 'quota' }, rpm, ' /min ', parallel, ' at once ', apply);
+  };
   return h(
     'div',
     {},
@@ -131,6 +161,7 @@ export const tokensPage: Page = async (ctx) => {
           { label: 'models', cell: (t) => (t.models === null ? 'all of the group' : t.models.join(', ')) },
           { label: 'used', cell: (t) => t.used, numeric: true },
           { label: 'quota', cell: quotaCell },
+          { label: 'rate limits', cell: limitsCell },
           { label: 'state', cell: (t) => h('span', { class: `badge ${t.disabled ? 'open' : 'closed'}` }, t.disabled ? 'disabled' : 'enabled') },
           { label: 'created', cell: (t) => when(t.created_at) },
           {

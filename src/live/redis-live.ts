@@ -2,8 +2,8 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { maskedUrl } from '../config/secret.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { END_PROBE, RENEW_SLOT, TAKE_SLOT } from './redis-scripts.js';
-import type { LiveEvent, ReplicaStatus, SharedLive, SharedSlot } from './shared-live.js';
+import { END_PROBE, HIT_WINDOW, RENEW_SLOT, TAKE_SLOT } from './redis-scripts.js';
+import type { LiveEvent, ReplicaStatus, SharedLive, SharedSlot, WindowHit } from './shared-live.js';
 
 /** How a replica shares through Redis. */
 export interface RedisLiveOptions {
@@ -33,6 +33,7 @@ type Scripts = Redis & {
   gwTakeSlot(key: string, limit: number, member: string, leaseMs: number): Promise<number>;
   gwRenewSlot(key: string, member: string, leaseMs: number): Promise<number>;
   gwEndProbe(key: string, holder: string): Promise<number>;
+  gwHitWindow(key: string, limit: number, windowMs: number, member: string): Promise<[number, number, number, number]>;
 };
 
 /**
@@ -68,6 +69,7 @@ export class RedisLive implements SharedLive {
     this.#cmd.defineCommand('gwTakeSlot', { numberOfKeys: 1, lua: TAKE_SLOT });
     this.#cmd.defineCommand('gwRenewSlot', { numberOfKeys: 1, lua: RENEW_SLOT });
     this.#cmd.defineCommand('gwEndProbe', { numberOfKeys: 1, lua: END_PROBE });
+    this.#cmd.defineCommand('gwHitWindow', { numberOfKeys: 1, lua: HIT_WINDOW });
     // The subscriber queues its SUBSCRIBE until connected and subscribes again after each reconnect.
     this.#sub = new Redis(o.url, { ...common, maxRetriesPerRequest: null });
     o.metrics.gauge(
@@ -122,15 +124,31 @@ export class RedisLive implements SharedLive {
     } catch {
       return this.#fallback('slot');
     }
-    if (taken !== 1) return null;
+    if (taken < 1) return null;
     this.#held.set(member, full);
     return {
+      held: taken,
       release: () => {
         if (!this.#held.delete(member)) return;
         // Not answered (Redis away): the lease runs out instead.
         if (this.up) this.#cmd.zrem(full, member).catch(() => undefined);
       },
     };
+  }
+
+  async hitWindow(key: string, limit: number, windowMs: number): Promise<WindowHit | undefined> {
+    if (!this.up) return this.#fallback('window');
+    try {
+      const [admitted, remaining, retryAfterMs, resetMs] = await this.#cmd.gwHitWindow(
+        this.#key(`window:${key}`),
+        limit,
+        windowMs,
+        `${this.#o.replica}:${++this.#seq}`,
+      );
+      return { admitted: admitted === 1, remaining: Math.max(0, remaining), retryAfterMs: Math.max(0, retryAfterMs), resetMs: Math.max(0, resetMs) };
+    } catch {
+      return this.#fallback('window');
+    }
   }
 
   async claimProbe(channel: string): Promise<boolean> {

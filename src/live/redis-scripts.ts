@@ -9,14 +9,41 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
 
 /**
  * KEYS[1] the slots of one limit (a sorted set: member → lease end); ARGV limit, member, lease ms.
- * Drops the leases that ran out (a dead replica's), then takes a slot when one is free. 1 or 0.
+ * Drops the leases that ran out (a dead replica's), then takes a slot when one is free: the number
+ * of slots held with it (a key's headers say how many are left), or 0 when none was free.
  */
 export const TAKE_SLOT = `${NOW}
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then return 0 end
+local held = redis.call('ZCARD', KEYS[1])
+if held >= tonumber(ARGV[1]) then return 0 end
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[2])
 redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]) * 2)
-return 1`;
+return held + 1`;
+
+/**
+ * KEYS[1] the requests of one key's window (a sorted set: member → when it came, on Redis's clock);
+ * ARGV limit, window ms, member. A sliding log: the requests older than the window leave, then this
+ * one is counted when fewer than `limit` remain, so no window of that length ever holds more,
+ * whichever replica counts. Answers {admitted 1|0, remaining, ms until the oldest leaves, ms until
+ * the newest leaves}; a refused request is not counted.
+ */
+export const HIT_WINDOW = `${NOW}
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+local n = redis.call('ZCARD', KEYS[1])
+local admitted = 0
+if n < limit then
+  redis.call('ZADD', KEYS[1], now, ARGV[3])
+  redis.call('PEXPIRE', KEYS[1], window)
+  n = n + 1
+  admitted = 1
+end
+local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+local newest = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+local first = oldest[2] and tonumber(oldest[2]) or now
+local last = newest[2] and tonumber(newest[2]) or now
+return {admitted, limit - n, first + window - now, last + window - now}`;
 
 /** KEYS[1] as above; ARGV member, lease ms. Extends a held slot's lease (not one already dropped). */
 export const RENEW_SLOT = `${NOW}

@@ -28,6 +28,20 @@ export interface ReplicaStatus {
 /** A slot held across replicas; `release` may be called more than once. */
 export interface SharedSlot {
   release(): void;
+  /** How many slots of its limit were held once this one was taken (this one included), when known. */
+  readonly held?: number;
+}
+
+/** What a sliding window answered for one request (limits.ts reads it for the key's headers). */
+export interface WindowHit {
+  /** Counted in the window; false: the window is full and the request was not counted. */
+  readonly admitted: boolean;
+  /** Requests the window takes still, after this one. */
+  readonly remaining: number;
+  /** Until a request leaves the window (the wait before a refused request may try again), ms. */
+  readonly retryAfterMs: number;
+  /** Until every request now counted has left the window, ms (OpenAI's "reset"). */
+  readonly resetMs: number;
 }
 
 export interface SharedLive {
@@ -38,6 +52,11 @@ export interface SharedLive {
    * when nothing is shared now (no Redis, or it is away): the caller applies the limit in-process.
    */
   takeSlot(key: string, limit: number): Promise<SharedSlot | null | undefined>;
+  /**
+   * Counts one request of `key` in a sliding window of `windowMs` holding at most `limit`, across
+   * replicas. Undefined when nothing is shared now: the caller counts in-process.
+   */
+  hitWindow(key: string, limit: number, windowMs: number): Promise<WindowHit | undefined>;
   /** The right to send a half-open breaker's single probe, across replicas; true when nothing is shared. */
   claimProbe(channel: string): Promise<boolean>;
   /** Gives the probe right back once the probe has ended. */
@@ -61,6 +80,7 @@ export interface SharedLive {
 export const perProcess: SharedLive = {
   up: false,
   takeSlot: async () => undefined,
+  hitWindow: async () => undefined,
   claimProbe: async () => true,
   endProbe: () => undefined,
   publish: () => undefined,

@@ -115,10 +115,18 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Requests refused because their key was at one of its rate limits, by limit. */
+  readonly rateLimited = new Counter({
+    name: 'gateway_rate_limited_total',
+    help: 'Requests refused (429) because their key was at its rate limit, by limit (rpm: requests per minute, max_parallel: requests in flight)',
+    labelNames: ['limit'] as const,
+    registers: [this.registry],
+  });
+
   /** Operations that would have been shared across replicas and were done in-process because Redis was away, by operation. */
   readonly sharedFallbacks = new Counter({
     name: 'gateway_redis_fallbacks_total',
-    help: 'Shared-state operations done per process because Redis was unreachable, by operation (slot, probe, publish, announce)',
+    help: 'Shared-state operations done per process because Redis was unreachable, by operation (slot, window, probe, publish, announce)',
     labelNames: ['op'] as const,
     registers: [this.registry],
   });

@@ -4,6 +4,7 @@ import type { Pools } from '../upstream/pools.js';
 import type { Poller } from '../tasks/poller.js';
 import type { LinkDeps } from '../links/hand-out.js';
 import type { Authenticator } from '../pipeline/authenticate.js';
+import type { KeyLimiter } from '../live/key-limiter.js';
 
 /** What a synchronous operation needs from the process. */
 export interface SyncDeps extends LinkDeps {
@@ -29,7 +30,8 @@ export interface TaskDeps extends SyncDeps {
   readonly refreshAlways?: boolean;
 }
 
-/** What the stages of a request need from the process: the operations' needs, and the key lookup. */
+/** What the stages of a request need from the process: the operations' needs, the key lookup and the keys' rate limits. */
 export interface RequestDeps extends TaskDeps {
   readonly auth: Authenticator;
+  readonly keyLimits: KeyLimiter;
 }

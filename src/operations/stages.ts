@@ -3,6 +3,7 @@ import { linkFiles } from '../links/hand-out.js';
 import { authenticate } from '../pipeline/authenticate.js';
 import { checkBody, receiveBody } from '../pipeline/body-stages.js';
 import { checkFamily } from '../pipeline/check-family.js';
+import { limitKey } from '../pipeline/key-limits.js';
 import { chooseChannels } from '../pipeline/choose-channels.js';
 import { compose, type Next, type Stage } from '../pipeline/compose.js';
 import type { RequestContext } from '../pipeline/context.js';
@@ -31,11 +32,13 @@ import { listTasks } from './task-list.js';
  *
  * `respond` is first because it acts last: it writes the answer once the stages after it have
  * made it; `holdQuota` likewise settles the price once the call and what follows it succeeded.
+ * `limitKey` follows `authenticate` everywhere: the key's rate limits apply to every route it calls.
  */
 export const STAGES: { readonly [K in KeyedKind]: readonly Stage<RequestContext<RouteOfKind<K>>, RequestDeps>[] } = {
   sync: [
     respond,
     authenticate,
+    limitKey,
     receiveBody,
     checkBody,
     readModel,
@@ -47,14 +50,14 @@ export const STAGES: { readonly [K in KeyedKind]: readonly Stage<RequestContext<
     recordCreated,
     linkFiles,
   ],
-  'task-submit': [respond, authenticate, receiveBody, checkBody, readModel, checkFamily, checkResources, sourceTask, chooseChannels, submitTask],
-  'task-query': [respond, authenticate, receiveBody, checkBody, checkResources, queryTasks],
+  'task-submit': [respond, authenticate, limitKey, receiveBody, checkBody, readModel, checkFamily, checkResources, sourceTask, chooseChannels, submitTask],
+  'task-query': [respond, authenticate, limitKey, receiveBody, checkBody, checkResources, queryTasks],
   // A download streams the vendor's bytes itself.
-  'task-content': [authenticate, receiveBody, downloadResult],
-  'task-list': [respond, authenticate, receiveBody, checkResources, listTasks],
-  'task-delete': [respond, authenticate, receiveBody, checkResources, deleteTask],
-  'model-list': [respond, authenticate, receiveBody, checkResources, listModels],
-  'model-get': [respond, authenticate, receiveBody, checkResources, getModel],
+  'task-content': [authenticate, limitKey, receiveBody, downloadResult],
+  'task-list': [respond, authenticate, limitKey, receiveBody, checkResources, listTasks],
+  'task-delete': [respond, authenticate, limitKey, receiveBody, checkResources, deleteTask],
+  'model-list': [respond, authenticate, limitKey, receiveBody, checkResources, listModels],
+  'model-get': [respond, authenticate, limitKey, receiveBody, checkResources, getModel],
 };
 
 /** The kinds whose requests run a stage list. */

@@ -73,6 +73,8 @@ export interface TokenRow {
   used: number;
   disabled: number;
   created_at: number;
+  rpm_limit: number | null;
+  max_parallel: number | null;
 }
 
 /** A token as the store answers it. */
@@ -87,6 +89,8 @@ export function toRecord(r: TokenRow): TokenRecord {
     used: r.used,
     disabled: r.disabled !== 0,
     createdAt: r.created_at,
+    rpmLimit: r.rpm_limit ?? null,
+    maxParallel: r.max_parallel ?? null,
   };
 }
 

@@ -41,7 +41,7 @@ export {
   type TaskStore,
   type UnfinishedStatus,
 } from './task-store.js';
-export type { NewToken, TokenDeletion, TokenRecord, TokenStore } from './token-store.js';
+export type { NewToken, TokenDeletion, TokenLimitsChange, TokenRecord, TokenStore } from './token-store.js';
 export type { UsageGroup, UsageQuery, UsageStore } from './usage-store.js';
 
 /** Persistent state of the gateway: every part, and the store's own lifecycle. Every method is safe under concurrent callers. */

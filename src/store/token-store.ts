@@ -11,6 +11,10 @@ export interface TokenRecord {
   readonly used: number;
   readonly disabled: boolean;
   readonly createdAt: number;
+  /** Requests it may start per minute (docs/tokens-and-quota.md, "Rate limits"); null or absent: no limit. */
+  readonly rpmLimit?: number | null;
+  /** Requests it may have in flight at once; null or absent: no limit. */
+  readonly maxParallel?: number | null;
 }
 
 /**
@@ -29,6 +33,16 @@ export interface NewToken {
   readonly group: string;
   readonly models: readonly string[] | null;
   readonly quota: number | null;
+  /** Requests per minute; absent or null: no limit. */
+  readonly rpmLimit?: number | null;
+  /** Requests in flight at once; absent or null: no limit. */
+  readonly maxParallel?: number | null;
+}
+
+/** A change of a token's rate limits: a field left out stays as it is, null removes that limit. */
+export interface TokenLimitsChange {
+  readonly rpmLimit?: number | null;
+  readonly maxParallel?: number | null;
 }
 
 /** The tokens: created, found by the hash of their key, listed, disabled, given a quota, deleted. */
@@ -50,4 +64,6 @@ export interface TokenStore {
    * ledger rows, finished tasks and resources stay, as the record of what it did.
    */
   deleteToken(id: string): Promise<TokenDeletion>;
+  /** Sets a token's rate limits (see TokenLimitsChange); the token as it now is, null when there is none. */
+  setTokenLimits(id: string, change: TokenLimitsChange): Promise<TokenRecord | null>;
 }

@@ -1,6 +1,6 @@
 /** What operators do to tokens, the same way from the CLI (`gateway tokens …`) and the admin routes. */
 import { type Operator, recordAudit } from '../records/audit.js';
-import type { NewToken, TokenDeletion, TokenRecord } from '../store/store.js';
+import type { NewToken, TokenDeletion, TokenLimitsChange, TokenRecord } from '../store/store.js';
 import { generateKey, hashKey } from './keys.js';
 
 /** A token as operators see it: never its key, nor the key's hash. */
@@ -16,11 +16,26 @@ export interface TokenView {
   readonly disabled: boolean;
   /** Unix milliseconds. */
   readonly created_at: number;
+  /** Requests per minute; null: no limit. */
+  readonly rpm_limit: number | null;
+  /** Requests in flight at once; null: no limit. */
+  readonly max_parallel: number | null;
 }
 
 /** The operator's view of a token. */
 export function tokenView(t: TokenRecord): TokenView {
-  return { id: t.id, name: t.name, group: t.group, models: t.models, quota: t.quota, used: t.used, disabled: t.disabled, created_at: t.createdAt };
+  return {
+    id: t.id,
+    name: t.name,
+    group: t.group,
+    models: t.models,
+    quota: t.quota,
+    used: t.used,
+    disabled: t.disabled,
+    created_at: t.createdAt,
+    rpm_limit: t.rpmLimit ?? null,
+    max_parallel: t.maxParallel ?? null,
+  };
 }
 
 /** Creates a token with a new key; the key is answered this once, only its hash is stored. Audited. */
@@ -39,6 +54,11 @@ export async function setDisabled(op: Operator, id: string, disabled: boolean): 
 /** Sets a token's quota (null: unlimited); the token as it now is, null when there is none. Audited when it exists. */
 export async function setQuota(op: Operator, id: string, quota: number | null): Promise<TokenRecord | null> {
   return changeToken(op, 'token.quota', id, () => op.store.setTokenQuota(id, quota));
+}
+
+/** Sets or removes a token's rate limits (a limit left out stays, null removes it); the change is audited. */
+export async function setLimits(op: Operator, id: string, limits: TokenLimitsChange): Promise<TokenRecord | null> {
+  return changeToken(op, 'token.limits', id, () => op.store.setTokenLimits(id, limits));
 }
 
 /** Deletes a token unless it is busy (Store.deleteToken); a deletion is audited. */
@@ -61,6 +81,9 @@ async function changeToken(op: Operator, action: string, id: string, change: () 
 export function groupProblem(groups: ReadonlySet<string>, group: string): string | null {
   return groups.has(group) ? null : `group "${group.slice(0, 100)}" is not declared in channels.yaml (known: ${[...groups].join(', ')})`;
 }
+
+/** The largest rate limit a token may have: a bound for validation, far above any real use. */
+export const MAX_RATE_LIMIT = 1_000_000;
 
 /** Why a token was not deleted, in the operator's words. */
 export function deletionProblem(id: string, d: Exclude<TokenDeletion, { outcome: 'deleted' }>): string {

@@ -197,6 +197,35 @@ describe('admin console', { skip: missing ?? false }, () => {
     await page.close();
   });
 
+  test('Tokens: create one with rate limits, see them held, change them in its row, and remove one', async () => {
+    const page = await open('tokens');
+    await page.getByLabel('name').fill('console limits');
+    await page.getByLabel('requests per minute', { exact: true }).fill('2');
+    await page.getByLabel('requests in flight', { exact: true }).fill('3');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    const key = (await page.getByTestId('key').textContent()) ?? '';
+    const models = (k: string) => fetch(`${gw.base}/v1/models`, { headers: { authorization: `Bearer ${k}` } });
+    const { json } = await admin('GET', '/admin/tokens');
+    const token = json.tokens.find((t: any) => t.name === 'console limits');
+    assert.deepEqual([token.rpm_limit, token.max_parallel], [2, 3]);
+    assert.equal((await models(key)).headers.get('x-ratelimit-limit-requests'), '2');
+    assert.equal((await models(key)).status, 200);
+    assert.equal((await models(key)).status, 429, 'the third of 2 a minute');
+    const row = page.locator('[data-testid="tokens"] tbody tr').filter({ hasText: token.id });
+    assert.equal(await row.getByLabel(`requests per minute of ${token.id}`).inputValue(), '2', 'the row shows the limits');
+    await row.getByLabel(`requests per minute of ${token.id}`).fill('');
+    await row.getByLabel(`requests in flight of ${token.id}`).fill('5');
+    await row.getByRole('button', { name: 'Apply' }).click();
+    await until('the limits to be set', async () => {
+      const t = (await admin('GET', `/admin/tokens/${token.id}`)).json;
+      return t.rpm_limit === null && t.max_parallel === 5;
+    });
+    const after = await models(key);
+    assert.equal(after.status, 200, 'no rpm limit any more');
+    assert.equal(after.headers.get('x-ratelimit-limit-requests'), '5', 'the headers describe the limit in flight now');
+    await page.close();
+  });
+
   test('Usage: spend by token, model and day as the ledger has it, a chart, filters, and the CSV export', async () => {
     const a = await spender('usage-a', 2);
     const b = await spender('usage-b', 1);

@@ -175,6 +175,7 @@ describe('the request log and the audit log over HTTP', () => {
     assert.equal(created.status, 201, created.text);
     const id = created.json.token.id as string;
     assert.equal((await admin(`/admin/tokens/${id}/quota`, { method: 'POST', body: JSON.stringify({ quota: 25 }) })).status, 200);
+    assert.equal((await admin(`/admin/tokens/${id}/limits`, { method: 'POST', body: JSON.stringify({ rpm_limit: 60 }) })).status, 200);
     assert.equal((await admin(`/admin/tokens/${id}/disable`, { method: 'POST' })).status, 200);
     assert.equal((await admin(`/admin/tokens/${id}/enable`, { method: 'POST' })).status, 200);
     assert.equal((await admin('/admin/tokens/no-such-token/disable', { method: 'POST' })).status, 404);
@@ -190,12 +191,13 @@ describe('the request log and the audit log over HTTP', () => {
     }[];
     assert.deepEqual(
       audit.map((a) => a.action),
-      ['token.delete', 'token.enable', 'token.disable', 'token.quota', 'token.create'],
+      ['token.delete', 'token.enable', 'token.disable', 'token.limits', 'token.quota', 'token.create'],
     );
     assert.ok(audit.every((a) => a.actor === actor && a.target === id));
     const byAction = new Map(audit.map((a) => [a.action, a]));
     assert.deepEqual([byAction.get('token.create')!.before, byAction.get('token.create')!.after?.quota], [null, 10]);
     assert.deepEqual([byAction.get('token.quota')!.before?.quota, byAction.get('token.quota')!.after?.quota], [10, 25]);
+    assert.deepEqual([byAction.get('token.limits')!.before?.rpm_limit, byAction.get('token.limits')!.after?.rpm_limit], [null, 60]);
     assert.deepEqual([byAction.get('token.disable')!.before?.disabled, byAction.get('token.disable')!.after?.disabled], [false, true]);
     assert.deepEqual([byAction.get('token.delete')!.before?.id, byAction.get('token.delete')!.after], [id, null]);
     // Never the key nor its hash.

@@ -50,7 +50,18 @@ describe('admin routes for tokens', () => {
     assert.match(key, /^gw-[A-Za-z0-9_-]{43}$/);
     assert.deepEqual(
       { ...token, id: '', created_at: 0 },
-      { id: '', name: 'api', group: 'default', models: ['alpha-3-pro-image-preview'], quota: 5, used: 0, disabled: false, created_at: 0 },
+      {
+        id: '',
+        name: 'api',
+        group: 'default',
+        models: ['alpha-3-pro-image-preview'],
+        quota: 5,
+        used: 0,
+        disabled: false,
+        created_at: 0,
+        rpm_limit: null,
+        max_parallel: null,
+      },
     );
     assert.equal((await image(key)).status, 200);
     const listed = await admin('GET', '/admin/tokens');
@@ -79,6 +90,27 @@ describe('admin routes for tokens', () => {
     assert.equal((await image(key)).status, 200);
     assert.equal((await admin('POST', `/admin/tokens/${token.id}/quota`, { quota: 0 })).json.used, 3);
     refused(await image(key), 402, 'insufficient_user_quota');
+  });
+
+  test('limits: set at creation, changed by POST …/limits (one left out stays, null removes it), and they hold from the next request', async () => {
+    const { key, token } = await create({ group: 'default', rpm_limit: 1, max_parallel: 4 });
+    assert.deepEqual([token.rpm_limit, token.max_parallel], [1, 4]);
+    assert.equal((await image(key)).status, 200);
+    const over = await image(key);
+    assert.equal(over.status, 429, over.text);
+    assert.equal(over.json.code, 'too_many_requests');
+    const raised = await admin('POST', `/admin/tokens/${token.id}/limits`, { rpm_limit: 5 });
+    assert.equal(raised.status, 200, raised.text);
+    assert.deepEqual([raised.json.rpm_limit, raised.json.max_parallel], [5, 4], 'max_parallel was left as it was');
+    const next = await image(key);
+    assert.equal(next.status, 200, 'the cached key was forgotten: the new limit holds at once');
+    assert.equal(next.headers.get('x-ratelimit-limit-requests'), '5');
+    const none = await admin('POST', `/admin/tokens/${token.id}/limits`, { rpm_limit: null, max_parallel: null });
+    assert.deepEqual([none.json.rpm_limit, none.json.max_parallel], [null, null]);
+    const free = await image(key);
+    assert.equal(free.status, 200);
+    assert.equal(free.headers.get('x-ratelimit-limit-requests'), null, 'no limit, no headers');
+    assert.equal((await admin('GET', `/admin/tokens/${token.id}`)).json.rpm_limit, null);
   });
 
   test('disable: the next request is refused at once (the cached key is forgotten); enable: it works again', async () => {
@@ -149,12 +181,24 @@ describe('admin routes for tokens', () => {
       [`/admin/tokens/${token.id}/quota`, { quota: -3 }, 'quota'],
       [`/admin/tokens/${token.id}/quota`, { quota: 3, disabled: true }, 'disabled'],
       [`/admin/tokens/${token.id}/quota`, 'null', ''],
+      ['/admin/tokens', { group: 'default', rpm_limit: 0 }, 'rpm_limit'],
+      ['/admin/tokens', { group: 'default', rpm_limit: 1.5 }, 'rpm_limit'],
+      ['/admin/tokens', { group: 'default', rpm_limit: '60' }, 'rpm_limit'],
+      ['/admin/tokens', { group: 'default', rpm_limit: 10_000_000 }, 'rpm_limit'],
+      ['/admin/tokens', { group: 'default', max_parallel: -1 }, 'max_parallel'],
+      [`/admin/tokens/${token.id}/limits`, { rpm_limit: 0 }, 'rpm_limit'],
+      [`/admin/tokens/${token.id}/limits`, { max_parallel: 'unlimited' }, 'max_parallel'],
+      [`/admin/tokens/${token.id}/limits`, { rpm: 5 }, 'rpm'],
     ];
     for (const [path, body, param] of cases) refused(await admin('POST', path, body), 400, 'invalid_request', param);
     refused(await admin('POST', '/admin/tokens', 'group=default', { 'content-type': 'application/x-www-form-urlencoded' }), 415, 'unsupported_media_type');
     refused(await admin('POST', '/admin/tokens', { group: 'default', name: 'x'.repeat(100 * 1024) }), 413, 'payload_too_large');
     assert.equal(((await admin('GET', '/admin/tokens')).json.tokens as TokenView[]).length, before + 1, 'only the first one was created');
     assert.equal((await admin('GET', `/admin/tokens/${token.id}`)).json.quota, null, 'no quota was set');
+    const empty = await admin('POST', `/admin/tokens/${token.id}/limits`, {});
+    assert.equal(empty.status, 400, 'a change of no limit');
+    assert.equal(empty.json.error.code, 'invalid_request');
+    assert.deepEqual([(await admin('GET', `/admin/tokens/${token.id}`)).json.rpm_limit], [null], 'no limit was set');
   });
 
   test('an unknown id is 404 on every token route', async () => {
@@ -164,6 +208,7 @@ describe('admin routes for tokens', () => {
       ['POST', '/admin/tokens/no-such-token/disable'],
       ['POST', '/admin/tokens/no-such-token/enable'],
       ['POST', '/admin/tokens/no-such-token/quota', { quota: 1 }],
+      ['POST', '/admin/tokens/no-such-token/limits', { rpm_limit: 1 }],
     ] as [string, string, unknown?][]) {
       const r = await admin(method, path, body);
       refused(r, 404, 'not_found');

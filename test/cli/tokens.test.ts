@@ -34,6 +34,26 @@ test('tokens create: --flag=value and --flag value are the same; list --json sho
   assert.ok(!/key|hash/i.test(listed.stdout), 'nor its hash');
 });
 
+test('tokens create --rpm --max-parallel: stored on the token; a bad value, or set-limits naming no limit, is a usage error (exit 2)', () => {
+  const env = { GATEWAY_DB: join(dir, 'limits.db') };
+  const created = runCli(['tokens', 'create', '--group', 'default', '--name', 'lim', '--rpm', '120', '--max-parallel', '2'], env);
+  assert.equal(created.status, 0, created.stderr);
+  const [token] = JSON.parse(runCli(['tokens', 'list', '--json'], env).stdout) as TokenView[];
+  assert.deepEqual([token!.rpm_limit, token!.max_parallel], [120, 2]);
+  for (const [args, said] of [
+    [['create', '--group', 'default', '--rpm', '0'], /--rpm takes a whole number from 1 to 1000000, not '0'/],
+    [['create', '--group', 'default', '--max-parallel', 'unlimited'], /--max-parallel takes a whole number from 1 to 1000000, not 'unlimited'/],
+    [['set-limits', token!.id], /name a limit to set: --rpm, --max-parallel, or both/],
+    [['set-limits', token!.id, '--rpm', '-5'], /--rpm/],
+  ] as [string[], RegExp][]) {
+    const r = runCli(['tokens', ...args], env);
+    assert.equal(r.status, 2, `tokens ${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, said);
+  }
+  const [after] = JSON.parse(runCli(['tokens', 'list', '--json'], env).stdout) as TokenView[];
+  assert.deepEqual([after!.rpm_limit, after!.max_parallel], [120, 2], 'nothing changed');
+});
+
 /** The round trip of every tokens command on one store; each command is a real process. */
 async function tokensRoundTrip(env: NodeJS.ProcessEnv): Promise<void> {
   const created = runCli(['tokens', 'create', '--group', 'default', '--name', 'trip'], env);
@@ -50,10 +70,15 @@ async function tokensRoundTrip(env: NodeJS.ProcessEnv): Promise<void> {
   assert.match(line(['tokens', 'disable', id]), /quota=7 {2}used=0 {2}disabled\n$/);
   assert.match(line(['tokens', 'enable', id]), /quota=7 {2}used=0\n$/);
   assert.match(line(['tokens', 'set-quota', id, 'unlimited']), /quota=unlimited/);
+  assert.match(line(['tokens', 'set-limits', id, '--rpm', '60', '--max-parallel', '3']), /used=0 {2}rpm=60 {2}max_parallel=3\n$/);
+  assert.match(line(['tokens', 'set-limits', id, '--max-parallel', 'unlimited']), /used=0 {2}rpm=60\n$/, 'a limit not named stays');
+  const [limited] = JSON.parse(line(['tokens', 'list', '--json'])) as TokenView[];
+  assert.deepEqual([limited!.rpm_limit, limited!.max_parallel], [60, null]);
   for (const args of [
     ['disable', 'no-such-token'],
     ['enable', 'no-such-token'],
     ['set-quota', 'no-such-token', '1'],
+    ['set-limits', 'no-such-token', '--rpm', '1'],
     ['delete', 'no-such-token'],
   ]) {
     const r = runCli(['tokens', ...args], env);

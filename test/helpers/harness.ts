@@ -23,6 +23,9 @@ export interface TokenOptions {
   readonly group?: string;
   readonly models?: readonly string[] | null;
   readonly quota?: number | null;
+  /** Rate limits (docs/tokens-and-quota.md, "Rate limits"); default none. */
+  readonly rpmLimit?: number | null;
+  readonly maxParallel?: number | null;
 }
 
 /** How to start a harness; every field is optional. */
@@ -95,6 +98,8 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
         group: t.group ?? 'default',
         models: t.models ?? null,
         quota: t.quota ?? null,
+        rpmLimit: t.rpmLimit ?? null,
+        maxParallel: t.maxParallel ?? null,
       });
       return key;
     };

@@ -65,7 +65,7 @@ if (redisUrl) {
     // What a replica killed mid-call leaves: a slot with a short lease nobody renews.
     const raw = new Redis(redisUrl);
     try {
-      assert.equal(await raw.eval(TAKE_SLOT, 1, `${prefix}slots:channel:y`, 2, 'dead:1', 400), 1);
+      assert.equal(await raw.eval(TAKE_SLOT, 1, `${prefix}slots:channel:y`, 2, 'dead:1', 400), 2, 'taken: the second slot held');
     } finally {
       raw.disconnect();
     }

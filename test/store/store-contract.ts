@@ -111,6 +111,27 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
     }
   });
 
+  test(`${driver} store: a token's rate limits are kept from creation, changed one at a time, and removed by null`, async () => {
+    const store = await open();
+    try {
+      const plain = await store.createToken({ name: 'nl', keyHash: 'nl', group: 'default', models: null, quota: null });
+      assert.deepEqual([plain.rpmLimit, plain.maxParallel], [null, null], 'no limit unless one is given');
+      const t = await store.createToken({ name: 'rl', keyHash: 'rl', group: 'default', models: null, quota: null, rpmLimit: 60, maxParallel: 2 });
+      assert.deepEqual([t.rpmLimit, t.maxParallel], [60, 2]);
+      const found = await store.findTokenByHash('rl');
+      assert.deepEqual([found?.rpmLimit, found?.maxParallel], [60, 2], 'the lookup the authenticator caches carries them');
+      const rpmOnly = await store.setTokenLimits(t.id, { rpmLimit: 5 });
+      assert.deepEqual([rpmOnly?.rpmLimit, rpmOnly?.maxParallel], [5, 2], 'a limit left out stays');
+      const noParallel = await store.setTokenLimits(t.id, { maxParallel: null });
+      assert.deepEqual([noParallel?.rpmLimit, noParallel?.maxParallel], [5, null], 'null removes one');
+      const listed = (await store.listTokens()).find((x) => x.id === t.id);
+      assert.deepEqual([listed?.rpmLimit, listed?.maxParallel], [5, null]);
+      assert.equal(await store.setTokenLimits('no-such-token', { rpmLimit: 1 }), null);
+    } finally {
+      await store.close();
+    }
+  });
+
   test(`${driver} store: a token is deleted by id once nothing it started still runs; its ledger and finished tasks stay`, async () => {
     const store = await open();
     try {

@@ -136,4 +136,7 @@ export const MIGRATIONS: readonly string[] = [
      after TEXT
    );
    CREATE INDEX audit_by_at ON audit (at, id);`,
+  // Rate limits of a key (docs/tokens-and-quota.md, "Rate limits"): requests per minute and in flight; null: none.
+  `ALTER TABLE tokens ADD COLUMN rpm_limit INTEGER;
+   ALTER TABLE tokens ADD COLUMN max_parallel INTEGER;`,
 ];

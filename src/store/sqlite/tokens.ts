@@ -4,15 +4,22 @@ import type { Db } from './database.js';
 import type { GroupCommit } from './group-commit.js';
 import { toRecord, type TokenRow } from '../sql-rows.js';
 
-/** Tokens: create, find, list, disable or enable, set the quota, delete. */
+/** Tokens: create, find, list, disable or enable, set the quota or the rate limits, delete. */
 export function tokenMethods(db: Db, commits: Pick<GroupCommit, 'flush'>): TokenStore {
-  const insert = db.prepare('INSERT INTO tokens (id, name, key_hash, grp, models, quota, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
+  const insert = db.prepare(
+    'INSERT INTO tokens (id, name, key_hash, grp, models, quota, created_at, rpm_limit, max_parallel) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+  );
   const byHash = db.prepare('SELECT * FROM tokens WHERE key_hash = ?');
   const byId = db.prepare('SELECT * FROM tokens WHERE id = ?');
   const all = db.prepare('SELECT * FROM tokens ORDER BY created_at');
   const delNamed = db.prepare('DELETE FROM tokens WHERE name = ?');
   const setDisabled = db.prepare('UPDATE tokens SET disabled = ? WHERE id = ?');
   const setQuota = db.prepare('UPDATE tokens SET quota = ? WHERE id = ? RETURNING *');
+  // A limit left out of the change keeps its value (the flag is 0), null removes it.
+  const setLimits = db.prepare(
+    `UPDATE tokens SET rpm_limit = CASE WHEN ? THEN ? ELSE rpm_limit END, max_parallel = CASE WHEN ? THEN ? ELSE max_parallel END
+     WHERE id = ? RETURNING *`,
+  );
   const inUse = db.prepare(
     `SELECT (SELECT count(*) FROM tasks WHERE token_id = ? AND status IN ('submitting', 'queued', 'in_progress')) AS tasks,
             (SELECT count(*) FROM holds WHERE token_id = ?) AS holds`,
@@ -31,7 +38,17 @@ export function tokenMethods(db: Db, commits: Pick<GroupCommit, 'flush'>): Token
   return {
     async createToken(t: NewToken) {
       const id = randomUUID();
-      insert.run(id, t.name, t.keyHash, t.group, t.models === null ? null : JSON.stringify(t.models), t.quota, Date.now());
+      insert.run(
+        id,
+        t.name,
+        t.keyHash,
+        t.group,
+        t.models === null ? null : JSON.stringify(t.models),
+        t.quota,
+        Date.now(),
+        t.rpmLimit ?? null,
+        t.maxParallel ?? null,
+      );
       return toRecord(byId.get(id) as TokenRow);
     },
     async findTokenByHash(keyHash) {
@@ -52,6 +69,12 @@ export function tokenMethods(db: Db, commits: Pick<GroupCommit, 'flush'>): Token
     },
     async setTokenQuota(id, quota) {
       const row = setQuota.get(quota, id) as TokenRow | undefined;
+      return row ? toRecord(row) : null;
+    },
+    async setTokenLimits(id, c) {
+      const row = setLimits.get(c.rpmLimit === undefined ? 0 : 1, c.rpmLimit ?? null, c.maxParallel === undefined ? 0 : 1, c.maxParallel ?? null, id) as
+        | TokenRow
+        | undefined;
       return row ? toRecord(row) : null;
     },
     async deleteToken(id) {

@@ -1,0 +1,85 @@
+/**
+ * The keys' rate limits through a real Redis (REDIS_URL, a key prefix of the test's own): two
+ * limiters, as two replicas, share one window and one count in flight; Redis stopped (a server of
+ * the test's own), each counts in its own process, and sharing resumes when it is back.
+ */
+import assert from 'node:assert/strict';
+import { after, test } from 'node:test';
+import { KeyLimiter } from '../../src/live/key-limiter.js';
+import { RedisLive } from '../../src/live/redis-live.js';
+import { silentLogger } from '../../src/log.js';
+import { Metrics } from '../../src/metrics/metrics.js';
+import { privateRedis, redisPrefixes, serviceUrl } from '../helpers/services.js';
+import { until } from '../helpers/until.js';
+
+const redisUrl = serviceUrl('REDIS_URL', 'rate limits of keys over Redis');
+if (redisUrl) {
+  const prefixes = redisPrefixes(redisUrl);
+  const opened: RedisLive[] = [];
+  after(() => Promise.all(opened.map((l) => l.close())));
+  const open = async (prefix: string, replica: string, url = redisUrl, metrics = new Metrics()) => {
+    const live = await RedisLive.open({ url, prefix, replica, log: silentLogger(), metrics });
+    opened.push(live);
+    return Object.assign(new KeyLimiter(live), { live });
+  };
+
+  test('redis: two replicas share one key window: exactly N of many concurrent requests are admitted', async () => {
+    const prefix = prefixes.next();
+    const [a, b] = [await open(prefix, 'a'), await open(prefix, 'b')];
+    const limits = { rpm: 7, maxParallel: null };
+    const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).admit('tok', limits)));
+    assert.equal(answers.filter((x) => x.admitted).length, 7);
+    const refused = answers.find((x) => !x.admitted);
+    assert.ok(refused && !refused.admitted);
+    assert.equal(refused.refusedBy, 'rpm');
+    assert.ok(refused.retryAfterMs > 55_000 && refused.retryAfterMs <= 60_000, `the wait until the oldest leaves: ${refused.retryAfterMs}`);
+    const remaining = answers.flatMap((x) => (x.admitted ? [x.remaining] : [])).sort((x, y) => x - y);
+    assert.deepEqual(remaining, [0, 1, 2, 3, 4, 5, 6], 'each admitted request saw what was left after it');
+    assert.ok((await a.admit('other', limits)).admitted, 'another key has its own window');
+  });
+
+  test('redis: two replicas share one count in flight; a released slot is free again for either', async () => {
+    const prefix = prefixes.next();
+    const [a, b] = [await open(prefix, 'a'), await open(prefix, 'b')];
+    const limits = { rpm: null, maxParallel: 3 };
+    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 ? a : b).admit('tok', limits)));
+    const held = answers.filter((x) => x.admitted);
+    assert.equal(held.length, 3);
+    const one = held[0];
+    assert.ok(one?.admitted);
+    one.release();
+    const again = await until('the released slot to be free', async () => {
+      const x = await b.admit('tok', limits);
+      return x.admitted ? x : null;
+    });
+    assert.ok(again.admitted);
+    assert.equal((await a.admit('tok', limits)).admitted, false, 'still 3 at most');
+  });
+
+  test('redis: stopped, each replica applies the limit on its own; back, they share again', async () => {
+    const redis = await privateRedis();
+    try {
+      const prefix = prefixes.next();
+      const metrics = new Metrics();
+      const [a, b] = [await open(prefix, 'a', redis.url, metrics), await open(prefix, 'b', redis.url)];
+      const limits = { rpm: 2, maxParallel: null };
+      assert.ok((await a.admit('tok', limits)).admitted);
+      assert.ok((await b.admit('tok', limits)).admitted);
+      assert.equal((await a.admit('tok', limits)).admitted, false, 'shared: 2 in all');
+      await redis.stop();
+      const alone = await until('a to count in its own process', async () => ((await a.admit('tok', limits)).admitted ? true : null));
+      assert.ok(alone);
+      assert.ok((await a.admit('tok', limits)).admitted, "a's own window holds 2");
+      assert.equal((await a.admit('tok', limits)).admitted, false, 'and no more');
+      assert.ok((await b.admit('tok', limits)).admitted, "b's own window is its own");
+      assert.match(await metrics.text(), /gateway_redis_fallbacks_total\{op="window"\} [1-9]/);
+      await redis.start();
+      await until('both to share again', () => a.live.up && b.live.up, 10_000);
+      const fresh = { rpm: 1, maxParallel: null };
+      assert.ok((await a.admit('fresh', fresh)).admitted);
+      assert.equal((await b.admit('fresh', fresh)).admitted, false, 'b sees the request a counted through Redis');
+    } finally {
+      await redis.stop();
+    }
+  });
+}
