@@ -117,7 +117,16 @@ async function tokensRoundTrip(env: NodeJS.ProcessEnv): Promise<void> {
   const audit = await openStore(env.GATEWAY_DB!);
   try {
     const records = await audit.findAudit({ target: id, before: null, limit: 50 });
-    assert.deepEqual(records.map((r) => r.action).reverse(), ['token.create', 'token.quota', 'token.disable', 'token.enable', 'token.quota', 'token.delete']);
+    assert.deepEqual(records.map((r) => r.action).reverse(), [
+      'token.create',
+      'token.quota',
+      'token.disable',
+      'token.enable',
+      'token.quota',
+      'token.limits',
+      'token.limits',
+      'token.delete',
+    ]);
     assert.ok(records.every((r) => r.actor === 'cli'));
     const quota = records.filter((r) => r.action === 'token.quota').reverse();
     assert.deepEqual(
