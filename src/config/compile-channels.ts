@@ -3,7 +3,16 @@ import { compileMappingAt as mapping } from './compile-mapping.js';
 import type { Mapping } from '../mapping/mapping.js';
 import { Secret } from './secret.js';
 import { compileAuth } from '../signers/registry.js';
-import type { BreakerPolicy, CompiledChannel, RetryPolicy, CompiledOperation, CompiledProfile, CompiledTaskProtocol, LeftOutChannel } from './snapshot.js';
+import type {
+  BreakerPolicy,
+  CompiledChannel,
+  GroupLimits,
+  RetryPolicy,
+  CompiledOperation,
+  CompiledProfile,
+  CompiledTaskProtocol,
+  LeftOutChannel,
+} from './snapshot.js';
 import type { MissingEnv } from './env.js';
 import { parseSize } from '../schema/sizes.js';
 import { placeOf, type YamlSource } from './yaml-source.js';
@@ -54,7 +63,7 @@ export interface RawChannel {
   polling?: { interval_ms?: number; concurrency?: number; deadline_ms?: number; stale_ms?: number; lost_after_ms?: number };
 }
 interface RawChannels {
-  groups: Record<string, { max_concurrency?: number }>;
+  groups: Record<string, { max_concurrency?: number; limits?: { rpm?: number; max_parallel?: number } }>;
   routing?: { max_attempts?: number; backoff_ms?: number; backoff_max_ms?: number; deadline_ms?: number; retry_after_s?: number };
   profiles: Record<string, RawProfile>;
   channels: RawChannel[];
@@ -89,6 +98,7 @@ export function compileChannels(
   profiles: Map<string, CompiledProfile>;
   groups: Set<string>;
   groupConcurrency: Map<string, number>;
+  groupLimits: Map<string, GroupLimits>;
   retry: RetryPolicy;
   channels: CompiledChannel[];
   leftOut: LeftOutChannel[];
@@ -96,7 +106,11 @@ export function compileChannels(
   const raw = src.value as RawChannels;
   const groups = new Set(Object.keys(raw.groups));
   const groupConcurrency = new Map<string, number>();
-  for (const [name, g] of Object.entries(raw.groups)) if (g?.max_concurrency !== undefined) groupConcurrency.set(name, g.max_concurrency);
+  const groupLimits = new Map<string, GroupLimits>();
+  for (const [name, g] of Object.entries(raw.groups)) {
+    if (g?.max_concurrency !== undefined) groupConcurrency.set(name, g.max_concurrency);
+    if (g?.limits) groupLimits.set(name, Object.freeze({ rpm: g.limits.rpm ?? null, maxParallel: g.limits.max_parallel ?? null }));
+  }
   const profiles = compileProfiles(src, raw.profiles, routes, issues);
   const out: CompiledChannel[] = [];
   const leftOut: LeftOutChannel[] = [];
@@ -125,7 +139,7 @@ export function compileChannels(
     } else out.push(compiled);
   });
   unusedProfiles(src, profiles, channels, issues);
-  return { profiles, groups, groupConcurrency, retry: retryPolicy(raw.routing), channels: out, leftOut };
+  return { profiles, groups, groupConcurrency, groupLimits, retry: retryPolicy(raw.routing), channels: out, leftOut };
 }
 
 /** A profile no channel names is dead text, or a channel's typo of it: worth a warning. */

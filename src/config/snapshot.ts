@@ -203,6 +203,12 @@ export interface LeftOutChannel {
   readonly at: string;
 }
 
+/** A token group's shared rate limits; null: that limit is not set (docs/tokens-and-quota.md, "Rate limits"). */
+export interface GroupLimits {
+  readonly rpm: number | null;
+  readonly maxParallel: number | null;
+}
+
 export interface Snapshot {
   readonly loadedAt: Date;
   /** Digest of the config files read (names and contents): equal on replicas serving the same files. */
@@ -218,6 +224,8 @@ export interface Snapshot {
   readonly groups: ReadonlySet<string>;
   /** Group → most requests of its tokens in flight at once (absent: no limit). */
   readonly groupConcurrency: ReadonlyMap<string, number>;
+  /** Group → the rate limits its keys share (channels.yaml `groups.<name>.limits`; absent: none). */
+  readonly groupLimits: ReadonlyMap<string, GroupLimits>;
   readonly retry: RetryPolicy;
   readonly channels: readonly CompiledChannel[];
   /** Channels that compile but do not serve: `enabled: false`, or credentials unset (docs/operating.md, "Channels left out"). */

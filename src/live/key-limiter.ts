@@ -4,7 +4,15 @@ import type { SharedLive, SharedSlot, WindowHit } from './shared-live.js';
 /** The window of a key's `rpm_limit`. */
 export const RPM_WINDOW_MS = 60_000;
 
-/** A key's rate limits (docs/tokens-and-quota.md, "Rate limits"); null: that limit is not set. */
+/**
+ * What the limiter counts under for a token group's shared limits (channels.yaml `groups.<name>.limits`).
+ * Token ids are UUIDs, so a group's windows and slots never meet a token's.
+ */
+export function groupSubject(group: string): string {
+  return `group:${group}`;
+}
+
+/** A key's (or a group's) rate limits (docs/tokens-and-quota.md, "Rate limits"); null: that limit is not set. */
 export interface KeyLimits {
   readonly rpm: number | null;
   readonly maxParallel: number | null;
@@ -20,6 +28,8 @@ export type Admission =
       readonly resetMs: number;
       /** Gives the in-flight slot back (when the answer has ended); safe to call more than once. */
       release(): void;
+      /** Gives back all it took, the slot and the request counted in the window (a later limit refused it). */
+      refund(): void;
     }
   | {
       readonly admitted: false;
@@ -52,7 +62,7 @@ export class KeyLimiter {
     this.#now = now;
   }
 
-  /** Admits one request of key `id` under `limits`, or says which limit refused it and for how long. */
+  /** Admits one request of `id` (a token's id, or groupSubject) under `limits`, or says which limit refused it and for how long. */
   async admit(id: string, limits: KeyLimits): Promise<Admission> {
     const slot = limits.maxParallel === null ? null : await this.#takeSlot(id, limits.maxParallel);
     if (slot === 'full') {
@@ -62,14 +72,18 @@ export class KeyLimiter {
     const release = slot?.release.bind(slot) ?? NOTHING;
     if (limits.rpm === null) {
       const limit = limits.maxParallel ?? 0;
-      return { admitted: true, limit, remaining: Math.max(0, limit - (slot?.held ?? 0)), resetMs: 0, release };
+      return { admitted: true, limit, remaining: Math.max(0, limit - (slot?.held ?? 0)), resetMs: 0, release, refund: release };
     }
     const hit = (await this.#shared.hitWindow(id, limits.rpm, RPM_WINDOW_MS)) ?? this.#hitLocal(id, limits.rpm);
     if (!hit.admitted) {
       release();
       return { admitted: false, refusedBy: 'rpm', limit: limits.rpm, remaining: 0, resetMs: hit.resetMs, retryAfterMs: hit.retryAfterMs };
     }
-    return { admitted: true, limit: limits.rpm, remaining: hit.remaining, resetMs: hit.resetMs, release };
+    const refund = () => {
+      release();
+      hit.uncount?.();
+    };
+    return { admitted: true, limit: limits.rpm, remaining: hit.remaining, resetMs: hit.resetMs, release, refund };
   }
 
   /** One in-flight slot of the key: across replicas when shared, else this process's; 'full' when none is free. */
@@ -108,6 +122,13 @@ export class KeyLimiter {
     }
     const first = times[0] ?? now;
     const last = times[times.length - 1] ?? now;
-    return { admitted, remaining: limit - times.length, retryAfterMs: first + RPM_WINDOW_MS - now, resetMs: last + RPM_WINDOW_MS - now };
+    let counted = admitted;
+    const uncount = () => {
+      if (!counted) return;
+      counted = false;
+      const at = times.lastIndexOf(now);
+      if (at >= 0) times.splice(at, 1);
+    };
+    return { admitted, remaining: limit - times.length, retryAfterMs: first + RPM_WINDOW_MS - now, resetMs: last + RPM_WINDOW_MS - now, uncount };
   }
 }

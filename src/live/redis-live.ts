@@ -138,14 +138,13 @@ export class RedisLive implements SharedLive {
 
   async hitWindow(key: string, limit: number, windowMs: number): Promise<WindowHit | undefined> {
     if (!this.up) return this.#fallback('window');
+    const full = this.#key(`window:${key}`);
+    const member = `${this.#o.replica}:${++this.#seq}`;
     try {
-      const [admitted, remaining, retryAfterMs, resetMs] = await this.#cmd.gwHitWindow(
-        this.#key(`window:${key}`),
-        limit,
-        windowMs,
-        `${this.#o.replica}:${++this.#seq}`,
-      );
-      return { admitted: admitted === 1, remaining: Math.max(0, remaining), retryAfterMs: Math.max(0, retryAfterMs), resetMs: Math.max(0, resetMs) };
+      const [admitted, remaining, retryAfterMs, resetMs] = await this.#cmd.gwHitWindow(full, limit, windowMs, member);
+      // Not answered (Redis away): the entry leaves the window with time instead.
+      const uncount = () => void (this.up && this.#cmd.zrem(full, member).catch(() => undefined));
+      return { admitted: admitted === 1, remaining: Math.max(0, remaining), retryAfterMs: Math.max(0, retryAfterMs), resetMs: Math.max(0, resetMs), uncount };
     } catch {
       return this.#fallback('window');
     }

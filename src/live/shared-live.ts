@@ -42,6 +42,8 @@ export interface WindowHit {
   readonly retryAfterMs: number;
   /** Until every request now counted has left the window, ms (OpenAI's "reset"). */
   readonly resetMs: number;
+  /** Takes the request counted back out (a later limit refused it); nothing when it was not counted. */
+  readonly uncount?: () => void;
 }
 
 export interface SharedLive {

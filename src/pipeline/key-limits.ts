@@ -1,5 +1,5 @@
 import { GatewayError } from '../errors/gateway-error.js';
-import type { KeyLimiter } from '../live/key-limiter.js';
+import { type Admission, groupSubject, type KeyLimiter } from '../live/key-limiter.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Next } from './compose.js';
 import type { RequestContext } from './context.js';
@@ -19,12 +19,23 @@ export function resetText(ms: number): string {
   return h > 0 ? `${h}h${m}m${sec}` : m > 0 ? `${m}m${sec}` : sec;
 }
 
+/** The answer the headers describe when both limits admitted: the one with fewer requests left (the key's on a tie). */
+function tighter(key: Admission | null, group: Admission | null): Admission {
+  if (key === null) return group as Admission;
+  if (group === null) return key;
+  return group.remaining < key.remaining ? group : key;
+}
+
 /**
  * The `limitKey` stage: the key's rate limits (`rpm_limit`, `max_parallel`), read from the token
- * `authenticate` found (no store call), checked by the limiter (live/key-limiter.ts). A key with a
- * limit gets the `x-ratelimit-*` headers on every answer from here on, error or not; over a limit,
- * 429 too_many_requests with `Retry-After`. The in-flight slot is given back when the answer ends,
- * however it ends (written, streamed, downloaded, or the client went away).
+ * `authenticate` found (no store call), then those its group shares (channels.yaml
+ * `groups.<name>.limits`, from the request's snapshot), both checked by the limiter
+ * (live/key-limiter.ts). The group's are checked only once the key's admitted, and a refusal by the
+ * group gives back what the key's took, so a refused request counts against neither. A key with a
+ * limit, or in a group with one, gets the `x-ratelimit-*` headers on every answer from here on,
+ * error or not (of the tighter of the two); over a limit, 429 too_many_requests with `Retry-After`.
+ * The in-flight slots are given back when the answer ends, however it ends (written, streamed,
+ * downloaded, or the client went away).
  */
 export async function limitKey<C extends RequestContext>(
   ctx: C,
@@ -33,18 +44,36 @@ export async function limitKey<C extends RequestContext>(
 ): Promise<void> {
   const rpm = ctx.token.rpmLimit ?? null;
   const maxParallel = ctx.token.maxParallel ?? null;
-  if (rpm === null && maxParallel === null) return next(ctx);
-  const a = await deps.keyLimits.admit(ctx.token.id, { rpm, maxParallel });
-  const res = ctx.res;
+  const groupLimits = ctx.snapshot.groupLimits.get(ctx.token.group) ?? null;
+  const own = rpm === null && maxParallel === null ? null : await deps.keyLimits.admit(ctx.token.id, { rpm, maxParallel });
+  if (own !== null && !own.admitted) refuse(ctx, own, deps.metrics, 'this API key is');
+  const shared = groupLimits === null ? null : await deps.keyLimits.admit(groupSubject(ctx.token.group), groupLimits);
+  if (shared !== null && !shared.admitted) {
+    if (own?.admitted) own.refund();
+    refuse(ctx, shared, deps.metrics, `this API key's group ${ctx.token.group} is`);
+  }
+  if (own === null && shared === null) return next(ctx);
+  const a = tighter(own, shared);
+  setHeaders(ctx.res, a);
+  const release = () => {
+    if (own?.admitted) own.release();
+    if (shared?.admitted) shared.release();
+  };
+  if (ctx.res.closed) release();
+  else ctx.res.once('close', release);
+  return next(ctx);
+}
+
+function setHeaders(res: RequestContext['res'], a: Admission): void {
   res.setHeader('x-ratelimit-limit-requests', String(a.limit));
   res.setHeader('x-ratelimit-remaining-requests', String(a.remaining));
   res.setHeader('x-ratelimit-reset-requests', resetText(a.resetMs));
-  if (!a.admitted) {
-    deps.metrics.rateLimited.inc({ limit: a.refusedBy });
-    const what = a.refusedBy === 'rpm' ? `${a.limit} requests per minute` : `${a.limit} requests in flight at once`;
-    throw new GatewayError('too_many_requests', `this API key is limited to ${what}; retry after Retry-After`, { retryAfter: a.retryAfterMs / 1_000 });
-  }
-  if (res.closed) a.release();
-  else res.once('close', a.release);
-  return next(ctx);
+}
+
+/** Writes the refusing limit's headers and throws its 429. */
+function refuse(ctx: RequestContext, a: Extract<Admission, { admitted: false }>, metrics: Metrics, who: string): never {
+  setHeaders(ctx.res, a);
+  metrics.rateLimited.inc({ limit: a.refusedBy });
+  const what = a.refusedBy === 'rpm' ? `${a.limit} requests per minute` : `${a.limit} requests in flight at once`;
+  throw new GatewayError('too_many_requests', `${who} limited to ${what}; retry after Retry-After`, { retryAfter: a.retryAfterMs / 1_000 });
 }

@@ -64,7 +64,10 @@ export interface Harness {
   readonly sim: Simulator;
   readonly store: Store;
   readonly gateway: Gateway;
+  /** The snapshot serving now (reload() replaces it). */
   readonly snapshot: Snapshot;
+  /** Loads the config directory again and serves new requests from it, as a hot reload does. */
+  reload(): void;
   /** Creates another token in the same store and returns its key. */
   createKey(token?: TokenOptions): Promise<string>;
   /** Stops the gateway, the store and the simulator. */
@@ -77,16 +80,18 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   const store = await openStore(':memory:');
   let gateway: Gateway | undefined;
   try {
-    const snapshot = loadConfigOrThrow(opts.configDir ?? PROJECT_ROOT, {
-      env: { ALPHA_BASE_URL: opts.upstreamUrl ?? sim.url, ALPHA_API_KEY: opts.channelKey ?? sim.secrets.key! },
-      // Only the alpha channel is wired here; the others are left out (test/helpers/task-harness.ts has them all).
-      overrideChannel: opts.timeouts
-        ? (c) =>
-            c.profile === 'alpha-native'
-              ? { base_url: opts.upstreamUrl ?? sim.url, secrets: { key: opts.channelKey ?? sim.secrets.key! }, timeouts: opts.timeouts }
-              : null
-        : undefined,
-    });
+    const load = () =>
+      loadConfigOrThrow(opts.configDir ?? PROJECT_ROOT, {
+        env: { ALPHA_BASE_URL: opts.upstreamUrl ?? sim.url, ALPHA_API_KEY: opts.channelKey ?? sim.secrets.key! },
+        // Only the alpha channel is wired here; the others are left out (test/helpers/task-harness.ts has them all).
+        overrideChannel: opts.timeouts
+          ? (c) =>
+              c.profile === 'alpha-native'
+                ? { base_url: opts.upstreamUrl ?? sim.url, secrets: { key: opts.channelKey ?? sim.secrets.key! }, timeouts: opts.timeouts }
+                : null
+          : undefined,
+      });
+    let snapshot = load();
     gateway = createGateway({ snapshot: () => snapshot, store, log: opts.log ?? silentLogger(), adminKey: opts.adminKey, ...opts.network, ...opts.records });
     await gateway.listen(0);
     let n = 0;
@@ -111,7 +116,12 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
       sim,
       store,
       gateway: gw,
-      snapshot,
+      get snapshot() {
+        return snapshot;
+      },
+      reload() {
+        snapshot = load();
+      },
       createKey,
       async close() {
         await gw.close();

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
-import { KeyLimiter } from '../../src/live/key-limiter.js';
+import { groupSubject, KeyLimiter } from '../../src/live/key-limiter.js';
 import { RedisLive } from '../../src/live/redis-live.js';
 import { silentLogger } from '../../src/log.js';
 import { Metrics } from '../../src/metrics/metrics.js';
@@ -54,6 +54,39 @@ if (redisUrl) {
     });
     assert.ok(again.admitted);
     assert.equal((await a.admit('tok', limits)).admitted, false, 'still 3 at most');
+  });
+
+  test('redis: two replicas share a group window and its slots; a refund takes the request back out of the shared window', async () => {
+    const prefix = prefixes.next();
+    const [a, b] = [await open(prefix, 'a'), await open(prefix, 'b')];
+    const group = groupSubject('team');
+    const limits = { rpm: 5, maxParallel: 2 };
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).admit(group, limits)));
+    const held = answers.filter((x) => x.admitted);
+    assert.equal(held.length, 2, 'two in flight at once across both');
+    assert.ok(answers.filter((x) => !x.admitted).every((x) => !x.admitted && x.refusedBy === 'max_parallel'));
+    for (const x of held) x.release();
+    const more = [];
+    for (let i = 0; i < 3; i++) {
+      const x = await (i % 2 ? a : b).admit(group, limits);
+      assert.ok(x.admitted);
+      x.release();
+      more.push(x);
+    }
+    const last = more[2];
+    assert.ok(last?.admitted);
+    assert.equal(last.remaining, 0, 'five counted in the shared window');
+    last.refund();
+    const again = await until('the refunded request to leave the window', async () => {
+      const x = await a.admit(group, limits);
+      return x.admitted ? x : null;
+    });
+    assert.equal(again.remaining, 0);
+    again.release();
+    const over = await b.admit(group, limits);
+    assert.ok(!over.admitted);
+    assert.equal(over.refusedBy, 'rpm');
+    assert.ok((await a.admit('team', limits)).admitted, "a token id equal to the group's name shares nothing with it");
   });
 
   test('redis: stopped, each replica applies the limit on its own; back, they share again', async () => {

@@ -1,7 +1,7 @@
 /** The keys' rate limits in one process (no Redis): the sliding window, the slots in flight, and the reset text of the headers. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { KeyLimiter, RPM_WINDOW_MS } from '../../src/live/key-limiter.js';
+import { groupSubject, KeyLimiter, RPM_WINDOW_MS } from '../../src/live/key-limiter.js';
 import { perProcess } from '../../src/live/shared-live.js';
 import { resetText } from '../../src/pipeline/key-limits.js';
 
@@ -60,6 +60,22 @@ test('key limiter, per process: a request refused by rpm gives its in-flight slo
   assert.equal(b.refusedBy, 'rpm');
   const c = await limiter.admit('k', { rpm: null, maxParallel: 1 });
   assert.ok(c.admitted, 'the slot b took was given back');
+});
+
+test('key limiter, per process: refund gives back the slot and the request counted; a group has its own window', async () => {
+  const limiter = new KeyLimiter(perProcess);
+  const limits = { rpm: 2, maxParallel: 1 };
+  const a = await limiter.admit('k', limits);
+  assert.ok(a.admitted);
+  a.refund();
+  a.refund();
+  const b = await limiter.admit('k', limits);
+  assert.ok(b.admitted, 'the slot came back');
+  assert.equal(b.remaining, 1, 'and the window holds one request, not two: refunding twice took back one');
+  b.release();
+  assert.ok((await limiter.admit('k', limits)).admitted);
+  assert.ok(!(await limiter.admit('k', { rpm: 2, maxParallel: null })).admitted, 'two counted, no more');
+  assert.ok((await limiter.admit(groupSubject('k'), limits)).admitted, 'a group named like a key has windows and slots of its own');
 });
 
 test("reset text: OpenAI's duration form", () => {
