@@ -213,7 +213,7 @@ describe('the request log and the audit log over HTTP', () => {
     const second = await admin(`/admin/audit?limit=10&before=${first.json.next}`);
     assert.deepEqual(
       (second.json.audit as { action: string }[]).map((a) => a.action),
-      ['token.disable', 'token.quota', 'token.create'],
+      ['token.disable', 'token.limits', 'token.quota', 'token.create'],
     );
     assert.equal(second.json.next, null);
   });
