@@ -129,8 +129,8 @@ export interface Gateway {
 export function createGateway(opts: GatewayOptions): Gateway {
   const pools = new Pools();
   let port = 0;
-  const auth = new Authenticator(opts.store, opts.authCacheTtlMs);
   const clock = opts.clock ?? (() => new Date());
+  const auth = new Authenticator(opts.store, opts.authCacheTtlMs, () => clock().getTime());
   const poll = opts.poll ?? true;
   const metrics = opts.metrics ?? new Metrics();
   const stopQuotaMetrics = countQuotaUnits(opts.store, metrics);

@@ -8,10 +8,12 @@ import {
   MAX_RATE_LIMIT,
   removeToken,
   setDisabled,
+  setExpiry,
   setLimits,
   setQuota,
   tokenView,
 } from '../tokens/manage-tokens.js';
+import { EXPIRY_FORM, parseInstant } from '../tokens/expiry.js';
 import { adminBody, pathParam } from './admin-input.js';
 import type { AdminAnswer, AdminContext } from './admin-types.js';
 
@@ -23,6 +25,12 @@ interface CreateTokenBody {
   readonly models?: readonly string[] | null;
   readonly rpm_limit?: number | null;
   readonly max_parallel?: number | null;
+  readonly expires_at?: string | null;
+}
+
+/** `POST /admin/tokens/{token_id}/expiry`: when the key stops working; null: never. */
+interface ExpiryBody {
+  readonly expires_at: string | null;
 }
 
 /** `POST /admin/tokens/{token_id}/limits`: the rate limits to change; one left out stays, null removes it. */
@@ -40,6 +48,8 @@ const NAME = { type: 'string', minLength: 1, maxLength: 200 };
 const QUOTA = { type: ['integer', 'null'], minimum: 0, maximum: Number.MAX_SAFE_INTEGER };
 /** A rate limit: at least 1 (a key that may do nothing is a disabled key), null: none. */
 const RATE_LIMIT = { type: ['integer', 'null'], minimum: 1, maximum: MAX_RATE_LIMIT };
+/** An expiry: ISO 8601 with a zone (checked by parseInstant), null: never. */
+const EXPIRY = { type: ['string', 'null'], maxLength: 64 };
 
 /** The body of `POST /admin/tokens`. */
 export const CREATE_TOKEN_BODY = adminBody({
@@ -53,8 +63,20 @@ export const CREATE_TOKEN_BODY = adminBody({
     models: { type: ['array', 'null'], maxItems: 1000, items: NAME },
     rpm_limit: RATE_LIMIT,
     max_parallel: RATE_LIMIT,
+    expires_at: EXPIRY,
   },
 });
+
+/** The body of `POST /admin/tokens/{token_id}/expiry`. */
+export const EXPIRY_BODY = adminBody({ type: 'object', additionalProperties: false, required: ['expires_at'], properties: { expires_at: EXPIRY } });
+
+/** The instant of an `expires_at` field (Unix ms), null for never; invalid_request when it is not one. */
+function expiryOf(raw: string | null | undefined): number | null {
+  if (raw === null || raw === undefined) return null;
+  const at = parseInstant(raw);
+  if (at === null) throw new GatewayError('invalid_request', `expires_at must be ${EXPIRY_FORM}, or null for never`, { param: 'expires_at' });
+  return at;
+}
 
 /** The body of `POST /admin/tokens/{token_id}/quota`. */
 export const QUOTA_BODY = adminBody({ type: 'object', additionalProperties: false, required: ['quota'], properties: { quota: QUOTA } });
@@ -98,13 +120,20 @@ export async function createToken({ snapshot, body, deps }: AdminContext): Promi
   const b = body as CreateTokenBody;
   const problem = groupProblem(snapshot.groups, b.group);
   if (problem) throw new GatewayError('invalid_request', problem, { param: 'group' });
-  const { token, key } = await issueToken(operator(deps), {
+  const op = operator(deps);
+  const expiresAt = expiryOf(b.expires_at);
+  // A key born expired is a mistake; ending a key now is what POST …/expiry with a past time is for.
+  if (expiresAt !== null && expiresAt <= (op.now?.() ?? Date.now())) {
+    throw new GatewayError('invalid_request', 'expires_at must be in the future for a new token', { param: 'expires_at' });
+  }
+  const { token, key } = await issueToken(op, {
     name: b.name ?? 'admin',
     group: b.group,
     models: b.models ?? null,
     quota: b.quota ?? null,
     rpmLimit: b.rpm_limit ?? null,
     maxParallel: b.max_parallel ?? null,
+    expiresAt,
   });
   return { status: 201, json: { key, token: tokenView(token) } };
 }
@@ -132,6 +161,13 @@ export async function setTokenLimits(ctx: AdminContext): Promise<AdminAnswer> {
   const id = pathParam(ctx.params, 'token_id');
   const b = ctx.body as LimitsBody;
   return changed(ctx, await setLimits(operator(ctx.deps), id, { rpmLimit: b.rpm_limit, maxParallel: b.max_parallel }), id);
+}
+
+/** `POST /admin/tokens/{token_id}/expiry`: when its key stops working, on every replica at once; a past time ends it now. */
+export async function setTokenExpiry(ctx: AdminContext): Promise<AdminAnswer> {
+  const id = pathParam(ctx.params, 'token_id');
+  const expiresAt = expiryOf((ctx.body as ExpiryBody).expires_at);
+  return changed(ctx, await setExpiry(operator(ctx.deps), id, expiresAt), id);
 }
 
 /** `DELETE /admin/tokens/{token_id}`: refused (409) while it has unfinished tasks or requests in flight. */

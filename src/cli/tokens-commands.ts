@@ -8,18 +8,21 @@ import {
   MAX_RATE_LIMIT,
   removeToken,
   setDisabled,
+  setExpiry,
   setLimits,
   setQuota,
   tokenView,
 } from '../tokens/manage-tokens.js';
+import { EXPIRY_FORM, expiryView, parseExpiry } from '../tokens/expiry.js';
 import { CliExit, HelpAsked, parseCommand, usageError, usageOf, usageTable, wholeNumber, type UsageEntry } from './args.js';
 
 /** The forms of the tokens commands, for the usage texts. */
 export const TOKENS_USAGE = {
   list: { synopsis: 'tokens list [--json]', about: 'list tokens (never their keys); --json: as JSON' },
   create: {
-    synopsis: 'tokens create --group G [--quota N] [--models a,b] [--name NAME] [--rpm N] [--max-parallel N]',
-    about: 'create an API key (printed once on stdout; only its hash is stored);\n--rpm: requests per minute, --max-parallel: requests in flight',
+    synopsis: 'tokens create --group G [--quota N] [--models a,b] [--name NAME] [--rpm N] [--max-parallel N] [--expires T]',
+    about:
+      'create an API key (printed once on stdout; only its hash is stored);\n--rpm: requests per minute, --max-parallel: requests in flight,\n--expires: when the key stops working (ISO time with a zone, or 30d, 12h, 90m from now)',
   },
   disable: { synopsis: 'tokens disable <id>', about: 'refuse the token from now on' },
   enable: { synopsis: 'tokens enable <id>', about: 'let a disabled token work again' },
@@ -29,12 +32,24 @@ export const TOKENS_USAGE = {
     synopsis: 'tokens set-limits <id> [--rpm N|unlimited] [--max-parallel N|unlimited]',
     about: 'set the requests per minute and in flight the token may make (a limit not named stays)',
   },
+  'set-expiry': {
+    synopsis: 'tokens set-expiry <id> <T|never>',
+    about: 'set when the key stops working (ISO time with a zone, or 30d, 12h, 90m from now; a past time ends it now)',
+  },
 } as const satisfies Record<string, UsageEntry>;
 
 /** One line of `tokens list`, and what the commands that change a token print. */
 function line(t: TokenRecord): string {
   const limits = `${t.rpmLimit ? `  rpm=${t.rpmLimit}` : ''}${t.maxParallel ? `  max_parallel=${t.maxParallel}` : ''}`;
-  return `${t.id}  ${t.name}  group=${t.group}  quota=${t.quota ?? 'unlimited'}  used=${t.used}${t.models ? `  models=${t.models.join(',')}` : ''}${limits}${t.disabled ? '  disabled' : ''}`;
+  const expires = t.expiresAt == null ? '' : `  expires=${expiryView(t.expiresAt)}`;
+  return `${t.id}  ${t.name}  group=${t.group}  quota=${t.quota ?? 'unlimited'}  used=${t.used}${t.models ? `  models=${t.models.join(',')}` : ''}${limits}${expires}${t.disabled ? '  disabled' : ''}`;
+}
+
+/** An expiry given on the command line (`--expires`, `set-expiry`): Unix ms; a usage error when it is not one. */
+function expiry(raw: string, what: string, usage: string): number {
+  const at = parseExpiry(raw, Date.now());
+  if (at === null) throw usageError(`${what} takes ${EXPIRY_FORM} or a duration from now (30d, 12h, 90m), not '${raw.slice(0, 100)}'`, usage);
+  return at;
 }
 
 /** A rate limit given on the command line (`--rpm`, `--max-parallel`): undefined when not given, null for `unlimited` where allowed. */
@@ -79,11 +94,15 @@ const SUBCOMMANDS = new Map<string, Subcommand>([
         name: { type: 'string' },
         rpm: { type: 'string' },
         'max-parallel': { type: 'string' },
+        expires: { type: 'string' },
       });
       if (values.group === undefined) throw usageError('--group is required', u);
       const quota = values.quota === undefined ? null : wholeNumber(values.quota, '--quota', 0, Number.MAX_SAFE_INTEGER, u);
       const rpmLimit = rateLimit(values.rpm, '--rpm', u, false) ?? null;
       const maxParallel = rateLimit(values['max-parallel'], '--max-parallel', u, false) ?? null;
+      const expiresAt = values.expires === undefined ? null : expiry(values.expires, '--expires', u);
+      // A key born expired is a mistake; `set-expiry` with a past time is how a key is ended now.
+      if (expiresAt !== null && expiresAt <= Date.now()) throw usageError('--expires must be in the future', u);
       const models =
         values.models === undefined
           ? null
@@ -101,7 +120,15 @@ const SUBCOMMANDS = new Map<string, Subcommand>([
       const problem = snapshot ? groupProblem(snapshot.groups, group) : null;
       if (problem) throw usageError(problem, u);
       return async (store) => {
-        const { token, key } = await issueToken(cliOperator(store), { name: values.name ?? 'cli', group, models, quota, rpmLimit, maxParallel });
+        const { token, key } = await issueToken(cliOperator(store), {
+          name: values.name ?? 'cli',
+          group,
+          models,
+          quota,
+          rpmLimit,
+          maxParallel,
+          expiresAt,
+        });
         process.stderr.write(`created token ${token.id} (${token.name}, group ${token.group}, quota ${token.quota ?? 'unlimited'}); the key is shown once:\n`);
         process.stdout.write(`${key}\n`);
         return null;
@@ -142,6 +169,15 @@ const SUBCOMMANDS = new Map<string, Subcommand>([
       const maxParallel = rateLimit(values['max-parallel'], '--max-parallel', u, true);
       if (rpmLimit === undefined && maxParallel === undefined) throw usageError('name a limit to set: --rpm, --max-parallel, or both', u);
       return async (store) => printed(found(await setLimits(cliOperator(store), id, { rpmLimit, maxParallel }), id));
+    },
+  ],
+  [
+    'set-expiry',
+    async (args) => {
+      const u = usageOf(TOKENS_USAGE['set-expiry']);
+      const [id, raw] = parseCommand(args, u, {}, { required: ['id', 'T|never'] }).positionals as [string, string];
+      const expiresAt = raw === 'never' ? null : expiry(raw, 'the expiry', u);
+      return async (store) => printed(found(await setExpiry(cliOperator(store), id, expiresAt), id));
     },
   ],
 ]);

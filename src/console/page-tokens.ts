@@ -13,12 +13,19 @@ interface Token {
   created_at: string | number;
   rpm_limit: number | null;
   max_parallel: number | null;
+  /** ISO 8601 in UTC; null: never. */
+  expires_at: string | null;
 }
 
 /** A rate limit field: empty is no limit. */
 const limitInput = (name: string, label: string, value: number | null = null) =>
   h('input', { name, type: 'number', min: 1, step: 1, value: value ?? '', placeholder: 'none', 'aria-label': label, class: 'narrow' });
 const limitValue = (input: HTMLInputElement) => (input.value === '' ? null : Number(input.value));
+/** An expiry field: an ISO 8601 time with a zone, as the admin API takes it (it says what is wrong); empty is never. */
+const expiryInput = (label: string, value: string | null = null) =>
+  h('input', { name: 'expires_at', value: value ?? '', placeholder: 'never (or 2027-01-31T00:00:00Z)', 'aria-label': label, class: 'wide' });
+const expiryValue = (input: HTMLInputElement) => (input.value.trim() === '' ? null : input.value.trim());
+const hasExpired = (t: Token) => t.expires_at !== null && Date.parse(t.expires_at) <= Date.now();
 
 const message = (e: unknown) => (e instanceof ApiError ? e.message : String(e));
 
@@ -44,6 +51,7 @@ function createForm(ctx: PageContext, groups: string[], notice: HTMLElement): HT
   const models = h('input', { name: 'models', placeholder: 'every model of the group' });
   const rpm = limitInput('rpm_limit', 'requests per minute');
   const parallel = limitInput('max_parallel', 'requests in flight');
+  const expires = expiryInput('expires at');
   const form = h(
     'form',
     {
@@ -61,6 +69,7 @@ function createForm(ctx: PageContext, groups: string[], notice: HTMLElement): HT
           models: list.length ? list : null,
           rpm_limit: limitValue(rpm),
           max_parallel: limitValue(parallel),
+          expires_at: expiryValue(expires),
         };
         try {
           const r = await ctx.api.post<{ key: string; token: Token }>('/admin/tokens', body);
@@ -78,6 +87,7 @@ function createForm(ctx: PageContext, groups: string[], notice: HTMLElement): HT
     h('label', {}, 'models ', models),
     h('label', {}, 'per minute ', rpm),
     h('label', {}, 'in flight ', parallel),
+    h('label', {}, 'expires ', expires),
     h('button', { type: 'submit' }, 'Create token'),
   );
   return form;
@@ -147,6 +157,20 @@ export const tokensPage: Page = async (ctx) => {
     );
     return h('span', { class: 'quota' }, rpm, ' /min ', parallel, ' at once ', apply);
   };
+  // When the key stops working (docs/tokens-and-quota.md, "Expiry"): a past time ends it now, empty is never.
+  const expiryCell = (t: Token) => {
+    const input = expiryInput(`expiry of ${t.id}`, t.expires_at);
+    const set = h(
+      'button',
+      {
+        type: 'button',
+        onclick: () => act(ctx, notice, () => ctx.api.post(`/admin/tokens/${encodeURIComponent(t.id)}/expiry`, { expires_at: expiryValue(input) })),
+      },
+      'Set expiry',
+    );
+    return h('span', { class: 'quota' }, input, set);
+  };
+  const state = (t: Token) => (t.disabled ? 'disabled' : hasExpired(t) ? 'expired' : 'enabled');
   return h(
     'div',
     {},
@@ -162,7 +186,8 @@ export const tokensPage: Page = async (ctx) => {
           { label: 'used', cell: (t) => t.used, numeric: true },
           { label: 'quota', cell: quotaCell },
           { label: 'rate limits', cell: limitsCell },
-          { label: 'state', cell: (t) => h('span', { class: `badge ${t.disabled ? 'open' : 'closed'}` }, t.disabled ? 'disabled' : 'enabled') },
+          { label: 'expires', cell: expiryCell },
+          { label: 'state', cell: (t) => h('span', { class: `badge ${state(t) === 'enabled' ? 'closed' : 'open'}`, 'data-state': state(t) }, state(t)) },
           { label: 'created', cell: (t) => when(t.created_at) },
           {
             label: '',

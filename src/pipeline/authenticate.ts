@@ -4,6 +4,7 @@ import type { KeySource } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Store, TokenRecord } from '../store/store.js';
 import { isStoreUnavailable } from '../store/unavailable.js';
+import { expiryView, hasExpired } from '../tokens/expiry.js';
 import { hashKey } from '../tokens/keys.js';
 import type { Next } from './compose.js';
 import type { RequestContext } from './context.js';
@@ -42,15 +43,19 @@ export function extractKey(sources: readonly KeySource[], headers: IncomingHttpH
  * Turns a key into its token. Lookups are cached by key hash for `ttlMs` (unknown keys too, so a
  * flood of bad keys does not reach the store); a disabled or deleted token stops working within
  * that time. Quota is not read from the cache: debits go to the store. While the store cannot be
- * asked, a valid key's lookup keeps serving for up to STALE_WHILE_AWAY_MS past its time.
+ * asked, a valid key's lookup keeps serving for up to STALE_WHILE_AWAY_MS past its time. Expiry is
+ * compared with `clock` at each request, on the cached record too: a key stops at its instant, not
+ * when its lookup runs out.
  */
 export class Authenticator {
   readonly #store: Store;
   /** Null when lookups are not cached (a TTL of 0: lru-cache would read it as "for ever"). */
   readonly #cache: LRUCache<string, { token: TokenRecord | null }> | null;
+  readonly #clock: () => number;
 
-  constructor(store: Store, ttlMs = 5_000, max = 10_000) {
+  constructor(store: Store, ttlMs = 5_000, clock: () => number = Date.now, max = 10_000) {
     this.#store = store;
+    this.#clock = clock;
     // Stale lookups are kept (not deleted when read) for the store's absences.
     this.#cache = ttlMs > 0 ? new LRUCache({ max, ttl: ttlMs, noDeleteOnStaleGet: true }) : null;
   }
@@ -82,8 +87,12 @@ export class Authenticator {
         entry = this.#staleWhileAway(hash, err);
       }
     }
-    if (!entry.token || entry.token.disabled) throw new GatewayError('invalid_api_key', 'the API key is not valid');
-    return entry.token;
+    const token = entry.token;
+    if (!token || token.disabled) throw new GatewayError('invalid_api_key', 'the API key is not valid');
+    if (hasExpired(token.expiresAt, this.#clock())) {
+      throw new GatewayError('invalid_api_key', `the API key expired at ${expiryView(token.expiresAt)}; ask for a new one, or for its expiry to be moved`);
+    }
+    return token;
   }
 
   /** A valid key's lookup past its time, when the store could not be asked; else the store's error again. */

@@ -75,6 +75,7 @@ export interface TokenRow {
   created_at: number;
   rpm_limit: number | null;
   max_parallel: number | null;
+  expires_at: number | null;
 }
 
 /** A token as the store answers it. */
@@ -91,6 +92,7 @@ export function toRecord(r: TokenRow): TokenRecord {
     createdAt: r.created_at,
     rpmLimit: r.rpm_limit ?? null,
     maxParallel: r.max_parallel ?? null,
+    expiresAt: r.expires_at ?? null,
   };
 }
 

@@ -15,6 +15,8 @@ export interface TokenRecord {
   readonly rpmLimit?: number | null;
   /** Requests it may have in flight at once; null or absent: no limit. */
   readonly maxParallel?: number | null;
+  /** When the key stops working, Unix milliseconds (docs/tokens-and-quota.md, "Expiry"); null or absent: never. */
+  readonly expiresAt?: number | null;
 }
 
 /**
@@ -37,6 +39,8 @@ export interface NewToken {
   readonly rpmLimit?: number | null;
   /** Requests in flight at once; absent or null: no limit. */
   readonly maxParallel?: number | null;
+  /** When the key stops working, Unix milliseconds; absent or null: never. */
+  readonly expiresAt?: number | null;
 }
 
 /** A change of a token's rate limits: a field left out stays as it is, null removes that limit. */
@@ -66,4 +70,6 @@ export interface TokenStore {
   deleteToken(id: string): Promise<TokenDeletion>;
   /** Sets a token's rate limits (see TokenLimitsChange); the token as it now is, null when there is none. */
   setTokenLimits(id: string, change: TokenLimitsChange): Promise<TokenRecord | null>;
+  /** Sets when a token's key stops working (Unix ms, even past; null: never); the token as it now is, null when there is none. */
+  setTokenExpiry(id: string, expiresAt: number | null): Promise<TokenRecord | null>;
 }

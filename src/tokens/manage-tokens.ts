@@ -1,6 +1,7 @@
 /** What operators do to tokens, the same way from the CLI (`gateway tokens …`) and the admin routes. */
 import { type Operator, recordAudit } from '../records/audit.js';
 import type { NewToken, TokenDeletion, TokenLimitsChange, TokenRecord } from '../store/store.js';
+import { expiryView } from './expiry.js';
 import { generateKey, hashKey } from './keys.js';
 
 /** A token as operators see it: never its key, nor the key's hash. */
@@ -20,6 +21,8 @@ export interface TokenView {
   readonly rpm_limit: number | null;
   /** Requests in flight at once; null: no limit. */
   readonly max_parallel: number | null;
+  /** When the key stops working, ISO 8601 in UTC; null: never. */
+  readonly expires_at: string | null;
 }
 
 /** The operator's view of a token. */
@@ -35,6 +38,7 @@ export function tokenView(t: TokenRecord): TokenView {
     created_at: t.createdAt,
     rpm_limit: t.rpmLimit ?? null,
     max_parallel: t.maxParallel ?? null,
+    expires_at: expiryView(t.expiresAt),
   };
 }
 
@@ -59,6 +63,11 @@ export async function setQuota(op: Operator, id: string, quota: number | null): 
 /** Sets or removes a token's rate limits (a limit left out stays, null removes it); the change is audited. */
 export async function setLimits(op: Operator, id: string, limits: TokenLimitsChange): Promise<TokenRecord | null> {
   return changeToken(op, 'token.limits', id, () => op.store.setTokenLimits(id, limits));
+}
+
+/** Sets when a token's key stops working (Unix ms; past ends it now; null: never); the change is audited. */
+export async function setExpiry(op: Operator, id: string, expiresAt: number | null): Promise<TokenRecord | null> {
+  return changeToken(op, 'token.expiry', id, () => op.store.setTokenExpiry(id, expiresAt));
 }
 
 /** Deletes a token unless it is busy (Store.deleteToken); a deletion is audited. */

@@ -191,7 +191,7 @@ describe('admin console', { skip: missing ?? false }, () => {
     await row.getByText('enabled').waitFor();
     assert.equal(await models(key), 200);
     await row.getByLabel(`quota of ${token.id}`).fill('750');
-    await row.getByRole('button', { name: 'Set' }).click();
+    await row.getByRole('button', { name: 'Set', exact: true }).click();
     await until('the quota to be set', async () => (await admin('GET', `/admin/tokens/${token.id}`)).json.quota === 750);
     await shot(page, 'tokens');
     await page.close();
@@ -223,6 +223,39 @@ describe('admin console', { skip: missing ?? false }, () => {
     const after = await models(key);
     assert.equal(after.status, 200, 'no rpm limit any more');
     assert.equal(after.headers.get('x-ratelimit-limit-requests'), '5', 'the headers describe the limit in flight now');
+    await page.close();
+  });
+
+  test('Tokens: create one with an expiry, end it now from its row (refused, shown expired), a bad time is said, and never again', async () => {
+    const page = await open('tokens');
+    await page.getByLabel('name').fill('console expiry');
+    await page.getByLabel('expires at', { exact: true }).fill('2099-01-31T02:30:00+02:00');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    const key = (await page.getByTestId('key').textContent()) ?? '';
+    const models = (k: string) => fetch(`${gw.base}/v1/models`, { headers: { authorization: `Bearer ${k}` } });
+    const token = (await admin('GET', '/admin/tokens')).json.tokens.find((t: any) => t.name === 'console expiry');
+    assert.equal(token.expires_at, '2099-01-31T00:30:00.000Z');
+    assert.equal((await models(key)).status, 200);
+    const row = page.locator('[data-testid="tokens"] tbody tr').filter({ hasText: token.id });
+    const field = row.getByLabel(`expiry of ${token.id}`);
+    assert.equal(await field.inputValue(), '2099-01-31T00:30:00.000Z', 'the row shows it in UTC');
+    await field.fill('2020-01-01T00:00:00Z');
+    await row.getByRole('button', { name: 'Set expiry' }).click();
+    await row.locator('[data-state="expired"]').waitFor();
+    const refused = await models(key);
+    assert.equal(refused.status, 401);
+    assert.match(((await refused.json()) as any).error.message, /the API key expired at 2020-01-01T00:00:00\.000Z/);
+    await row.getByLabel(`expiry of ${token.id}`).fill('next week');
+    await row.getByRole('button', { name: 'Set expiry' }).click();
+    await page
+      .getByTestId('notice')
+      .getByText(/expires_at must be an ISO 8601 time with a zone/)
+      .waitFor();
+    await row.getByLabel(`expiry of ${token.id}`).fill('');
+    await row.getByRole('button', { name: 'Set expiry' }).click();
+    await row.locator('[data-state="enabled"]').waitFor();
+    assert.equal((await admin('GET', `/admin/tokens/${token.id}`)).json.expires_at, null);
+    assert.equal((await models(key)).status, 200, 'never: the key works again');
     await page.close();
   });
 

@@ -61,6 +61,7 @@ describe('admin routes for tokens', () => {
         created_at: 0,
         rpm_limit: null,
         max_parallel: null,
+        expires_at: null,
       },
     );
     assert.equal((await image(key)).status, 200);
@@ -111,6 +112,33 @@ describe('admin routes for tokens', () => {
     assert.equal(free.status, 200);
     assert.equal(free.headers.get('x-ratelimit-limit-requests'), null, 'no limit, no headers');
     assert.equal((await admin('GET', `/admin/tokens/${token.id}`)).json.rpm_limit, null);
+  });
+
+  test('expiry: set at creation (ISO with a zone, shown in UTC), moved, ended now by a past time, removed by null; each change audited', async () => {
+    const { key, token } = await create({ group: 'default', expires_at: '2099-01-31T02:30:00+02:00' });
+    assert.equal(token.expires_at, '2099-01-31T00:30:00.000Z');
+    assert.equal((await admin('GET', `/admin/tokens/${token.id}`)).json.expires_at, '2099-01-31T00:30:00.000Z');
+    assert.equal((await image(key)).status, 200, 'its lookup is now cached');
+    const ended = await admin('POST', `/admin/tokens/${token.id}/expiry`, { expires_at: '2020-01-01T00:00:00Z' });
+    assert.equal(ended.status, 200, ended.text);
+    assert.equal(ended.json.expires_at, '2020-01-01T00:00:00.000Z');
+    const refusedNow = await image(key);
+    refused(refusedNow, 401, 'invalid_api_key');
+    assert.match(refusedNow.json.error.message, /the API key expired at 2020-01-01T00:00:00\.000Z/);
+    const never = await admin('POST', `/admin/tokens/${token.id}/expiry`, { expires_at: null });
+    assert.deepEqual([never.status, never.json.expires_at], [200, null]);
+    assert.equal((await image(key)).status, 200, 'the cached key was forgotten: it works again at once');
+    const listed = (await admin('GET', '/admin/tokens')).json.tokens as TokenView[];
+    assert.equal(listed.find((t) => t.id === token.id)?.expires_at, null);
+    const audit = (await admin('GET', `/admin/audit?target=${token.id}&action=token.expiry`)).json.audit as { before: TokenView; after: TokenView }[];
+    assert.deepEqual(
+      audit.map((a) => [a.before.expires_at, a.after.expires_at]),
+      [
+        ['2020-01-01T00:00:00.000Z', null],
+        ['2099-01-31T00:30:00.000Z', '2020-01-01T00:00:00.000Z'],
+      ],
+      'newest first, before and after',
+    );
   });
 
   test('disable: the next request is refused at once (the cached key is forgotten); enable: it works again', async () => {
@@ -189,6 +217,15 @@ describe('admin routes for tokens', () => {
       [`/admin/tokens/${token.id}/limits`, { rpm_limit: 0 }, 'rpm_limit'],
       [`/admin/tokens/${token.id}/limits`, { max_parallel: 'unlimited' }, 'max_parallel'],
       [`/admin/tokens/${token.id}/limits`, { rpm: 5 }, 'rpm'],
+      ['/admin/tokens', { group: 'default', expires_at: '2099-01-31T00:00:00' }, 'expires_at'],
+      ['/admin/tokens', { group: 'default', expires_at: '2099-02-30T00:00:00Z' }, 'expires_at'],
+      ['/admin/tokens', { group: 'default', expires_at: '30d' }, 'expires_at'],
+      ['/admin/tokens', { group: 'default', expires_at: 4102444800000 }, 'expires_at'],
+      ['/admin/tokens', { group: 'default', expires_at: '2020-01-01T00:00:00Z' }, 'expires_at'],
+      [`/admin/tokens/${token.id}/expiry`, {}, 'expires_at'],
+      [`/admin/tokens/${token.id}/expiry`, { expires_at: 'never' }, 'expires_at'],
+      [`/admin/tokens/${token.id}/expiry`, { expires_at: '2099-01-31' }, 'expires_at'],
+      [`/admin/tokens/${token.id}/expiry`, { expires_at: null, quota: 1 }, 'quota'],
     ];
     for (const [path, body, param] of cases) refused(await admin('POST', path, body), 400, 'invalid_request', param);
     refused(await admin('POST', '/admin/tokens', 'group=default', { 'content-type': 'application/x-www-form-urlencoded' }), 415, 'unsupported_media_type');
@@ -199,6 +236,7 @@ describe('admin routes for tokens', () => {
     assert.equal(empty.status, 400, 'a change of no limit');
     assert.equal(empty.json.error.code, 'invalid_request');
     assert.deepEqual([(await admin('GET', `/admin/tokens/${token.id}`)).json.rpm_limit], [null], 'no limit was set');
+    assert.equal((await admin('GET', `/admin/tokens/${token.id}`)).json.expires_at, null, 'no expiry was set');
   });
 
   test('an unknown id is 404 on every token route', async () => {
@@ -209,6 +247,7 @@ describe('admin routes for tokens', () => {
       ['POST', '/admin/tokens/no-such-token/enable'],
       ['POST', '/admin/tokens/no-such-token/quota', { quota: 1 }],
       ['POST', '/admin/tokens/no-such-token/limits', { rpm_limit: 1 }],
+      ['POST', '/admin/tokens/no-such-token/expiry', { expires_at: null }],
     ] as [string, string, unknown?][]) {
       const r = await admin(method, path, body);
       refused(r, 404, 'not_found');

@@ -54,6 +54,37 @@ test('tokens create --rpm --max-parallel: stored on the token; a bad value, or s
   assert.deepEqual([after!.rpm_limit, after!.max_parallel], [120, 2], 'nothing changed');
 });
 
+test('tokens create --expires 1h, list shows it, set-expiry never removes it; a bad or past time is a usage error (exit 2)', () => {
+  const env = { GATEWAY_DB: join(dir, 'expiry.db') };
+  const before = Date.now();
+  const created = runCli(['tokens', 'create', '--group', 'default', '--name', 'exp', '--expires', '1h'], env);
+  assert.equal(created.status, 0, created.stderr);
+  const after = Date.now();
+  const [token] = JSON.parse(runCli(['tokens', 'list', '--json'], env).stdout) as TokenView[];
+  const at = Date.parse(token!.expires_at ?? '');
+  assert.ok(at >= before + 3_600_000 && at <= after + 3_600_000, `an hour from when it ran: ${token!.expires_at}`);
+  assert.match(runCli(['tokens', 'list'], env).stdout, new RegExp(`^${token!.id} {2}exp .* expires=${token!.expires_at!.replace(/\./g, '\\.')}\n$`));
+  for (const [args, said] of [
+    [['create', '--group', 'default', '--expires', '2020-01-01T00:00:00Z'], /--expires must be in the future/],
+    [['create', '--group', 'default', '--expires', '2099-01-01T00:00:00'], /--expires takes an ISO 8601 time with a zone .* not '2099-01-01T00:00:00'/],
+    [['set-expiry', token!.id, 'soon'], /the expiry takes an ISO 8601 time with a zone/],
+    [['set-expiry', token!.id], /usage: gateway tokens set-expiry <id> <T\|never>/],
+  ] as [string[], RegExp][]) {
+    const r = runCli(['tokens', ...args], env);
+    assert.equal(r.status, 2, `tokens ${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, said);
+  }
+  const never = runCli(['tokens', 'set-expiry', token!.id, 'never'], env);
+  assert.equal(never.status, 0, never.stderr);
+  assert.ok(!never.stdout.includes('expires='), never.stdout);
+  const listed = JSON.parse(runCli(['tokens', 'list', '--json'], env).stdout) as TokenView[];
+  assert.deepEqual(
+    listed.map((t) => t.expires_at),
+    [null],
+    'no expiry now, and the refused creations created nothing',
+  );
+});
+
 /** The round trip of every tokens command on one store; each command is a real process. */
 async function tokensRoundTrip(env: NodeJS.ProcessEnv): Promise<void> {
   const created = runCli(['tokens', 'create', '--group', 'default', '--name', 'trip'], env);
@@ -74,11 +105,13 @@ async function tokensRoundTrip(env: NodeJS.ProcessEnv): Promise<void> {
   assert.match(line(['tokens', 'set-limits', id, '--max-parallel', 'unlimited']), /used=0 {2}rpm=60\n$/, 'a limit not named stays');
   const [limited] = JSON.parse(line(['tokens', 'list', '--json'])) as TokenView[];
   assert.deepEqual([limited!.rpm_limit, limited!.max_parallel], [60, null]);
+  assert.match(line(['tokens', 'set-expiry', id, '2099-01-31T02:30:00+02:00']), /rpm=60 {2}expires=2099-01-31T00:30:00\.000Z\n$/);
   for (const args of [
     ['disable', 'no-such-token'],
     ['enable', 'no-such-token'],
     ['set-quota', 'no-such-token', '1'],
     ['set-limits', 'no-such-token', '--rpm', '1'],
+    ['set-expiry', 'no-such-token', 'never'],
     ['delete', 'no-such-token'],
   ]) {
     const r = runCli(['tokens', ...args], env);
@@ -125,6 +158,7 @@ async function tokensRoundTrip(env: NodeJS.ProcessEnv): Promise<void> {
       'token.quota',
       'token.limits',
       'token.limits',
+      'token.expiry',
       'token.delete',
     ]);
     assert.ok(records.every((r) => r.actor === 'cli'));
@@ -136,6 +170,8 @@ async function tokensRoundTrip(env: NodeJS.ProcessEnv): Promise<void> {
         [7, null],
       ],
     );
+    const expiry = records.find((r) => r.action === 'token.expiry');
+    assert.deepEqual([(expiry?.before as TokenView).expires_at, (expiry?.after as TokenView).expires_at], [null, '2099-01-31T00:30:00.000Z']);
     assert.ok(!JSON.stringify(records).includes('key'), 'no key nor key hash');
   } finally {
     await audit.close();

@@ -26,6 +26,8 @@ export interface TokenOptions {
   /** Rate limits (docs/tokens-and-quota.md, "Rate limits"); default none. */
   readonly rpmLimit?: number | null;
   readonly maxParallel?: number | null;
+  /** When the key stops working, Unix ms (docs/tokens-and-quota.md, "Expiry"); default never. */
+  readonly expiresAt?: number | null;
 }
 
 /** How to start a harness; every field is optional. */
@@ -105,6 +107,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
         quota: t.quota ?? null,
         rpmLimit: t.rpmLimit ?? null,
         maxParallel: t.maxParallel ?? null,
+        expiresAt: t.expiresAt ?? null,
       });
       return key;
     };

@@ -132,6 +132,26 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
     }
   });
 
+  test(`${driver} store: a token's expiry is kept from creation to the millisecond, moved, set in the past, and removed by null`, async () => {
+    const store = await open();
+    try {
+      const plain = await store.createToken({ name: 'nx', keyHash: 'nx', group: 'default', models: null, quota: null });
+      assert.equal(plain.expiresAt, null, 'never, unless one is given');
+      // Past 2038 and with milliseconds: the column holds Unix ms whole.
+      const at = Date.parse('2040-05-06T07:08:09.123Z');
+      const t = await store.createToken({ name: 'ex', keyHash: 'ex', group: 'default', models: null, quota: null, expiresAt: at });
+      assert.equal(t.expiresAt, at);
+      assert.equal((await store.findTokenByHash('ex'))?.expiresAt, at, 'the lookup the authenticator caches carries it');
+      assert.equal((await store.setTokenExpiry(t.id, 1000))?.expiresAt, 1000, 'a past time is kept: it ends the key now');
+      assert.equal((await store.getToken(t.id))?.expiresAt, 1000);
+      assert.equal((await store.setTokenExpiry(t.id, null))?.expiresAt, null);
+      assert.equal((await store.listTokens()).find((x) => x.id === t.id)?.expiresAt, null);
+      assert.equal(await store.setTokenExpiry('no-such-token', at), null);
+    } finally {
+      await store.close();
+    }
+  });
+
   test(`${driver} store: a token is deleted by id once nothing it started still runs; its ledger and finished tasks stay`, async () => {
     const store = await open();
     try {

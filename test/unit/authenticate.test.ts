@@ -68,3 +68,45 @@ describe('authentication while the store is away', () => {
     await r.base.close();
   });
 });
+
+describe('an expiring key (docs/tokens-and-quota.md, "Expiry")', () => {
+  const AT = Date.parse('2027-03-01T12:00:00Z');
+
+  test('works until its instant and is refused from it on, although its cached lookup has not run out', async () => {
+    const base = await openStore(':memory:');
+    let now = AT - 1;
+    let lookups = 0;
+    const store: Store = { ...base, findTokenByHash: (hash) => (lookups++, base.findTokenByHash(hash)) };
+    // A cache time far longer than the test: every answer after the first comes from the cache.
+    const auth = new Authenticator(store, 60_000, () => now);
+    const key = generateKey();
+    await base.createToken({ name: 'e', keyHash: hashKey(key), group: 'default', models: null, quota: null, expiresAt: AT });
+    const as = () => auth.authenticate(BEARER, { authorization: `Bearer ${key}` }, null);
+    assert.equal((await as()).expiresAt, AT, 'the record the cache keeps carries the expiry');
+    now = AT;
+    await assert.rejects(as(), (err) => {
+      assert.ok(err instanceof GatewayError);
+      assert.equal(err.code, 'invalid_api_key');
+      assert.match(err.message, /the API key expired at 2027-03-01T12:00:00\.000Z/);
+      return true;
+    });
+    now = AT + 86_400_000;
+    await assert.rejects(as(), /expired at/);
+    assert.equal(lookups, 1, 'no store round trip: the expiry is compared with the clock on the cached record');
+    await base.close();
+  });
+
+  test('a key without expiry works at any time; an unknown key is told apart from an expired one', async () => {
+    const base = await openStore(':memory:');
+    const auth = new Authenticator(base, 0, () => Number.MAX_SAFE_INTEGER);
+    const key = generateKey();
+    await base.createToken({ name: 'n', keyHash: hashKey(key), group: 'default', models: null, quota: null });
+    assert.equal((await auth.authenticate(BEARER, { authorization: `Bearer ${key}` }, null)).expiresAt, null);
+    await assert.rejects(auth.authenticate(BEARER, { authorization: `Bearer ${generateKey()}` }, null), (err) => {
+      assert.ok(err instanceof GatewayError && err.code === 'invalid_api_key');
+      assert.equal(err.message, 'the API key is not valid');
+      return true;
+    });
+    await base.close();
+  });
+});

@@ -6,7 +6,7 @@ import type { Database } from './database.js';
 const IN_USE = `SELECT (SELECT count(*) FROM tasks WHERE token_id = $1 AND status IN ('submitting', 'queued', 'in_progress'))::int AS tasks,
   (SELECT count(*) FROM holds WHERE token_id = $1)::int AS holds`;
 
-/** Tokens (create, find, list, disable or enable, set the quota or the rate limits, delete) and the resources clients created. */
+/** Tokens (create, find, list, disable or enable, set the quota, the rate limits or the expiry, delete) and the resources clients created. */
 export function tokenMethods(db: Database): TokenStore & ResourceStore {
   const one = async (sql: string, params: unknown[]) => {
     const row = (await db.repeatable<TokenRow>(sql, params)).rows[0];
@@ -15,7 +15,7 @@ export function tokenMethods(db: Database): TokenStore & ResourceStore {
   return {
     async createToken(t) {
       const { rows } = await db.query<TokenRow>(
-        'INSERT INTO tokens (id, name, key_hash, grp, models, quota, created_at, rpm_limit, max_parallel) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *',
+        'INSERT INTO tokens (id, name, key_hash, grp, models, quota, created_at, rpm_limit, max_parallel, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *',
         [
           randomUUID(),
           t.name,
@@ -26,6 +26,7 @@ export function tokenMethods(db: Database): TokenStore & ResourceStore {
           Date.now(),
           t.rpmLimit ?? null,
           t.maxParallel ?? null,
+          t.expiresAt ?? null,
         ],
       );
       return toRecord(onlyRow(rows));
@@ -44,6 +45,7 @@ export function tokenMethods(db: Database): TokenStore & ResourceStore {
          max_parallel = CASE WHEN $4::boolean THEN $5::integer ELSE max_parallel END WHERE id = $1 RETURNING *`,
         [id, c.rpmLimit !== undefined, c.rpmLimit ?? null, c.maxParallel !== undefined, c.maxParallel ?? null],
       ),
+    setTokenExpiry: (id, expiresAt) => one('UPDATE tokens SET expires_at = $2 WHERE id = $1 RETURNING *', [id, expiresAt]),
     deleteToken(id) {
       // Not one statement: under READ COMMITTED a DELETE … WHERE NOT EXISTS (unfinished task) reads
       // its snapshot before it waits for the token's row, so a task created by a statement holding

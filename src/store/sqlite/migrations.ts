@@ -139,4 +139,6 @@ export const MIGRATIONS: readonly string[] = [
   // Rate limits of a key (docs/tokens-and-quota.md, "Rate limits"): requests per minute and in flight; null: none.
   `ALTER TABLE tokens ADD COLUMN rpm_limit INTEGER;
    ALTER TABLE tokens ADD COLUMN max_parallel INTEGER;`,
+  // Expiry of a key (docs/tokens-and-quota.md, "Expiry"): Unix milliseconds; null: never.
+  `ALTER TABLE tokens ADD COLUMN expires_at INTEGER;`,
 ];

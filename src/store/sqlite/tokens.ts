@@ -4,10 +4,10 @@ import type { Db } from './database.js';
 import type { GroupCommit } from './group-commit.js';
 import { toRecord, type TokenRow } from '../sql-rows.js';
 
-/** Tokens: create, find, list, disable or enable, set the quota or the rate limits, delete. */
+/** Tokens: create, find, list, disable or enable, set the quota, the rate limits or the expiry, delete. */
 export function tokenMethods(db: Db, commits: Pick<GroupCommit, 'flush'>): TokenStore {
   const insert = db.prepare(
-    'INSERT INTO tokens (id, name, key_hash, grp, models, quota, created_at, rpm_limit, max_parallel) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    'INSERT INTO tokens (id, name, key_hash, grp, models, quota, created_at, rpm_limit, max_parallel, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
   );
   const byHash = db.prepare('SELECT * FROM tokens WHERE key_hash = ?');
   const byId = db.prepare('SELECT * FROM tokens WHERE id = ?');
@@ -20,6 +20,7 @@ export function tokenMethods(db: Db, commits: Pick<GroupCommit, 'flush'>): Token
     `UPDATE tokens SET rpm_limit = CASE WHEN ? THEN ? ELSE rpm_limit END, max_parallel = CASE WHEN ? THEN ? ELSE max_parallel END
      WHERE id = ? RETURNING *`,
   );
+  const setExpiry = db.prepare('UPDATE tokens SET expires_at = ? WHERE id = ? RETURNING *');
   const inUse = db.prepare(
     `SELECT (SELECT count(*) FROM tasks WHERE token_id = ? AND status IN ('submitting', 'queued', 'in_progress')) AS tasks,
             (SELECT count(*) FROM holds WHERE token_id = ?) AS holds`,
@@ -48,6 +49,7 @@ export function tokenMethods(db: Db, commits: Pick<GroupCommit, 'flush'>): Token
         Date.now(),
         t.rpmLimit ?? null,
         t.maxParallel ?? null,
+        t.expiresAt ?? null,
       );
       return toRecord(byId.get(id) as TokenRow);
     },
@@ -75,6 +77,10 @@ export function tokenMethods(db: Db, commits: Pick<GroupCommit, 'flush'>): Token
       const row = setLimits.get(c.rpmLimit === undefined ? 0 : 1, c.rpmLimit ?? null, c.maxParallel === undefined ? 0 : 1, c.maxParallel ?? null, id) as
         | TokenRow
         | undefined;
+      return row ? toRecord(row) : null;
+    },
+    async setTokenExpiry(id, expiresAt) {
+      const row = setExpiry.get(expiresAt, id) as TokenRow | undefined;
       return row ? toRecord(row) : null;
     },
     async deleteToken(id) {
