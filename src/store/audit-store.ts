@@ -3,6 +3,7 @@
  * from what to what, from the admin routes and the `gateway tokens` commands alike
  * (src/records/audit.ts writes it). Its records never hold a key or a key's hash.
  */
+import { newestFirstSql } from './newest-first.js';
 
 /** One operator action. */
 export interface AuditRecord {
@@ -47,15 +48,7 @@ const FILTERS = [
 
 /** The statement of findAudit for both SQL drivers, read off `audit_by_at (at, id)` walked backwards. */
 export function findAuditSql(q: AuditQuery, param: (n: number) => string): { sql: string; args: unknown[] } {
-  const where: string[] = [];
-  const args: unknown[] = [];
-  const arg = (v: unknown) => (args.push(v), param(args.length));
-  for (const [field, column] of FILTERS) if (q[field] !== undefined) where.push(`${column} = ${arg(q[field])}`);
-  if (q.from !== undefined) where.push(`at >= ${arg(q.from)}`);
-  if (q.to !== undefined) where.push(`at < ${arg(q.to)}`);
-  if (q.before) where.push(`(at, id) < (${arg(q.before.at)}, ${arg(q.before.id)})`);
-  const sql = `SELECT * FROM audit ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY at DESC, id DESC LIMIT ${arg(q.limit)}`;
-  return { sql, args };
+  return newestFirstSql('audit', FILTERS, q, param);
 }
 
 /** An `audit` row of both drivers: before and after as JSON text. */

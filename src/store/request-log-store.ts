@@ -3,6 +3,7 @@
  * written in batches off the request path (src/records/request-batcher.ts), kept for
  * GATEWAY_REQUEST_LOG_DAYS and read by operators newest first, in pages.
  */
+import { newestFirstSql } from './newest-first.js';
 
 /** One public request as it ended. */
 export interface RequestRecord {
@@ -75,15 +76,7 @@ const FILTERS = [
  * backwards (or `requests_by_token (token_id, at, id)` for a token), the cursor a range of it.
  */
 export function findRequestsSql(q: RequestQuery, param: (n: number) => string): { sql: string; args: unknown[] } {
-  const where: string[] = [];
-  const args: unknown[] = [];
-  const arg = (v: unknown) => (args.push(v), param(args.length));
-  for (const [field, column] of FILTERS) if (q[field] !== undefined) where.push(`${column} = ${arg(q[field])}`);
-  if (q.from !== undefined) where.push(`at >= ${arg(q.from)}`);
-  if (q.to !== undefined) where.push(`at < ${arg(q.to)}`);
-  if (q.before) where.push(`(at, id) < (${arg(q.before.at)}, ${arg(q.before.id)})`);
-  const sql = `SELECT * FROM requests ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY at DESC, id DESC LIMIT ${arg(q.limit)}`;
-  return { sql, args };
+  return newestFirstSql('requests', FILTERS, q, param);
 }
 
 /** A `requests` row of both drivers. */
