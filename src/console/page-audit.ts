@@ -1,5 +1,6 @@
 import { h, section, table, when } from './dom.js';
 import type { Page } from './page.js';
+import { urlFilters } from './url-filters.js';
 
 const FILTERS = ['actor', 'action', 'target', 'from', 'to'] as const;
 
@@ -29,34 +30,8 @@ function change(a: AuditView): string {
 
 /** The audit log (GET /admin/audit): who changed what, newest first, filtered and paged as the route is. */
 export const auditPage: Page = async ({ api, params, go }) => {
-  const query = new URLSearchParams();
-  for (const f of [...FILTERS, 'before'] as const) {
-    const value = params.get(f);
-    if (value) query.set(f, value);
-  }
+  const { query, form, current } = urlFilters('audit', FILTERS, { params, go });
   const { audit, next } = await api.get<{ audit: AuditView[]; next: string | null }>(`/admin/audit?${query}`);
-  const inputs = {} as Record<(typeof FILTERS)[number], HTMLInputElement>;
-  for (const f of FILTERS) inputs[f] = h('input', { name: f, value: params.get(f) ?? '', size: 14 });
-  const filters = (): Record<string, string> => {
-    const out: Record<string, string> = {};
-    for (const f of FILTERS) {
-      const v = inputs[f].value.trim();
-      if (v) out[f] = v;
-    }
-    return out;
-  };
-  const form = h(
-    'form',
-    { class: 'inline', onsubmit: (e: Event) => (e.preventDefault(), go('audit', filters())) },
-    FILTERS.map((f) => h('label', {}, `${f} `, inputs[f])),
-    h('button', { type: 'submit' }, 'Filter'),
-  );
-  const current = Object.fromEntries(
-    FILTERS.flatMap((f) => {
-      const value = params.get(f);
-      return value ? [[f, value] as const] : [];
-    }),
-  );
   return h(
     'div',
     {},

@@ -1,5 +1,6 @@
 import { h, section, table, when } from './dom.js';
 import type { Page } from './page.js';
+import { urlFilters } from './url-filters.js';
 
 /** The filters of GET /admin/requests the page offers, in its form's order. */
 const FILTERS = ['token', 'model', 'route', 'status', 'error', 'request_id', 'task', 'from', 'to'] as const;
@@ -26,34 +27,13 @@ const statusBadge = (s: number) => h('span', { class: `badge ${s < 400 ? 'comple
  * paged as the route is. `from` and `to` take what the route takes (Unix ms, a date, an ISO time).
  */
 export const requestsPage: Page = async ({ api, params, go }) => {
-  const query = new URLSearchParams();
-  for (const f of [...FILTERS, 'before'] as const) {
-    const value = params.get(f);
-    if (value) query.set(f, value);
-  }
+  const { query, form, current } = urlFilters(
+    'requests',
+    FILTERS,
+    { params, go },
+    { label: (f) => f.replace('_', ' '), size: (f) => (f === 'status' ? 4 : 14) },
+  );
   const { requests, next } = await api.get<{ requests: RequestView[]; next: string | null }>(`/admin/requests?${query}`);
-  const inputs = {} as Record<(typeof FILTERS)[number], HTMLInputElement>;
-  for (const f of FILTERS) inputs[f] = h('input', { name: f, value: params.get(f) ?? '', size: f === 'status' ? 4 : 14 });
-  const filters = (): Record<string, string> => {
-    const out: Record<string, string> = {};
-    for (const f of FILTERS) {
-      const v = inputs[f].value.trim();
-      if (v) out[f] = v;
-    }
-    return out;
-  };
-  const form = h(
-    'form',
-    { class: 'inline', onsubmit: (e: Event) => (e.preventDefault(), go('requests', filters())) },
-    FILTERS.map((f) => h('label', {}, `${f.replace('_', ' ')} `, inputs[f])),
-    h('button', { type: 'submit' }, 'Filter'),
-  );
-  const current = Object.fromEntries(
-    FILTERS.flatMap((f) => {
-      const value = params.get(f);
-      return value ? [[f, value] as const] : [];
-    }),
-  );
   return h(
     'div',
     {},
