@@ -1,4 +1,4 @@
-import type { BudgetPeriod } from './budget-period.js';
+import { budgetAt, type BudgetNow, type BudgetPeriod } from './budget-period.js';
 
 /** An API token as stored: only the SHA-256 of its key is kept. */
 export interface TokenRecord {
@@ -93,4 +93,12 @@ export interface TokenStore {
    * none) starts one now with nothing used. The token as it now is, null when there is none.
    */
   setTokenBudget(id: string, budget: number | null, period: BudgetPeriod | null): Promise<TokenRecord | null>;
+}
+
+/** A token's budget as it stands at `now` (Unix ms): its period, what that used and has left, when it renews; null without one. */
+export function tokenBudgetAt(t: TokenRecord, now: number): BudgetNow | null {
+  return budgetAt(
+    { budget: t.budget ?? null, period: t.budgetPeriod ?? null, anchor: t.budgetAnchor ?? null, start: t.budgetStart ?? null, used: t.budgetUsed ?? 0 },
+    now,
+  );
 }
