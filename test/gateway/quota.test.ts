@@ -451,7 +451,8 @@ describe('quota, prices and the ledger', () => {
       assert.deepEqual(all.json.totals, { debit: 15, refund: 0, settle: 0 });
       assert.equal(all.json.entries.length, 5);
       assert.equal(all.json.next_after, null);
-      for (const e of all.json.entries) assert.deepEqual(Object.keys(e).sort(), ['amount', 'at', 'budget_period', 'budget_start', 'id', 'kind', 'model', 'ref']);
+      for (const e of all.json.entries)
+        assert.deepEqual(Object.keys(e).sort(), ['amount', 'at', 'budget_period', 'budget_start', 'id', 'kind', 'model', 'ref']);
       const first = await rig.get(`/admin/tokens/${t.id}/ledger?limit=2`, ADMIN_KEY);
       assert.deepEqual(first.json.entries, all.json.entries.slice(0, 2));
       assert.equal(first.json.next_after, all.json.entries[1].id);
