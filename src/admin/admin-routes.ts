@@ -18,6 +18,7 @@ import { PLAYGROUND_BODY, playground } from './playground-admin.js';
 import { healthz, readyz } from './health.js';
 import { usageCsv, usageReport } from './usage-admin.js';
 import {
+  BUDGET_BODY,
   CREATE_TOKEN_BODY,
   createToken,
   deleteToken,
@@ -28,6 +29,7 @@ import {
   LIMITS_BODY,
   listTokens,
   QUOTA_BODY,
+  setTokenBudget,
   setTokenExpiry,
   setTokenLimits,
   setTokenQuota,
@@ -84,6 +86,7 @@ const ADMIN_ROUTES: readonly AdminRoute[] = [
   route('POST', '/admin/tokens/{token_id}/quota', setTokenQuota, { body: QUOTA_BODY }),
   route('POST', '/admin/tokens/{token_id}/limits', setTokenLimits, { body: LIMITS_BODY }),
   route('POST', '/admin/tokens/{token_id}/expiry', setTokenExpiry, { body: EXPIRY_BODY }),
+  route('POST', '/admin/tokens/{token_id}/budget', setTokenBudget, { body: BUDGET_BODY }),
   route('GET', '/admin/usage', usageReport),
   route('GET', '/admin/usage.csv', usageCsv),
   route('GET', '/admin/tasks', listAllTasks),

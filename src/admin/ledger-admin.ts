@@ -19,10 +19,28 @@ export async function ledgerReport({ params, query, deps }: AdminContext): Promi
   if (!token || !balance) throw new GatewayError('not_found', `no token with id ${id.slice(0, 100)}`);
   return {
     json: {
-      token: { id: token.id, name: token.name, group: token.group, quota: token.quota, used: balance.used },
+      token: {
+        id: token.id,
+        name: token.name,
+        group: token.group,
+        quota: token.quota,
+        used: balance.used,
+        budget: token.budget ?? null,
+        budget_period: token.budgetPeriod ?? null,
+      },
       totals: { debit: balance.debit, refund: balance.refund, settle: balance.settle },
       balanced: balance.debit - balance.refund - balance.settle === balance.used,
-      entries: rows.map((r) => ({ id: r.id, kind: r.kind, ref: r.ref, model: r.model, amount: r.amount, at: r.at })),
+      // The budget a debit came from (a give-back: the one of its debit): its period and that period's start, Unix ms; null without one.
+      entries: rows.map((r) => ({
+        id: r.id,
+        kind: r.kind,
+        ref: r.ref,
+        model: r.model,
+        amount: r.amount,
+        at: r.at,
+        budget_period: r.budgetPeriod,
+        budget_start: r.budgetStart,
+      })),
       next_after: rows.length === limit ? (rows.at(-1)?.id ?? null) : null,
     },
   };

@@ -2,17 +2,20 @@ import { GatewayError } from '../errors/gateway-error.js';
 import type { TokenRecord } from '../store/store.js';
 import type { Operator } from '../records/audit.js';
 import {
+  BUDGET_NEEDS_PERIOD,
   deletionProblem,
   groupProblem,
   issueToken,
   MAX_RATE_LIMIT,
   removeToken,
   setDisabled,
+  setBudget,
   setExpiry,
   setLimits,
   setQuota,
   tokenView,
 } from '../tokens/manage-tokens.js';
+import { type BudgetPeriod, PERIOD_FORM, parseBudgetPeriod } from '../store/budget-period.js';
 import { EXPIRY_FORM, parseInstant } from '../tokens/expiry.js';
 import { adminBody, pathParam } from './admin-input.js';
 import type { AdminAnswer, AdminContext } from './admin-types.js';
@@ -26,6 +29,14 @@ interface CreateTokenBody {
   readonly rpm_limit?: number | null;
   readonly max_parallel?: number | null;
   readonly expires_at?: string | null;
+  readonly budget?: number | null;
+  readonly budget_period?: string | null;
+}
+
+/** `POST /admin/tokens/{token_id}/budget`: units per period, null: none; the period, left out: the token's own. */
+interface BudgetBody {
+  readonly budget: number | null;
+  readonly budget_period?: string | null;
 }
 
 /** `POST /admin/tokens/{token_id}/expiry`: when the key stops working; null: never. */
@@ -50,6 +61,10 @@ const QUOTA = { type: ['integer', 'null'], minimum: 0, maximum: Number.MAX_SAFE_
 const RATE_LIMIT = { type: ['integer', 'null'], minimum: 1, maximum: MAX_RATE_LIMIT };
 /** An expiry: ISO 8601 with a zone (checked by parseInstant), null: never. */
 const EXPIRY = { type: ['string', 'null'], maxLength: 64 };
+/** A budget per period: units, 0 or more, null: none. */
+const BUDGET = QUOTA;
+/** A budget's period (checked by parseBudgetPeriod), null: none. */
+const PERIOD = { type: ['string', 'null'], maxLength: 16 };
 
 /** The body of `POST /admin/tokens`. */
 export const CREATE_TOKEN_BODY = adminBody({
@@ -64,8 +79,26 @@ export const CREATE_TOKEN_BODY = adminBody({
     rpm_limit: RATE_LIMIT,
     max_parallel: RATE_LIMIT,
     expires_at: EXPIRY,
+    budget: BUDGET,
+    budget_period: PERIOD,
   },
 });
+
+/** The body of `POST /admin/tokens/{token_id}/budget`. */
+export const BUDGET_BODY = adminBody({
+  type: 'object',
+  additionalProperties: false,
+  required: ['budget'],
+  properties: { budget: BUDGET, budget_period: PERIOD },
+});
+
+/** The period of a `budget_period` field; undefined when it is absent or null; invalid_request when it names none. */
+function periodOf(raw: string | null | undefined): BudgetPeriod | undefined {
+  if (raw === null || raw === undefined) return undefined;
+  const period = parseBudgetPeriod(raw);
+  if (period === null) throw new GatewayError('invalid_request', `budget_period must be ${PERIOD_FORM}`, { param: 'budget_period' });
+  return period;
+}
 
 /** The body of `POST /admin/tokens/{token_id}/expiry`. */
 export const EXPIRY_BODY = adminBody({ type: 'object', additionalProperties: false, required: ['expires_at'], properties: { expires_at: EXPIRY } });
@@ -126,6 +159,10 @@ export async function createToken({ snapshot, body, deps }: AdminContext): Promi
   if (expiresAt !== null && expiresAt <= (op.now?.() ?? Date.now())) {
     throw new GatewayError('invalid_request', 'expires_at must be in the future for a new token', { param: 'expires_at' });
   }
+  const budget = b.budget ?? null;
+  const budgetPeriod = periodOf(b.budget_period) ?? null;
+  if (budget !== null && budgetPeriod === null) throw new GatewayError('invalid_request', 'a budget needs its budget_period', { param: 'budget_period' });
+  if (budget === null && budgetPeriod !== null) throw new GatewayError('invalid_request', 'a budget_period needs its budget', { param: 'budget' });
   const { token, key } = await issueToken(op, {
     name: b.name ?? 'admin',
     group: b.group,
@@ -134,6 +171,8 @@ export async function createToken({ snapshot, body, deps }: AdminContext): Promi
     rpmLimit: b.rpm_limit ?? null,
     maxParallel: b.max_parallel ?? null,
     expiresAt,
+    budget,
+    budgetPeriod,
   });
   return { status: 201, json: { key, token: tokenView(token) } };
 }
@@ -168,6 +207,21 @@ export async function setTokenExpiry(ctx: AdminContext): Promise<AdminAnswer> {
   const id = pathParam(ctx.params, 'token_id');
   const expiresAt = expiryOf((ctx.body as ExpiryBody).expires_at);
   return changed(ctx, await setExpiry(operator(ctx.deps), id, expiresAt), id);
+}
+
+/**
+ * `POST /admin/tokens/{token_id}/budget`: units per period from now on (null: none). The amount
+ * alone keeps the period running and what it used; a new period starts now from 0.
+ */
+export async function setTokenBudget(ctx: AdminContext): Promise<AdminAnswer> {
+  const id = pathParam(ctx.params, 'token_id');
+  const b = ctx.body as BudgetBody;
+  const period = periodOf(b.budget_period);
+  if (b.budget === null && period !== undefined)
+    throw new GatewayError('invalid_request', 'a budget_period needs its budget; null removes both', { param: 'budget' });
+  const change = await setBudget(operator(ctx.deps), id, b.budget, period);
+  if (change.outcome === 'no-period') throw new GatewayError('invalid_request', BUDGET_NEEDS_PERIOD, { param: 'budget_period' });
+  return changed(ctx, change.outcome === 'changed' ? change.token : null, id);
 }
 
 /** `DELETE /admin/tokens/{token_id}`: refused (409) while it has unfinished tasks or requests in flight. */

@@ -2,17 +2,21 @@
 import type { Store, TokenRecord } from '../store/store.js';
 import { CLI_ACTOR, type Operator } from '../records/audit.js';
 import {
+  BUDGET_NEEDS_PERIOD,
   deletionProblem,
   groupProblem,
   issueToken,
   MAX_RATE_LIMIT,
   removeToken,
   setDisabled,
+  setBudget,
   setExpiry,
   setLimits,
   setQuota,
   tokenView,
 } from '../tokens/manage-tokens.js';
+import { type BudgetPeriod, PERIOD_FORM, parseBudgetPeriod } from '../store/budget-period.js';
+import { tokenBudgetAt } from '../store/store.js';
 import { EXPIRY_FORM, expiryView, parseExpiry } from '../tokens/expiry.js';
 import { CliExit, HelpAsked, parseCommand, usageError, usageOf, usageTable, wholeNumber, type UsageEntry } from './args.js';
 
@@ -20,9 +24,9 @@ import { CliExit, HelpAsked, parseCommand, usageError, usageOf, usageTable, whol
 export const TOKENS_USAGE = {
   list: { synopsis: 'tokens list [--json]', about: 'list tokens (never their keys); --json: as JSON' },
   create: {
-    synopsis: 'tokens create --group G [--quota N] [--models a,b] [--name NAME] [--rpm N] [--max-parallel N] [--expires T]',
+    synopsis: 'tokens create --group G [--quota N] [--models a,b] [--name NAME] [--rpm N] [--max-parallel N] [--expires T] [--budget N --period P]',
     about:
-      'create an API key (printed once on stdout; only its hash is stored);\n--rpm: requests per minute, --max-parallel: requests in flight,\n--expires: when the key stops working (ISO time with a zone, or 30d, 12h, 90m from now)',
+      'create an API key (printed once on stdout; only its hash is stored);\n--rpm: requests per minute, --max-parallel: requests in flight,\n--expires: when the key stops working (ISO time with a zone, or 30d, 12h, 90m from now),\n--budget: units per --period (day, week, month: UTC; or Nd: every N days from now)',
   },
   disable: { synopsis: 'tokens disable <id>', about: 'refuse the token from now on' },
   enable: { synopsis: 'tokens enable <id>', about: 'let a disabled token work again' },
@@ -36,13 +40,20 @@ export const TOKENS_USAGE = {
     synopsis: 'tokens set-expiry <id> <T|never>',
     about: 'set when the key stops working (ISO time with a zone, or 30d, 12h, 90m from now; a past time ends it now)',
   },
+  'set-budget': {
+    synopsis: 'tokens set-budget <id> <N|unlimited> [--period P]',
+    about:
+      'set the units the token may spend per period (day, week, month: UTC; or Nd: every N days from now);\nthe amount alone keeps the period and what it used; a new --period starts now from 0',
+  },
 } as const satisfies Record<string, UsageEntry>;
 
 /** One line of `tokens list`, and what the commands that change a token print. */
 function line(t: TokenRecord): string {
   const limits = `${t.rpmLimit ? `  rpm=${t.rpmLimit}` : ''}${t.maxParallel ? `  max_parallel=${t.maxParallel}` : ''}`;
   const expires = t.expiresAt == null ? '' : `  expires=${expiryView(t.expiresAt)}`;
-  return `${t.id}  ${t.name}  group=${t.group}  quota=${t.quota ?? 'unlimited'}  used=${t.used}${t.models ? `  models=${t.models.join(',')}` : ''}${limits}${expires}${t.disabled ? '  disabled' : ''}`;
+  const b = tokenBudgetAt(t, Date.now());
+  const budget = b ? `  budget=${b.budget}/${b.period}  budget_used=${b.used}  budget_resets=${new Date(b.resetsAt).toISOString()}` : '';
+  return `${t.id}  ${t.name}  group=${t.group}  quota=${t.quota ?? 'unlimited'}  used=${t.used}${t.models ? `  models=${t.models.join(',')}` : ''}${limits}${expires}${budget}${t.disabled ? '  disabled' : ''}`;
 }
 
 /** An expiry given on the command line (`--expires`, `set-expiry`): Unix ms; a usage error when it is not one. */
@@ -57,6 +68,14 @@ function rateLimit(raw: string | undefined, flag: string, usage: string, unlimit
   if (raw === undefined) return undefined;
   if (unlimited && raw === 'unlimited') return null;
   return wholeNumber(raw, flag, 1, MAX_RATE_LIMIT, usage, unlimited ? 'unlimited' : '');
+}
+
+/** A budget's period given on the command line (`--period`): undefined when not given; a usage error when it names none. */
+function period(raw: string | undefined, usage: string): BudgetPeriod | undefined {
+  if (raw === undefined) return undefined;
+  const p = parseBudgetPeriod(raw);
+  if (p === null) throw usageError(`--period takes ${PERIOD_FORM}, not '${raw.slice(0, 100)}'`, usage);
+  return p;
 }
 
 /** A token that was asked for by id and is not there: a failure (exit 1), not a usage error. */
@@ -95,8 +114,14 @@ const SUBCOMMANDS = new Map<string, Subcommand>([
         rpm: { type: 'string' },
         'max-parallel': { type: 'string' },
         expires: { type: 'string' },
+        budget: { type: 'string' },
+        period: { type: 'string' },
       });
       if (values.group === undefined) throw usageError('--group is required', u);
+      const budget = values.budget === undefined ? null : wholeNumber(values.budget, '--budget', 0, Number.MAX_SAFE_INTEGER, u);
+      const budgetPeriod = period(values.period, u) ?? null;
+      if (budget !== null && budgetPeriod === null) throw usageError('--budget needs --period (day, week, month or Nd)', u);
+      if (budget === null && budgetPeriod !== null) throw usageError('--period needs --budget', u);
       const quota = values.quota === undefined ? null : wholeNumber(values.quota, '--quota', 0, Number.MAX_SAFE_INTEGER, u);
       const rpmLimit = rateLimit(values.rpm, '--rpm', u, false) ?? null;
       const maxParallel = rateLimit(values['max-parallel'], '--max-parallel', u, false) ?? null;
@@ -128,6 +153,8 @@ const SUBCOMMANDS = new Map<string, Subcommand>([
           rpmLimit,
           maxParallel,
           expiresAt,
+          budget,
+          budgetPeriod,
         });
         process.stderr.write(`created token ${token.id} (${token.name}, group ${token.group}, quota ${token.quota ?? 'unlimited'}); the key is shown once:\n`);
         process.stdout.write(`${key}\n`);
@@ -178,6 +205,22 @@ const SUBCOMMANDS = new Map<string, Subcommand>([
       const [id, raw] = parseCommand(args, u, {}, { required: ['id', 'T|never'] }).positionals as [string, string];
       const expiresAt = raw === 'never' ? null : expiry(raw, 'the expiry', u);
       return async (store) => printed(found(await setExpiry(cliOperator(store), id, expiresAt), id));
+    },
+  ],
+  [
+    'set-budget',
+    async (args) => {
+      const u = usageOf(TOKENS_USAGE['set-budget']);
+      const { values, positionals } = parseCommand(args, u, { period: { type: 'string' } }, { required: ['id', 'N|unlimited'] });
+      const [id = '', raw = ''] = positionals;
+      const budget = raw === 'unlimited' ? null : wholeNumber(raw, 'the budget', 0, Number.MAX_SAFE_INTEGER, u, 'unlimited');
+      const p = period(values.period, u);
+      if (budget === null && p !== undefined) throw usageError('unlimited takes no --period: it removes the budget', u);
+      return async (store) => {
+        const change = await setBudget(cliOperator(store), id, budget, p);
+        if (change.outcome === 'no-period') throw new CliExit(`${BUDGET_NEEDS_PERIOD}: --period`, 1);
+        return printed(found(change.outcome === 'changed' ? change.token : null, id));
+      };
     },
   ],
 ]);

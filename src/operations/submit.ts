@@ -1,5 +1,5 @@
 import { GatewayError } from '../errors/gateway-error.js';
-import { quotaShort } from '../quota/account.js';
+import { spendRefusal } from '../quota/refusal.js';
 import { quote } from '../quota/price.js';
 import type { ChannelChoice } from '../routing/rank-channels.js';
 import { withFallback } from '../routing/attempts.js';
@@ -75,7 +75,7 @@ async function submit(ctx: SubmitContext, deps: TaskDeps): Promise<unknown> {
     deadlineAt: now + first.channel.polling.deadlineMs,
     lease: deps.poller.newLease(),
   });
-  if (!pending) throw quotaShort(price);
+  if (!pending) throw await spendRefusal(deps.store, ctx.token.id, price, now);
   // The lease is kept while the vendor is asked, however long that takes; then polling keeps it.
   const letGo = deps.poller.holdLease(id);
 

@@ -27,7 +27,7 @@ export async function holdQuota(ctx: RequestContext<SyncRoute>, next: Next<Reque
   const expiresAt = ctx.now.getTime() + holdLifetimeMs(ctx.snapshot.retry, ctx.candidates, (c) => c.operation);
   // The hold's reference is the request's own (ctx.ref), never the client's request id: two
   // requests sent with the same id must not share a hold.
-  const hold = await holdPrice(deps.store, ctx.token, price, { ref: ctx.ref, model, expiresAt }, ctx.log);
+  const hold = await holdPrice(deps.store, ctx.token, price, { ref: ctx.ref, model, expiresAt }, ctx.log, ctx.now.getTime());
   try {
     await next(ctx);
     // Before the answer leaves: once the client has it, a crash must not give its price back.

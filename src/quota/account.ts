@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import { GatewayError } from '../errors/gateway-error.js';
 import type { HoldRef, Store, TokenRecord } from '../store/store.js';
+import { spendRefusal } from './refusal.js';
 
 /**
  * The price a synchronous request holds on its token's quota while it runs (docs/tokens-and-quota.md, "Quota, prices
@@ -14,17 +14,13 @@ export interface Hold {
   refund(): Promise<void>;
 }
 
-/** The error a request gets when its token cannot pay its price. */
-export function quotaShort(price: number): GatewayError {
-  return new GatewayError('insufficient_user_quota', `the quota of this API key is used up (this request costs ${price} unit${price === 1 ? '' : 's'})`);
-}
-
 /**
  * Debits the price of a synchronous request before it is sent upstream, atomically in the store
- * with its ledger row and its hold record, so concurrent requests can never overspend a quota.
+ * with its ledger row and its hold record, so concurrent requests can never overspend a quota or
+ * a budget. `now` (Unix ms) dates the words of a refusal: when a budget renews.
  */
-export async function holdPrice(store: Store, token: TokenRecord, price: number, entry: HoldRef, log: Logger): Promise<Hold> {
-  if (!(await store.hold(token.id, price, entry))) throw quotaShort(price);
+export async function holdPrice(store: Store, token: TokenRecord, price: number, entry: HoldRef, log: Logger, now = Date.now()): Promise<Hold> {
+  if (!(await store.hold(token.id, price, entry))) throw await spendRefusal(store, token.id, price, now);
   let done = false;
   return {
     async settle() {

@@ -14,19 +14,21 @@ export function isSharedStore(url: string): boolean {
  * (docs/operating.md, "Settings and commands", GATEWAY_DB): a file path, a `file:` URL or `:memory:` is the
  * embedded SQLite store; `postgres://` (or `postgresql://`) is PostgreSQL, shared by replicas,
  * its schema brought up to date before this resolves (`timeouts` bound every wait on it). Another
- * scheme is refused by name.
+ * scheme is refused by name. `clock` (Unix ms; Date.now by default) is the time the store counts
+ * budget periods by and stamps ledger rows with: tests move it to roll a period over.
  */
-export async function openStore(url: string, opts: { poolSize?: number; timeouts?: StoreTimeouts } = {}): Promise<Store> {
-  if (url === ':memory:') return openSqliteStore(url);
-  if (/^file:/i.test(url)) return openSqliteStore(fileURLToPath(url));
+export async function openStore(url: string, opts: { poolSize?: number; timeouts?: StoreTimeouts; clock?: () => number } = {}): Promise<Store> {
+  const clock = opts.clock ?? (() => Date.now());
+  if (url === ':memory:') return openSqliteStore(url, clock);
+  if (/^file:/i.test(url)) return openSqliteStore(fileURLToPath(url), clock);
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(url)?.[1]?.toLowerCase();
   if (isSharedStore(url)) {
     // Loaded only when asked for: pg is a few MB of heap and code an embedded store never needs.
     const { openPostgresStore } = await import('./postgres/postgres-store.js');
-    return openPostgresStore(url, opts.poolSize, opts.timeouts);
+    return openPostgresStore(url, opts.poolSize, opts.timeouts, clock);
   }
   if (scheme) {
     throw new GatewayError('internal_error', `the store URL scheme "${scheme}:" is not supported; use a file path, a file: URL, :memory: or postgres://`);
   }
-  return openSqliteStore(url);
+  return openSqliteStore(url, clock);
 }

@@ -15,6 +15,12 @@ export interface LedgerEntry {
   readonly amount: number;
   /** Unix milliseconds. */
   readonly at: number;
+  /**
+   * The budget the debit came from (docs/tokens-and-quota.md, "Budgets"): its period and the start of
+   * that period; for a refund or a settlement, those of the debit it gives back. Null without a budget.
+   */
+  readonly budgetPeriod: string | null;
+  readonly budgetStart: number | null;
 }
 
 /** What a debit or a refund of a synchronous request is for. */

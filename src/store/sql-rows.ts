@@ -1,3 +1,4 @@
+import type { BudgetPeriod } from './budget-period.js';
 import type { LedgerEntry, LedgerKind, LinkRecord, ResourceRecord, TaskPatch, TaskRecord, TokenRecord, UsageGroup } from './store.js';
 
 /** The one row a statement always answers (an aggregate, an INSERT … RETURNING, a CTE's last SELECT); none is the store's fault. */
@@ -76,6 +77,12 @@ export interface TokenRow {
   rpm_limit: number | null;
   max_parallel: number | null;
   expires_at: number | null;
+  budget: number | null;
+  budget_period: string | null;
+  budget_days: number | null;
+  budget_anchor: number | null;
+  budget_start: number | null;
+  budget_used: number;
 }
 
 /** A token as the store answers it. */
@@ -93,6 +100,11 @@ export function toRecord(r: TokenRow): TokenRecord {
     rpmLimit: r.rpm_limit ?? null,
     maxParallel: r.max_parallel ?? null,
     expiresAt: r.expires_at ?? null,
+    budget: r.budget ?? null,
+    budgetPeriod: (r.budget_period ?? null) as BudgetPeriod | null,
+    budgetAnchor: r.budget_anchor ?? null,
+    budgetStart: r.budget_start ?? null,
+    budgetUsed: r.budget_used ?? 0,
   };
 }
 
@@ -167,6 +179,8 @@ export interface LedgerRow {
   model: string;
   amount: number;
   at: number;
+  budget_period: string | null;
+  budget_start: number | null;
 }
 
 /** Column of each patchable field, and how its value is stored. */
@@ -190,7 +204,17 @@ export const PATCH_COLUMNS: Record<Exclude<keyof TaskPatch, 'refund' | 'settle'>
 
 /** A ledger entry as the store answers it. */
 export function toLedger(r: LedgerRow): LedgerEntry {
-  return { id: r.id, tokenId: r.token_id, kind: r.kind, ref: r.ref, model: r.model, amount: r.amount, at: r.at };
+  return {
+    id: r.id,
+    tokenId: r.token_id,
+    kind: r.kind,
+    ref: r.ref,
+    model: r.model,
+    amount: r.amount,
+    at: r.at,
+    budgetPeriod: r.budget_period ?? null,
+    budgetStart: r.budget_start ?? null,
+  };
 }
 
 /** Milliseconds of a day: `at / DAY_MS` (integer division, in SQL) is the UTC day of `at`, in both drivers whatever their time zone. */

@@ -42,6 +42,8 @@ export {
   type UnfinishedStatus,
 } from './task-store.js';
 export type { NewToken, TokenDeletion, TokenLimitsChange, TokenRecord, TokenStore } from './token-store.js';
+export { tokenBudgetAt } from './token-store.js';
+export type { BudgetNow, BudgetPeriod } from './budget-period.js';
 export type { UsageGroup, UsageQuery, UsageStore } from './usage-store.js';
 
 /** Persistent state of the gateway: every part, and the store's own lifecycle. Every method is safe under concurrent callers. */

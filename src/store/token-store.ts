@@ -1,3 +1,5 @@
+import { budgetAt, type BudgetNow, type BudgetPeriod } from './budget-period.js';
+
 /** An API token as stored: only the SHA-256 of its key is kept. */
 export interface TokenRecord {
   readonly id: string;
@@ -17,6 +19,16 @@ export interface TokenRecord {
   readonly maxParallel?: number | null;
   /** When the key stops working, Unix milliseconds (docs/tokens-and-quota.md, "Expiry"); null or absent: never. */
   readonly expiresAt?: number | null;
+  /** Units it may spend per period (docs/tokens-and-quota.md, "Budgets"); null or absent: no budget. */
+  readonly budget?: number | null;
+  /** The budget's period; null when there is no budget. */
+  readonly budgetPeriod?: BudgetPeriod | null;
+  /** When the budget was set (Unix ms): where an N-day period counts from. */
+  readonly budgetAnchor?: number | null;
+  /** The start of the period `budgetUsed` counts in (Unix ms); a later period has used nothing yet. */
+  readonly budgetStart?: number | null;
+  /** Units spent in the period that started at `budgetStart`. */
+  readonly budgetUsed?: number;
 }
 
 /**
@@ -41,6 +53,9 @@ export interface NewToken {
   readonly maxParallel?: number | null;
   /** When the key stops working, Unix milliseconds; absent or null: never. */
   readonly expiresAt?: number | null;
+  /** Units per period; absent or null: no budget. Given with `budgetPeriod`. */
+  readonly budget?: number | null;
+  readonly budgetPeriod?: BudgetPeriod | null;
 }
 
 /** A change of a token's rate limits: a field left out stays as it is, null removes that limit. */
@@ -72,4 +87,18 @@ export interface TokenStore {
   setTokenLimits(id: string, change: TokenLimitsChange): Promise<TokenRecord | null>;
   /** Sets when a token's key stops working (Unix ms, even past; null: never); the token as it now is, null when there is none. */
   setTokenExpiry(id: string, expiresAt: number | null): Promise<TokenRecord | null>;
+  /**
+   * Sets a token's budget: `budget` units per `period` (both null: none). A change of the amount
+   * alone keeps the period running and what it used; a new period (or a budget where there was
+   * none) starts one now with nothing used. The token as it now is, null when there is none.
+   */
+  setTokenBudget(id: string, budget: number | null, period: BudgetPeriod | null): Promise<TokenRecord | null>;
+}
+
+/** A token's budget as it stands at `now` (Unix ms): its period, what that used and has left, when it renews; null without one. */
+export function tokenBudgetAt(t: TokenRecord, now: number): BudgetNow | null {
+  return budgetAt(
+    { budget: t.budget ?? null, period: t.budgetPeriod ?? null, anchor: t.budgetAnchor ?? null, start: t.budgetStart ?? null, used: t.budgetUsed ?? 0 },
+    now,
+  );
 }

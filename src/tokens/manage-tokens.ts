@@ -1,6 +1,6 @@
 /** What operators do to tokens, the same way from the CLI (`gateway tokens …`) and the admin routes. */
 import { type Operator, recordAudit } from '../records/audit.js';
-import type { NewToken, TokenDeletion, TokenLimitsChange, TokenRecord } from '../store/store.js';
+import { type BudgetPeriod, type NewToken, type TokenDeletion, type TokenLimitsChange, type TokenRecord, tokenBudgetAt } from '../store/store.js';
 import { expiryView } from './expiry.js';
 import { generateKey, hashKey } from './keys.js';
 
@@ -23,10 +23,22 @@ export interface TokenView {
   readonly max_parallel: number | null;
   /** When the key stops working, ISO 8601 in UTC; null: never. */
   readonly expires_at: string | null;
+  /** Units of the quota not yet used; null: unlimited. */
+  readonly quota_remaining: number | null;
+  /** Units it may spend per period (docs/tokens-and-quota.md, "Budgets"); null: no budget, and so the four below. */
+  readonly budget: number | null;
+  /** `day`, `week`, `month` or `<N>d`. */
+  readonly budget_period: BudgetPeriod | null;
+  /** Units spent in the current period. */
+  readonly budget_used: number | null;
+  readonly budget_remaining: number | null;
+  /** When the current period ends and the budget renews, ISO 8601 in UTC. */
+  readonly budget_resets_at: string | null;
 }
 
-/** The operator's view of a token. */
-export function tokenView(t: TokenRecord): TokenView {
+/** The operator's view of a token at `now` (Unix ms): its budget as the current period stands. */
+export function tokenView(t: TokenRecord, now = Date.now()): TokenView {
+  const b = tokenBudgetAt(t, now);
   return {
     id: t.id,
     name: t.name,
@@ -39,6 +51,12 @@ export function tokenView(t: TokenRecord): TokenView {
     rpm_limit: t.rpmLimit ?? null,
     max_parallel: t.maxParallel ?? null,
     expires_at: expiryView(t.expiresAt),
+    quota_remaining: t.quota === null ? null : Math.max(0, t.quota - t.used),
+    budget: b?.budget ?? null,
+    budget_period: b?.period ?? null,
+    budget_used: b?.used ?? null,
+    budget_remaining: b?.remaining ?? null,
+    budget_resets_at: b ? new Date(b.resetsAt).toISOString() : null,
   };
 }
 
@@ -70,6 +88,25 @@ export async function setExpiry(op: Operator, id: string, expiresAt: number | nu
   return changeToken(op, 'token.expiry', id, () => op.store.setTokenExpiry(id, expiresAt));
 }
 
+/** What `setBudget` did: the token as it now is; none of that id; or a budget without a period, for a token that has none to keep. */
+export type BudgetChange = { readonly outcome: 'changed'; readonly token: TokenRecord } | { readonly outcome: 'unknown' } | { readonly outcome: 'no-period' };
+
+/**
+ * Sets a token's budget (null: none) and its period; a period left out keeps the token's own. The
+ * amount alone keeps the period running and what it used; a new period starts now from 0
+ * (TokenStore.setTokenBudget). Audited as `token.budget`.
+ */
+export async function setBudget(op: Operator, id: string, budget: number | null, period?: BudgetPeriod): Promise<BudgetChange> {
+  const before = await op.store.getToken(id);
+  if (!before) return { outcome: 'unknown' };
+  const p = budget === null ? null : (period ?? before.budgetPeriod ?? null);
+  if (budget !== null && p === null) return { outcome: 'no-period' };
+  const after = await op.store.setTokenBudget(id, budget, p);
+  if (!after) return { outcome: 'unknown' };
+  await recordAudit(op, 'token.budget', id, tokenView(before), tokenView(after));
+  return { outcome: 'changed', token: after };
+}
+
 /** Deletes a token unless it is busy (Store.deleteToken); a deletion is audited. */
 export async function removeToken(op: Operator, id: string): Promise<TokenDeletion> {
   const d = await op.store.deleteToken(id);
@@ -90,6 +127,9 @@ async function changeToken(op: Operator, action: string, id: string, change: () 
 export function groupProblem(groups: ReadonlySet<string>, group: string): string | null {
   return groups.has(group) ? null : `group "${group.slice(0, 100)}" is not declared in channels.yaml (known: ${[...groups].join(', ')})`;
 }
+
+/** What a budget without a period is told, by the CLI and the admin routes. */
+export const BUDGET_NEEDS_PERIOD = 'this token has no budget yet: give its period too (day, week, month or a number of days, 7d)';
 
 /** The largest rate limit a token may have: a bound for validation, far above any real use. */
 export const MAX_RATE_LIMIT = 1_000_000;

@@ -62,6 +62,12 @@ describe('admin routes for tokens', () => {
         rpm_limit: null,
         max_parallel: null,
         expires_at: null,
+        quota_remaining: 5,
+        budget: null,
+        budget_period: null,
+        budget_used: null,
+        budget_remaining: null,
+        budget_resets_at: null,
       },
     );
     assert.equal((await image(key)).status, 200);
@@ -69,10 +75,10 @@ describe('admin routes for tokens', () => {
     assert.equal(listed.status, 200);
     assert.deepEqual(
       (listed.json.tokens as TokenView[]).find((t) => t.id === token.id),
-      { ...token, used: 1 },
+      { ...token, used: 1, quota_remaining: 4 },
     );
     const one = await admin('GET', `/admin/tokens/${token.id}`);
-    assert.deepEqual(one.json, { ...token, used: 1 });
+    assert.deepEqual(one.json, { ...token, used: 1, quota_remaining: 4 });
     for (const r of [listed, one]) assert.ok(!r.text.includes(key.slice(3)) && !r.text.includes(hashKey(key)), 'no key, no hash');
     const unlimited = await create({ group: 'default' });
     assert.deepEqual([unlimited.token.name, unlimited.token.quota, unlimited.token.models], ['admin', null, null], 'the defaults');

@@ -377,6 +377,54 @@ describe('quota, prices and the ledger', () => {
       assert.equal(fits.status, 200, `the default price of 2 fits: ${fits.text}`);
     });
 
+    test('a token whose budget is short gets 402 naming its budget, what is left and when it renews; no vendor call; the ledger names the budget', async () => {
+      const key = generateKey();
+      const t = await rig.store.createToken({
+        name: 'budget',
+        keyHash: hashKey(key),
+        group: 'default',
+        models: null,
+        quota: 1000,
+        budget: 10,
+        budgetPeriod: 'day',
+      });
+      const fits = await rig.post('/v1/video/generations', video('GV-flat'), key);
+      assert.equal(fits.status, 200, fits.text);
+      const unifiedBefore = rig.sims[UNIFIED]!.stats.requests;
+      const alphaBefore = rig.sims['alpha-native']!.stats.requests;
+      assert.equal((await rig.post(`/v1beta/models/${ALPHA_MODEL}:generateContent`, image('a cup'), key)).status, 200, 'then 4 more: 7 of 10');
+      const task = await rig.post('/v1/video/generations', video('GV-pro-x'), key);
+      const sync = await rig.post(`/v1beta/models/${ALPHA_MODEL}:generateContent`, image('a cup'), key);
+      const renews = new Date(Math.floor(Date.now() / 86_400_000) * 86_400_000 + 86_400_000).toISOString();
+      for (const [r, price] of [
+        [task, 10],
+        [sync, 4],
+      ] as const) {
+        assert.equal(r.status, 402, r.text);
+        assert.deepEqual(Object.keys(r.json.error).sort(), ['code', 'message', 'param', 'type'], 'shape A');
+        assert.equal(r.json.error.code, 'insufficient_user_quota');
+        assert.equal(r.json.error.message, `this key's daily budget of 10 units has 3 left, the request costs ${price}; it renews at ${renews}`);
+      }
+      assert.equal(rig.sims[UNIFIED]!.stats.requests, unifiedBefore + 0, 'no vendor call for the refused task');
+      assert.equal(rig.sims['alpha-native']!.stats.requests, alphaBefore + 1, 'none for the refused image');
+      const { rows, used, report } = await ledgerOf(rig, t.id);
+      assert.equal(used, 7);
+      assert.deepEqual(
+        report.entries.map((e: Record<string, unknown>) => [e.kind, e.amount, e.budget_period, e.budget_start]),
+        [
+          ['debit', 3, 'day', Date.parse(renews) - 86_400_000],
+          ['debit', 4, 'day', Date.parse(renews) - 86_400_000],
+        ],
+        'the admin route names the budget of each debit',
+      );
+      assert.equal(rows.length, 2);
+      assert.deepEqual([report.token.budget, report.token.budget_period], [10, 'day']);
+      const key2 = generateKey();
+      await rig.store.createToken({ name: 'both', keyHash: hashKey(key2), group: 'default', models: null, quota: 2, budget: 1, budgetPeriod: 'week' });
+      const both = await rig.post(`/v1beta/models/${ALPHA_MODEL}:generateContent`, image('a cup'), key2);
+      assert.equal(both.json.error?.message, 'the quota of this API key is used up (this request costs 4 units)', 'short of both: the lifetime quota is named');
+    });
+
     test('a price expression that fails on a valid request prices it with default_seconds and logs a warning, never a 5xx', async () => {
       const t = await rig.token(null);
       const r = await rig.post('/v1/video/generations', video('GV-odd-1', { metadata: { len: 'long' } }), t.key);
@@ -399,11 +447,12 @@ describe('quota, prices and the ledger', () => {
       for (let i = 0; i < 5; i++) assert.equal((await rig.post('/v1/video/generations', video('GV-flat'), t.key)).status, 200);
       const all = await rig.get(`/admin/tokens/${t.id}/ledger`, ADMIN_KEY);
       assert.equal(all.status, 200, all.text);
-      assert.deepEqual(all.json.token, { id: t.id, name: all.json.token.name, group: 'default', quota: 20, used: 15 });
+      assert.deepEqual(all.json.token, { id: t.id, name: all.json.token.name, group: 'default', quota: 20, used: 15, budget: null, budget_period: null });
       assert.deepEqual(all.json.totals, { debit: 15, refund: 0, settle: 0 });
       assert.equal(all.json.entries.length, 5);
       assert.equal(all.json.next_after, null);
-      for (const e of all.json.entries) assert.deepEqual(Object.keys(e).sort(), ['amount', 'at', 'id', 'kind', 'model', 'ref']);
+      for (const e of all.json.entries)
+        assert.deepEqual(Object.keys(e).sort(), ['amount', 'at', 'budget_period', 'budget_start', 'id', 'kind', 'model', 'ref']);
       const first = await rig.get(`/admin/tokens/${t.id}/ledger?limit=2`, ADMIN_KEY);
       assert.deepEqual(first.json.entries, all.json.entries.slice(0, 2));
       assert.equal(first.json.next_after, all.json.entries[1].id);

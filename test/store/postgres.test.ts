@@ -2,12 +2,14 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { openStore } from '../../src/store/open-store.js';
 import { pgSchemas, serviceUrl } from '../helpers/services.js';
+import { budgetContract } from './budget-contract.js';
 import { storeContract } from './store-contract.js';
 
 const databaseUrl = serviceUrl('DATABASE_URL', 'postgres store: the contract suite');
 if (databaseUrl) {
   const schemas = pgSchemas(databaseUrl);
   storeContract('postgres', () => openStore(schemas.url()));
+  budgetContract('postgres', (clock) => openStore(schemas.url(), { clock }));
 
   test('postgres store: replicas starting at once apply the migrations once, and share what they write', async () => {
     const url = schemas.url();

@@ -7,6 +7,7 @@ import Database from 'libsql';
 import { openStore } from '../../src/store/open-store.js';
 import { BACKSTOP_PAGES, startCheckpointer } from '../../src/store/sqlite/checkpointer.js';
 import { groupCommit } from '../../src/store/sqlite/group-commit.js';
+import { budgetContract } from './budget-contract.js';
 import { storeContract } from './store-contract.js';
 import { until } from '../helpers/until.js';
 
@@ -16,6 +17,8 @@ let n = 0;
 
 storeContract('sqlite (memory)', async () => openStore(':memory:'));
 storeContract('sqlite (file)', async () => openStore(join(dir, `s${n++}.db`)));
+budgetContract('sqlite (memory)', async (clock) => openStore(':memory:', { clock }));
+budgetContract('sqlite (file)', async (clock) => openStore(join(dir, `b${n++}.db`), { clock }));
 
 test('sqlite store: a file store keeps tokens across reopen', async () => {
   const path = join(dir, 'reopen.db');
@@ -55,7 +58,7 @@ test('sqlite store: a store from before the ledger opens with one debit row per 
   // task order, no links, no states seen, no rate limits, no expiry, the units already used.
   const db = new Database(path);
   db.exec(
-    `DROP TABLE requests; DROP TABLE audit; DROP TABLE links; DROP TABLE resources; DROP TABLE holds; DROP TABLE ledger; ALTER TABLE tasks DROP COLUMN pricing; ALTER TABLE tasks DROP COLUMN charged; ALTER TABLE tasks DROP COLUMN lease_owner; ALTER TABLE tasks DROP COLUMN lease_until; DROP INDEX tasks_by_seq; DROP INDEX tasks_by_token; ALTER TABLE tasks DROP COLUMN seq; DROP INDEX tasks_by_created; DROP INDEX tasks_by_status; ALTER TABLE tasks DROP COLUMN history; ALTER TABLE tokens DROP COLUMN rpm_limit; ALTER TABLE tokens DROP COLUMN max_parallel; ALTER TABLE tokens DROP COLUMN expires_at; DELETE FROM schema_version WHERE version >= 3;`,
+    `DROP TABLE requests; DROP TABLE audit; DROP TABLE links; DROP TABLE resources; DROP TABLE holds; DROP TABLE ledger; ALTER TABLE tasks DROP COLUMN pricing; ALTER TABLE tasks DROP COLUMN charged; ALTER TABLE tasks DROP COLUMN lease_owner; ALTER TABLE tasks DROP COLUMN lease_until; DROP INDEX tasks_by_seq; DROP INDEX tasks_by_token; ALTER TABLE tasks DROP COLUMN seq; DROP INDEX tasks_by_created; DROP INDEX tasks_by_status; ALTER TABLE tasks DROP COLUMN history; ALTER TABLE tokens DROP COLUMN rpm_limit; ALTER TABLE tokens DROP COLUMN max_parallel; ALTER TABLE tokens DROP COLUMN expires_at; ALTER TABLE tokens DROP COLUMN budget; ALTER TABLE tokens DROP COLUMN budget_period; ALTER TABLE tokens DROP COLUMN budget_days; ALTER TABLE tokens DROP COLUMN budget_anchor; ALTER TABLE tokens DROP COLUMN budget_start; ALTER TABLE tokens DROP COLUMN budget_used; DELETE FROM schema_version WHERE version >= 3;`,
   );
   db.close();
   const b = await openStore(path);

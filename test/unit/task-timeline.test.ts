@@ -26,6 +26,8 @@ const ledgerRow = (id: number, kind: 'debit' | 'settle' | 'refund', amount: numb
   model: 'm',
   amount,
   at,
+  budgetPeriod: null,
+  budgetStart: null,
 });
 
 test('timeline: a task stored before states were kept is told from its timestamps and ledger rows alone', () => {

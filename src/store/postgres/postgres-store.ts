@@ -18,13 +18,18 @@ import { usageMethods } from './usage.js';
  * one statement or one transaction, so replicas never overspend or pay back twice. Every call goes
  * through a guard that refuses at once while the server is known to be away (../store-guard.ts).
  */
-export async function openPostgresStore(url: string, poolSize = 10, timeouts: StoreTimeouts = DEFAULT_STORE_TIMEOUTS): Promise<Store> {
+export async function openPostgresStore(
+  url: string,
+  poolSize = 10,
+  timeouts: StoreTimeouts = DEFAULT_STORE_TIMEOUTS,
+  clock: () => number = () => Date.now(),
+): Promise<Store> {
   const db = await openDatabase(url, poolSize, timeouts);
   const listeners = new LedgerListeners();
   const store: Omit<Store, 'availability'> = {
-    ...tokenMethods(db),
-    ...quotaMethods(db, listeners),
-    ...taskMethods(db, listeners),
+    ...tokenMethods(db, clock),
+    ...quotaMethods(db, listeners, clock),
+    ...taskMethods(db, listeners, clock),
     ...ownTaskMethods(db),
     ...operatorTaskMethods(db),
     ...linkMethods(db),

@@ -2,23 +2,25 @@ import { newTaskRecord, TASK_HISTORY_LIMIT, unfinishedCounts, type TaskPatch, ty
 import { taskMoney } from '../money.js';
 import { onlyRow, PATCH_COLUMNS, toLedger, toTask, type LedgerRow, type TaskRow } from '../sql-rows.js';
 import type { Database } from './database.js';
-import { GIVE_BACK, ledgerOf, spendSql, type LedgerListeners } from './ledger-sql.js';
+import { giveBackBudget } from '../budget-sql.js';
+import { debitBudget, GIVE_BACK, ledgerOf, spendParams, spendSql, type LedgerListeners } from './ledger-sql.js';
 
 const UNFINISHED = "status IN ('submitting', 'queued', 'in_progress')";
 
 // The debit and the task in one statement: no task without its debit, no debit without its task.
 const CREATE = spendSql(`, t AS (
     INSERT INTO tasks (id, token_id, kind, route, model, upstream_model, channel, status, price, pricing, created_at, updated_at, deadline_at, version, lease_owner, lease_until)
-    SELECT $3, id, $6, $7, $4, $8, $9, 'submitting', $2::bigint, $10, $11, $11, $12, 1, $13, $14 FROM d
+    SELECT $3, id, $9, $10, $4, $11, $12, 'submitting', $2::bigint, $13, $14, $14, $15, 1, $16, $17 FROM d
   )`);
 // Deleting the row is the once-only step; what it still held goes back in the same statement.
 const ABORT = `WITH t AS (DELETE FROM tasks WHERE id = $1 AND version = $2 RETURNING *),
+  tb AS (SELECT t.*, b.bp, b.bs FROM t ${debitBudget('b', 't.token_id', 't.id')}),
   g AS (
-    UPDATE tokens k SET used = k.used - COALESCE(t.charged, t.price) FROM t
-    WHERE t.refunded = 0 AND COALESCE(t.charged, t.price) > 0 AND k.id = t.token_id
-    RETURNING k.id, COALESCE(t.charged, t.price) AS amount, t.id AS ref, t.model
+    UPDATE tokens k SET used = k.used - COALESCE(tb.charged, tb.price), budget_used = ${giveBackBudget('COALESCE(tb.charged, tb.price)', 'tb.bp', 'tb.bs', 'k.')}
+    FROM tb WHERE tb.refunded = 0 AND COALESCE(tb.charged, tb.price) > 0 AND k.id = tb.token_id
+    RETURNING k.id, COALESCE(tb.charged, tb.price) AS amount, tb.id AS ref, tb.model, tb.bp, tb.bs
   ),
-  l AS (INSERT INTO ledger (token_id, kind, ref, model, amount, at) SELECT id, 'refund', ref, model, amount, $3 FROM g RETURNING *)
+  l AS (INSERT INTO ledger (token_id, kind, ref, model, amount, at, budget_period, budget_start) SELECT id, 'refund', ref, model, amount, $3, bp, bs FROM g RETURNING *)
   SELECT (SELECT count(*) FROM t)::int AS ok, l.* FROM (SELECT 1) AS one LEFT JOIN l ON true`;
 // SKIP LOCKED: replicas claiming at once take different tasks, and none waits for another.
 const CLAIM = `UPDATE tasks SET lease_owner = $1, lease_until = $3 WHERE id IN (
@@ -54,7 +56,7 @@ function historySql(keys: string[], at: number): string {
 }
 
 /** Tasks: created with their debit, changed by compare-and-set, settled or refunded once, leased to one replica. */
-export function taskMethods(db: Database, listeners: LedgerListeners): TaskStore {
+export function taskMethods(db: Database, listeners: LedgerListeners, clock: () => number = () => Date.now()): TaskStore {
   // The patch's values are $1…$k in the order of `keys`; the state's time, when one may be seen, is $k+1.
   const patchSql = (keys: string[], money: boolean) => {
     const sets = keys.map((k, i) => `${PATCH_COLUMNS[k as keyof typeof PATCH_COLUMNS][0]} = $${i + 1}`);
@@ -72,13 +74,8 @@ export function taskMethods(db: Database, listeners: LedgerListeners): TaskStore
   };
   return {
     async createTask(t) {
-      const now = Date.now();
       const { rows } = await db.query<LedgerRow & { ok: number }>(CREATE, [
-        t.tokenId,
-        t.price,
-        t.id,
-        t.model,
-        now,
+        ...spendParams(t.tokenId, t.price, t.id, t.model, clock()),
         t.kind,
         t.route,
         t.upstreamModel,
@@ -116,7 +113,7 @@ export function taskMethods(db: Database, listeners: LedgerListeners): TaskStore
         const money = taskMoney({ price: row.price, charged: row.charged, refunded: row.refunded === 1 }, patch);
         const updated = onlyRow((await c.query<TaskRow>(patchSql(keys, true), [...values, money.refunded ? 1 : 0, money.charged, id, version])).rows);
         const ledger = money.giveBack
-          ? (await c.query<LedgerRow>(GIVE_BACK, [row.token_id, money.giveBack.amount, money.giveBack.kind, id, row.model, Date.now()])).rows
+          ? (await c.query<LedgerRow>(GIVE_BACK, [row.token_id, money.giveBack.amount, money.giveBack.kind, id, row.model, clock()])).rows
           : [];
         return { task: toTask(updated), written: ledger.map(toLedger) };
       });
@@ -124,7 +121,7 @@ export function taskMethods(db: Database, listeners: LedgerListeners): TaskStore
       return task;
     },
     async abortTask(id, version) {
-      const row = onlyRow((await db.query<LedgerRow & { ok: number }>(ABORT, [id, version, Date.now()])).rows);
+      const row = onlyRow((await db.query<LedgerRow & { ok: number }>(ABORT, [id, version, clock()])).rows);
       listeners.tell(ledgerOf(row));
       return row.ok === 1;
     },

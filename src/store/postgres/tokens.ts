@@ -2,20 +2,28 @@ import { randomUUID } from 'node:crypto';
 import type { ResourceRecord, ResourceStore, TokenDeletion, TokenStore } from '../store.js';
 import { onlyRow, toRecord, toResource, type ResourceRow, type TokenRow } from '../sql-rows.js';
 import type { Database } from './database.js';
+import { newBudget } from '../budget-period.js';
+import { setBudgetSql } from '../budget-sql.js';
+
+const SET_BUDGET = setBudgetSql({ id: '$1', budget: '$2::bigint', period: '$3::text', days: '$4::integer', anchor: '$5::bigint', start: '$6::bigint' });
 
 const IN_USE = `SELECT (SELECT count(*) FROM tasks WHERE token_id = $1 AND status IN ('submitting', 'queued', 'in_progress'))::int AS tasks,
   (SELECT count(*) FROM holds WHERE token_id = $1)::int AS holds`;
 
 /** Tokens (create, find, list, disable or enable, set the quota, the rate limits or the expiry, delete) and the resources clients created. */
-export function tokenMethods(db: Database): TokenStore & ResourceStore {
+export function tokenMethods(db: Database, clock: () => number = () => Date.now()): TokenStore & ResourceStore {
   const one = async (sql: string, params: unknown[]) => {
     const row = (await db.repeatable<TokenRow>(sql, params)).rows[0];
     return row ? toRecord(row) : null;
   };
   return {
     async createToken(t) {
+      const now = clock();
+      const budget = t.budgetPeriod ? (t.budget ?? null) : null;
+      const b = newBudget(budget, t.budgetPeriod ?? null, now);
       const { rows } = await db.query<TokenRow>(
-        'INSERT INTO tokens (id, name, key_hash, grp, models, quota, created_at, rpm_limit, max_parallel, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *',
+        `INSERT INTO tokens (id, name, key_hash, grp, models, quota, created_at, rpm_limit, max_parallel, expires_at, budget, budget_period, budget_days, budget_anchor, budget_start)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING *`,
         [
           randomUUID(),
           t.name,
@@ -23,10 +31,15 @@ export function tokenMethods(db: Database): TokenStore & ResourceStore {
           t.group,
           t.models === null ? null : JSON.stringify(t.models),
           t.quota,
-          Date.now(),
+          now,
           t.rpmLimit ?? null,
           t.maxParallel ?? null,
           t.expiresAt ?? null,
+          budget,
+          budget === null ? null : (t.budgetPeriod ?? null),
+          b.days,
+          b.anchor,
+          b.start,
         ],
       );
       return toRecord(onlyRow(rows));
@@ -46,6 +59,10 @@ export function tokenMethods(db: Database): TokenStore & ResourceStore {
         [id, c.rpmLimit !== undefined, c.rpmLimit ?? null, c.maxParallel !== undefined, c.maxParallel ?? null],
       ),
     setTokenExpiry: (id, expiresAt) => one('UPDATE tokens SET expires_at = $2 WHERE id = $1 RETURNING *', [id, expiresAt]),
+    setTokenBudget(id, budget, period) {
+      const b = newBudget(budget, period, clock());
+      return one(SET_BUDGET, [id, period === null ? null : budget, budget === null ? null : period, b.days, b.anchor, b.start]);
+    },
     deleteToken(id) {
       // Not one statement: under READ COMMITTED a DELETE … WHERE NOT EXISTS (unfinished task) reads
       // its snapshot before it waits for the token's row, so a task created by a statement holding

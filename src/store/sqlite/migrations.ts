@@ -141,4 +141,15 @@ export const MIGRATIONS: readonly string[] = [
    ALTER TABLE tokens ADD COLUMN max_parallel INTEGER;`,
   // Expiry of a key (docs/tokens-and-quota.md, "Expiry"): Unix milliseconds; null: never.
   `ALTER TABLE tokens ADD COLUMN expires_at INTEGER;`,
+  // A budget per period beside the quota (docs/tokens-and-quota.md, "Budgets"): its units, its period
+  // (day, week, month or Nd; budget_days is N), when it was set, the start of the period budget_used
+  // counts in; and on each ledger row, the budget (period and start) of the debit it made or gives back.
+  `ALTER TABLE tokens ADD COLUMN budget INTEGER;
+   ALTER TABLE tokens ADD COLUMN budget_period TEXT;
+   ALTER TABLE tokens ADD COLUMN budget_days INTEGER;
+   ALTER TABLE tokens ADD COLUMN budget_anchor INTEGER;
+   ALTER TABLE tokens ADD COLUMN budget_start INTEGER;
+   ALTER TABLE tokens ADD COLUMN budget_used INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE ledger ADD COLUMN budget_period TEXT;
+   ALTER TABLE ledger ADD COLUMN budget_start INTEGER;`,
 ];

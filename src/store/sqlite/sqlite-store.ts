@@ -17,21 +17,22 @@ import { usageMethods } from './usage.js';
 /**
  * The embedded store: SQLite through libsql, in a file or (`:memory:`) in memory for tests. Its
  * writes go through one group commit, so a burst of requests pays for one transaction; a file's
- * WAL is checkpointed by a worker thread, off the event loop.
+ * WAL is checkpointed by a worker thread, off the event loop. `clock` is the time budgets count
+ * periods by and the ledger's rows are stamped with (tests move it).
  */
-export function openSqliteStore(path: string): Store {
+export function openSqliteStore(path: string, clock: () => number = () => Date.now()): Store {
   const db = openDatabase(path);
   // Started by the first commit: a store only read (a CLI listing, an idle gateway) has no WAL to copy.
   let checkpointer: Checkpointer | null = null;
   const commits = groupCommit(db, () => {
     if (checkpointer === null && path !== ':memory:') checkpointer = startCheckpointer(path);
   });
-  const money = ledgerWrites(db, commits);
+  const money = ledgerWrites(db, commits, clock);
   const ping = async () => {
     db.prepare('SELECT 1').get();
   };
   return {
-    ...tokenMethods(db, commits),
+    ...tokenMethods(db, commits, clock),
     ...quotaMethods(db, commits, money),
     ...taskMethods(db, commits, money),
     ...ownTaskMethods(db, commits),

@@ -3,12 +3,16 @@ import type { NewToken, TokenDeletion, TokenStore } from '../store.js';
 import type { Db } from './database.js';
 import type { GroupCommit } from './group-commit.js';
 import { toRecord, type TokenRow } from '../sql-rows.js';
+import { newBudget } from '../budget-period.js';
+import { setBudgetSql } from '../budget-sql.js';
 
 /** Tokens: create, find, list, disable or enable, set the quota, the rate limits or the expiry, delete. */
-export function tokenMethods(db: Db, commits: Pick<GroupCommit, 'flush'>): TokenStore {
+export function tokenMethods(db: Db, commits: Pick<GroupCommit, 'flush'>, clock: () => number = () => Date.now()): TokenStore {
   const insert = db.prepare(
-    'INSERT INTO tokens (id, name, key_hash, grp, models, quota, created_at, rpm_limit, max_parallel, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    `INSERT INTO tokens (id, name, key_hash, grp, models, quota, created_at, rpm_limit, max_parallel, expires_at, budget, budget_period, budget_days, budget_anchor, budget_start)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
+  const setBudget = db.prepare(setBudgetSql({ budget: '@budget', period: '@period', days: '@days', anchor: '@anchor', start: '@start', id: '@id' }));
   const byHash = db.prepare('SELECT * FROM tokens WHERE key_hash = ?');
   const byId = db.prepare('SELECT * FROM tokens WHERE id = ?');
   const all = db.prepare('SELECT * FROM tokens ORDER BY created_at');
@@ -39,6 +43,9 @@ export function tokenMethods(db: Db, commits: Pick<GroupCommit, 'flush'>): Token
   return {
     async createToken(t: NewToken) {
       const id = randomUUID();
+      const now = clock();
+      const budget = t.budgetPeriod ? (t.budget ?? null) : null;
+      const b = newBudget(budget, t.budgetPeriod ?? null, now);
       insert.run(
         id,
         t.name,
@@ -46,10 +53,15 @@ export function tokenMethods(db: Db, commits: Pick<GroupCommit, 'flush'>): Token
         t.group,
         t.models === null ? null : JSON.stringify(t.models),
         t.quota,
-        Date.now(),
+        now,
         t.rpmLimit ?? null,
         t.maxParallel ?? null,
         t.expiresAt ?? null,
+        budget,
+        budget === null ? null : (t.budgetPeriod ?? null),
+        b.days,
+        b.anchor,
+        b.start,
       );
       return toRecord(byId.get(id) as TokenRow);
     },
@@ -81,6 +93,11 @@ export function tokenMethods(db: Db, commits: Pick<GroupCommit, 'flush'>): Token
     },
     async setTokenExpiry(id, expiresAt) {
       const row = setExpiry.get(expiresAt, id) as TokenRow | undefined;
+      return row ? toRecord(row) : null;
+    },
+    async setTokenBudget(id, budget, period) {
+      const b = newBudget(budget, period, clock());
+      const row = setBudget.get({ id, budget: period === null ? null : budget, period: budget === null ? null : period, ...b }) as TokenRow | undefined;
       return row ? toRecord(row) : null;
     },
     async deleteToken(id) {
