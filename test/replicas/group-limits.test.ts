@@ -68,6 +68,17 @@ if (databaseUrl) {
       assert.equal(refused.status, 429);
       assert.match(((await refused.json()) as { message: string }).message, /this API key's group g-rpm is limited to 10 requests per minute/);
       assert.equal((await set.models(set.bases[1] ?? '', set.key([]))).status, 200, 'a key of another group is not counted against it');
+      // Every replica counts its refusals as the group's, by the group's name.
+      const refusedBy = await Promise.all(
+        set.bases.map(async (base) =>
+          Number(/gateway_rate_limited_total\{limit="rpm",scope="group",group="g-rpm"\} (\d+)/.exec(await set.metrics(base))?.[1] ?? 0),
+        ),
+      );
+      assert.equal(
+        refusedBy.reduce((a, b) => a + b, 0),
+        35 + 6 + 1,
+        refusedBy.join(','),
+      );
     });
 
     test('max_parallel M: of many concurrent calls from four keys of the group over three replicas, exactly M are in flight; the slots come back', async () => {
