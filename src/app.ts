@@ -12,7 +12,9 @@ import { readTlsPair, tlsFilesFrom } from './http/tls.js';
 import { describeTrust, parseTrustProxy } from './http/trust-proxy.js';
 import { perProcess, type SharedLive } from './live/shared-live.js';
 import { DEFAULT_LINK_TTL_MS } from './links/hand-out.js';
-import { DEFAULT_AUDIT_DAYS } from './records/audit.js';
+import { DEFAULT_AUDIT_DAYS, type Operator } from './records/audit.js';
+import { auditedReload, FILE_WATCH_ACTOR, SIGNAL_ACTOR } from './records/reload-audit.js';
+import type { ReloadOutcome } from './config/config-control.js';
 import { Metrics } from './metrics/metrics.js';
 import type { Simulator } from './sim/http.js';
 import { maskedUrl } from './config/secret.js';
@@ -164,6 +166,8 @@ export interface App {
   readonly store: Store;
   readonly simulators: readonly Simulator[];
   readonly port: number;
+  /** Reloads the configuration on SIGHUP, recorded in the audit log as the `signal`'s. */
+  reloadOnSignal(): Promise<ReloadOutcome>;
   close(): Promise<void>;
 }
 
@@ -278,7 +282,9 @@ export async function startApp(settings: AppSettings, log: Logger, opts: { simul
     if (tls) log.info({ subject: tls.pair.subject, valid_to: tls.pair.validTo }, 'serving HTTPS; the certificate files are watched');
     if (trustProxy.kind !== 'none') log.info({ trust_proxy: describeTrust(trustProxy) }, 'X-Forwarded-For, -Proto and -Host are believed from these proxies');
     if (cors) log.info({ cors_origins: cors.any ? '*' : [...cors.origins] }, 'browsers of these origins may call the public routes');
-    if (settings.watch) config.watch();
+    // Reloads other than an admin's (which its route records) are recorded as the signal's or the watcher's.
+    const operator = (actor: string): Operator => ({ store, actor, lost: (m) => log.error(m) });
+    if (settings.watch) config.watch(() => void auditedReload(config, operator(FILE_WATCH_ACTOR), 'watch', replica));
     return {
       gateway,
       config,
@@ -288,6 +294,7 @@ export async function startApp(settings: AppSettings, log: Logger, opts: { simul
       store,
       simulators,
       port,
+      reloadOnSignal: () => auditedReload(config, operator(SIGNAL_ACTOR), 'SIGHUP', replica),
       async close() {
         config.close();
         await gateway.close();

@@ -67,9 +67,9 @@ function stopOnSignals(app: App): void {
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
-  // The reload logs its own outcome; a bad file keeps the running configuration.
+  // The reload logs its own outcome and is recorded in the audit log; a bad file keeps the running configuration.
   process.on('SIGHUP', () => {
-    void app.config.reload('SIGHUP');
+    void app.reloadOnSignal();
     app.gateway.reloadTls();
   });
 }
