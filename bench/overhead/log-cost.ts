@@ -41,7 +41,7 @@ export function logCostReport(figures: readonly LogCostFigures[]): string {
   return (
     `request log cost: gateway CPU ms per request with the request log off (GATEWAY_REQUEST_LOG_DAYS=0) and on (7), same run, same load; target under +${100 * MAX_LOG_CPU} %\n` +
     grid(['route', 'phase', 'CPU off', 'CPU on', 'on / off', 'more', 'KB off', 'KB on', `< +${100 * MAX_LOG_CPU} %`, 'on / off by round'], rows) +
-    '(CPU and KB: medians over rounds; by round: the ratio of each round, a measure of the noise of the machine)\n' +
+    '\n(CPU and KB: medians over rounds; by round: the ratio of each round, a measure of the noise of the machine)\n' +
     '\n'
   );
 }
