@@ -12,6 +12,9 @@ import { readTlsPair, tlsFilesFrom } from './http/tls.js';
 import { describeTrust, parseTrustProxy } from './http/trust-proxy.js';
 import { perProcess, type SharedLive } from './live/shared-live.js';
 import { DEFAULT_LINK_TTL_MS } from './links/hand-out.js';
+import { DEFAULT_AUDIT_DAYS, type Operator } from './records/audit.js';
+import { auditedReload, FILE_WATCH_ACTOR, SIGNAL_ACTOR } from './records/reload-audit.js';
+import type { ReloadOutcome } from './config/config-control.js';
 import { Metrics } from './metrics/metrics.js';
 import type { Simulator } from './sim/http.js';
 import { maskedUrl } from './config/secret.js';
@@ -60,6 +63,8 @@ export interface AppSettings {
   readonly linkTtlMs: number;
   /** GATEWAY_REQUEST_LOG_DAYS: days the request log keeps its records; 0: no request log (NaN when malformed, refused at start). */
   readonly requestLogDays: number;
+  /** GATEWAY_AUDIT_DAYS: days the audit log keeps its records; 0: forever (NaN when malformed, refused at start). */
+  readonly auditDays: number;
   /**
    * GATEWAY_DB_CONNECT_TIMEOUT_MS, GATEWAY_DB_STATEMENT_TIMEOUT_MS, GATEWAY_DB_IDLE_TX_TIMEOUT_MS:
    * the bounds on waiting for a shared store (NaN when malformed, refused by openConfiguredStore).
@@ -98,6 +103,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env, defaults: 
     drainMs: env.GATEWAY_DRAIN_MS ? Number(env.GATEWAY_DRAIN_MS) : (defaults.drainMs ?? DEFAULT_DRAIN_MS),
     linkTtlMs: env.GATEWAY_LINK_TTL_MS ? Number(env.GATEWAY_LINK_TTL_MS) : (defaults.linkTtlMs ?? DEFAULT_LINK_TTL_MS),
     requestLogDays: env.GATEWAY_REQUEST_LOG_DAYS ? Number(env.GATEWAY_REQUEST_LOG_DAYS) : (defaults.requestLogDays ?? 7),
+    auditDays: env.GATEWAY_AUDIT_DAYS ? Number(env.GATEWAY_AUDIT_DAYS) : (defaults.auditDays ?? DEFAULT_AUDIT_DAYS),
     storeTimeouts: {
       connectMs: env.GATEWAY_DB_CONNECT_TIMEOUT_MS
         ? Number(env.GATEWAY_DB_CONNECT_TIMEOUT_MS)
@@ -160,6 +166,8 @@ export interface App {
   readonly store: Store;
   readonly simulators: readonly Simulator[];
   readonly port: number;
+  /** Reloads the configuration on SIGHUP, recorded in the audit log as the `signal`'s. */
+  reloadOnSignal(): Promise<ReloadOutcome>;
   close(): Promise<void>;
 }
 
@@ -190,6 +198,9 @@ export async function startApp(settings: AppSettings, log: Logger, opts: { simul
   const logDays = settings.requestLogDays;
   if (!(Number.isInteger(logDays) && logDays >= 0 && logDays <= 3650))
     throw new Error('GATEWAY_REQUEST_LOG_DAYS must be whole days from 0 (no request log) to 3650');
+  const auditDays = settings.auditDays;
+  if (!(Number.isInteger(auditDays) && auditDays >= 0 && auditDays <= 36_500))
+    throw new Error('GATEWAY_AUDIT_DAYS must be whole days from 0 (keep forever) to 36500');
   const trustProxy = parseTrustProxy(settings.trustProxy ?? undefined);
   const cors = parseCorsOrigins(settings.corsOrigins ?? undefined);
   // Read and checked before anything starts: a certificate that cannot serve stops the start, not the first handshake.
@@ -252,6 +263,7 @@ export async function startApp(settings: AppSettings, log: Logger, opts: { simul
       drainMs: settings.drainMs,
       linkTtlMs: linkTtl,
       requestLog: { days: logDays },
+      audit: { days: auditDays },
       trustProxy,
       cors,
       tls,
@@ -270,7 +282,9 @@ export async function startApp(settings: AppSettings, log: Logger, opts: { simul
     if (tls) log.info({ subject: tls.pair.subject, valid_to: tls.pair.validTo }, 'serving HTTPS; the certificate files are watched');
     if (trustProxy.kind !== 'none') log.info({ trust_proxy: describeTrust(trustProxy) }, 'X-Forwarded-For, -Proto and -Host are believed from these proxies');
     if (cors) log.info({ cors_origins: cors.any ? '*' : [...cors.origins] }, 'browsers of these origins may call the public routes');
-    if (settings.watch) config.watch();
+    // Reloads other than an admin's (which its route records) are recorded as the signal's or the watcher's.
+    const operator = (actor: string): Operator => ({ store, actor, lost: (m) => log.error(m) });
+    if (settings.watch) config.watch(() => void auditedReload(config, operator(FILE_WATCH_ACTOR), 'watch', replica));
     return {
       gateway,
       config,
@@ -280,6 +294,7 @@ export async function startApp(settings: AppSettings, log: Logger, opts: { simul
       store,
       simulators,
       port,
+      reloadOnSignal: () => auditedReload(config, operator(SIGNAL_ACTOR), 'SIGHUP', replica),
       async close() {
         config.close();
         await gateway.close();

@@ -2,6 +2,7 @@
 import { resolve } from 'node:path';
 import type { App } from './app.js';
 import { CliExit, HelpAsked, parseCommand, usageError, usageOf, usageTable, wholeNumber, type UsageEntry } from './cli/args.js';
+import { GROUPS_USAGE, groupsCommand } from './cli/groups-command.js';
 import { INIT_USAGE, initCommand } from './cli/init-command.js';
 import { packageVersion } from './cli/package-info.js';
 import { tokensCommand, TOKENS_USAGE } from './cli/tokens-commands.js';
@@ -39,7 +40,7 @@ const USAGE = {
 } as const satisfies Record<string, UsageEntry>;
 
 const HELP = `usage: gateway <command>   (gateway <command> --help: that command alone; gateway --version)
-${usageTable([INIT_USAGE, USAGE.start, USAGE.demo, USAGE.sims, USAGE.check, ...Object.values(TOKENS_USAGE), USAGE.explain, USAGE.golden, USAGE.catalogue, USAGE.openapi, USAGE.docs])}
+${usageTable([INIT_USAGE, USAGE.start, USAGE.demo, USAGE.sims, USAGE.check, ...Object.values(TOKENS_USAGE), GROUPS_USAGE, USAGE.explain, USAGE.golden, USAGE.catalogue, USAGE.openapi, USAGE.docs])}
 Flags take their value as --flag value or --flag=value; an unknown flag or a missing value is an error (exit 2).
 settings (environment): PORT (8080), HOST, GATEWAY_CONFIG_DIR (.), GATEWAY_CONFIG_EXTRA, GATEWAY_DB (data/gateway.db, or postgres://…), LOG_LEVEL (info),
   GATEWAY_DB_CONNECT_TIMEOUT_MS (5000), GATEWAY_DB_STATEMENT_TIMEOUT_MS (10000), GATEWAY_DB_IDLE_TX_TIMEOUT_MS (10000),
@@ -66,9 +67,9 @@ function stopOnSignals(app: App): void {
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
-  // The reload logs its own outcome; a bad file keeps the running configuration.
+  // The reload logs its own outcome and is recorded in the audit log; a bad file keeps the running configuration.
   process.on('SIGHUP', () => {
-    void app.config.reload('SIGHUP');
+    void app.reloadOnSignal();
     app.gateway.reloadTls();
   });
 }
@@ -312,6 +313,7 @@ const COMMANDS = new Map<string, (args: string[]) => Promise<void>>([
   ['sims', sims],
   ['check', check],
   ['tokens', tokensCommand],
+  ['groups', groupsCommand],
   ['explain', explain],
   ['golden', golden],
   ['catalogue', catalogue],

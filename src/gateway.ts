@@ -25,8 +25,9 @@ import { LINK_SWEEP_INTERVAL_MS, sweepExpiredLinks } from './links/link-sweep.js
 import { runLinkContent } from './operations/link-content.js';
 import { countQuotaUnits } from './quota/quota-metrics.js';
 import { RequestBatcher } from './records/request-batcher.js';
-import { adminActor } from './records/audit.js';
-import { logRequests, REQUEST_LOG_SWEEP_INTERVAL_MS, sweepOldRequests } from './records/request-log.js';
+import { adminActor, DEFAULT_AUDIT_DAYS } from './records/audit.js';
+import { logRequests } from './records/request-log.js';
+import { startPurge } from './records/purge-by-age.js';
 import { RoutingState } from './routing/routing-state.js';
 import type { Store } from './store/store.js';
 import { Poller, type LeaseSettings } from './tasks/poller.js';
@@ -96,6 +97,8 @@ export interface GatewayOptions {
    * how often its batches are written and its old records swept.
    */
   readonly requestLog?: { readonly days: number; readonly flushMs?: number; readonly sweepMs?: number };
+  /** GATEWAY_AUDIT_DAYS: days the audit log keeps (default 365; 0: forever); tests set how often it is purged. */
+  readonly audit?: { readonly days: number; readonly sweepMs?: number };
 }
 
 /** A running gateway: its HTTP server and how to stop it. */
@@ -248,20 +251,27 @@ export function createGateway(opts: GatewayOptions): Gateway {
         if (given > 0) opts.log.info({ holds: given }, 'gave back expired holds');
         const holds = startSweeper('expired holds', (now) => sweepExpiredHolds(opts.store, opts.log, now), opts.log, clock, HOLD_SWEEP_INTERVAL_MS);
         const links = startSweeper('expired links', (now) => sweepExpiredLinks(opts.store, now), opts.log, clock, LINK_SWEEP_INTERVAL_MS);
-        const old =
-          logDays > 0
-            ? startSweeper(
-                'old request log records',
-                (now) => sweepOldRequests(opts.store, logDays, now),
-                opts.log,
-                clock,
-                opts.requestLog?.sweepMs ?? REQUEST_LOG_SWEEP_INTERVAL_MS,
-              )
-            : () => undefined;
+        const old = startPurge(
+          'old request log records',
+          (before, limit) => opts.store.deleteRequestsBefore(before, limit),
+          logDays,
+          opts.log,
+          clock,
+          opts.requestLog?.sweepMs,
+        );
+        const oldAudit = startPurge(
+          'old audit records',
+          (before, limit) => opts.store.deleteAuditBefore(before, limit),
+          opts.audit?.days ?? DEFAULT_AUDIT_DAYS,
+          opts.log,
+          clock,
+          opts.audit?.sweepMs,
+        );
         stopSweepers = () => {
           holds();
           links();
           old();
+          oldAudit();
         };
       }
       await routing.pullBreakers();

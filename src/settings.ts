@@ -59,6 +59,11 @@ export const SETTINGS: readonly Setting[] = [
     default: '7',
     about: 'Days the request log (GET /admin/requests) keeps one record per public request; 0 turns it off (0-3650).',
   },
+  {
+    name: 'GATEWAY_AUDIT_DAYS',
+    default: '365',
+    about: 'Days the audit log (GET /admin/audit) keeps its records of operator actions; 0 keeps them forever (0-36500).',
+  },
   { name: 'GATEWAY_LINK_TTL_MS', default: '3600000', about: 'How long a link handed out instead of a vendor URL serves (60000-604800000).' },
   { name: 'GATEWAY_DEMO_KEY', default: null, about: 'gateway demo only: the API key to accept (unset: the demo makes one).' },
   { name: 'GATEWAY_ADMIN_KEY', default: null, about: 'Opens /admin/* and /metrics to "Authorization: Bearer <key>" (unset: closed to everyone).' },

@@ -95,9 +95,19 @@ async function measure(t: Target, sim: Child, s: PhaseSettings, rate: number): P
 /**
  * Every target for every round at one rate (0: closed loop); prints each round (when several) and
  * the per-target medians, adds failures to `errorLines`, and returns the medians in target order.
+ * `rounds`, when given, gets every round's row of each target, by target name.
  */
-export async function runPhase(title: string, targets: readonly Target[], sim: Child, s: PhaseSettings, rate: number, errorLines: string[]): Promise<Row[]> {
-  const rows = new Map<string, Row[]>(targets.map((t) => [t.name, []]));
+export async function runPhase(
+  title: string,
+  targets: readonly Target[],
+  sim: Child,
+  s: PhaseSettings,
+  rate: number,
+  errorLines: string[],
+  rounds: Map<string, Row[]> = new Map(),
+): Promise<Row[]> {
+  const rows = rounds;
+  for (const t of targets) rows.set(t.name, []);
   for (let round = 1; round <= s.rounds; round++) {
     // Later rounds alternate the order so slow drift on the machine does not favour one target.
     const order = round % 2 === 1 ? targets : [...targets].reverse();

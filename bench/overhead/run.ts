@@ -25,6 +25,7 @@ import { channelEnvNames } from '../../src/config/env.js';
 import { PROJECT_ROOT } from '../../src/config/paths.js';
 import { bigBodies, bigBodyTable, type BigBodyResult } from './big-bodies.js';
 import { jsonLines, startChild, stopChild, waitForLine, type Child } from './children.js';
+import { LOG_OFF, logCostReport, type LogCostFigures } from './log-cost.js';
 import { runPhase, type Target } from './measure.js';
 import { probeArgs } from './probe-client.js';
 import { memory } from './proc.js';
@@ -45,6 +46,8 @@ const USAGE = `usage: npm run bench [-- options]
   --max-requests N    close a window early after N requests (env BENCH_MAX_REQUESTS, default 1000000)
   --big-bodies N      alpha bodies sent at once in the big-body phase; 0 skips it (env BENCH_BIG_BODIES, default 10)
   --big-body-mb S     size of each, in MB (env BENCH_BIG_BODY_MB, default 20, the route's limit; 5 with --quick)
+  --log-cost on|off   on: also run a second gateway with the request log off (GATEWAY_REQUEST_LOG_DAYS=0)
+                      as a fourth target, and print the log's CPU cost per request (env BENCH_LOG_COST, default on)
   --profile           run the gateway under node --cpu-prof and print its hot spots
                       (env BENCH_PROFILE_DIR keeps the .cpuprofile there; otherwise it is deleted)`;
 
@@ -67,6 +70,8 @@ interface Settings {
   readonly bigBodies: number;
   readonly bigBodyBytes: number;
   readonly profile: boolean;
+  /** A second gateway with the request log off beside the first, for the log's cost (log-cost.ts). */
+  readonly logCost: boolean;
 }
 
 function settings(argv: string[]): Settings {
@@ -84,6 +89,7 @@ function settings(argv: string[]): Settings {
       'big-bodies': { type: 'string' },
       'big-body-mb': { type: 'string' },
       profile: { type: 'boolean' },
+      'log-cost': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     USAGE,
@@ -94,6 +100,11 @@ function settings(argv: string[]): Settings {
   const scenario = values.scenario ?? env.BENCH_SCENARIO ?? 'both';
   if (scenario !== 'both' && !SCENARIOS.some((sc) => sc.name === scenario)) {
     process.stderr.write(`--scenario must be alpha, images or both, got "${scenario}"\n${USAGE}\n`);
+    process.exit(2);
+  }
+  const logCost = values['log-cost'] ?? env.BENCH_LOG_COST ?? 'on';
+  if (logCost !== 'on' && logCost !== 'off') {
+    process.stderr.write(`--log-cost must be on or off, got "${logCost}"\n${USAGE}\n`);
     process.exit(2);
   }
   return {
@@ -107,6 +118,7 @@ function settings(argv: string[]): Settings {
     bigBodies: Math.round(num('--big-bodies', values['big-bodies'] ?? env.BENCH_BIG_BODIES, 10, 0, 100)),
     bigBodyBytes: Math.floor(2 ** 20 * num('--big-body-mb', values['big-body-mb'] ?? env.BENCH_BIG_BODY_MB, quick ? 5 : 20, 0.1, 20)),
     profile: values.profile === true,
+    logCost: logCost === 'on',
   };
 }
 
@@ -196,19 +208,23 @@ async function main(): Promise<number> {
     // BENCH_LIMITED_KEY=1: the key has rate limits far above the load, so every request pays for
     // the check (docs/tokens-and-quota.md, "Rate limits") and none is refused.
     const limits = process.env.BENCH_LIMITED_KEY === '1' ? ['--rpm', '1000000', '--max-parallel', '100000'] : [];
-    const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'tokens', 'create', '--group', 'default', ...limits], {
-      env: gwEnv,
-      cwd: PROJECT_ROOT,
-    });
-    const apiKey = stdout.trim();
+    const makeKey = async (env: NodeJS.ProcessEnv) =>
+      (await promisify(execFile)(process.execPath, [CLI, 'tokens', 'create', '--group', 'default', ...limits], { env, cwd: PROJECT_ROOT })).stdout.trim();
+    const apiKey = await makeKey(gwEnv);
+    // The same gateway but for its request log (off) and its own store file: its key is its own.
+    const offEnv = { ...gwEnv, GATEWAY_DB: join(tmp, 'gateway-log-off.db'), GATEWAY_REQUEST_LOG_DAYS: '0' };
+    const offKey = s.logCost ? await makeKey(offEnv) : '';
     if (s.profile) mkdirSync(profileDir, { recursive: true });
     const oldProfiles = new Set(s.profile ? readdirSync(profileDir) : []);
     const gwArgs = [...probeArgs(), ...(s.profile ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), CLI, 'start'];
     const gw = startChild('gateway', gwArgs, gwEnv, join(tmp, 'gateway.log'), PROJECT_ROOT);
     children.push(gw);
+    const gwOff = s.logCost ? startChild(LOG_OFF, [...probeArgs(), CLI, 'start'], offEnv, join(tmp, 'gateway-log-off.log'), PROJECT_ROOT) : null;
+    if (gwOff) children.push(gwOff);
 
     const passUrls = await Promise.all(routes.map(async (r) => String((await waitForLine(r.pass, (l) => l.ready === 'passthrough')).url)));
     const gwUrl = String((await waitForLine(gw, (l) => l.msg === 'gateway listening')).url);
+    const offUrl = gwOff ? String((await waitForLine(gwOff, (l) => l.msg === 'gateway listening')).url) : '';
     // Idle: started, not yet asked anything; 1 s after start, and again once quiet for a while
     // (the gateway gives memory back when idle: src/heap-trim.ts). The settled figure is the one
     // judged; the big-body ratio keeps counting from the first, as it always has.
@@ -226,6 +242,7 @@ async function main(): Promise<number> {
         { name: 'direct', child: r.sim, load: { origin: r.simUrl, path, body, headers: { ...common, [auth.header]: auth.value } } },
         { name: 'passthrough', child: r.pass, load: { origin: passUrls[i]!, path, body, headers: common } },
         { name: 'gateway', child: gw, load: { origin: gwUrl, path, body, headers: common } },
+        ...(gwOff ? [{ name: LOG_OFF, child: gwOff, load: { origin: offUrl, path, body, headers: { authorization: `Bearer ${offKey}` } } }] : []),
       ];
     };
     const targets = routes.map(targetsOf);
@@ -233,14 +250,25 @@ async function main(): Promise<number> {
 
     const errorLines: string[] = [];
     const figures: RouteFigures[] = [];
+    const logFigures: LogCostFigures[] = [];
     for (const [i, r] of routes.entries()) {
       const name = r.scenario.name;
-      const closed = await runPhase(`${name}: closed loop, ${s.connections} connections`, targets[i]!, r.sim, s, 0, errorLines);
-      const slowest = Math.min(...closed.map((row) => row.reqPerSec));
+      const closedRounds = new Map<string, Row[]>();
+      const pacedRounds = new Map<string, Row[]>();
+      const closed = await runPhase(`${name}: closed loop, ${s.connections} connections`, targets[i]!, r.sim, s, 0, errorLines, closedRounds);
+      const slowest = Math.min(...closed.slice(0, 3).map((row) => row.reqPerSec));
       const rate = s.rate ?? Math.max(10, Math.floor(slowest / 2 / 10) * 10);
       const paced =
-        rate > 0 ? await runPhase(`${name}: paced at ${rate} req/s over ${s.connections} connections`, targets[i]!, r.sim, s, rate, errorLines) : undefined;
-      figures.push({ route: name, closed: closed as [Row, Row, Row], paced: paced && { rate, rows: paced as [Row, Row, Row] } });
+        rate > 0
+          ? await runPhase(`${name}: paced at ${rate} req/s over ${s.connections} connections`, targets[i]!, r.sim, s, rate, errorLines, pacedRounds)
+          : undefined;
+      const three = (rows: Row[]) => rows.slice(0, 3) as [Row, Row, Row];
+      figures.push({ route: name, closed: three(closed), paced: paced && { rate, rows: three(paced) } });
+      if (gwOff) {
+        const pairs = (byTarget: Map<string, Row[]>) => (byTarget.get('gateway') ?? []).map((on, round) => ({ on, off: byTarget.get(LOG_OFF)?.[round] ?? on }));
+        logFigures.push({ route: name, phase: 'closed loop', on: closed[2]!, off: closed[3]!, rounds: pairs(closedRounds) });
+        if (paced) logFigures.push({ route: name, phase: `paced ${rate}/s`, on: paced[2]!, off: paced[3]!, rounds: pairs(pacedRounds) });
+      }
     }
     process.stdout.write(
       'CPU ms/req: the measured process only (the simulator itself for direct); sim CPU ms/req: the same simulator work behind every row.\n' +
@@ -259,7 +287,7 @@ async function main(): Promise<number> {
     const alpha = routes.findIndex((r) => r.scenario.name === 'alpha');
     const big: BigBodyResult[] = [];
     if (s.bigBodies > 0 && alpha >= 0) {
-      for (const t of targets[alpha]!.slice(1)) {
+      for (const t of targets[alpha]!.slice(1, 3)) {
         big.push(
           await bigBodies(
             t.name,
@@ -277,11 +305,16 @@ async function main(): Promise<number> {
     } else if (s.bigBodies > 0) process.stdout.write('big bodies: skipped (they go to the alpha route, not in this run)\n\n');
 
     const failedRequests =
-      figures.flatMap((r) => [...r.closed, ...(r.paced?.rows ?? [])]).reduce((n, row) => n + row.errors, 0) + big.reduce((n, b) => n + b.failures.length, 0);
+      figures.flatMap((r) => [...r.closed, ...(r.paced?.rows ?? [])]).reduce((n, row) => n + row.errors, 0) +
+      logFigures.reduce((n, l) => n + l.off.errors, 0) +
+      big.reduce((n, b) => n + b.failures.length, 0);
     const gwBig = big.find((b) => b.name === 'gateway');
     process.stdout.write(
       `${verdict(figures, { idleMb: settledMb.get(gw)!, idleAfterS: SETTLED_AT_S, peakMb: peakMb.get(gw)!, big: gwBig }, failedRequests)}\n`,
     );
+
+    const logCost = logCostReport(logFigures);
+    if (logCost) process.stdout.write(`\n${logCost}`);
 
     const gwLogs = jsonLines(gw).filter((l) => l.probe === undefined);
     const loud = gwLogs.filter((l) => typeof l.level === 'number' && l.level >= 40).length;

@@ -9,6 +9,7 @@ import { matchPath, methodNotAllowed } from '../http/match-route.js';
 import { readJsonBody } from '../http/read-json.js';
 import { validateBody } from '../pipeline/validate-body.js';
 import { channelsReport } from './channels-admin.js';
+import { groupsReport } from './groups-admin.js';
 import { consoleFile, consolePage, consoleRedirect } from './console-files.js';
 import { configReport, reloadNow } from './config-admin.js';
 import { ledgerReport } from './ledger-admin.js';
@@ -74,6 +75,7 @@ const ADMIN_ROUTES: readonly AdminRoute[] = [
   route('GET', '/admin/', consolePage, { open: true }),
   route('GET', '/admin/console/{file}', consoleFile, { open: true }),
   route('GET', '/admin/channels', channelsReport),
+  route('GET', '/admin/groups', groupsReport),
   route('GET', '/admin/config', configReport),
   route('POST', '/admin/reload', reloadNow),
   route('GET', '/admin/tokens', listTokens),

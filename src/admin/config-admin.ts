@@ -1,7 +1,7 @@
 import type { ConfigControl } from '../config/config-control.js';
 import { formatIssue } from '../config/issues.js';
 import { GatewayError } from '../errors/gateway-error.js';
-import { recordAudit } from '../records/audit.js';
+import { auditedReload } from '../records/reload-audit.js';
 import type { AdminAnswer, AdminContext } from './admin-types.js';
 
 /** Problems named in a `config_invalid` message; the rest are counted (GET /admin/config lists more). */
@@ -58,18 +58,11 @@ export async function configReport(ctx: AdminContext): Promise<AdminAnswer> {
  * its version in `GET /admin/config`).
  */
 export async function reloadNow(ctx: AdminContext): Promise<AdminAnswer> {
-  const was = control(ctx).status();
-  const outcome = await control(ctx).reload('admin');
+  // A reload refused changed nothing, but was asked: the record says so (records/reload-audit.ts).
+  const config = control(ctx);
+  const op = ctx.deps.operator;
+  const outcome = op ? await auditedReload(config, op, 'admin', ctx.deps.self().replica) : await config.reload('admin');
   const errors = outcome.issues.filter((i) => i.severity === 'error');
-  // A reload refused changed nothing, but was asked: the record says so.
-  if (ctx.deps.operator)
-    await recordAudit(
-      ctx.deps.operator,
-      'config.reload',
-      null,
-      { generation: was.generation, version: was.version },
-      { ok: outcome.ok, generation: outcome.generation, version: control(ctx).status().version, errors: errors.length },
-    );
   if (!outcome.ok) {
     const listed = errors.slice(0, MAX_LISTED).map(formatIssue);
     const more = errors.length > MAX_LISTED ? `\n… and ${errors.length - MAX_LISTED} more (GET /admin/config)` : '';

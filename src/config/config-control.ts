@@ -1,4 +1,5 @@
 import type { ConfigIssue } from './issues.js';
+import type { Snapshot } from './snapshot.js';
 
 /** What became of one reload: the snapshot swapped (ok) or the old one kept serving (issues say why). */
 export interface ReloadOutcome {
@@ -36,4 +37,6 @@ export interface ConfigControl {
   /** Builds a new snapshot from the files and swaps it in only if it compiles. */
   reload(reason: string): Promise<ReloadOutcome>;
   status(): ConfigStatus;
+  /** The snapshot serving now. */
+  current(): Snapshot;
 }

@@ -102,10 +102,13 @@ export class LiveConfig implements ConfigControl {
     };
   }
 
-  /** Reloads when a config file changes (debounced); idempotent. */
-  watch(): void {
+  /**
+   * Reloads when a config file changes (debounced); idempotent. `onChange` does the reload instead
+   * (the process's, which records it in the audit log); it must reload with reason `watch`.
+   */
+  watch(onChange: () => void = () => void this.reload('watch')): void {
     if (this.#watcher || this.#closed) return;
-    this.#watcher = watchConfig(this.status().dirs, () => void this.reload('watch'), { debounceMs: this.#debounceMs, log: this.#log });
+    this.#watcher = watchConfig(this.status().dirs, onChange, { debounceMs: this.#debounceMs, log: this.#log });
   }
 
   /** Whether a watched change is waiting for its debounce to end. */

@@ -27,15 +27,29 @@ interface LeftOut {
 interface ChannelsReport {
   channels: ChannelView[];
   left_out: LeftOut[];
-  groups: { name: string; max_concurrency: number | null; inflight: number }[];
+}
+/** One group of GET /admin/groups. */
+interface GroupView {
+  name: string;
+  declared: boolean;
+  limits: { rpm: number | null; max_parallel: number | null } | null;
+  max_concurrency: number | null;
+  channels: string[];
+  tokens: { total: number; active: number };
+  inflight: number;
 }
 
 const rate = (r: ChannelView['recent']) => (r.calls === 0 ? '—' : `${((100 * r.failures) / r.calls).toFixed(1)} % of ${r.calls}`);
 const models = (m: string[]) => (m.length <= 4 ? m.join(', ') : `${m.slice(0, 4).join(', ')} and ${m.length - 4} more`);
+/** A group's shared rate limits as one cell: `60 / min, 5 at once`, or a dash for none. */
+const groupLimits = (l: GroupView['limits']) =>
+  l === null
+    ? '—'
+    : [l.rpm === null ? null : `${l.rpm} / min`, l.max_parallel === null ? null : `${l.max_parallel} at once`].filter((x) => x !== null).join(', ');
 const unsetNames = (u: LeftOut['unset']) => u.map((x) => (typeof x === 'string' ? x : x.name)).join(', ');
 
 export const channelsPage: Page = async ({ api }) => {
-  const r = await api.get<ChannelsReport>('/admin/channels');
+  const [r, { groups }] = await Promise.all([api.get<ChannelsReport>('/admin/channels'), api.get<{ groups: GroupView[] }>('/admin/groups')]);
   return h(
     'div',
     {},
@@ -75,12 +89,19 @@ export const channelsPage: Page = async ({ api }) => {
     ),
     section(
       'Groups',
-      table(
+      table<GroupView>(
         [
-          { label: 'group', cell: (g: ChannelsReport['groups'][number]) => g.name },
+          {
+            label: 'group',
+            cell: (g) => (g.declared ? g.name : h('span', { title: 'tokens name it; channels.yaml does not declare it' }, `${g.name} (undeclared)`)),
+          },
+          { label: 'rate limits (shared)', cell: (g) => groupLimits(g.limits) },
           { label: 'in flight', cell: (g) => `${g.inflight} / ${g.max_concurrency ?? '∞'}`, numeric: true },
+          { label: 'channels', cell: (g) => g.channels.length, numeric: true },
+          { label: 'tokens (active)', cell: (g) => `${g.tokens.total} (${g.tokens.active})`, numeric: true },
         ],
-        r.groups,
+        groups,
+        { testid: 'groups' },
       ),
     ),
   );

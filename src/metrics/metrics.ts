@@ -115,11 +115,15 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  /** Requests refused because their key was at one of its rate limits, by limit. */
+  /**
+   * Requests refused because their key, or its group, was at one of its rate limits: by limit, by
+   * whose limit (`scope`), and by the key's group. Never by token: tokens are made at will, so a
+   * label per token would grow the series without bound (the request log has each refusal, by token).
+   */
   readonly rateLimited = new Counter({
     name: 'gateway_rate_limited_total',
-    help: 'Requests refused (429) because their key was at its rate limit, by limit (rpm: requests per minute, max_parallel: requests in flight)',
-    labelNames: ['limit'] as const,
+    help: "Requests refused (429) at a rate limit, by limit (rpm: requests per minute, max_parallel: requests in flight), scope (key: the key's own, group: its group's shared one) and the key's group",
+    labelNames: ['limit', 'scope', 'group'] as const,
     registers: [this.registry],
   });
 

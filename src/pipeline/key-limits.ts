@@ -46,11 +46,11 @@ export async function limitKey<C extends RequestContext>(
   const maxParallel = ctx.token.maxParallel ?? null;
   const groupLimits = ctx.snapshot.groupLimits.get(ctx.token.group) ?? null;
   const own = rpm === null && maxParallel === null ? null : await deps.keyLimits.admit(ctx.token.id, { rpm, maxParallel });
-  if (own !== null && !own.admitted) refuse(ctx, own, deps.metrics, 'this API key is');
+  if (own !== null && !own.admitted) refuse(ctx, own, deps.metrics, 'key', 'this API key is');
   const shared = groupLimits === null ? null : await deps.keyLimits.admit(groupSubject(ctx.token.group), groupLimits);
   if (shared !== null && !shared.admitted) {
     if (own?.admitted) own.refund();
-    refuse(ctx, shared, deps.metrics, `this API key's group ${ctx.token.group} is`);
+    refuse(ctx, shared, deps.metrics, 'group', `this API key's group ${ctx.token.group} is`);
   }
   if (own === null && shared === null) return next(ctx);
   const a = tighter(own, shared);
@@ -70,10 +70,10 @@ function setHeaders(res: RequestContext['res'], a: Admission): void {
   res.setHeader('x-ratelimit-reset-requests', resetText(a.resetMs));
 }
 
-/** Writes the refusing limit's headers and throws its 429. */
-function refuse(ctx: RequestContext, a: Extract<Admission, { admitted: false }>, metrics: Metrics, who: string): never {
+/** Writes the refusing limit's headers, counts the refusal (by limit, whose, and the key's group) and throws its 429. */
+function refuse(ctx: RequestContext, a: Extract<Admission, { admitted: false }>, metrics: Metrics, scope: 'key' | 'group', who: string): never {
   setHeaders(ctx.res, a);
-  metrics.rateLimited.inc({ limit: a.refusedBy });
+  metrics.rateLimited.inc({ limit: a.refusedBy, scope, group: ctx.token.group });
   const what = a.refusedBy === 'rpm' ? `${a.limit} requests per minute` : `${a.limit} requests in flight at once`;
   throw new GatewayError('too_many_requests', `${who} limited to ${what}; retry after Retry-After`, { retryAfter: a.retryAfterMs / 1_000 });
 }

@@ -1,6 +1,12 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Store } from '../store/store.js';
 
+/**
+ * GATEWAY_AUDIT_DAYS's default: a year, what most audit regimes ask an operator to keep (SOC 2,
+ * PCI DSS), and small (a record per operator action, not per request). 0 keeps records forever.
+ */
+export const DEFAULT_AUDIT_DAYS = 365;
+
 /** Who acts through the `gateway tokens` commands: whoever may run them on the store's host. */
 export const CLI_ACTOR = 'cli';
 

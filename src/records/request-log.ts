@@ -1,4 +1,4 @@
-import type { RequestRecord, Store } from '../store/store.js';
+import type { RequestRecord } from '../store/store.js';
 import type { RequestBatcher } from './request-batcher.js';
 
 /**
@@ -52,23 +52,4 @@ export function logRequests(batcher: RequestBatcher, clock: () => Date): (r: Fin
     const record = requestRecord(r, clock().getTime());
     if (record) batcher.add(record);
   };
-}
-
-/** Records deleted per store call; a sweep goes on until none older is left. */
-const PAGE = 5_000;
-/** How often a running gateway deletes records past GATEWAY_REQUEST_LOG_DAYS. */
-export const REQUEST_LOG_SWEEP_INTERVAL_MS = 600_000;
-const DAY_MS = 86_400_000;
-
-/**
- * Deletes every record older than `days` before `now`. Replicas sweep on their own clocks: two
- * deleting the same rows delete each once, and what one leaves the next sweep takes.
- */
-export async function sweepOldRequests(store: Store, days: number, now: number): Promise<number> {
-  let total = 0;
-  for (;;) {
-    const n = await store.deleteRequestsBefore(now - days * DAY_MS, PAGE);
-    total += n;
-    if (n < PAGE) return total;
-  }
 }

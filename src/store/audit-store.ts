@@ -38,6 +38,8 @@ export interface AuditStore {
   putAudit(record: AuditRecord): Promise<void>;
   /** A page of records, newest first (see AuditQuery). */
   findAudit(query: AuditQuery): Promise<AuditRecord[]>;
+  /** Deletes up to `limit` records older than `before` (Unix ms), oldest first; returns how many (GATEWAY_AUDIT_DAYS). */
+  deleteAuditBefore(before: number, limit: number): Promise<number>;
 }
 
 const FILTERS = [

@@ -146,6 +146,14 @@ describe('admin console', { skip: missing ?? false }, () => {
     assert.match(text, new RegExp(alpha.profile));
     assert.match(text, /closed/);
     assert.match(text, new RegExp(`0 / ${alpha.max_concurrency ?? '∞'}`));
+    // The groups, from GET /admin/groups: the limits their keys share (none in the project's config) and their tokens.
+    const { json: g } = await admin('GET', '/admin/groups');
+    const groupRows = page.locator('[data-testid="groups"] tbody tr');
+    assert.equal(await groupRows.count(), g.groups.length);
+    const def = g.groups.find((x: any) => x.name === 'default');
+    const defText = (await groupRows.filter({ hasText: 'default' }).textContent()) ?? '';
+    assert.ok(defText.includes(`${def.tokens.total} (${def.tokens.active})`), defText);
+    assert.ok(defText.includes(def.limits === null ? '—' : `${def.limits.rpm} / min`), defText);
     await shot(page, 'channels');
     await page.close();
   });

@@ -54,7 +54,10 @@ describe('the request log and the audit log over HTTP', () => {
   };
 
   before(async () => {
-    h = await startHarness({ adminKey: ADMIN_KEY, records: { requestLog: { days: 7, flushMs: 20, sweepMs: 50 }, clock: () => new Date(Date.now() + offset) } });
+    h = await startHarness({
+      adminKey: ADMIN_KEY,
+      records: { requestLog: { days: 7, flushMs: 20, sweepMs: 50 }, audit: { days: 30, sweepMs: 50 }, clock: () => new Date(Date.now() + offset) },
+    });
     tokenId = (await h.store.listTokens()).find((t) => t.keyHash === hashKey(h.key))!.id;
   });
   after(() => h.close());
@@ -232,5 +235,27 @@ describe('the request log and the audit log over HTTP', () => {
       return r.length === 1 && r;
     });
     assert.equal(left[0]!.request_id, 'six-days-on');
+  });
+
+  test('audit records older than GATEWAY_AUDIT_DAYS are purged when the clock passes them; newer ones stay', async () => {
+    const audit = async () => {
+      const r = await admin('/admin/audit?limit=500');
+      assert.equal(r.status, 200, r.text);
+      return r.json.audit as { action: string; at: number }[];
+    };
+    const before = await audit();
+    assert.ok(before.length >= 4, 'the token changes of the tests above');
+    // 29 days past the first records (at 8 days on already): a new one, and nothing old enough yet.
+    offset = 29 * DAY;
+    const made = await admin('/admin/tokens', { method: 'POST', body: JSON.stringify({ group: 'default', name: 'late' }) });
+    assert.equal(made.status, 201, made.text);
+    assert.equal((await audit()).length, before.length + 1);
+    // 31 days on: every record of the first days is past 30 days and goes; the late one stays.
+    offset = 31 * DAY;
+    const left = await until('the audit purge', async () => {
+      const r = await audit();
+      return r.length === 1 && r;
+    });
+    assert.equal(left[0]!.action, 'token.create');
   });
 });

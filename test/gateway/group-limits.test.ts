@@ -84,6 +84,11 @@ describe('rate limits shared by a group', () => {
       assert.ok(Number.isInteger(wait) && wait >= 1 && wait <= 60, `Retry-After: ${wait}`);
       assert.deepEqual(limitHeaders(refused).slice(0, 2), ['4', '0']);
     }
+    // Counted by whose limit refused: the key's own twice, the group's twice; by the key's group, never by token.
+    const metrics = await h.gateway.metrics.text();
+    assert.match(metrics, /gateway_rate_limited_total\{limit="rpm",scope="key",group="default"\} 2\n/);
+    assert.match(metrics, /gateway_rate_limited_total\{limit="rpm",scope="group",group="default"\} 2\n/);
+    assert.ok(!/gateway_rate_limited_total\{[^}]*token/.test(metrics), 'no label names a token');
   });
 
   test('a reload to max_parallel: 1 holds from the next request; a request in flight of one key refuses the other key of the group', async () => {
@@ -114,5 +119,6 @@ describe('rate limits shared by a group', () => {
     assert.ok((await hanging) instanceof Error);
     const back = await until('the group slot to come back once the client left', async () => ((await models(b)).status === 200 ? true : null), 2_500);
     assert.ok(back);
+    assert.match(await h.gateway.metrics.text(), /gateway_rate_limited_total\{limit="max_parallel",scope="group",group="default"\} [1-9]/);
   });
 });

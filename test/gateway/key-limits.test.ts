@@ -59,7 +59,7 @@ describe('rate limits of a key', () => {
     const wait = Number(refused.headers.get('retry-after'));
     assert.ok(Number.isInteger(wait) && wait >= 1 && wait <= 60, `Retry-After: ${wait}`);
     assert.deepEqual(limitHeaders(refused).slice(0, 2), ['3', '0']);
-    assert.match(await h.gateway.metrics.text(), /gateway_rate_limited_total\{limit="rpm"\} 1\b/);
+    assert.match(await h.gateway.metrics.text(), /gateway_rate_limited_total\{limit="rpm",scope="key",group="default"\} 1\b/);
     const other = await models(await h.createKey({ rpmLimit: 3 }));
     assert.equal(other.status, 200, "another key's window is its own");
   });
@@ -101,7 +101,7 @@ describe('rate limits of a key', () => {
     });
     assert.equal(refused.headers.get('retry-after'), '1');
     assert.deepEqual(limitHeaders(refused), ['1', '0', '0s']);
-    assert.match(await h.gateway.metrics.text(), /gateway_rate_limited_total\{limit="max_parallel"\} [1-9]/);
+    assert.match(await h.gateway.metrics.text(), /gateway_rate_limited_total\{limit="max_parallel",scope="key",group="default"\} [1-9]/);
     abort.abort();
     assert.ok((await hanging) instanceof Error);
     // Well before the vendor's answer: the slot follows the client's connection, not the vendor call.

@@ -50,8 +50,8 @@ export interface HarnessOptions {
   readonly network?: NetworkOptions;
   /** Where the gateway logs; default nowhere. */
   readonly log?: Logger;
-  /** The request log's settings and the gateway's clock (GATEWAY_REQUEST_LOG_DAYS; purges by age); default 7 days, the system clock. */
-  readonly records?: Pick<GatewayOptions, 'requestLog' | 'clock'>;
+  /** The request log's and the audit log's settings and the gateway's clock (GATEWAY_REQUEST_LOG_DAYS, GATEWAY_AUDIT_DAYS; purges by age); default 7 and 365 days, the system clock. */
+  readonly records?: Pick<GatewayOptions, 'requestLog' | 'audit' | 'clock'>;
 }
 
 /** The gateway options of how it serves, which the harnesses pass through. */

@@ -70,7 +70,7 @@ export function recordsContract(driver: string, open: () => Promise<Store>): voi
     }
   });
 
-  test(`${driver} store: audit records keep before and after as JSON, found newest first by actor, action, target and time, in pages`, async () => {
+  test(`${driver} store: audit records keep before and after as JSON, found newest first by actor, action, target and time, in pages, and purged by age`, async () => {
     const store = await open();
     try {
       const a = { id: 'a1', at: 100, actor: 'cli', action: 'token.create', target: 't1', before: null, after: { id: 't1', quota: null, models: ['x'] } };
@@ -94,6 +94,13 @@ export function recordsContract(driver: string, open: () => Promise<Store>): voi
       assert.deepEqual(await ids({ from: 150, to: 250, action: 'config.reload' }), ['a3']);
       assert.deepEqual(await ids({ before: { at: 200, id: 'a3' }, limit: 1 }), ['a2']);
       assert.deepEqual(await ids({ before: { at: 200, id: 'a2' } }), ['a1']);
+
+      // Purged oldest first, `limit` at a time, only what is older than the bound (GATEWAY_AUDIT_DAYS).
+      assert.equal(await store.deleteAuditBefore(200, 1), 1);
+      assert.equal(await store.deleteAuditBefore(200, 100), 0, 'nothing older than 200 is left');
+      assert.deepEqual(await ids(), ['a3', 'a2']);
+      assert.equal(await store.deleteAuditBefore(201, 1), 1);
+      assert.equal((await ids()).length, 1, 'of two at the same time, a page of one takes one');
     } finally {
       await store.close();
     }

@@ -1,4 +1,5 @@
 import { auditRow, findAuditSql, toAudit, type AuditRow, type AuditStore } from '../audit-store.js';
+import { deleteOldestSql } from '../purge-by-age.js';
 import type { Database } from './database.js';
 
 /** The audit log of operator actions. */
@@ -20,6 +21,13 @@ export function auditMethods(db: Database): AuditStore {
     async findAudit(q) {
       const { sql, args } = findAuditSql(q, (n) => `$${n}`);
       return (await db.repeatable<AuditRow>(sql, args)).rows.map(toAudit);
+    },
+    async deleteAuditBefore(before, limit) {
+      const { rowCount } = await db.repeatable(
+        deleteOldestSql('audit', 'id', (n) => `$${n}`),
+        [before, limit],
+      );
+      return rowCount ?? 0;
     },
   };
 }

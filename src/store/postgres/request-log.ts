@@ -1,4 +1,5 @@
 import { findRequestsSql, toRequest, type RequestLogStore, type RequestRow } from '../request-log-store.js';
+import { deleteOldestSql } from '../purge-by-age.js';
 import type { Database } from './database.js';
 
 /**
@@ -35,10 +36,10 @@ export function requestLogMethods(db: Database): RequestLogStore {
       return (await db.repeatable<RequestRow>(sql, args)).rows.map(toRequest);
     },
     async deleteRequestsBefore(before, limit) {
-      const { rowCount } = await db.repeatable('DELETE FROM requests WHERE id IN (SELECT id FROM requests WHERE at < $1 ORDER BY at LIMIT $2)', [
-        before,
-        limit,
-      ]);
+      const { rowCount } = await db.repeatable(
+        deleteOldestSql('requests', 'id', (n) => `$${n}`),
+        [before, limit],
+      );
       return rowCount ?? 0;
     },
   };

@@ -1,5 +1,6 @@
 import type { RequestLogStore, RequestQuery, RequestRow } from '../request-log-store.js';
 import { findRequestsSql, toRequest } from '../request-log-store.js';
+import { deleteOldestSql } from '../purge-by-age.js';
 import type { Db } from './database.js';
 import type { GroupCommit } from './group-commit.js';
 
@@ -8,7 +9,7 @@ export function requestLogMethods(db: Db, { write }: GroupCommit): RequestLogSto
   const insert = db.prepare(
     'INSERT OR IGNORE INTO requests (id, at, request_id, token_id, route, model, channel, status, error, ms, task_id, units) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
   );
-  const old = db.prepare('DELETE FROM requests WHERE rowid IN (SELECT rowid FROM requests WHERE at < ? ORDER BY at LIMIT ?)');
+  const old = db.prepare(deleteOldestSql('requests', 'rowid', () => '?'));
   // One prepared statement per shape of query (which filters, whether a cursor).
   const shapes = new Map<string, ReturnType<Db['prepare']>>();
   return {
