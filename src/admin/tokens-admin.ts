@@ -1,6 +1,5 @@
 import { GatewayError } from '../errors/gateway-error.js';
 import type { TokenRecord } from '../store/store.js';
-import type { Operator } from '../records/audit.js';
 import {
   deletionProblem,
   groupProblem,
@@ -14,7 +13,9 @@ import {
   tokenView,
 } from '../tokens/manage-tokens.js';
 import { EXPIRY_FORM, parseInstant } from '../tokens/expiry.js';
-import { adminBody, pathParam } from './admin-input.js';
+import { defaultName } from '../tokens/token-ref.js';
+import { ALLOWED_IPS, allowedIpsOf, nameOf, NAME_FIELD, operator, nameTaken, tokenIdOf, tokenOf, tokenChangedEverywhere } from './token-keys-admin.js';
+import { adminBody } from './admin-input.js';
 import type { AdminAnswer, AdminContext } from './admin-types.js';
 
 /** `POST /admin/tokens`: what a new token is. */
@@ -26,6 +27,7 @@ interface CreateTokenBody {
   readonly rpm_limit?: number | null;
   readonly max_parallel?: number | null;
   readonly expires_at?: string | null;
+  readonly allowed_ips?: readonly string[] | null;
 }
 
 /** `POST /admin/tokens/{token_id}/expiry`: when the key stops working; null: never. */
@@ -58,12 +60,13 @@ export const CREATE_TOKEN_BODY = adminBody({
   required: ['group'],
   properties: {
     group: NAME,
-    name: NAME,
+    name: NAME_FIELD,
     quota: QUOTA,
     models: { type: ['array', 'null'], maxItems: 1000, items: NAME },
     rpm_limit: RATE_LIMIT,
     max_parallel: RATE_LIMIT,
     expires_at: EXPIRY,
+    allowed_ips: ALLOWED_IPS,
   },
 });
 
@@ -81,12 +84,6 @@ function expiryOf(raw: string | null | undefined): number | null {
 /** The body of `POST /admin/tokens/{token_id}/quota`. */
 export const QUOTA_BODY = adminBody({ type: 'object', additionalProperties: false, required: ['quota'], properties: { quota: QUOTA } });
 
-/** Who acts: the admin routes are reached only with the admin key, so there is one. */
-function operator(deps: AdminContext['deps']): Operator {
-  if (!deps.operator) throw new GatewayError('internal_error', 'an admin route ran without an admin key');
-  return deps.operator;
-}
-
 /** The body of `POST /admin/tokens/{token_id}/limits`: one limit at least. */
 export const LIMITS_BODY = adminBody({
   type: 'object',
@@ -95,10 +92,10 @@ export const LIMITS_BODY = adminBody({
   properties: { rpm_limit: RATE_LIMIT, max_parallel: RATE_LIMIT },
 });
 
-/** A changed token: every replica forgets what it cached of its key, and the operator sees it as it now is. */
+/** A changed token: every replica forgets what it cached of its keys, and the operator sees it as it now is. */
 function changed({ deps }: AdminContext, token: TokenRecord | null, id: string): AdminAnswer {
   if (!token) throw new GatewayError('not_found', `no token with id ${id.slice(0, 100)}`);
-  deps.tokenChanged(token.keyHash);
+  tokenChangedEverywhere(deps, token);
   return { json: tokenView(token) };
 }
 
@@ -107,12 +104,9 @@ export async function listTokens({ deps }: AdminContext): Promise<AdminAnswer> {
   return { json: { tokens: (await deps.store.listTokens()).map(tokenView) } };
 }
 
-/** `GET /admin/tokens/{token_id}`: one token, never its key. */
-export async function getToken({ params, deps }: AdminContext): Promise<AdminAnswer> {
-  const id = pathParam(params, 'token_id');
-  const token = await deps.store.getToken(id);
-  if (!token) throw new GatewayError('not_found', `no token with id ${id.slice(0, 100)}`);
-  return { json: tokenView(token) };
+/** `GET /admin/tokens/{token_id}`: one token (by id or name), never its key. */
+export async function getToken(ctx: AdminContext): Promise<AdminAnswer> {
+  return { json: tokenView(await tokenOf(ctx)) };
 }
 
 /** `POST /admin/tokens`: a new token of a group the serving configuration declares; its key is answered this once. */
@@ -127,55 +121,57 @@ export async function createToken({ snapshot, body, deps }: AdminContext): Promi
     throw new GatewayError('invalid_request', 'expires_at must be in the future for a new token', { param: 'expires_at' });
   }
   const { token, key } = await issueToken(op, {
-    name: b.name ?? 'admin',
+    name: b.name === undefined ? defaultName('admin') : nameOf(b.name),
+    allowedIps: allowedIpsOf(b.allowed_ips),
     group: b.group,
     models: b.models ?? null,
     quota: b.quota ?? null,
     rpmLimit: b.rpm_limit ?? null,
     maxParallel: b.max_parallel ?? null,
     expiresAt,
-  });
+  }).catch(nameTaken);
   return { status: 201, json: { key, token: tokenView(token) } };
 }
 
 /** `POST /admin/tokens/{token_id}/disable`: the token is refused from now on, on every replica. */
 export async function disableToken(ctx: AdminContext): Promise<AdminAnswer> {
-  const id = pathParam(ctx.params, 'token_id');
+  const id = await tokenIdOf(ctx);
   return changed(ctx, await setDisabled(operator(ctx.deps), id, true), id);
 }
 
 /** `POST /admin/tokens/{token_id}/enable`: the token works again. */
 export async function enableToken(ctx: AdminContext): Promise<AdminAnswer> {
-  const id = pathParam(ctx.params, 'token_id');
+  const id = await tokenIdOf(ctx);
   return changed(ctx, await setDisabled(operator(ctx.deps), id, false), id);
 }
 
 /** `POST /admin/tokens/{token_id}/quota`: the units it may spend in all from now on (what it used stays used). */
 export async function setTokenQuota(ctx: AdminContext): Promise<AdminAnswer> {
-  const id = pathParam(ctx.params, 'token_id');
+  const id = await tokenIdOf(ctx);
   return changed(ctx, await setQuota(operator(ctx.deps), id, (ctx.body as QuotaBody).quota), id);
 }
 
 /** `POST /admin/tokens/{token_id}/limits`: its requests per minute and in flight, on every replica at once. */
 export async function setTokenLimits(ctx: AdminContext): Promise<AdminAnswer> {
-  const id = pathParam(ctx.params, 'token_id');
+  const id = await tokenIdOf(ctx);
   const b = ctx.body as LimitsBody;
   return changed(ctx, await setLimits(operator(ctx.deps), id, { rpmLimit: b.rpm_limit, maxParallel: b.max_parallel }), id);
 }
 
 /** `POST /admin/tokens/{token_id}/expiry`: when its key stops working, on every replica at once; a past time ends it now. */
 export async function setTokenExpiry(ctx: AdminContext): Promise<AdminAnswer> {
-  const id = pathParam(ctx.params, 'token_id');
+  const id = await tokenIdOf(ctx);
   const expiresAt = expiryOf((ctx.body as ExpiryBody).expires_at);
   return changed(ctx, await setExpiry(operator(ctx.deps), id, expiresAt), id);
 }
 
 /** `DELETE /admin/tokens/{token_id}`: refused (409) while it has unfinished tasks or requests in flight. */
-export async function deleteToken({ params, deps }: AdminContext): Promise<AdminAnswer> {
-  const id = pathParam(params, 'token_id');
+export async function deleteToken(ctx: AdminContext): Promise<AdminAnswer> {
+  const { deps } = ctx;
+  const id = await tokenIdOf(ctx);
   const d = await removeToken(operator(deps), id);
   if (d.outcome === 'unknown') throw new GatewayError('not_found', deletionProblem(id, d));
   if (d.outcome === 'busy') throw new GatewayError('token_in_use', deletionProblem(id, d));
-  deps.tokenChanged(d.token.keyHash);
+  tokenChangedEverywhere(deps, d.token);
   return { json: { deleted: true, token: tokenView(d.token) } };
 }

@@ -76,6 +76,11 @@ export interface TokenRow {
   rpm_limit: number | null;
   max_parallel: number | null;
   expires_at: number | null;
+  previous_key_hash: string | null;
+  previous_key_expires_at: number | null;
+  last_used_at: number | null;
+  /** A JSON array of CIDRs or addresses; null: anywhere. */
+  allowed_ips: string | null;
 }
 
 /** A token as the store answers it. */
@@ -93,6 +98,10 @@ export function toRecord(r: TokenRow): TokenRecord {
     rpmLimit: r.rpm_limit ?? null,
     maxParallel: r.max_parallel ?? null,
     expiresAt: r.expires_at ?? null,
+    previousKeyHash: r.previous_key_hash ?? null,
+    previousKeyExpiresAt: r.previous_key_expires_at ?? null,
+    lastUsedAt: r.last_used_at ?? null,
+    allowedIps: r.allowed_ips == null ? null : (JSON.parse(r.allowed_ips) as string[]),
   };
 }
 

@@ -10,6 +10,7 @@ import { ownTaskMethods } from './own-tasks.js';
 import { quotaMethods } from './quota.js';
 import { requestLogMethods } from './request-log.js';
 import { taskMethods } from './tasks.js';
+import { namedUniquely, tokenKeyMethods } from './token-keys.js';
 import { tokenMethods } from './tokens.js';
 import { usageMethods } from './usage.js';
 
@@ -22,7 +23,8 @@ export async function openPostgresStore(url: string, poolSize = 10, timeouts: St
   const db = await openDatabase(url, poolSize, timeouts);
   const listeners = new LedgerListeners();
   const store: Omit<Store, 'availability'> = {
-    ...tokenMethods(db),
+    ...namedUniquely(tokenMethods(db)),
+    ...tokenKeyMethods(db),
     ...quotaMethods(db, listeners),
     ...taskMethods(db, listeners),
     ...ownTaskMethods(db),

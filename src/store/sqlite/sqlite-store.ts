@@ -11,6 +11,7 @@ import { quotaMethods } from './quota.js';
 import { requestLogMethods } from './request-log.js';
 import { resourceMethods } from './resources.js';
 import { taskMethods } from './tasks.js';
+import { namedUniquely, tokenKeyMethods } from './token-keys.js';
 import { tokenMethods } from './tokens.js';
 import { usageMethods } from './usage.js';
 
@@ -31,7 +32,8 @@ export function openSqliteStore(path: string): Store {
     db.prepare('SELECT 1').get();
   };
   return {
-    ...tokenMethods(db, commits),
+    ...namedUniquely(tokenMethods(db, commits)),
+    ...tokenKeyMethods(db, commits),
     ...quotaMethods(db, commits, money),
     ...taskMethods(db, commits, money),
     ...ownTaskMethods(db, commits),
