@@ -173,7 +173,7 @@ async function tokensRoundTrip(env: NodeJS.ProcessEnv): Promise<void> {
     const expiry = records.find((r) => r.action === 'token.expiry');
     assert.ok(expiry, 'the change of expiry is audited');
     assert.deepEqual([(expiry.before as TokenView).expires_at, (expiry.after as TokenView).expires_at], [null, '2099-01-31T00:30:00.000Z']);
-    assert.ok(!JSON.stringify(records).includes('key'), 'no key nor key hash');
+    assert.ok(!/key_hash|keyHash|gw-|[0-9a-f]{64}/.test(JSON.stringify(records)), 'no key nor key hash');
   } finally {
     await audit.close();
   }
