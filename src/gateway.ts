@@ -34,6 +34,7 @@ import { Poller, type LeaseSettings } from './tasks/poller.js';
 import { reportTaskGauges } from './tasks/task-gauges.js';
 import { newTaskId } from './tasks/task-id.js';
 import { Pools } from './upstream/pools.js';
+import { LastUsed } from './tokens/last-used.js';
 
 /** What a gateway is built from. */
 export interface GatewayOptions {
@@ -99,6 +100,8 @@ export interface GatewayOptions {
   readonly requestLog?: { readonly days: number; readonly flushMs?: number; readonly sweepMs?: number };
   /** GATEWAY_AUDIT_DAYS: days the audit log keeps (default 365; 0: forever); tests set how often it is purged. */
   readonly audit?: { readonly days: number; readonly sweepMs?: number };
+  /** Tests: how often the tokens' last uses due are written (default every 5 s; each token at most once a minute by `clock`). */
+  readonly lastUsedTickMs?: number;
 }
 
 /** A running gateway: its HTTP server and how to stop it. */
@@ -115,6 +118,8 @@ export interface Gateway {
   readonly bodies: BodyBudget;
   /** The request log's writer; null when GATEWAY_REQUEST_LOG_DAYS is 0. */
   readonly requestLog: RequestBatcher | null;
+  /** The tokens' last uses noted and not yet written (docs/tokens-and-quota.md, "Last use"). */
+  readonly lastUsed: LastUsed;
   /** Resumes unfinished tasks, then starts listening; resolves with the bound port (0 picks a free one). */
   listen(port: number, host?: string): Promise<number>;
   /** Base URL once listening, e.g. http://127.0.0.1:41234 (https:// when it serves TLS) */
@@ -177,6 +182,12 @@ export function createGateway(opts: GatewayOptions): Gateway {
   const logDays = opts.requestLog?.days ?? 7;
   const requestLog =
     logDays > 0 ? new RequestBatcher({ put: (r) => opts.store.putRequests(r), log: opts.log, metrics, flushMs: opts.requestLog?.flushMs }) : null;
+  const lastUsed = new LastUsed({
+    touch: (uses) => opts.store.touchTokens(uses),
+    clock: () => clock().getTime(),
+    log: opts.log,
+    tickMs: opts.lastUsedTickMs,
+  });
   const poller = new Poller({
     store: opts.store,
     pools,
@@ -193,6 +204,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
   const deps: RequestDeps = {
     auth,
     keyLimits: new KeyLimiter(shared),
+    lastUsed,
     store: opts.store,
     pools,
     random: opts.random,
@@ -242,7 +254,9 @@ export function createGateway(opts: GatewayOptions): Gateway {
     metrics,
     bodies,
     requestLog,
+    lastUsed,
     async listen(p, host = '127.0.0.1') {
+      lastUsed.start();
       if (poll) {
         const resumed = await poller.resume();
         if (resumed > 0) opts.log.info({ tasks: resumed }, 'resumed unfinished tasks');
@@ -305,6 +319,8 @@ export function createGateway(opts: GatewayOptions): Gateway {
           .catch((err: unknown) => opts.log.warn({ err }, 'could not give back task leases; other replicas take them when they run out'));
       // After the drain: the records of every request answered are written (or given up on).
       await requestLog?.close();
+      // After the drain too: the last uses of every request answered.
+      await lastUsed.close();
       // After the drain: what requests finishing meanwhile moved is counted too.
       stopQuotaMetrics();
       stopStoreReport();

@@ -35,6 +35,7 @@ import {
   setTokenLimits,
   setTokenQuota,
 } from './tokens-admin.js';
+import { ALLOWED_IPS_BODY, NAME_BODY, renameTokenRoute, ROTATE_BODY, rotateTokenRoute, setAllowedIpsRoute } from './token-keys-admin.js';
 
 interface AdminRoute {
   readonly method: 'GET' | 'POST' | 'DELETE';
@@ -89,6 +90,9 @@ const ADMIN_ROUTES: readonly AdminRoute[] = [
   route('POST', '/admin/tokens/{token_id}/limits', setTokenLimits, { body: LIMITS_BODY }),
   route('POST', '/admin/tokens/{token_id}/expiry', setTokenExpiry, { body: EXPIRY_BODY }),
   route('POST', '/admin/tokens/{token_id}/budget', setTokenBudget, { body: BUDGET_BODY }),
+  route('POST', '/admin/tokens/{token_id}/name', renameTokenRoute, { body: NAME_BODY }),
+  route('POST', '/admin/tokens/{token_id}/rotate', rotateTokenRoute, { body: ROTATE_BODY }),
+  route('POST', '/admin/tokens/{token_id}/allowed-ips', setAllowedIpsRoute, { body: ALLOWED_IPS_BODY }),
   route('GET', '/admin/usage', usageReport),
   route('GET', '/admin/usage.csv', usageCsv),
   route('GET', '/admin/tasks', listAllTasks),

@@ -1,5 +1,6 @@
 import { GatewayError } from '../errors/gateway-error.js';
-import { pathParam, wholeParam } from './admin-input.js';
+import { wholeParam } from './admin-input.js';
+import { tokenIdOf } from './token-keys-admin.js';
 import type { AdminAnswer, AdminContext } from './admin-types.js';
 
 /** Rows one page gives when `limit` is not set, and the most it may ask for. */
@@ -7,12 +8,13 @@ const DEFAULT_LIMIT = 100;
 const MAX_LIMIT = 1000;
 
 /**
- * `GET /admin/tokens/{token_id}/ledger?after=&limit=`: the token's quota and use, the ledger's sums
+ * `GET /admin/tokens/{token_id}/ledger?after=&limit=`: the token's (by id or name) quota and use, the ledger's sums
  * (read together with `used`, so `balanced` is exact), and one page of rows oldest first. The next
  * page starts after `next_after`; null when this page is the last.
  */
-export async function ledgerReport({ params, query, deps }: AdminContext): Promise<AdminAnswer> {
-  const id = pathParam(params, 'token_id');
+export async function ledgerReport(ctx: AdminContext): Promise<AdminAnswer> {
+  const { query, deps } = ctx;
+  const id = await tokenIdOf(ctx);
   const after = wholeParam(query.get('after'), 'after', 0, Number.MAX_SAFE_INTEGER);
   const limit = wholeParam(query.get('limit'), 'limit', 1, MAX_LIMIT) ?? DEFAULT_LIMIT;
   const [token, balance, rows] = await Promise.all([deps.store.getToken(id), deps.store.ledgerBalance(id), deps.store.ledger(id, after, limit)]);

@@ -1,6 +1,5 @@
 import { GatewayError } from '../errors/gateway-error.js';
 import type { TokenRecord } from '../store/store.js';
-import type { Operator } from '../records/audit.js';
 import {
   BUDGET_NEEDS_PERIOD,
   deletionProblem,
@@ -17,7 +16,9 @@ import {
 } from '../tokens/manage-tokens.js';
 import { type BudgetPeriod, PERIOD_FORM, parseBudgetPeriod } from '../store/budget-period.js';
 import { EXPIRY_FORM, parseInstant } from '../tokens/expiry.js';
-import { adminBody, pathParam } from './admin-input.js';
+import { defaultName } from '../tokens/token-ref.js';
+import { ALLOWED_IPS, allowedIpsOf, nameOf, NAME_FIELD, operator, nameTaken, tokenIdOf, tokenOf, tokenChangedEverywhere } from './token-keys-admin.js';
+import { adminBody } from './admin-input.js';
 import type { AdminAnswer, AdminContext } from './admin-types.js';
 
 /** `POST /admin/tokens`: what a new token is. */
@@ -31,6 +32,7 @@ interface CreateTokenBody {
   readonly expires_at?: string | null;
   readonly budget?: number | null;
   readonly budget_period?: string | null;
+  readonly allowed_ips?: readonly string[] | null;
 }
 
 /** `POST /admin/tokens/{token_id}/budget`: units per period, null: none; the period, left out: the token's own. */
@@ -73,7 +75,7 @@ export const CREATE_TOKEN_BODY = adminBody({
   required: ['group'],
   properties: {
     group: NAME,
-    name: NAME,
+    name: NAME_FIELD,
     quota: QUOTA,
     models: { type: ['array', 'null'], maxItems: 1000, items: NAME },
     rpm_limit: RATE_LIMIT,
@@ -81,6 +83,7 @@ export const CREATE_TOKEN_BODY = adminBody({
     expires_at: EXPIRY,
     budget: BUDGET,
     budget_period: PERIOD,
+    allowed_ips: ALLOWED_IPS,
   },
 });
 
@@ -114,12 +117,6 @@ function expiryOf(raw: string | null | undefined): number | null {
 /** The body of `POST /admin/tokens/{token_id}/quota`. */
 export const QUOTA_BODY = adminBody({ type: 'object', additionalProperties: false, required: ['quota'], properties: { quota: QUOTA } });
 
-/** Who acts: the admin routes are reached only with the admin key, so there is one. */
-function operator(deps: AdminContext['deps']): Operator {
-  if (!deps.operator) throw new GatewayError('internal_error', 'an admin route ran without an admin key');
-  return deps.operator;
-}
-
 /** The body of `POST /admin/tokens/{token_id}/limits`: one limit at least. */
 export const LIMITS_BODY = adminBody({
   type: 'object',
@@ -128,10 +125,10 @@ export const LIMITS_BODY = adminBody({
   properties: { rpm_limit: RATE_LIMIT, max_parallel: RATE_LIMIT },
 });
 
-/** A changed token: every replica forgets what it cached of its key, and the operator sees it as it now is. */
+/** A changed token: every replica forgets what it cached of its keys, and the operator sees it as it now is. */
 function changed({ deps }: AdminContext, token: TokenRecord | null, id: string): AdminAnswer {
   if (!token) throw new GatewayError('not_found', `no token with id ${id.slice(0, 100)}`);
-  deps.tokenChanged(token.keyHash);
+  tokenChangedEverywhere(deps, token);
   return { json: tokenView(token) };
 }
 
@@ -140,12 +137,9 @@ export async function listTokens({ deps }: AdminContext): Promise<AdminAnswer> {
   return { json: { tokens: (await deps.store.listTokens()).map(tokenView) } };
 }
 
-/** `GET /admin/tokens/{token_id}`: one token, never its key. */
-export async function getToken({ params, deps }: AdminContext): Promise<AdminAnswer> {
-  const id = pathParam(params, 'token_id');
-  const token = await deps.store.getToken(id);
-  if (!token) throw new GatewayError('not_found', `no token with id ${id.slice(0, 100)}`);
-  return { json: tokenView(token) };
+/** `GET /admin/tokens/{token_id}`: one token (by id or name), never its key. */
+export async function getToken(ctx: AdminContext): Promise<AdminAnswer> {
+  return { json: tokenView(await tokenOf(ctx)) };
 }
 
 /** `POST /admin/tokens`: a new token of a group the serving configuration declares; its key is answered this once. */
@@ -164,7 +158,8 @@ export async function createToken({ snapshot, body, deps }: AdminContext): Promi
   if (budget !== null && budgetPeriod === null) throw new GatewayError('invalid_request', 'a budget needs its budget_period', { param: 'budget_period' });
   if (budget === null && budgetPeriod !== null) throw new GatewayError('invalid_request', 'a budget_period needs its budget', { param: 'budget' });
   const { token, key } = await issueToken(op, {
-    name: b.name ?? 'admin',
+    name: b.name === undefined ? defaultName('admin') : nameOf(b.name),
+    allowedIps: allowedIpsOf(b.allowed_ips),
     group: b.group,
     models: b.models ?? null,
     quota: b.quota ?? null,
@@ -173,38 +168,38 @@ export async function createToken({ snapshot, body, deps }: AdminContext): Promi
     expiresAt,
     budget,
     budgetPeriod,
-  });
+  }).catch(nameTaken);
   return { status: 201, json: { key, token: tokenView(token) } };
 }
 
 /** `POST /admin/tokens/{token_id}/disable`: the token is refused from now on, on every replica. */
 export async function disableToken(ctx: AdminContext): Promise<AdminAnswer> {
-  const id = pathParam(ctx.params, 'token_id');
+  const id = await tokenIdOf(ctx);
   return changed(ctx, await setDisabled(operator(ctx.deps), id, true), id);
 }
 
 /** `POST /admin/tokens/{token_id}/enable`: the token works again. */
 export async function enableToken(ctx: AdminContext): Promise<AdminAnswer> {
-  const id = pathParam(ctx.params, 'token_id');
+  const id = await tokenIdOf(ctx);
   return changed(ctx, await setDisabled(operator(ctx.deps), id, false), id);
 }
 
 /** `POST /admin/tokens/{token_id}/quota`: the units it may spend in all from now on (what it used stays used). */
 export async function setTokenQuota(ctx: AdminContext): Promise<AdminAnswer> {
-  const id = pathParam(ctx.params, 'token_id');
+  const id = await tokenIdOf(ctx);
   return changed(ctx, await setQuota(operator(ctx.deps), id, (ctx.body as QuotaBody).quota), id);
 }
 
 /** `POST /admin/tokens/{token_id}/limits`: its requests per minute and in flight, on every replica at once. */
 export async function setTokenLimits(ctx: AdminContext): Promise<AdminAnswer> {
-  const id = pathParam(ctx.params, 'token_id');
+  const id = await tokenIdOf(ctx);
   const b = ctx.body as LimitsBody;
   return changed(ctx, await setLimits(operator(ctx.deps), id, { rpmLimit: b.rpm_limit, maxParallel: b.max_parallel }), id);
 }
 
 /** `POST /admin/tokens/{token_id}/expiry`: when its key stops working, on every replica at once; a past time ends it now. */
 export async function setTokenExpiry(ctx: AdminContext): Promise<AdminAnswer> {
-  const id = pathParam(ctx.params, 'token_id');
+  const id = await tokenIdOf(ctx);
   const expiresAt = expiryOf((ctx.body as ExpiryBody).expires_at);
   return changed(ctx, await setExpiry(operator(ctx.deps), id, expiresAt), id);
 }
@@ -214,7 +209,7 @@ export async function setTokenExpiry(ctx: AdminContext): Promise<AdminAnswer> {
  * alone keeps the period running and what it used; a new period starts now from 0.
  */
 export async function setTokenBudget(ctx: AdminContext): Promise<AdminAnswer> {
-  const id = pathParam(ctx.params, 'token_id');
+  const id = await tokenIdOf(ctx);
   const b = ctx.body as BudgetBody;
   const period = periodOf(b.budget_period);
   if (b.budget === null && period !== undefined)
@@ -225,11 +220,12 @@ export async function setTokenBudget(ctx: AdminContext): Promise<AdminAnswer> {
 }
 
 /** `DELETE /admin/tokens/{token_id}`: refused (409) while it has unfinished tasks or requests in flight. */
-export async function deleteToken({ params, deps }: AdminContext): Promise<AdminAnswer> {
-  const id = pathParam(params, 'token_id');
+export async function deleteToken(ctx: AdminContext): Promise<AdminAnswer> {
+  const { deps } = ctx;
+  const id = await tokenIdOf(ctx);
   const d = await removeToken(operator(deps), id);
   if (d.outcome === 'unknown') throw new GatewayError('not_found', deletionProblem(id, d));
   if (d.outcome === 'busy') throw new GatewayError('token_in_use', deletionProblem(id, d));
-  deps.tokenChanged(d.token.keyHash);
+  tokenChangedEverywhere(deps, d.token);
   return { json: { deleted: true, token: tokenView(d.token) } };
 }

@@ -52,12 +52,13 @@ export function demoKeys(storeUrl: string): DemoKeys {
 }
 
 /**
- * Makes `key` the demo token's: kept when a token already has it (its use and quota stay), else the
- * previous demo token (another key) is deleted and one is created for this key.
+ * Makes `key` the demo token's: kept when a token already has it as its key (its use and quota
+ * stay), else the previous demo token (another key) is deleted and one is created for this key.
+ * Names are unique, so there is at most one `demo` token; a key a rotation replaced is not kept.
  */
 export async function keepDemoToken(store: Store, key: string): Promise<void> {
   const hash = hashKey(key);
-  if (await store.findTokenByHash(hash)) return;
+  if ((await store.findTokenByHash(hash))?.keyHash === hash) return;
   await store.deleteTokensNamed('demo');
   await store.createToken({ name: 'demo', keyHash: hash, group: 'default', models: null, quota: null });
 }

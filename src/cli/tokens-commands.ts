@@ -18,33 +18,38 @@ import {
 import { type BudgetPeriod, PERIOD_FORM, parseBudgetPeriod } from '../store/budget-period.js';
 import { tokenBudgetAt } from '../store/store.js';
 import { EXPIRY_FORM, expiryView, parseExpiry } from '../tokens/expiry.js';
+import { defaultName, findToken, nameProblem, unknownToken } from '../tokens/token-ref.js';
+import { keyHashesOf } from '../tokens/rotation.js';
+import { allowList, nameTakenExit, TOKEN_KEY_USAGE, tokenKeyCommands } from './token-key-commands.js';
 import { CliExit, HelpAsked, parseCommand, usageError, usageOf, usageTable, wholeNumber, type UsageEntry } from './args.js';
 
 /** The forms of the tokens commands, for the usage texts. */
 export const TOKENS_USAGE = {
   list: { synopsis: 'tokens list [--json]', about: 'list tokens (never their keys); --json: as JSON' },
   create: {
-    synopsis: 'tokens create --group G [--quota N] [--models a,b] [--name NAME] [--rpm N] [--max-parallel N] [--expires T] [--budget N --period P]',
+    synopsis:
+      'tokens create --group G [--quota N] [--models a,b] [--name NAME] [--rpm N] [--max-parallel N] [--expires T] [--budget N --period P] [--allow-ip CIDR]…',
     about:
-      'create an API key (printed once on stdout; only its hash is stored);\n--rpm: requests per minute, --max-parallel: requests in flight,\n--expires: when the key stops working (ISO time with a zone, or 30d, 12h, 90m from now),\n--budget: units per --period (day, week, month: UTC; or Nd: every N days from now)',
+      'create an API key (printed once on stdout; only its hash is stored);\n--name: unique (default cli-<8 hex digits>),\n--rpm: requests per minute, --max-parallel: requests in flight,\n--expires: when the key stops working (ISO time with a zone, or 30d, 12h, 90m from now),\n--budget: units per --period (day, week, month: UTC; or Nd: every N days from now),\n--allow-ip: an address or CIDR block its requests may come from (repeatable)',
   },
-  disable: { synopsis: 'tokens disable <id>', about: 'refuse the token from now on' },
-  enable: { synopsis: 'tokens enable <id>', about: 'let a disabled token work again' },
-  delete: { synopsis: 'tokens delete <id>', about: 'delete a token; refused while it has unfinished tasks or requests in flight' },
-  'set-quota': { synopsis: 'tokens set-quota <id> <N|unlimited>', about: 'set the units the token may spend in all (what it used stays used)' },
+  disable: { synopsis: 'tokens disable <token>', about: 'refuse the token from now on (<token>: its name or its id, here and below)' },
+  enable: { synopsis: 'tokens enable <token>', about: 'let a disabled token work again' },
+  delete: { synopsis: 'tokens delete <token>', about: 'delete a token; refused while it has unfinished tasks or requests in flight' },
+  'set-quota': { synopsis: 'tokens set-quota <token> <N|unlimited>', about: 'set the units the token may spend in all (what it used stays used)' },
   'set-limits': {
-    synopsis: 'tokens set-limits <id> [--rpm N|unlimited] [--max-parallel N|unlimited]',
+    synopsis: 'tokens set-limits <token> [--rpm N|unlimited] [--max-parallel N|unlimited]',
     about: 'set the requests per minute and in flight the token may make (a limit not named stays)',
   },
   'set-expiry': {
-    synopsis: 'tokens set-expiry <id> <T|never>',
+    synopsis: 'tokens set-expiry <token> <T|never>',
     about: 'set when the key stops working (ISO time with a zone, or 30d, 12h, 90m from now; a past time ends it now)',
   },
   'set-budget': {
-    synopsis: 'tokens set-budget <id> <N|unlimited> [--period P]',
+    synopsis: 'tokens set-budget <token> <N|unlimited> [--period P]',
     about:
       'set the units the token may spend per period (day, week, month: UTC; or Nd: every N days from now);\nthe amount alone keeps the period and what it used; a new --period starts now from 0',
   },
+  ...TOKEN_KEY_USAGE,
 } as const satisfies Record<string, UsageEntry>;
 
 /** One line of `tokens list`, and what the commands that change a token print. */
@@ -53,7 +58,9 @@ function line(t: TokenRecord): string {
   const expires = t.expiresAt == null ? '' : `  expires=${expiryView(t.expiresAt)}`;
   const b = tokenBudgetAt(t, Date.now());
   const budget = b ? `  budget=${b.budget}/${b.period}  budget_used=${b.used}  budget_resets=${new Date(b.resetsAt).toISOString()}` : '';
-  return `${t.id}  ${t.name}  group=${t.group}  quota=${t.quota ?? 'unlimited'}  used=${t.used}${t.models ? `  models=${t.models.join(',')}` : ''}${limits}${expires}${budget}${t.disabled ? '  disabled' : ''}`;
+  const keys = `${t.previousKeyExpiresAt == null ? '' : `  previous_key_until=${expiryView(t.previousKeyExpiresAt)}`}${t.allowedIps ? `  allowed_ips=${t.allowedIps.join(',')}` : ''}`;
+  const used = t.lastUsedAt == null ? '' : `  last_used=${expiryView(t.lastUsedAt)}`;
+  return `${t.id}  ${t.name}  group=${t.group}  quota=${t.quota ?? 'unlimited'}  used=${t.used}${t.models ? `  models=${t.models.join(',')}` : ''}${limits}${expires}${budget}${keys}${used}${t.disabled ? '  disabled' : ''}`;
 }
 
 /** An expiry given on the command line (`--expires`, `set-expiry`): Unix ms; a usage error when it is not one. */
@@ -78,17 +85,23 @@ function period(raw: string | undefined, usage: string): BudgetPeriod | undefine
   return p;
 }
 
-/** A token that was asked for by id and is not there: a failure (exit 1), not a usage error. */
-function found(t: TokenRecord | null, id: string): TokenRecord {
-  if (!t) throw new CliExit(`no token with id ${id}`, 1);
+/** A token that was asked for and is not there: a failure (exit 1), not a usage error. */
+function found(t: TokenRecord | null, ref: string): TokenRecord {
+  if (!t) throw new CliExit(unknownToken(ref), 1);
   return t;
+}
+
+/** The id of the token a command names (`<token>`: its id, or else its name); exit 1 when there is none. */
+async function idOf(store: Store, ref: string): Promise<string> {
+  return found(await findToken(store, ref), ref).id;
 }
 
 /**
  * A subcommand checks its arguments (so a usage error opens no store, nor creates its file), then
- * acts on the store; a token it changed is returned (null when none changed), for the replicas to forget its key.
+ * acts on the store; the token it changed is returned (as it was and is, when its keys changed;
+ * null when none changed), for the replicas to forget its keys.
  */
-type Subcommand = (args: string[]) => Promise<(store: Store) => Promise<TokenRecord | null>>;
+type Subcommand = (args: string[]) => Promise<(store: Store) => Promise<TokenRecord | readonly TokenRecord[] | null>>;
 
 const SUBCOMMANDS = new Map<string, Subcommand>([
   [
@@ -116,6 +129,7 @@ const SUBCOMMANDS = new Map<string, Subcommand>([
         expires: { type: 'string' },
         budget: { type: 'string' },
         period: { type: 'string' },
+        'allow-ip': { type: 'string', multiple: true },
       });
       if (values.group === undefined) throw usageError('--group is required', u);
       const budget = values.budget === undefined ? null : wholeNumber(values.budget, '--budget', 0, Number.MAX_SAFE_INTEGER, u);
@@ -136,7 +150,9 @@ const SUBCOMMANDS = new Map<string, Subcommand>([
               .map((m) => m.trim())
               .filter(Boolean);
       if (models?.length === 0) throw usageError('--models takes model names separated by commas', u);
-      if (values.name === '') throw usageError('--name takes a name that is not empty', u);
+      const badName = values.name === undefined ? null : nameProblem(values.name);
+      if (badName) throw usageError(`--name: ${badName}`, u);
+      const allowedIps = values['allow-ip'] === undefined ? null : allowList(values['allow-ip'], '--allow-ip', u);
       const group = values.group;
       const [{ settingsFromEnv }, { loadConfig }] = await Promise.all([import('../app.js'), import('../config/load.js')]);
       const settings = settingsFromEnv();
@@ -146,7 +162,8 @@ const SUBCOMMANDS = new Map<string, Subcommand>([
       if (problem) throw usageError(problem, u);
       return async (store) => {
         const { token, key } = await issueToken(cliOperator(store), {
-          name: values.name ?? 'cli',
+          name: values.name ?? defaultName('cli'),
+          allowedIps,
           group,
           models,
           quota,
@@ -155,7 +172,7 @@ const SUBCOMMANDS = new Map<string, Subcommand>([
           expiresAt,
           budget,
           budgetPeriod,
-        });
+        }).catch(nameTakenExit);
         process.stderr.write(`created token ${token.id} (${token.name}, group ${token.group}, quota ${token.quota ?? 'unlimited'}); the key is shown once:\n`);
         process.stdout.write(`${key}\n`);
         return null;
@@ -168,8 +185,9 @@ const SUBCOMMANDS = new Map<string, Subcommand>([
     'delete',
     async (args) => {
       // parseCommand refuses a command without it.
-      const [id = ''] = parseCommand(args, usageOf(TOKENS_USAGE.delete), {}, { required: ['id'] }).positionals;
+      const [ref = ''] = parseCommand(args, usageOf(TOKENS_USAGE.delete), {}, { required: ['token'] }).positionals;
       return async (store) => {
+        const id = await idOf(store, ref);
         const d = await removeToken(cliOperator(store), id);
         if (d.outcome !== 'deleted') throw new CliExit(deletionProblem(id, d), 1);
         process.stdout.write(`deleted ${line(d.token)}\n`);
@@ -181,54 +199,55 @@ const SUBCOMMANDS = new Map<string, Subcommand>([
     'set-quota',
     async (args) => {
       const u = usageOf(TOKENS_USAGE['set-quota']);
-      const [id, raw] = parseCommand(args, u, {}, { required: ['id', 'N|unlimited'] }).positionals as [string, string];
+      const [ref, raw] = parseCommand(args, u, {}, { required: ['token', 'N|unlimited'] }).positionals as [string, string];
       const quota = raw === 'unlimited' ? null : wholeNumber(raw, 'the quota', 0, Number.MAX_SAFE_INTEGER, u, 'unlimited');
-      return async (store) => printed(found(await setQuota(cliOperator(store), id, quota), id));
+      return async (store) => printed(found(await setQuota(cliOperator(store), await idOf(store, ref), quota), ref));
     },
   ],
   [
     'set-limits',
     async (args) => {
       const u = usageOf(TOKENS_USAGE['set-limits']);
-      const { values, positionals } = parseCommand(args, u, { rpm: { type: 'string' }, 'max-parallel': { type: 'string' } }, { required: ['id'] });
-      const [id = ''] = positionals;
+      const { values, positionals } = parseCommand(args, u, { rpm: { type: 'string' }, 'max-parallel': { type: 'string' } }, { required: ['token'] });
+      const [ref = ''] = positionals;
       const rpmLimit = rateLimit(values.rpm, '--rpm', u, true);
       const maxParallel = rateLimit(values['max-parallel'], '--max-parallel', u, true);
       if (rpmLimit === undefined && maxParallel === undefined) throw usageError('name a limit to set: --rpm, --max-parallel, or both', u);
-      return async (store) => printed(found(await setLimits(cliOperator(store), id, { rpmLimit, maxParallel }), id));
+      return async (store) => printed(found(await setLimits(cliOperator(store), await idOf(store, ref), { rpmLimit, maxParallel }), ref));
     },
   ],
   [
     'set-expiry',
     async (args) => {
       const u = usageOf(TOKENS_USAGE['set-expiry']);
-      const [id, raw] = parseCommand(args, u, {}, { required: ['id', 'T|never'] }).positionals as [string, string];
+      const [ref, raw] = parseCommand(args, u, {}, { required: ['token', 'T|never'] }).positionals as [string, string];
       const expiresAt = raw === 'never' ? null : expiry(raw, 'the expiry', u);
-      return async (store) => printed(found(await setExpiry(cliOperator(store), id, expiresAt), id));
+      return async (store) => printed(found(await setExpiry(cliOperator(store), await idOf(store, ref), expiresAt), ref));
     },
   ],
   [
     'set-budget',
     async (args) => {
       const u = usageOf(TOKENS_USAGE['set-budget']);
-      const { values, positionals } = parseCommand(args, u, { period: { type: 'string' } }, { required: ['id', 'N|unlimited'] });
-      const [id = '', raw = ''] = positionals;
+      const { values, positionals } = parseCommand(args, u, { period: { type: 'string' } }, { required: ['token', 'N|unlimited'] });
+      const [ref = '', raw = ''] = positionals;
       const budget = raw === 'unlimited' ? null : wholeNumber(raw, 'the budget', 0, Number.MAX_SAFE_INTEGER, u, 'unlimited');
       const p = period(values.period, u);
       if (budget === null && p !== undefined) throw usageError('unlimited takes no --period: it removes the budget', u);
       return async (store) => {
-        const change = await setBudget(cliOperator(store), id, budget, p);
+        const change = await setBudget(cliOperator(store), await idOf(store, ref), budget, p);
         if (change.outcome === 'no-period') throw new CliExit(`${BUDGET_NEEDS_PERIOD}: --period`, 1);
-        return printed(found(change.outcome === 'changed' ? change.token : null, id));
+        return printed(found(change.outcome === 'changed' ? change.token : null, ref));
       };
     },
   ],
+  ...tokenKeyCommands({ idOf, printed, cliOperator }),
 ]);
 
 function disabling(args: string[], disabled: boolean): (store: Store) => Promise<TokenRecord> {
   // parseCommand refuses a command without it.
-  const [id = ''] = parseCommand(args, usageOf(TOKENS_USAGE[disabled ? 'disable' : 'enable']), {}, { required: ['id'] }).positionals;
-  return async (store) => printed(found(await setDisabled(cliOperator(store), id, disabled), id));
+  const [ref = ''] = parseCommand(args, usageOf(TOKENS_USAGE[disabled ? 'disable' : 'enable']), {}, { required: ['token'] }).positionals;
+  return async (store) => printed(found(await setDisabled(cliOperator(store), await idOf(store, ref), disabled), ref));
 }
 
 /** The CLI as the audit log's actor: a record the store refused is said on stderr (the change stands). */
@@ -256,16 +275,21 @@ export async function tokensCommand(args: readonly string[]): Promise<void> {
   const store = await openConfiguredStore(settings).catch((err: unknown) => {
     throw new CliExit((err as Error).message, 2);
   });
-  let changed: TokenRecord | null;
+  let changed: TokenRecord | readonly TokenRecord[] | null;
   try {
     changed = await act(store);
   } finally {
     await store.close();
   }
   // As the admin routes do: every replica forgets what it cached of the key at once (docs/deploying.md, "Running several replicas").
-  if (changed && settings.redisUrl !== null) {
+  const hashes = changed === null ? [] : keyHashesOf(...[changed].flat());
+  if (hashes.length > 0 && settings.redisUrl !== null) {
     const { tellReplicas } = await import('../live/redis-live.js');
-    const told = await tellReplicas(settings.redisUrl, settings.redisPrefix, { t: 'token', keyHash: changed.keyHash });
+    const told = await tellReplicas(
+      settings.redisUrl,
+      settings.redisPrefix,
+      hashes.map((keyHash) => ({ t: 'token', keyHash })),
+    );
     process.stderr.write(
       told
         ? 'the replicas were told through Redis\n'

@@ -24,6 +24,11 @@ export const catalogue = {
     shape: 'A',
     when: "The model exists but the token's group or its list of allowed models does not include it.",
   },
+  ip_not_allowed: {
+    status: 403,
+    shape: 'A',
+    when: "The token has an IP allow-list (`allowed_ips`) and the request came from an address outside it (the client's address as `GATEWAY_TRUST_PROXY` finds it); the message names that address, never the list. Checked with the key, before its rate limits count the request.",
+  },
   not_found: {
     status: 404,
     shape: 'A',
@@ -58,6 +63,11 @@ export const catalogue = {
     status: 409,
     shape: 'A',
     when: 'Operators only: `DELETE /admin/tokens/{token_id}` found the token still has unfinished tasks or requests in flight, whose refund or settlement needs it; disable it, and delete it once they have ended.',
+  },
+  token_name_taken: {
+    status: 409,
+    shape: 'A',
+    when: 'Operators only: `POST /admin/tokens` or `POST /admin/tokens/{token_id}/name` asked for a name another token has; token names are unique.',
   },
   payload_too_large: {
     status: 413,

@@ -9,7 +9,7 @@ import type { BodyBudget } from './body-budget.js';
 import { sendContinue } from './expect-continue.js';
 import { readJsonBody } from './read-json.js';
 import type { RequestIds } from './request-id.js';
-import { requestOrigin, type TrustProxy } from './trust-proxy.js';
+import { clientAddress, requestOrigin, type TrustProxy } from './trust-proxy.js';
 
 /** What the server lends the context of every request: the memory budget for bodies, the clock, its public URL. */
 export interface Door {
@@ -84,6 +84,11 @@ export class Arrival<R extends KeyedRoute> implements RequestContext<R> {
     const { publicUrl, trust } = this.#door;
     if (publicUrl) return publicUrl.replace(/\/+$/, '');
     return requestOrigin(this.req, trust);
+  }
+
+  /** The client's address (trust-proxy.ts): only a token with an IP allow-list asks. */
+  get clientAddress(): string {
+    return clientAddress(this.req, this.#door.trust);
   }
 
   /**

@@ -325,11 +325,11 @@ function eventMessage(event: LiveEvent, from: string): string {
 }
 
 /**
- * Tells the replicas sharing `prefix` one event and disconnects: for a process that is not a
+ * Tells the replicas sharing `prefix` one event (or several, in order) and disconnects: for a process that is not a
  * replica (`gateway tokens disable` run by an operator). False when Redis could not be told
  * within a few seconds; the replicas then learn it when their cached lookups run out.
  */
-export async function tellReplicas(url: string, prefix: string, event: LiveEvent): Promise<boolean> {
+export async function tellReplicas(url: string, prefix: string, events: LiveEvent | readonly LiveEvent[]): Promise<boolean> {
   const redis = new Redis(url, {
     connectTimeout: 2_000,
     maxRetriesPerRequest: 0,
@@ -340,7 +340,7 @@ export async function tellReplicas(url: string, prefix: string, event: LiveEvent
   redis.on('error', () => undefined);
   try {
     await redis.connect();
-    await redis.publish(`${prefix}${EVENTS}`, eventMessage(event, 'cli'));
+    for (const event of [events].flat()) await redis.publish(`${prefix}${EVENTS}`, eventMessage(event, 'cli'));
     return true;
   } catch {
     return false;

@@ -5,6 +5,7 @@ import type { Poller } from '../tasks/poller.js';
 import type { LinkDeps } from '../links/hand-out.js';
 import type { Authenticator } from '../pipeline/authenticate.js';
 import type { KeyLimiter } from '../live/key-limiter.js';
+import type { LastUsed } from '../tokens/last-used.js';
 
 /** What a synchronous operation needs from the process. */
 export interface SyncDeps extends LinkDeps {
@@ -34,4 +35,6 @@ export interface TaskDeps extends SyncDeps {
 export interface RequestDeps extends TaskDeps {
   readonly auth: Authenticator;
   readonly keyLimits: KeyLimiter;
+  /** Notes each token's last use, written in batches; null or absent: not kept. */
+  readonly lastUsed?: LastUsed | null;
 }

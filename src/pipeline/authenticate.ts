@@ -5,7 +5,10 @@ import { GatewayError } from '../errors/gateway-error.js';
 import type { Store, TokenRecord } from '../store/store.js';
 import { isStoreUnavailable } from '../store/unavailable.js';
 import { expiryView, hasExpired } from '../tokens/expiry.js';
+import { checkClientAddress } from '../tokens/ip-allow.js';
 import { hashKey } from '../tokens/keys.js';
+import type { LastUsed } from '../tokens/last-used.js';
+import { replacedKeyRefusal } from '../tokens/rotation.js';
 import type { Next } from './compose.js';
 import type { RequestContext } from './context.js';
 
@@ -45,7 +48,7 @@ export function extractKey(sources: readonly KeySource[], headers: IncomingHttpH
  * that time. Quota is not read from the cache: debits go to the store. While the store cannot be
  * asked, a valid key's lookup keeps serving for up to STALE_WHILE_AWAY_MS past its time. Expiry is
  * compared with `clock` at each request, on the cached record too: a key stops at its instant, not
- * when its lookup runs out.
+ * when its lookup runs out. So is the grace of a key a rotation replaced (../tokens/rotation.ts).
  */
 export class Authenticator {
   readonly #store: Store;
@@ -60,7 +63,7 @@ export class Authenticator {
     this.#cache = ttlMs > 0 ? new LRUCache({ max, ttl: ttlMs, noDeleteOnStaleGet: true }) : null;
   }
 
-  /** Drops what is cached for a key: its token was disabled, enabled or deleted. */
+  /** Drops what is cached for a key: its token was changed (disabled, rotated, deleted, …). */
   forget(keyHash: string): void {
     this.#cache?.delete(keyHash);
   }
@@ -89,7 +92,10 @@ export class Authenticator {
     }
     const token = entry.token;
     if (!token || token.disabled) throw new GatewayError('invalid_api_key', 'the API key is not valid');
-    if (hasExpired(token.expiresAt, this.#clock())) {
+    const now = this.#clock();
+    const replaced = replacedKeyRefusal(token, hash, now);
+    if (replaced) throw new GatewayError('invalid_api_key', replaced);
+    if (hasExpired(token.expiresAt, now)) {
       throw new GatewayError('invalid_api_key', `the API key expired at ${expiryView(token.expiresAt)}; ask for a new one, or for its expiry to be moved`);
     }
     return token;
@@ -120,10 +126,21 @@ export const UNAUTHENTICATED: TokenRecord = Object.freeze({
   createdAt: 0,
 });
 
-/** The `authenticate` stage: the caller's token, from the key where the route takes it; otherwise invalid_api_key. */
-export async function authenticate<C extends RequestContext>(ctx: C, next: Next<C>, deps: { readonly auth: Authenticator }): Promise<void> {
+/**
+ * The `authenticate` stage: the caller's token, from the key where the route takes it; otherwise
+ * invalid_api_key, or ip_not_allowed from outside the token's allow-list (before its rate limits
+ * count the request). A request let through notes the token's use (../tokens/last-used.ts).
+ */
+export async function authenticate<C extends RequestContext>(
+  ctx: C,
+  next: Next<C>,
+  deps: { readonly auth: Authenticator; readonly lastUsed?: LastUsed | null },
+): Promise<void> {
   const token = await deps.auth.authenticate(ctx.route.keySources, ctx.req.headers, ctx.search);
-  ctx.token = token;
+  // Known before the address is checked: the request log says whose request was refused.
   ctx.facts.token = token.id;
+  if (token.allowedIps) checkClientAddress(token.allowedIps, ctx.clientAddress);
+  ctx.token = token;
+  deps.lastUsed?.note(token.id, ctx.now.getTime());
   return next(ctx);
 }

@@ -50,6 +50,8 @@ export interface RequestContext<R extends CompiledRoute = CompiledRoute> {
    * by `receive` once the request has arrived whole (before it: when the route was matched).
    */
   now: Date;
+  /** The client's address as GATEWAY_TRUST_PROXY finds it (src/http/trust-proxy.ts), for a token's IP allow-list. */
+  readonly clientAddress: string;
   /** The gateway's own base URL as this client reaches it, for download links in task answers. */
   readonly publicBase: string;
   /** The client's request (its headers, a download's Range) and the answer the last stage writes. */

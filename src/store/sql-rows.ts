@@ -83,6 +83,11 @@ export interface TokenRow {
   budget_anchor: number | null;
   budget_start: number | null;
   budget_used: number;
+  previous_key_hash: string | null;
+  previous_key_expires_at: number | null;
+  last_used_at: number | null;
+  /** A JSON array of CIDRs or addresses; null: anywhere. */
+  allowed_ips: string | null;
 }
 
 /** A token as the store answers it. */
@@ -105,6 +110,10 @@ export function toRecord(r: TokenRow): TokenRecord {
     budgetAnchor: r.budget_anchor ?? null,
     budgetStart: r.budget_start ?? null,
     budgetUsed: r.budget_used ?? 0,
+    previousKeyHash: r.previous_key_hash ?? null,
+    previousKeyExpiresAt: r.previous_key_expires_at ?? null,
+    lastUsedAt: r.last_used_at ?? null,
+    allowedIps: r.allowed_ips == null ? null : (JSON.parse(r.allowed_ips) as string[]),
   };
 }
 

@@ -14,6 +14,7 @@ import type { LedgerEntry, QuotaStore } from './quota-store.js';
 import type { RequestLogStore } from './request-log-store.js';
 import type { ResourceStore } from './resource-store.js';
 import type { TaskStore } from './task-store.js';
+import type { TokenKeyStore } from './token-key-store.js';
 import type { TokenStore } from './token-store.js';
 import type { UsageStore } from './usage-store.js';
 
@@ -41,6 +42,7 @@ export {
   type TaskStore,
   type UnfinishedStatus,
 } from './task-store.js';
+export { TokenNameTaken, type TokenKeyStore, type TokenUse } from './token-key-store.js';
 export type { NewToken, TokenDeletion, TokenLimitsChange, TokenRecord, TokenStore } from './token-store.js';
 export { tokenBudgetAt } from './token-store.js';
 export type { BudgetNow, BudgetPeriod } from './budget-period.js';
@@ -49,6 +51,7 @@ export type { UsageGroup, UsageQuery, UsageStore } from './usage-store.js';
 /** Persistent state of the gateway: every part, and the store's own lifecycle. Every method is safe under concurrent callers. */
 export interface Store
   extends TokenStore,
+    TokenKeyStore,
     QuotaStore,
     TaskStore,
     OwnTaskStore,

@@ -29,6 +29,14 @@ export interface TokenRecord {
   readonly budgetStart?: number | null;
   /** Units spent in the period that started at `budgetStart`. */
   readonly budgetUsed?: number;
+  /** The hash of the key a rotation replaced (./token-key-store.ts); null or absent: none. */
+  readonly previousKeyHash?: string | null;
+  /** Until when (Unix ms) that key still works; null or absent: none. */
+  readonly previousKeyExpiresAt?: number | null;
+  /** When a request last authenticated with it (Unix ms, written in batches); null or absent: never. */
+  readonly lastUsedAt?: number | null;
+  /** The CIDRs or addresses its requests may come from; null or absent: anywhere. */
+  readonly allowedIps?: readonly string[] | null;
 }
 
 /**
@@ -69,7 +77,7 @@ export interface TokenStore {
   createToken(token: NewToken): Promise<TokenRecord>;
   findTokenByHash(keyHash: string): Promise<TokenRecord | null>;
   listTokens(): Promise<TokenRecord[]>;
-  /** Removes the tokens of that name; returns how many went. */
+  /** Removes the token of that name (names are unique: at most one); returns how many went. */
   deleteTokensNamed(name: string): Promise<number>;
   /** The token of that id; null when there is none. */
   getToken(id: string): Promise<TokenRecord | null>;

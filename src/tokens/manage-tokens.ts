@@ -34,6 +34,12 @@ export interface TokenView {
   readonly budget_remaining: number | null;
   /** When the current period ends and the budget renews, ISO 8601 in UTC. */
   readonly budget_resets_at: string | null;
+  /** Until when the key its last rotation replaced works (a past instant: it has stopped), ISO 8601 in UTC; null: never rotated. */
+  readonly previous_key_expires_at: string | null;
+  /** When a request last authenticated with it, ISO 8601 in UTC (written within a minute or so); null: never. */
+  readonly last_used_at: string | null;
+  /** The CIDRs or addresses its requests may come from; null: anywhere. */
+  readonly allowed_ips: readonly string[] | null;
 }
 
 /** The operator's view of a token at `now` (Unix ms): its budget as the current period stands. */
@@ -57,15 +63,56 @@ export function tokenView(t: TokenRecord, now = Date.now()): TokenView {
     budget_used: b?.used ?? null,
     budget_remaining: b?.remaining ?? null,
     budget_resets_at: b ? new Date(b.resetsAt).toISOString() : null,
+    previous_key_expires_at: expiryView(t.previousKeyExpiresAt),
+    last_used_at: expiryView(t.lastUsedAt),
+    allowed_ips: t.allowedIps ?? null,
   };
 }
 
-/** Creates a token with a new key; the key is answered this once, only its hash is stored. Audited. */
-export async function issueToken(op: Operator, token: Omit<NewToken, 'keyHash'>): Promise<{ token: TokenRecord; key: string }> {
+/**
+ * Creates a token with a new key; the key is answered this once, only its hash is stored. Audited.
+ * A name another token has is TokenNameTaken. An allow-list is set before the key is answered, so
+ * the key never works from elsewhere.
+ */
+export async function issueToken(
+  op: Operator,
+  token: Omit<NewToken, 'keyHash'> & { readonly allowedIps?: readonly string[] | null },
+): Promise<{ token: TokenRecord; key: string }> {
   const key = generateKey();
-  const created = await op.store.createToken({ ...token, keyHash: hashKey(key) });
+  const { allowedIps, ...fields } = token;
+  let created = await op.store.createToken({ ...fields, keyHash: hashKey(key) });
+  if (allowedIps) created = (await op.store.setTokenAllowedIps(created.id, allowedIps)) ?? created;
   await recordAudit(op, 'token.create', created.id, null, tokenView(created));
   return { token: created, key };
+}
+
+/** Renames a token (TokenNameTaken when another has the name); the token as it now is, null when there is none. Audited. */
+export async function renameToken(op: Operator, id: string, name: string): Promise<TokenRecord | null> {
+  return changeToken(op, 'token.rename', id, () => op.store.renameToken(id, name));
+}
+
+/** Sets the addresses a token's requests may come from (null: anywhere); the token as it now is. Audited. */
+export async function setAllowedIps(op: Operator, id: string, allowedIps: readonly string[] | null): Promise<TokenRecord | null> {
+  return changeToken(op, 'token.allowed_ips', id, () => op.store.setTokenAllowedIps(id, allowedIps));
+}
+
+/**
+ * Gives a token a new key (answered this once); the old one works `graceMs` more (0: it stops
+ * now), and any key an earlier rotation replaced stops now. Audited as `token.rotate`, without
+ * either key. `before` is the token as it was: every key it had must be forgotten by the replicas.
+ */
+export async function rotateKey(
+  op: Operator,
+  id: string,
+  graceMs: number,
+): Promise<{ readonly before: TokenRecord; readonly token: TokenRecord; readonly key: string } | null> {
+  const before = await op.store.getToken(id);
+  if (!before) return null;
+  const key = generateKey();
+  const token = await op.store.rotateTokenKey(id, hashKey(key), (op.now?.() ?? Date.now()) + graceMs);
+  if (!token) return null;
+  await recordAudit(op, 'token.rotate', id, tokenView(before), tokenView(token));
+  return { before, token, key };
 }
 
 /** Disables or enables a token; the token as it now is, null when there is none. Audited when it exists. */

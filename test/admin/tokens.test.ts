@@ -68,6 +68,9 @@ describe('admin routes for tokens', () => {
         budget_used: null,
         budget_remaining: null,
         budget_resets_at: null,
+        previous_key_expires_at: null,
+        last_used_at: null,
+        allowed_ips: null,
       },
     );
     assert.equal((await image(key)).status, 200);
@@ -81,7 +84,8 @@ describe('admin routes for tokens', () => {
     assert.deepEqual(one.json, { ...token, used: 1, quota_remaining: 4 });
     for (const r of [listed, one]) assert.ok(!r.text.includes(key.slice(3)) && !r.text.includes(hashKey(key)), 'no key, no hash');
     const unlimited = await create({ group: 'default' });
-    assert.deepEqual([unlimited.token.name, unlimited.token.quota, unlimited.token.models], ['admin', null, null], 'the defaults');
+    assert.match(unlimited.token.name, /^admin-[0-9a-f]{8}$/, 'a name of its own by default: names are unique');
+    assert.deepEqual([unlimited.token.quota, unlimited.token.models], [null, null], 'the defaults');
   });
 
   test('quota: a new quota holds from the next request; null is unlimited; what was used stays used', async () => {
@@ -257,7 +261,7 @@ describe('admin routes for tokens', () => {
     ] as [string, string, unknown?][]) {
       const r = await admin(method, path, body);
       refused(r, 404, 'not_found');
-      assert.match(r.json.error.message, /no token with id no-such-token/);
+      assert.match(r.json.error.message, /no token named "no-such-token"/);
     }
   });
 

@@ -67,7 +67,7 @@ test('a command line that is wrong is refused with the usage on stderr, exit 2, 
     [['tokens', 'create', '--group=default', '--quota=-1'], /--quota takes a whole number/],
     [['tokens', 'create', '--group=default', '--models='], /--models takes model names/],
     [['tokens', 'set-quota', 'some-id', 'lots'], /whole number of 0 or more, or unlimited, not 'lots'/],
-    [['tokens', 'delete'], /missing <id>/],
+    [['tokens', 'delete'], /missing <token>/],
     [['tokens', 'disable', 'a', 'b'], /unexpected argument 'b'/],
     [['tokens', 'list', '--quota=1'], /--quota/],
     [['tokens', 'frob'], /unknown tokens command 'frob'/],
@@ -96,7 +96,7 @@ test('--help, help and no command print the usage on stdout, exit 0; a command t
     const r = runCli(args);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /^usage: gateway <command>/);
-    assert.match(r.stdout, /tokens set-quota <id> <N\|unlimited>/);
+    assert.match(r.stdout, /tokens set-quota <token> <N\|unlimited>/);
   }
   const create = runCli(['tokens', 'create', '--help']);
   assert.equal(create.status, 0);

@@ -51,7 +51,7 @@ async function budgetRoundTrip(env: NodeJS.ProcessEnv): Promise<void> {
   assert.match(noPeriod.stderr, /give its period too/);
   const unknown = cli(['set-budget', 'no-such-token', '5', '--period', 'day']);
   assert.equal(unknown.status, 1);
-  assert.match(unknown.stderr, /no token with id no-such-token/);
+  assert.match(unknown.stderr, /no token named "no-such-token"/);
   for (const [args, said] of [
     [['create', '--group', 'default', '--budget', '5'], /--budget needs --period/],
     [['create', '--group', 'default', '--period', 'day'], /--period needs --budget/],

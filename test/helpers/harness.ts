@@ -51,7 +51,7 @@ export interface HarnessOptions {
   /** Where the gateway logs; default nowhere. */
   readonly log?: Logger;
   /** The request log's and the audit log's settings and the gateway's clock (GATEWAY_REQUEST_LOG_DAYS, GATEWAY_AUDIT_DAYS; purges by age); default 7 and 365 days, the system clock. */
-  readonly records?: Pick<GatewayOptions, 'requestLog' | 'audit' | 'clock'>;
+  readonly records?: Pick<GatewayOptions, 'requestLog' | 'audit' | 'clock' | 'lastUsedTickMs'>;
 }
 
 /** The gateway options of how it serves, which the harnesses pass through. */

@@ -55,10 +55,11 @@ test('sqlite store: a store from before the ledger opens with one debit row per 
   await a.updateTask('task_old', 1, { status: 'completed' });
   await a.close();
   // Back to schema version 2: no ledger, no settlement columns, no holds, no resources, no leases, no
-  // task order, no links, no states seen, no rate limits, no expiry, the units already used.
+  // task order, no links, no states seen, no rate limits, no expiry, no unique names, rotation, last use
+  // or allow-lists; the units already used.
   const db = new Database(path);
   db.exec(
-    `DROP TABLE requests; DROP TABLE audit; DROP TABLE links; DROP TABLE resources; DROP TABLE holds; DROP TABLE ledger; ALTER TABLE tasks DROP COLUMN pricing; ALTER TABLE tasks DROP COLUMN charged; ALTER TABLE tasks DROP COLUMN lease_owner; ALTER TABLE tasks DROP COLUMN lease_until; DROP INDEX tasks_by_seq; DROP INDEX tasks_by_token; ALTER TABLE tasks DROP COLUMN seq; DROP INDEX tasks_by_created; DROP INDEX tasks_by_status; ALTER TABLE tasks DROP COLUMN history; ALTER TABLE tokens DROP COLUMN rpm_limit; ALTER TABLE tokens DROP COLUMN max_parallel; ALTER TABLE tokens DROP COLUMN expires_at; ALTER TABLE tokens DROP COLUMN budget; ALTER TABLE tokens DROP COLUMN budget_period; ALTER TABLE tokens DROP COLUMN budget_days; ALTER TABLE tokens DROP COLUMN budget_anchor; ALTER TABLE tokens DROP COLUMN budget_start; ALTER TABLE tokens DROP COLUMN budget_used; DELETE FROM schema_version WHERE version >= 3;`,
+    `DROP TABLE requests; DROP TABLE audit; DROP TABLE links; DROP TABLE resources; DROP TABLE holds; DROP TABLE ledger; ALTER TABLE tasks DROP COLUMN pricing; ALTER TABLE tasks DROP COLUMN charged; ALTER TABLE tasks DROP COLUMN lease_owner; ALTER TABLE tasks DROP COLUMN lease_until; DROP INDEX tasks_by_seq; DROP INDEX tasks_by_token; ALTER TABLE tasks DROP COLUMN seq; DROP INDEX tasks_by_created; DROP INDEX tasks_by_status; ALTER TABLE tasks DROP COLUMN history; ALTER TABLE tokens DROP COLUMN rpm_limit; ALTER TABLE tokens DROP COLUMN max_parallel; ALTER TABLE tokens DROP COLUMN expires_at; ALTER TABLE tokens DROP COLUMN budget; ALTER TABLE tokens DROP COLUMN budget_period; ALTER TABLE tokens DROP COLUMN budget_days; ALTER TABLE tokens DROP COLUMN budget_anchor; ALTER TABLE tokens DROP COLUMN budget_start; ALTER TABLE tokens DROP COLUMN budget_used; DROP INDEX tokens_by_name; DROP INDEX tokens_by_previous_key; ALTER TABLE tokens DROP COLUMN previous_key_hash; ALTER TABLE tokens DROP COLUMN previous_key_expires_at; ALTER TABLE tokens DROP COLUMN last_used_at; ALTER TABLE tokens DROP COLUMN allowed_ips; DELETE FROM schema_version WHERE version >= 3;`,
   );
   db.close();
   const b = await openStore(path);

@@ -21,9 +21,10 @@ async function rig() {
   let failure: Error | null = null;
   const store: Store = { ...base, findTokenByHash: (hash) => (failure ? Promise.reject(failure) : base.findTokenByHash(hash)) };
   const auth = new Authenticator(store, TTL_MS);
+  let made = 0;
   const make = async (disabled = false) => {
     const key = generateKey();
-    const t = await base.createToken({ name: 'k', keyHash: hashKey(key), group: 'default', models: null, quota: null });
+    const t = await base.createToken({ name: `k${made++}`, keyHash: hashKey(key), group: 'default', models: null, quota: null });
     if (disabled) await base.setTokenDisabled(t.id, true);
     return key;
   };

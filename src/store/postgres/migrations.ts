@@ -146,4 +146,18 @@ export const MIGRATIONS: readonly string[] = [
    ALTER TABLE tokens ADD COLUMN budget_used BIGINT NOT NULL DEFAULT 0;
    ALTER TABLE ledger ADD COLUMN budget_period TEXT;
    ALTER TABLE ledger ADD COLUMN budget_start BIGINT;`,
+  // Names, rotation, last use, IP allow-lists (docs/tokens-and-quota.md, "Names and rotation", "Last
+  // use", "IP allow-list"). Names become unique: of the tokens sharing a name, the oldest (created_at,
+  // then id) keeps it and the others become `<name>-2`, `<name>-3`, … in that order; should such a
+  // name be another token's already, the token id's first 8 characters follow (`ci-2-1a2b3c4d`).
+  // The key a rotation replaced is found by its hash too (tokens_by_previous_key).
+  `ALTER TABLE tokens ADD COLUMN previous_key_hash TEXT, ADD COLUMN previous_key_expires_at BIGINT,
+     ADD COLUMN last_used_at BIGINT, ADD COLUMN allowed_ips TEXT;
+   WITH ranked AS (SELECT id, name, row_number() OVER (PARTITION BY name ORDER BY created_at, id) AS n FROM tokens),
+        renamed AS (SELECT id, name || '-' || n AS new_name FROM ranked WHERE n > 1)
+   UPDATE tokens t SET name = CASE WHEN EXISTS (SELECT 1 FROM tokens o WHERE o.name = r.new_name) THEN r.new_name || '-' || left(r.id, 8) ELSE r.new_name END
+   FROM renamed r WHERE t.id = r.id;
+   DROP INDEX tokens_by_name;
+   CREATE UNIQUE INDEX tokens_by_name ON tokens (name);
+   CREATE UNIQUE INDEX tokens_by_previous_key ON tokens (previous_key_hash) WHERE previous_key_hash IS NOT NULL;`,
 ];

@@ -10,6 +10,7 @@ import { ownTaskMethods } from './own-tasks.js';
 import { quotaMethods } from './quota.js';
 import { requestLogMethods } from './request-log.js';
 import { taskMethods } from './tasks.js';
+import { namedUniquely, tokenKeyMethods } from './token-keys.js';
 import { tokenMethods } from './tokens.js';
 import { usageMethods } from './usage.js';
 
@@ -27,7 +28,8 @@ export async function openPostgresStore(
   const db = await openDatabase(url, poolSize, timeouts);
   const listeners = new LedgerListeners();
   const store: Omit<Store, 'availability'> = {
-    ...tokenMethods(db, clock),
+    ...namedUniquely(tokenMethods(db, clock)),
+    ...tokenKeyMethods(db),
     ...quotaMethods(db, listeners, clock),
     ...taskMethods(db, listeners, clock),
     ...ownTaskMethods(db),

@@ -44,7 +44,8 @@ export function tokenMethods(db: Database, clock: () => number = () => Date.now(
       );
       return toRecord(onlyRow(rows));
     },
-    findTokenByHash: (keyHash) => one('SELECT * FROM tokens WHERE key_hash = $1', [keyHash]),
+    // A key is a token's current one or the one its last rotation replaced (./token-keys.ts); the current one first.
+    findTokenByHash: (keyHash) => one('SELECT * FROM tokens WHERE key_hash = $1 OR previous_key_hash = $1 ORDER BY key_hash = $1 DESC LIMIT 1', [keyHash]),
     getToken: (id) => one('SELECT * FROM tokens WHERE id = $1', [id]),
     async listTokens() {
       return (await db.repeatable<TokenRow>('SELECT * FROM tokens ORDER BY created_at, seq')).rows.map(toRecord);

@@ -152,4 +152,21 @@ export const MIGRATIONS: readonly string[] = [
    ALTER TABLE tokens ADD COLUMN budget_used INTEGER NOT NULL DEFAULT 0;
    ALTER TABLE ledger ADD COLUMN budget_period TEXT;
    ALTER TABLE ledger ADD COLUMN budget_start INTEGER;`,
+  // Names, rotation, last use, IP allow-lists (docs/tokens-and-quota.md, "Names and rotation", "Last
+  // use", "IP allow-list"). Names become unique: of the tokens sharing a name, the oldest (created_at,
+  // then id) keeps it and the others become `<name>-2`, `<name>-3`, … in that order; should such a
+  // name be another token's already, the token id's first 8 characters follow (`ci-2-1a2b3c4d`).
+  // The key a rotation replaced is found by its hash too (tokens_by_previous_key).
+  `ALTER TABLE tokens ADD COLUMN previous_key_hash TEXT;
+   ALTER TABLE tokens ADD COLUMN previous_key_expires_at INTEGER;
+   ALTER TABLE tokens ADD COLUMN last_used_at INTEGER;
+   ALTER TABLE tokens ADD COLUMN allowed_ips TEXT;
+   CREATE TEMP TABLE token_renames AS
+     SELECT id, name || '-' || n AS new_name
+     FROM (SELECT id, name, row_number() OVER (PARTITION BY name ORDER BY created_at, id) AS n FROM tokens) WHERE n > 1;
+   UPDATE token_renames SET new_name = new_name || '-' || substr(id, 1, 8) WHERE new_name IN (SELECT name FROM tokens);
+   UPDATE tokens SET name = (SELECT new_name FROM token_renames r WHERE r.id = tokens.id) WHERE id IN (SELECT id FROM token_renames);
+   DROP TABLE token_renames;
+   CREATE UNIQUE INDEX tokens_by_name ON tokens (name);
+   CREATE UNIQUE INDEX tokens_by_previous_key ON tokens (previous_key_hash) WHERE previous_key_hash IS NOT NULL;`,
 ];

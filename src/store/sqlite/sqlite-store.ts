@@ -11,6 +11,7 @@ import { quotaMethods } from './quota.js';
 import { requestLogMethods } from './request-log.js';
 import { resourceMethods } from './resources.js';
 import { taskMethods } from './tasks.js';
+import { namedUniquely, tokenKeyMethods } from './token-keys.js';
 import { tokenMethods } from './tokens.js';
 import { usageMethods } from './usage.js';
 
@@ -32,7 +33,8 @@ export function openSqliteStore(path: string, clock: () => number = () => Date.n
     db.prepare('SELECT 1').get();
   };
   return {
-    ...tokenMethods(db, commits, clock),
+    ...namedUniquely(tokenMethods(db, commits, clock)),
+    ...tokenKeyMethods(db, commits),
     ...quotaMethods(db, commits, money),
     ...taskMethods(db, commits, money),
     ...ownTaskMethods(db, commits),

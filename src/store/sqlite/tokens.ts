@@ -13,7 +13,8 @@ export function tokenMethods(db: Db, commits: Pick<GroupCommit, 'flush'>, clock:
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const setBudget = db.prepare(setBudgetSql({ budget: '@budget', period: '@period', days: '@days', anchor: '@anchor', start: '@start', id: '@id' }));
-  const byHash = db.prepare('SELECT * FROM tokens WHERE key_hash = ?');
+  // A key is a token's current one or the one its last rotation replaced (./token-keys.ts); the current one first.
+  const byHash = db.prepare('SELECT * FROM tokens WHERE key_hash = ?1 OR previous_key_hash = ?1 ORDER BY key_hash = ?1 DESC LIMIT 1');
   const byId = db.prepare('SELECT * FROM tokens WHERE id = ?');
   const all = db.prepare('SELECT * FROM tokens ORDER BY created_at');
   const delNamed = db.prepare('DELETE FROM tokens WHERE name = ?');
