@@ -1,58 +1,44 @@
+/**
+ * The Tokens page: a form that makes a token with every setting it can have, the list of tokens
+ * with what each has left and when it was last used, and one token's panel (`#tokens?token=<id>`,
+ * ./token-manage.ts) to change it, rotate its key or delete it.
+ */
 import { ApiError } from './api.js';
 import { h, section, table, when } from './dom.js';
 import type { Page, PageContext } from './page.js';
-
-interface Token {
-  id: string;
-  name: string;
-  group: string;
-  models: string[] | null;
-  quota: number | null;
-  used: number;
-  disabled: boolean;
-  created_at: string | number;
-  rpm_limit: number | null;
-  max_parallel: number | null;
-  /** ISO 8601 in UTC; null: never. */
-  expires_at: string | null;
-}
-
-/** A rate limit field: empty is no limit. */
-const limitInput = (name: string, label: string, value: number | null = null) =>
-  h('input', { name, type: 'number', min: 1, step: 1, value: value ?? '', placeholder: 'none', 'aria-label': label, class: 'narrow' });
-const limitValue = (input: HTMLInputElement) => (input.value === '' ? null : Number(input.value));
-/** An expiry field: an ISO 8601 time with a zone, as the admin API takes it (it says what is wrong); empty is never. */
-const expiryInput = (label: string, value: string | null = null) =>
-  h('input', { name: 'expires_at', value: value ?? '', placeholder: 'never (or 2027-01-31T00:00:00Z)', 'aria-label': label, class: 'wide' });
-const expiryValue = (input: HTMLInputElement) => (input.value.trim() === '' ? null : input.value.trim());
-const hasExpired = (t: Token) => t.expires_at !== null && Date.parse(t.expires_at) <= Date.now();
+import { act, type ShownKey, tokenPanel } from './token-manage.js';
+import {
+  addressesValue,
+  budgetText,
+  expiryInput,
+  expiryValue,
+  limitsText,
+  numberInput,
+  numberValue,
+  periodInput,
+  quotaText,
+  stateBadge,
+  type Token,
+} from './token-view.js';
 
 const message = (e: unknown) => (e instanceof ApiError ? e.message : String(e));
 
-/** Runs an action of a row; its failure is said in the page's notice, and the page is drawn again on success. */
-async function act(ctx: PageContext, notice: HTMLElement, run: () => Promise<unknown>): Promise<void> {
-  try {
-    await run();
-    ctx.refresh();
-  } catch (e) {
-    notice.textContent = message(e);
-    notice.className = 'notice error';
-  }
-}
-
 function createForm(ctx: PageContext, groups: string[], notice: HTMLElement): HTMLElement {
-  const name = h('input', { name: 'name', placeholder: 'admin', maxlength: 100 });
+  const name = h('input', { name: 'name', placeholder: 'acme-production', maxlength: 100 });
   const group = h(
     'select',
     { name: 'group' },
     groups.map((g) => h('option', { value: g }, g)),
   );
   const quota = h('input', { name: 'quota', type: 'number', min: 0, step: 1, placeholder: 'unlimited' });
+  const budget = numberInput('budget', 'budget');
+  const [period, periods] = periodInput('budget period');
   const models = h('input', { name: 'models', placeholder: 'every model of the group' });
-  const rpm = limitInput('rpm_limit', 'requests per minute');
-  const parallel = limitInput('max_parallel', 'requests in flight');
+  const rpm = numberInput('rpm_limit', 'requests per minute');
+  const parallel = numberInput('max_parallel', 'requests in flight');
   const expires = expiryInput('expires at');
-  const form = h(
+  const addresses = h('input', { name: 'allowed_ips', placeholder: 'anywhere', 'aria-label': 'allowed addresses', class: 'wide' });
+  return h(
     'form',
     {
       class: 'inline',
@@ -62,18 +48,22 @@ function createForm(ctx: PageContext, groups: string[], notice: HTMLElement): HT
           .split(',')
           .map((m) => m.trim())
           .filter(Boolean);
+        const spend = numberValue(budget);
         const body = {
           group: group.value,
           name: name.value.trim() || undefined,
           quota: quota.value === '' ? null : Number(quota.value),
+          budget: spend,
+          budget_period: spend === null ? null : period.value.trim(),
           models: list.length ? list : null,
-          rpm_limit: limitValue(rpm),
-          max_parallel: limitValue(parallel),
+          rpm_limit: numberValue(rpm),
+          max_parallel: numberValue(parallel),
           expires_at: expiryValue(expires),
+          allowed_ips: addressesValue(addresses),
         };
         try {
           const r = await ctx.api.post<{ key: string; token: Token }>('/admin/tokens', body);
-          justCreated = { id: r.token.id, key: r.key };
+          shown = { text: `Token ${r.token.name} created. Its key, shown this once:`, key: r.key };
           ctx.refresh();
         } catch (err) {
           notice.textContent = message(err);
@@ -83,21 +73,24 @@ function createForm(ctx: PageContext, groups: string[], notice: HTMLElement): HT
     },
     h('label', {}, 'name ', name),
     h('label', {}, 'group ', group),
-    h('label', {}, 'quota ', quota),
     h('label', {}, 'models ', models),
+    h('label', {}, 'quota ', quota),
+    h('label', {}, 'budget ', budget),
+    h('label', {}, 'per ', period, periods),
     h('label', {}, 'per minute ', rpm),
     h('label', {}, 'in flight ', parallel),
     h('label', {}, 'expires ', expires),
+    h('label', {}, 'from ', addresses),
     h('button', { type: 'submit' }, 'Create token'),
   );
-  return form;
 }
 
 /**
- * The key of the token just created, for the redraw that lists it, and then forgotten: the gateway
- * keeps only its hash, and the console shows it this once (never in the address or in storage).
+ * The key just made (a new token's or a rotated one's), for the drawing that follows, and then
+ * forgotten: the gateway keeps only its hash, and the console shows it this once (never in the
+ * address or in storage).
  */
-let justCreated: { id: string; key: string } | null = null;
+let shown: ShownKey | null = null;
 
 export const tokensPage: Page = async (ctx) => {
   const [{ tokens }, channels] = await Promise.all([
@@ -105,90 +98,44 @@ export const tokensPage: Page = async (ctx) => {
     ctx.api.get<{ groups: { name: string }[] }>('/admin/channels'),
   ]);
   const notice = h('p', { class: 'notice', 'data-testid': 'notice' });
-  const form = createForm(
-    ctx,
-    channels.groups.map((g) => g.name),
-    notice,
-  );
-  const created =
-    justCreated &&
+  const key =
+    shown &&
     h(
       'div',
       { class: 'notice key', 'data-testid': 'new-key' },
-      h('p', {}, `Token ${justCreated.id} created. Its key, shown this once:`),
-      h('code', { 'data-testid': 'key' }, justCreated.key),
+      h('p', {}, shown.text),
+      h('code', { 'data-testid': 'key' }, shown.key),
     );
-  justCreated = null;
-  const quotaCell = (t: Token) => {
-    const input = h('input', {
-      type: 'number',
-      min: 0,
-      step: 1,
-      value: t.quota ?? '',
-      placeholder: 'unlimited',
-      'aria-label': `quota of ${t.id}`,
-      class: 'narrow',
-    });
-    const set = h(
-      'button',
-      {
-        type: 'button',
-        onclick: () =>
-          act(ctx, notice, () => ctx.api.post(`/admin/tokens/${encodeURIComponent(t.id)}/quota`, { quota: input.value === '' ? null : Number(input.value) })),
-      },
-      'Set',
-    );
-    return h('span', { class: 'quota' }, input, set);
-  };
-  // The key's rate limits (docs/tokens-and-quota.md, "Rate limits"): both sent, an empty one removes that limit.
-  const limitsCell = (t: Token) => {
-    const rpm = limitInput('rpm_limit', `requests per minute of ${t.id}`, t.rpm_limit);
-    const parallel = limitInput('max_parallel', `requests in flight of ${t.id}`, t.max_parallel);
-    const apply = h(
-      'button',
-      {
-        type: 'button',
-        onclick: () =>
-          act(ctx, notice, () =>
-            ctx.api.post(`/admin/tokens/${encodeURIComponent(t.id)}/limits`, { rpm_limit: limitValue(rpm), max_parallel: limitValue(parallel) }),
-          ),
-      },
-      'Apply',
-    );
-    return h('span', { class: 'quota' }, rpm, ' /min ', parallel, ' at once ', apply);
-  };
-  // When the key stops working (docs/tokens-and-quota.md, "Expiry"): a past time ends it now, empty is never.
-  const expiryCell = (t: Token) => {
-    const input = expiryInput(`expiry of ${t.id}`, t.expires_at);
-    const set = h(
-      'button',
-      {
-        type: 'button',
-        onclick: () => act(ctx, notice, () => ctx.api.post(`/admin/tokens/${encodeURIComponent(t.id)}/expiry`, { expires_at: expiryValue(input) })),
-      },
-      'Set expiry',
-    );
-    return h('span', { class: 'quota' }, input, set);
-  };
-  const state = (t: Token) => (t.disabled ? 'disabled' : hasExpired(t) ? 'expired' : 'enabled');
+  shown = null;
+  const selected = ctx.params.get('token');
+  const token = selected ? tokens.find((t) => t.id === selected) : undefined;
+  const panel = token
+    ? tokenPanel(ctx, token, notice, (k) => {
+        shown = k;
+      })
+    : selected
+      ? h('p', { class: 'notice error', 'data-testid': 'page-error' }, `No token has the id ${selected}: it may have been deleted.`)
+      : null;
   return h(
     'div',
     {},
-    section('New token', form, created, notice),
+    key,
+    notice,
+    panel,
     section(
       'Tokens',
       table<Token>(
         [
-          { label: 'id', cell: (t) => h('code', {}, t.id) },
-          { label: 'name', cell: (t) => t.name },
+          { label: 'name', cell: (t) => h('a', { href: `#tokens?token=${encodeURIComponent(t.id)}`, 'data-action': 'manage' }, t.name) },
           { label: 'group', cell: (t) => t.group },
           { label: 'models', cell: (t) => (t.models === null ? 'all of the group' : t.models.join(', ')) },
-          { label: 'used', cell: (t) => t.used, numeric: true },
-          { label: 'quota', cell: quotaCell },
-          { label: 'rate limits', cell: limitsCell },
-          { label: 'expires', cell: expiryCell },
-          { label: 'state', cell: (t) => h('span', { class: `badge ${state(t) === 'enabled' ? 'closed' : 'open'}`, 'data-state': state(t) }, state(t)) },
-          { label: 'created', cell: (t) => when(t.created_at) },
+          { label: 'quota', cell: quotaText },
+          { label: 'budget', cell: budgetText },
+          { label: 'rate limits', cell: limitsText },
+          { label: 'expires', cell: (t) => (t.expires_at ? when(t.expires_at) : 'never') },
+          { label: 'from', cell: (t) => (t.allowed_ips === null ? 'anywhere' : t.allowed_ips.join(', ')) },
+          { label: 'last used', cell: (t) => (t.last_used_at ? when(t.last_used_at) : 'never') },
+          { label: 'state', cell: stateBadge },
           {
             label: '',
             cell: (t) =>
@@ -204,7 +151,15 @@ export const tokensPage: Page = async (ctx) => {
           },
         ],
         tokens,
-        { empty: 'No token yet: create one above.', testid: 'tokens' },
+        { empty: 'No token yet: create one below.', testid: 'tokens' },
+      ),
+    ),
+    section(
+      'New token',
+      createForm(
+        ctx,
+        channels.groups.map((g) => g.name),
+        notice,
       ),
     ),
   );
