@@ -47,6 +47,9 @@ const GRACES: readonly [string, number][] = [
   ['7 days', 7 * 86_400],
 ];
 
+/** Until when the key a rotation replaced still works; null when it does not (never rotated, or its grace is over). */
+const previousKeyUntil = (t: Token) => (t.previous_key_expires_at !== null && Date.parse(t.previous_key_expires_at) > Date.now() ? t.previous_key_expires_at : null);
+
 /** A form of one labelled row ending in its button. */
 const row = (label: string, run: () => void, button: string, ...fields: (Node | string)[]) =>
   h(
@@ -119,7 +122,7 @@ export function tokenPanel(ctx: PageContext, t: Token, notice: HTMLElement, show
       stat('budget', budgetText(t)),
       stat('rate limits', limitsText(t)),
       stat('last used', t.last_used_at ? when(t.last_used_at) : 'never'),
-      stat('previous key works until', t.previous_key_expires_at ? when(t.previous_key_expires_at) : '—'),
+      stat('previous key works until', previousKeyUntil(t) ? when(previousKeyUntil(t)) : '—'),
     ),
     h(
       'div',
@@ -143,7 +146,7 @@ export function tokenPanel(ctx: PageContext, t: Token, notice: HTMLElement, show
         () =>
           act(ctx, notice, async () => {
             const r = await ctx.api.post<{ key: string; token: Token }>(`${path}/rotate`, { grace_seconds: Number(grace.value) });
-            const until = r.token.previous_key_expires_at;
+            const until = previousKeyUntil(r.token);
             showKey({
               text: `Token ${t.name} has a new key, shown this once; ${until ? `the old key works until ${when(until)}` : 'the old key no longer works'}:`,
               key: r.key,

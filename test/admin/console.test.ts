@@ -4,98 +4,20 @@
  * the admin API says, its actions clicked through, and a screenshot written to test-output/console/.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { PROJECT_ROOT } from '../../src/config/paths.js';
-import type { Simulator } from '../../src/sim/http.js';
-import { browserMissing, launchBrowser, SCREENSHOTS } from '../helpers/browser.js';
-import { simulatorsFor, startGatewayProcess } from '../helpers/gateway-process.js';
-import type { Running } from '../helpers/process.js';
+import { readFileSync } from 'node:fs';
+import { describe, test } from 'node:test';
+import { browserMissing } from '../helpers/browser.js';
+import { ADMIN_KEY, ALPHA_BODY, consoleSession } from '../helpers/console-session.js';
 import { until } from '../helpers/until.js';
 
-const ADMIN_KEY = 'console-test-admin-key-0123456789';
-const ALPHA_PATH = '/v1beta/models/alpha-3-pro-image-preview:generateContent';
-const ALPHA_BODY = {
-  contents: [{ role: 'user', parts: [{ text: 'a red bicycle' }] }],
-  generationConfig: { responseModalities: ['IMAGE'], imageConfig: { aspectRatio: '1:1', imageSize: '1K' } },
-};
 const missing = browserMissing();
 
 describe('admin console', { skip: missing ?? false }, () => {
-  const dir = mkdtempSync(join(tmpdir(), 'gw-console-'));
-  const sims = new Map<string, Simulator>();
-  let gw: { proc: Running; base: string };
-  let browser: Browser;
-  let context: BrowserContext;
-  /** Requests the pages made to any origin but the gateway's (there must be none). */
-  const foreign: string[] = [];
-
-  const admin = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(gw.base + path, {
-      method,
-      headers: { authorization: `Bearer ${ADMIN_KEY}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    return { status: res.status, json: (await res.json()) as any };
-  };
-
-  /** A token made through the admin API, and `n` priced alpha requests made with it. */
-  async function spender(name: string, n: number): Promise<{ id: string; key: string }> {
-    const { json } = await admin('POST', '/admin/tokens', { group: 'default', name });
-    for (let i = 0; i < n; i++) {
-      const res = await fetch(gw.base + ALPHA_PATH, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${json.key}`, 'content-type': 'application/json' },
-        body: JSON.stringify(ALPHA_BODY),
-      });
-      assert.equal(res.status, 200, await res.text());
-    }
-    return { id: json.token.id, key: json.key };
-  }
-
-  /** A page signed in, on `#<hash>`, once the page has drawn. */
-  async function open(hash: string): Promise<Page> {
-    const page = await context.newPage();
-    page.on('request', (r) => {
-      if (!r.url().startsWith(gw.base) && !r.url().startsWith('data:')) foreign.push(r.url());
-    });
-    await page.goto(`${gw.base}/admin/#${hash}`);
-    await page.locator('main[aria-busy="false"]').waitFor();
-    return page;
-  }
-  const shot = (page: Page, name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
-
-  before(async () => {
-    // Tasks finish in a fraction of a second, so the Tasks page can show them ended.
-    const env = await simulatorsFor(sims, { finishMs: 300 });
-    gw = await startGatewayProcess({
-      ...env,
-      GATEWAY_DB: join(dir, 'gateway.db'),
-      GATEWAY_CONFIG_DIR: PROJECT_ROOT,
-      GATEWAY_ADMIN_KEY: ADMIN_KEY,
-      HOST: '127.0.0.1',
-      PORT: '0',
-    });
-    browser = await launchBrowser();
-    context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    // Signed in once for the pages below: the key in this origin's sessionStorage, as the form leaves it.
-    // (Browser code as strings: this project's Node types know no DOM.)
-    await context.addInitScript(`sessionStorage.setItem('gateway-admin-key', ${JSON.stringify(ADMIN_KEY)})`);
-  });
-
-  after(async () => {
-    await browser?.close();
-    await gw?.proc.stop();
-    await Promise.all([...sims.values()].map((s) => s.close()));
-    rmSync(dir, { recursive: true, force: true });
-    assert.deepEqual(foreign, [], 'the console loads and calls nothing outside the gateway');
-  });
+  const c = consoleSession();
+  const { admin, spender, open, shot, sims } = c;
 
   test('is served at /admin/ without the key, under a strict Content-Security-Policy, with no inline script', async () => {
-    const res = await fetch(`${gw.base}/admin/`);
+    const res = await fetch(`${c.base}/admin/`);
     assert.equal(res.status, 200);
     const csp = res.headers.get('content-security-policy') ?? '';
     assert.match(csp, /default-src 'none'/);
@@ -104,19 +26,19 @@ describe('admin console', { skip: missing ?? false }, () => {
     const html = await res.text();
     assert.ok(!/<script(?![^>]*\bsrc=)/.test(html), 'every script is a file');
     assert.ok(!/\sstyle=|<style/.test(html), 'no inline style');
-    const redirect = await fetch(`${gw.base}/admin`, { redirect: 'manual' });
+    const redirect = await fetch(`${c.base}/admin`, { redirect: 'manual' });
     assert.equal(redirect.status, 308);
     assert.equal(redirect.headers.get('location'), '/admin/');
-    assert.equal((await fetch(`${gw.base}/admin/console/../../package.json`)).status, 404);
-    assert.equal((await fetch(`${gw.base}/admin/console/nope.js`)).status, 404);
+    assert.equal((await fetch(`${c.base}/admin/console/../../package.json`)).status, 404);
+    assert.equal((await fetch(`${c.base}/admin/console/nope.js`)).status, 404);
     // The data is not open: the API behind the page still wants the key.
-    assert.equal((await fetch(`${gw.base}/admin/channels`)).status, 401);
+    assert.equal((await fetch(`${c.base}/admin/channels`)).status, 401);
   });
 
   test('signs in with the admin key, refuses a wrong one, and keeps the key for the tab only', async () => {
-    const page = await browser.newPage();
+    const page = await c.browser.newPage();
     try {
-      await page.goto(`${gw.base}/admin/`);
+      await page.goto(`${c.base}/admin/`);
       await page.getByLabel('admin key').fill('not-the-key');
       await page.getByRole('button', { name: 'Sign in' }).click();
       await page.getByText('The gateway refused this key.').waitFor();
@@ -174,184 +96,6 @@ describe('admin console', { skip: missing ?? false }, () => {
     await page.close();
   });
 
-  /** Tokens page on one token's panel, once drawn. */
-  async function manage(page: Page, id: string): Promise<void> {
-    await page.locator('[data-testid="tokens"] tbody tr').filter({ hasText: id }).first().waitFor();
-    await page.goto(`${gw.base}/admin/#tokens?token=${encodeURIComponent(id)}`);
-    await page.locator('main[data-page="tokens"][aria-busy="false"]').waitFor();
-    await page.getByTestId('token-summary').getByText(id).waitFor();
-  }
-  const tokenNamed = async (name: string) => (await admin('GET', '/admin/tokens')).json.tokens.find((t: any) => t.name === name);
-  const models = (k: string) => fetch(`${gw.base}/v1/models`, { headers: { authorization: `Bearer ${k}` } });
-  const alpha = (k: string) =>
-    fetch(gw.base + ALPHA_PATH, { method: 'POST', headers: { authorization: `Bearer ${k}`, 'content-type': 'application/json' }, body: JSON.stringify(ALPHA_BODY) });
-
-  test('Tokens: create one (its key shown once), disable it from the list and see its request refused, enable it, set its quota in its panel', async () => {
-    const page = await open('tokens');
-    await page.getByLabel('name').fill('console, "test"');
-    await page.getByLabel('quota').first().fill('500');
-    await page.getByRole('button', { name: 'Create token' }).click();
-    const key = (await page.getByTestId('key').textContent()) ?? '';
-    assert.match(key, /\S{20,}/);
-    assert.equal((await models(key)).status, 200, 'the new key works');
-
-    const token = await tokenNamed('console, "test"');
-    assert.equal(token.quota, 500);
-    const row = page.locator('[data-testid="tokens"] tbody tr').filter({ hasText: 'console, "test"' });
-    await row.getByText('0 of 500 used, 500 left').waitFor();
-    await row.getByRole('button', { name: 'Disable' }).click();
-    await row.getByText('disabled').waitFor();
-    assert.equal((await models(key)).status, 401, 'a disabled token is refused');
-    await page.goto(`${gw.base}/admin/#channels`);
-    await page.goto(`${gw.base}/admin/#tokens`);
-    await page.locator('main[data-page="tokens"][aria-busy="false"]').waitFor();
-    assert.equal(await page.getByTestId('key').count(), 0, 'the key is not shown again');
-    await row.getByRole('button', { name: 'Enable' }).click();
-    await row.getByText('enabled').waitFor();
-    assert.equal((await models(key)).status, 200);
-    await row.getByRole('link', { name: 'console, "test"' }).click();
-    await page.getByTestId('token-summary').getByText(token.id).waitFor();
-    await page.getByLabel(`quota of ${token.id}`).fill('750');
-    await page.getByRole('button', { name: 'Set quota' }).click();
-    await until('the quota to be set', async () => (await admin('GET', `/admin/tokens/${token.id}`)).json.quota === 750);
-    await page.getByTestId('token-summary').getByText('0 of 750 used, 750 left').waitFor();
-    await shot(page, 'tokens');
-    await page.close();
-  });
-
-  test('Tokens: create one with rate limits, see them held, change them in its panel, and remove one', async () => {
-    const page = await open('tokens');
-    await page.getByLabel('name').fill('console limits');
-    await page.getByLabel('requests per minute', { exact: true }).fill('2');
-    await page.getByLabel('requests in flight', { exact: true }).fill('3');
-    await page.getByRole('button', { name: 'Create token' }).click();
-    const key = (await page.getByTestId('key').textContent()) ?? '';
-    const token = await tokenNamed('console limits');
-    assert.deepEqual([token.rpm_limit, token.max_parallel], [2, 3]);
-    assert.equal((await models(key)).headers.get('x-ratelimit-limit-requests'), '2');
-    assert.equal((await models(key)).status, 200);
-    assert.equal((await models(key)).status, 429, 'the third of 2 a minute');
-    await page.locator('[data-testid="tokens"] tbody tr').filter({ hasText: 'console limits' }).getByText('2/min, 3 at once').waitFor();
-    await manage(page, token.id);
-    assert.equal(await page.getByLabel(`requests per minute of ${token.id}`).inputValue(), '2', 'the panel shows the limits');
-    await page.getByLabel(`requests per minute of ${token.id}`).fill('');
-    await page.getByLabel(`requests in flight of ${token.id}`).fill('5');
-    await page.getByRole('button', { name: 'Apply' }).click();
-    await until('the limits to be set', async () => {
-      const t = (await admin('GET', `/admin/tokens/${token.id}`)).json;
-      return t.rpm_limit === null && t.max_parallel === 5;
-    });
-    const after = await models(key);
-    assert.equal(after.status, 200, 'no rpm limit any more');
-    assert.equal(after.headers.get('x-ratelimit-limit-requests'), '5', 'the headers describe the limit in flight now');
-    await page.close();
-  });
-
-  test('Tokens: create one with an expiry, end it now from its panel (refused, shown expired), a bad time is said, and never again', async () => {
-    const page = await open('tokens');
-    await page.getByLabel('name').fill('console expiry');
-    await page.getByLabel('expires at', { exact: true }).fill('2099-01-31T02:30:00+02:00');
-    await page.getByRole('button', { name: 'Create token' }).click();
-    const key = (await page.getByTestId('key').textContent()) ?? '';
-    const token = await tokenNamed('console expiry');
-    assert.equal(token.expires_at, '2099-01-31T00:30:00.000Z');
-    assert.equal((await models(key)).status, 200);
-    await manage(page, token.id);
-    const field = page.getByLabel(`expiry of ${token.id}`);
-    assert.equal(await field.inputValue(), '2099-01-31T00:30:00.000Z', 'the panel shows it in UTC');
-    await field.fill('2020-01-01T00:00:00Z');
-    await page.getByRole('button', { name: 'Set expiry' }).click();
-    await page.getByTestId('token-summary').locator('[data-state="expired"]').waitFor();
-    const refused = await models(key);
-    assert.equal(refused.status, 401);
-    assert.match(((await refused.json()) as any).error.message, /the API key expired at 2020-01-01T00:00:00\.000Z/);
-    await page.getByLabel(`expiry of ${token.id}`).fill('next week');
-    await page.getByRole('button', { name: 'Set expiry' }).click();
-    await page
-      .getByTestId('notice')
-      .getByText(/expires_at must be an ISO 8601 time with a zone/)
-      .waitFor();
-    await page.getByLabel(`expiry of ${token.id}`).fill('');
-    await page.getByRole('button', { name: 'Set expiry' }).click();
-    await page.getByTestId('token-summary').locator('[data-state="enabled"]').waitFor();
-    assert.equal((await admin('GET', `/admin/tokens/${token.id}`)).json.expires_at, null);
-    assert.equal((await models(key)).status, 200, 'never: the key works again');
-    await page.close();
-  });
-
-  test("Tokens: a daily budget made with the token, spent and shown left, refused when spent, raised from its panel", async () => {
-    const page = await open('tokens');
-    await page.getByLabel('name').fill('console budget');
-    await page.getByLabel('budget', { exact: true }).fill('2');
-    await page.getByLabel('budget period', { exact: true }).fill('day');
-    await page.getByRole('button', { name: 'Create token' }).click();
-    const key = (await page.getByTestId('key').textContent()) ?? '';
-    const token = await tokenNamed('console budget');
-    assert.deepEqual([token.budget, token.budget_period], [2, 'day']);
-    assert.equal((await alpha(key)).status, 200);
-    assert.equal((await alpha(key)).status, 200);
-    const refused = await alpha(key);
-    assert.equal(refused.status, 402, 'the third request of a budget of 2 a day');
-    assert.match(((await refused.json()) as any).error.message, /budget/);
-    await manage(page, token.id);
-    await page.getByTestId('token-summary').getByText(/2 of 2 a day, 0 left, renews/).waitFor();
-    await page.getByLabel(`budget of ${token.id}`).fill('3');
-    await page.getByRole('button', { name: 'Set budget' }).click();
-    await page.getByTestId('token-summary').getByText(/2 of 3 a day, 1 left/).waitFor();
-    assert.equal((await alpha(key)).status, 200, 'the raised budget has room for one more');
-    await page.close();
-  });
-
-  test('Tokens: rename one, rotate its key with a grace (both keys work) and then without (the old one is refused), limit it to addresses, delete it', async () => {
-    const page = await open('tokens');
-    await page.getByLabel('name').fill('console rotate');
-    await page.getByRole('button', { name: 'Create token' }).click();
-    const first = (await page.getByTestId('key').textContent()) ?? '';
-    const token = await tokenNamed('console rotate');
-    assert.equal((await models(first)).status, 200);
-    await manage(page, token.id);
-
-    await page.getByLabel(`name of ${token.id}`).fill('console renamed');
-    await page.getByRole('button', { name: 'Rename' }).click();
-    await page.getByRole('heading', { name: 'Token console renamed' }).waitFor();
-    assert.equal((await admin('GET', `/admin/tokens/${token.id}`)).json.name, 'console renamed');
-
-    await page.getByLabel(`grace of ${token.id}`).selectOption({ label: '24 hours' });
-    await page.getByRole('button', { name: 'Rotate' }).click();
-    const second = (await page.getByTestId('key').textContent()) ?? '';
-    assert.notEqual(second, first);
-    await page.getByTestId('new-key').getByText(/the old key works until/).waitFor();
-    assert.equal((await models(first)).status, 200, 'the old key works in its grace');
-    assert.equal((await models(second)).status, 200, 'the new key works');
-
-    await page.getByLabel(`grace of ${token.id}`).selectOption({ value: '0' });
-    await page.getByRole('button', { name: 'Rotate' }).click();
-    await page.getByTestId('new-key').getByText(/the old key no longer works/).waitFor();
-    const third = (await page.getByTestId('key').textContent()) ?? '';
-    assert.equal((await models(second)).status, 401, 'without a grace the old key stops at once');
-    assert.equal((await models(first)).status, 401, 'and the one before it too');
-    assert.equal((await models(third)).status, 200);
-
-    await page.getByLabel(`allowed addresses of ${token.id}`).fill('203.0.113.0/24, 2001:db8::/32');
-    await page.getByRole('button', { name: 'Set addresses' }).click();
-    await until('the addresses to be set', async () => (await admin('GET', `/admin/tokens/${token.id}`)).json.allowed_ips?.length === 2);
-    const elsewhere = await models(third);
-    assert.equal(elsewhere.status, 403, 'a request from 127.0.0.1 is not from the allowed addresses');
-    assert.equal(((await elsewhere.json()) as any).error.code, 'ip_not_allowed');
-    await page.getByLabel(`allowed addresses of ${token.id}`).fill('127.0.0.1');
-    await page.getByRole('button', { name: 'Set addresses' }).click();
-    await until('the loopback address to be allowed', async () => (await models(third)).status === 200);
-    await shot(page, 'token-panel');
-
-    await page.getByRole('button', { name: 'Delete', exact: true }).click();
-    await page.getByRole('button', { name: 'Delete console renamed for good' }).click();
-    await page.locator('main[data-page="tokens"][aria-busy="false"]').waitFor();
-    await until('the token to be gone', async () => (await admin('GET', `/admin/tokens/${token.id}`)).status === 404);
-    assert.equal(await page.locator('[data-testid="tokens"] tbody tr').filter({ hasText: 'console renamed' }).count(), 0);
-    assert.equal((await models(third)).status, 401, 'a deleted token is refused');
-    await page.close();
-  });
-
   test('Usage: spend by token, model and day as the ledger has it, a chart, filters, and the CSV export', async () => {
     const a = await spender('usage-a', 2);
     const b = await spender('usage-b', 1);
@@ -389,7 +133,7 @@ describe('admin console', { skip: missing ?? false }, () => {
     const { json } = await admin('POST', '/admin/tokens', { group: 'default', name: 'tasks' });
     const auth = { authorization: `Bearer ${json.key}`, 'content-type': 'application/json' };
     const submit = async (prompt: string) => {
-      const res = await fetch(`${gw.base}/v1/videos`, {
+      const res = await fetch(`${c.base}/v1/videos`, {
         method: 'POST',
         headers: auth,
         body: JSON.stringify({ model: 'epsilon-video-3', prompt, seconds: '12', size: '1792x1024' }),
@@ -415,7 +159,7 @@ describe('admin console', { skip: missing ?? false }, () => {
     await page.getByRole('link', { name: failed }).click();
     await page.locator('[data-testid="timeline"] li[data-event="refund"]').waitFor();
 
-    await page.goto(`${gw.base}/admin/#tasks?id=${done}`);
+    await page.goto(`${c.base}/admin/#tasks?id=${done}`);
     const events = page.locator('[data-testid="timeline"] li');
     await page.locator('[data-testid="timeline"] li[data-event="completed"]').waitFor();
     const seen = await events.evaluateAll((els) => els.map((e) => e.getAttribute('data-event')));
@@ -429,13 +173,13 @@ describe('admin console', { skip: missing ?? false }, () => {
 
   test("Requests: a token's requests as the request log has them, filtered by status, and a task's requests from its timeline", async () => {
     const { id, key } = await spender('requests', 1);
-    const refused = await fetch(`${gw.base}/v1beta/models/no-such-model:generateContent`, {
+    const refused = await fetch(`${c.base}/v1beta/models/no-such-model:generateContent`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'x-request-id': 'console-refused-1' },
       body: JSON.stringify(ALPHA_BODY),
     });
     assert.ok(refused.status >= 400);
-    const video = await fetch(`${gw.base}/v1/videos`, {
+    const video = await fetch(`${c.base}/v1/videos`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'epsilon-video-3', prompt: 'a kite', seconds: '12', size: '1792x1024' }),
