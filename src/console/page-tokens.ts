@@ -98,14 +98,7 @@ export const tokensPage: Page = async (ctx) => {
     ctx.api.get<{ groups: { name: string }[] }>('/admin/channels'),
   ]);
   const notice = h('p', { class: 'notice', 'data-testid': 'notice' });
-  const key =
-    shown &&
-    h(
-      'div',
-      { class: 'notice key', 'data-testid': 'new-key' },
-      h('p', {}, shown.text),
-      h('code', { 'data-testid': 'key' }, shown.key),
-    );
+  const key = shown && h('div', { class: 'notice key', 'data-testid': 'new-key' }, h('p', {}, shown.text), h('code', { 'data-testid': 'key' }, shown.key));
   shown = null;
   const selected = ctx.params.get('token');
   const token = selected ? tokens.find((t) => t.id === selected) : undefined;

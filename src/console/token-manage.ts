@@ -48,7 +48,8 @@ const GRACES: readonly [string, number][] = [
 ];
 
 /** Until when the key a rotation replaced still works; null when it does not (never rotated, or its grace is over). */
-const previousKeyUntil = (t: Token) => (t.previous_key_expires_at !== null && Date.parse(t.previous_key_expires_at) > Date.now() ? t.previous_key_expires_at : null);
+const previousKeyUntil = (t: Token) =>
+  t.previous_key_expires_at !== null && Date.parse(t.previous_key_expires_at) > Date.now() ? t.previous_key_expires_at : null;
 
 /** A form of one labelled row ending in its button. */
 const row = (label: string, run: () => void, button: string, ...fields: (Node | string)[]) =>
@@ -138,7 +139,15 @@ export function tokenPanel(ctx: PageContext, t: Token, notice: HTMLElement, show
         period,
         periods,
       ),
-      row('Rate limits', () => post('limits', { rpm_limit: numberValue(rpm), max_parallel: numberValue(parallel) }), 'Apply', rpm, ' /min ', parallel, ' at once'),
+      row(
+        'Rate limits',
+        () => post('limits', { rpm_limit: numberValue(rpm), max_parallel: numberValue(parallel) }),
+        'Apply',
+        rpm,
+        ' /min ',
+        parallel,
+        ' at once',
+      ),
       row('Expiry', () => post('expiry', { expires_at: expiryValue(expiry) }), 'Set expiry', expiry),
       row('Allowed addresses', () => post('allowed-ips', { allowed_ips: addressesValue(addresses) }), 'Set addresses', addresses),
       row(
@@ -159,11 +168,23 @@ export function tokenPanel(ctx: PageContext, t: Token, notice: HTMLElement, show
         'div',
         { class: 'inline' },
         h('span', { class: 'form-label' }, 'Access'),
-        h('button', { type: 'button', 'data-action': t.disabled ? 'enable' : 'disable', onclick: () => post(t.disabled ? 'enable' : 'disable') }, t.disabled ? 'Enable' : 'Disable'),
+        h(
+          'button',
+          { type: 'button', 'data-action': t.disabled ? 'enable' : 'disable', onclick: () => post(t.disabled ? 'enable' : 'disable') },
+          t.disabled ? 'Enable' : 'Disable',
+        ),
         remove,
         confirm,
       ),
     ),
-    h('p', {}, h('a', { href: '#tokens' }, 'Close'), ' · ', h('a', { href: `#requests?token=${encodeURIComponent(t.id)}` }, 'its requests'), ' · ', h('a', { href: `#audit?target=${encodeURIComponent(t.id)}` }, 'its changes')),
+    h(
+      'p',
+      {},
+      h('a', { href: '#tokens' }, 'Close'),
+      ' · ',
+      h('a', { href: `#requests?token=${encodeURIComponent(t.id)}` }, 'its requests'),
+      ' · ',
+      h('a', { href: `#audit?target=${encodeURIComponent(t.id)}` }, 'its changes'),
+    ),
   );
 }
