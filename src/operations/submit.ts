@@ -75,7 +75,7 @@ async function submit(ctx: SubmitContext, deps: TaskDeps): Promise<unknown> {
     deadlineAt: now + first.channel.polling.deadlineMs,
     lease: deps.poller.newLease(),
   });
-  if (!pending) throw await spendRefusal(deps.store, ctx.token.id, price, now);
+  if (!pending) throw await spendRefusal(deps.store, ctx.token, price, now);
   // The lease is kept while the vendor is asked, however long that takes; then polling keeps it.
   const letGo = deps.poller.holdLease(id);
 

@@ -20,7 +20,7 @@ export interface Hold {
  * a budget. `now` (Unix ms) dates the words of a refusal: when a budget renews.
  */
 export async function holdPrice(store: Store, token: TokenRecord, price: number, entry: HoldRef, log: Logger, now = Date.now()): Promise<Hold> {
-  if (!(await store.hold(token.id, price, entry))) throw await spendRefusal(store, token.id, price, now);
+  if (!(await store.hold(token.id, price, entry))) throw await spendRefusal(store, token, price, now);
   let done = false;
   return {
     async settle() {
