@@ -36,7 +36,8 @@ const snapshot = loadConfigOrThrow(PROJECT_ROOT, {
 });
 const store = await openStore(env.BENCH_DB);
 const key = generateKey();
-await store.createToken({ name: 'bench-tasks', keyHash: hashKey(key), group: 'default', models: null, quota: null });
+// Names are unique, and replicas of one run share the store: each process's token is named apart.
+await store.createToken({ name: `bench-tasks-${process.pid}-${Date.now()}`, keyHash: hashKey(key), group: 'default', models: null, quota: null });
 const lease = env.BENCH_REPLICA ? { owner: env.BENCH_REPLICA, ms: Number(env.BENCH_LEASE_MS || DEFAULT_LEASE_MS), soleReplica: false } : undefined;
 const gateway = createGateway({ snapshot: () => snapshot, store, log: createLogger(), lease });
 await gateway.listen(0);
