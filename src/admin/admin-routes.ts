@@ -42,15 +42,23 @@ interface AdminRoute {
   readonly matcher: PathMatcher;
   /** The JSON body the route takes; null: none (what is sent is drained). */
   readonly body: CompiledBody | null;
+  /** A request sent with no body at all is taken as `{}` (a route whose every field is optional, like a rotation without grace). */
+  readonly bodyOptional: boolean;
   readonly handle: (ctx: AdminContext) => Promise<AdminAnswer>;
   /** Answered without the admin key: probes that load balancers and orchestrators call, saying nothing secret. */
   readonly open: boolean;
 }
 
-const route = (method: AdminRoute['method'], path: string, handle: AdminRoute['handle'], opts: { body?: CompiledBody; open?: boolean } = {}): AdminRoute => ({
+const route = (
+  method: AdminRoute['method'],
+  path: string,
+  handle: AdminRoute['handle'],
+  opts: { body?: CompiledBody; bodyOptional?: boolean; open?: boolean } = {},
+): AdminRoute => ({
   method,
   matcher: compilePathTemplate(path),
   body: opts.body ?? null,
+  bodyOptional: opts.bodyOptional ?? false,
   handle,
   open: opts.open ?? false,
 });
@@ -91,7 +99,7 @@ const ADMIN_ROUTES: readonly AdminRoute[] = [
   route('POST', '/admin/tokens/{token_id}/expiry', setTokenExpiry, { body: EXPIRY_BODY }),
   route('POST', '/admin/tokens/{token_id}/budget', setTokenBudget, { body: BUDGET_BODY }),
   route('POST', '/admin/tokens/{token_id}/name', renameTokenRoute, { body: NAME_BODY }),
-  route('POST', '/admin/tokens/{token_id}/rotate', rotateTokenRoute, { body: ROTATE_BODY }),
+  route('POST', '/admin/tokens/{token_id}/rotate', rotateTokenRoute, { body: ROTATE_BODY, bodyOptional: true }),
   route('POST', '/admin/tokens/{token_id}/allowed-ips', setAllowedIpsRoute, { body: ALLOWED_IPS_BODY }),
   route('GET', '/admin/usage', usageReport),
   route('GET', '/admin/usage.csv', usageCsv),
@@ -151,7 +159,8 @@ export async function handleAdmin(
   // A route that takes a body reads it within its small limit, and a bad one is invalid_request
   // naming the field; the others drain what was sent, so the connection stays usable.
   let body: unknown;
-  if (found.route.body) {
+  if (found.route.body && found.route.bodyOptional && sentNoBody(req)) body = {};
+  else if (found.route.body) {
     body = await readJsonBody(req, found.route.body);
     validateBody(found.route.body.validate, body);
   } else req.resume();
@@ -163,4 +172,10 @@ export async function handleAdmin(
   const extra = 'text' in answer ? answer.headers : undefined;
   res.writeHead(status, { ...extra, 'content-type': type, 'content-length': Buffer.byteLength(text), 'x-request-id': requestId, 'cache-control': 'no-store' });
   res.end(text);
+}
+
+/** A request with no body at all: no Content-Length (or 0) and no Transfer-Encoding, as `curl -X POST` sends it. */
+function sentNoBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return (length === undefined || length === '0') && req.headers['transfer-encoding'] === undefined;
 }

@@ -136,6 +136,10 @@ describe('names, rotation and allow-lists through the admin routes', () => {
     }
     assert.equal((await use(fourth)).status, 200, 'a refused rotation changed nothing');
     refused(await admin('POST', '/admin/tokens/nobody/rotate', {}), 404, 'not_found');
+    const bare = await admin('POST', `/admin/tokens/${token.id}/rotate`);
+    assert.equal(bare.status, 200, `a POST with no body at all is a rotation without grace: ${bare.text}`);
+    refused(await use(fourth), 401, 'invalid_api_key');
+    assert.equal((await use(bare.json.key as string)).status, 200);
   });
 
   test('allowed-ips: a request from elsewhere is 403 ip_not_allowed naming its address, never the list; set, changed and removed at once', async () => {
