@@ -7,13 +7,9 @@
  * spend, never Redis's (docs/tokens-and-quota.md, "Budgets").
  */
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { PROJECT_ROOT } from '../../src/config/paths.js';
-import { startGatewayProcess } from '../helpers/gateway-process.js';
-import { runCli, startCli, type Running } from '../helpers/process.js';
-import { pgSchemas, privateRedis, serviceUrl, type PrivateRedis } from '../helpers/services.js';
-import { until } from '../helpers/until.js';
+import { boundedFetch as http, type LimitReplicas, startLimitReplicas } from '../helpers/limit-replicas.js';
+import { serviceUrl } from '../helpers/services.js';
 
 const ALPHA = '/v1beta/models/alpha-3-pro-image-preview:generateContent';
 /** An alpha 1K image: 1 unit at the shipped prices. */
@@ -21,75 +17,34 @@ const IMAGE = JSON.stringify({
   contents: [{ role: 'user', parts: [{ text: 'a lighthouse' }] }],
   generationConfig: { responseModalities: ['IMAGE'], imageConfig: { aspectRatio: '1:1', imageSize: '1K' } },
 });
-/** fetch with a bound: no request may hang the test. */
-const http = (url: string, init: RequestInit = {}) => fetch(url, { ...init, signal: AbortSignal.timeout(30_000) });
 
 const databaseUrl = serviceUrl('DATABASE_URL', 'budgets of keys across replicas over PostgreSQL and Redis');
 if (databaseUrl) {
   describe('the budget of a key across three replicas', { timeout: 180_000 }, () => {
-    const storeUrl = pgSchemas(databaseUrl).url();
-    const adminKey = `admin-${randomBytes(8).toString('hex')}`;
-    const running: Running[] = [];
-    const bases: string[] = [];
-    let redis: PrivateRedis;
-    let env: NodeJS.ProcessEnv;
-
+    let set: LimitReplicas;
     before(async () => {
-      const sims = startCli(['sims'], { GATEWAY_CONFIG_DIR: PROJECT_ROOT });
-      running.push(sims);
-      await sims.waitFor(/ready \(SIGINT or SIGTERM stops them\)/);
-      const simEnv = Object.fromEntries(
-        sims
-          .output()
-          .split('\n')
-          .filter((l) => /^[A-Z][A-Z0-9_]*=/.test(l))
-          .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
-      );
-      redis = await privateRedis();
-      env = {
-        ...simEnv,
-        GATEWAY_DB: storeUrl,
-        GATEWAY_REDIS: redis.url,
-        GATEWAY_CONFIG_DIR: PROJECT_ROOT,
-        GATEWAY_WATCH: '0',
-        GATEWAY_ADMIN_KEY: adminKey,
-        HOST: '127.0.0.1',
-        PORT: '0',
-      };
-      // One after another: three configurations compiled at once on a busy two-core machine can pass the start's bound.
-      for (const id of ['r1', 'r2', 'r3']) {
-        const r = await startGatewayProcess({ ...env, GATEWAY_REPLICA_ID: id });
-        running.push(r.proc);
-        bases.push(r.base);
-      }
+      set = await startLimitReplicas(databaseUrl);
     });
     after(async () => {
-      for (const r of running) await r.stop('SIGKILL');
-      await redis?.stop();
+      await set?.stop();
     });
 
-    /** A key with a budget, made by the CLI: its key and its token id. */
-    const key = (budget: number) => {
-      const created = runCli(['tokens', 'create', '--group', 'default', '--budget', String(budget), '--period', 'day'], env);
-      assert.equal(created.status, 0, created.stderr);
-      const id = /created token ([0-9a-f-]{36})/.exec(created.stderr)?.[1];
-      assert.ok(id, created.stderr);
-      return { key: created.stdout.trim(), id };
-    };
+    /** A key with a budget of `budget` units a day, made by the CLI: its key and its token id. */
+    const key = (budget: number) => set.token(['--budget', String(budget), '--period', 'day']);
     const image = (base: string, k: string) =>
       http(`${base}${ALPHA}`, { method: 'POST', headers: { authorization: `Bearer ${k}`, 'content-type': 'application/json' }, body: IMAGE });
     /** Answers of `n` requests sent at once, spread over the three replicas in turn. */
     const burst = async (n: number, k: string) =>
       Promise.all(
         Array.from({ length: n }, async (_, i) => {
-          const r = await image(bases[i % bases.length]!, k);
+          const r = await image(set.bases[i % set.bases.length] ?? '', k);
           const text = await r.text();
           return { status: r.status, text };
         }),
       );
     const count = (answers: { status: number }[], status: number) => answers.filter((a) => a.status === status).length;
-    const admin = async (path: string) => (await http(`${bases[0]}${path}`, { headers: { authorization: `Bearer ${adminKey}` } })).json() as Promise<any>;
-    const metrics = async (base: string) => (await http(`${base}/metrics`, { headers: { authorization: `Bearer ${adminKey}` } })).text();
+    const admin = async (path: string) =>
+      (await http(`${set.bases[0]}${path}`, { headers: { authorization: `Bearer ${set.adminKey}` } })).json() as Promise<any>;
     /** The token's ledger as the admin route gives it: it balances, and every debit names today's budget. */
     const ledger = async (id: string) => {
       const report = await admin(`/admin/tokens/${id}/ledger?limit=1000`);
@@ -119,10 +74,7 @@ if (databaseUrl) {
       const { key: k, id } = key(9);
       const first = await burst(4, k);
       assert.deepEqual([count(first, 200), count(first, 402)], [4, 0], 'while Redis is up');
-      await redis.stop();
-      for (const base of bases) {
-        await until(`${base} to see Redis gone`, async () => /gateway_redis_up 0/.test(await metrics(base)), 20_000);
-      }
+      await set.stopRedis();
       const rest = await burst(30, k);
       assert.deepEqual([count(rest, 200), count(rest, 402)], [5, 25], `exactly the 5 units left: ${rest.map((a) => a.status).join(',')}`);
       const report = await ledger(id);
