@@ -1,4 +1,4 @@
-import { randomFillSync, randomUUID } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { TraceContext } from '../upstream/trace-headers.js';
 
@@ -59,6 +59,20 @@ function randomHex(bytes: number): string {
   return hex;
 }
 
+/**
+ * A new UUID of version 7 (RFC 9562): 48 bits of Unix milliseconds, then random bits. Our request
+ * ids and references are these rather than random ones (version 4) because they are keys of the
+ * store's indexes (the request log's, the ledger's and the holds' `ref`): ids that grow with time
+ * are appended at the end of each B-tree, where random ones dirty a page of it per row. Measured on
+ * the request log's table: about 22 µs of CPU per record instead of 69 (bench/RESULTS.md).
+ */
+export function newRequestUuid(now = Date.now()): string {
+  const r = randomHex(10);
+  const t = Math.max(0, Math.floor(now)).toString(16).padStart(12, '0').slice(-12);
+  const variant = (0x8 | (Number.parseInt(r[4] ?? '0', 16) & 0x3)).toString(16);
+  return `${t.slice(0, 8)}-${t.slice(8, 12)}-7${r.slice(0, 3)}-${variant}${r.slice(5, 8)}-${r.slice(8, 20)}`;
+}
+
 /** A new span id: 8 random bytes in hex (never all zero, which W3C reserves for "none"). */
 export function newSpanId(): string {
   for (;;) {
@@ -77,7 +91,7 @@ function newTraceId(): string {
 
 /**
  * The ids of a request from its headers. A client's `x-request-id` is kept when it is 1 to 128
- * characters of `A-Z a-z 0-9 . _ : -`; anything else is replaced by a new UUID, so no hostile byte
+ * characters of `A-Z a-z 0-9 . _ : -`; anything else is replaced by a new UUID (version 7: ordered by time), so no hostile byte
  * is echoed into a header or a log. A valid `traceparent` is continued (its trace id and flags, a new
  * span of ours); an invalid or missing one starts a new trace, not sampled (flags 00): we record no
  * spans ourselves, so we do not claim to.
@@ -85,8 +99,8 @@ function newTraceId(): string {
 export function requestIds(headers: IncomingHttpHeaders): RequestIds {
   const given = headers['x-request-id'];
   const kept = typeof given === 'string' && SAFE_ID.test(given) ? given : null;
-  const requestId = kept ?? randomUUID();
-  const ref = kept === null ? requestId : randomUUID();
+  const requestId = kept ?? newRequestUuid();
+  const ref = kept === null ? requestId : newRequestUuid();
   const parent = parseTraceparent(headers.traceparent);
   const state = headers.tracestate;
   const trace: TraceContext = parent

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { MAX_REQUEST_ID, parseTraceparent, requestIds } from '../../src/http/request-id.js';
+import { MAX_REQUEST_ID, newRequestUuid, parseTraceparent, requestIds } from '../../src/http/request-id.js';
 import { addCallerHeaders, traceparentOf } from '../../src/upstream/trace-headers.js';
 import type { UpstreamRequest } from '../../src/upstream/upstream-request.js';
 
@@ -85,4 +85,21 @@ describe('request ids and trace context', () => {
     addCallerHeaders(none, undefined);
     assert.deepEqual(none.headers, {}, 'a call for no request (the poller) carries none');
   });
+});
+
+test('the ids we make are UUIDs of version 7: their time first, so the store appends them to its indexes in order', () => {
+  const shape = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+  const at = Date.UTC(2026, 10, 28, 14, 2, 0, 123);
+  const id = newRequestUuid(at);
+  assert.match(id, shape);
+  assert.equal(Number.parseInt(id.replaceAll('-', '').slice(0, 12), 16), at, 'the first 48 bits are the Unix milliseconds');
+  const ids = Array.from({ length: 10_000 }, (_, i) => newRequestUuid(at + Math.floor(i / 100)));
+  assert.equal(new Set(ids).size, ids.length, 'no two alike');
+  for (let i = 100; i < ids.length; i += 100) assert.ok((ids[i - 1] ?? '') < (ids[i] ?? ''), 'a later millisecond sorts after an earlier one');
+  const made = requestIds({});
+  assert.match(made.requestId, shape);
+  assert.equal(made.ref, made.requestId);
+  const kept = requestIds({ 'x-request-id': 'client-id-1' });
+  assert.equal(kept.requestId, 'client-id-1');
+  assert.match(kept.ref, shape, 'our own reference beside a client id');
 });
