@@ -3,7 +3,7 @@
  * "Names and rotation", "Last use", "IP allow-list"): its unique name, its key and the key it
  * replaced (valid until a grace ends), when it was last used, and the addresses it may come from.
  */
-import type { TokenRecord } from './token-store.js';
+import type { TokenRecord, TokenStore } from './token-store.js';
 
 /** A token's name is taken by another token: names are unique. Thrown by createToken and renameToken. */
 export class TokenNameTaken extends Error {
@@ -11,6 +11,25 @@ export class TokenNameTaken extends Error {
     super(`a token named ${JSON.stringify(tokenName.slice(0, 100))} already exists`);
     this.name = 'TokenNameTaken';
   }
+}
+
+/**
+ * The token methods with createToken saying TokenNameTaken for a name another token has;
+ * `isConflict` tells the driver's error of the unique index on names.
+ */
+export function namedUniquely<T extends Pick<TokenStore, 'createToken'>>(methods: T, isConflict: (err: unknown) => boolean): T {
+  const create = methods.createToken.bind(methods);
+  return {
+    ...methods,
+    async createToken(t) {
+      try {
+        return await create(t);
+      } catch (err) {
+        if (isConflict(err)) throw new TokenNameTaken(t.name);
+        throw err;
+      }
+    },
+  };
 }
 
 /** When a token was last used, as one process saw it: Unix milliseconds. */

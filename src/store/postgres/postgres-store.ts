@@ -10,7 +10,8 @@ import { ownTaskMethods } from './own-tasks.js';
 import { quotaMethods } from './quota.js';
 import { requestLogMethods } from './request-log.js';
 import { taskMethods } from './tasks.js';
-import { namedUniquely, tokenKeyMethods } from './token-keys.js';
+import { namedUniquely } from '../token-key-store.js';
+import { isNameConflict, tokenKeyMethods } from './token-keys.js';
 import { tokenMethods } from './tokens.js';
 import { usageMethods } from './usage.js';
 
@@ -28,7 +29,7 @@ export async function openPostgresStore(
   const db = await openDatabase(url, poolSize, timeouts);
   const listeners = new LedgerListeners();
   const store: Omit<Store, 'availability'> = {
-    ...namedUniquely(tokenMethods(db, clock)),
+    ...namedUniquely(tokenMethods(db, clock), isNameConflict),
     ...tokenKeyMethods(db),
     ...quotaMethods(db, listeners, clock),
     ...taskMethods(db, listeners, clock),

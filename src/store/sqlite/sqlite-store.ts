@@ -11,7 +11,8 @@ import { quotaMethods } from './quota.js';
 import { requestLogMethods } from './request-log.js';
 import { resourceMethods } from './resources.js';
 import { taskMethods } from './tasks.js';
-import { namedUniquely, tokenKeyMethods } from './token-keys.js';
+import { namedUniquely } from '../token-key-store.js';
+import { isNameConflict, tokenKeyMethods } from './token-keys.js';
 import { tokenMethods } from './tokens.js';
 import { usageMethods } from './usage.js';
 
@@ -33,7 +34,7 @@ export function openSqliteStore(path: string, clock: () => number = () => Date.n
     db.prepare('SELECT 1').get();
   };
   return {
-    ...namedUniquely(tokenMethods(db, commits, clock)),
+    ...namedUniquely(tokenMethods(db, commits, clock), isNameConflict),
     ...tokenKeyMethods(db, commits),
     ...quotaMethods(db, commits, money),
     ...taskMethods(db, commits, money),

@@ -1,5 +1,4 @@
 import { TokenNameTaken, type TokenKeyStore } from '../token-key-store.js';
-import type { TokenStore } from '../token-store.js';
 import { toRecord, type TokenRow } from '../sql-rows.js';
 import type { Db } from './database.js';
 import type { GroupCommit } from './group-commit.js';
@@ -18,22 +17,6 @@ export function naming<T>(name: string, run: () => T): T {
     if (isNameConflict(err)) throw new TokenNameTaken(name);
     throw err;
   }
-}
-
-/** The token methods with createToken saying TokenNameTaken for a name another token has. */
-export function namedUniquely<T extends Pick<TokenStore, 'createToken'>>(methods: T): T {
-  const create = methods.createToken.bind(methods);
-  return {
-    ...methods,
-    async createToken(t) {
-      try {
-        return await create(t);
-      } catch (err) {
-        if (isNameConflict(err)) throw new TokenNameTaken(t.name);
-        throw err;
-      }
-    },
-  };
 }
 
 /** Tokens by name, renamed, rotated, fenced to addresses, and touched by their last use. */
