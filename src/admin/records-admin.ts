@@ -2,6 +2,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 import type { AuditQuery, AuditRecord, RequestQuery, RequestRecord } from '../store/store.js';
 import { textParam, wholeParam } from './admin-input.js';
 import type { AdminAnswer, AdminContext } from './admin-types.js';
+import { readCursor, writeCursor } from './page-cursor.js';
 
 /** Records one page gives when `limit` is not set, and the most it may ask for. */
 const DEFAULT_LIMIT = 50;
@@ -74,7 +75,7 @@ function page(query: URLSearchParams) {
   const to = instant(query.get('to'), 'to');
   if (from !== undefined && to !== undefined && from >= to) throw new GatewayError('invalid_request', 'from must be before to', { param: 'to' });
   const limit = wholeParam(query.get('limit'), 'limit', 1, MAX_LIMIT) ?? DEFAULT_LIMIT;
-  return { from, to, limit, before: readCursor(query.get('before')) };
+  return { from, to, limit, before: readCursor(query.get('before'), MAX_NAME) };
 }
 
 /** A filter's value; undefined when absent or empty. */
@@ -104,19 +105,5 @@ function instant(raw: string | null, name: string): number | undefined {
 /** The cursor after a page: its last record's (at, id) as base64url JSON; null when no record follows. */
 function nextCursor(rows: readonly { at: number; id: string }[], limit: number): string | null {
   const last = rows[limit - 1];
-  return rows.length > limit && last ? Buffer.from(JSON.stringify([last.at, last.id])).toString('base64url') : null;
-}
-
-function readCursor(raw: string | null): { at: number; id: string } | null {
-  if (raw === null || raw === '') return null;
-  const bad = () => new GatewayError('invalid_request', 'before must be the `next` of a previous page', { param: 'before' });
-  if (!/^[A-Za-z0-9_-]{1,400}$/.test(raw)) throw bad();
-  let v: unknown;
-  try {
-    v = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
-  } catch {
-    throw bad();
-  }
-  if (!Array.isArray(v) || v.length !== 2 || !Number.isSafeInteger(v[0]) || v[0] < 0 || typeof v[1] !== 'string' || v[1].length > MAX_NAME) throw bad();
-  return { at: v[0] as number, id: v[1] };
+  return rows.length > limit && last ? writeCursor(last.at, last.id) : null;
 }

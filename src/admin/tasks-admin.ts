@@ -2,6 +2,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 import type { TaskQuery, TaskStatus } from '../store/store.js';
 import { pathParam, textParam, wholeParam } from './admin-input.js';
 import type { AdminAnswer, AdminContext } from './admin-types.js';
+import { readCursor, writeCursor } from './page-cursor.js';
 import { adminTaskDetail, adminTaskView, timeline } from './task-timeline.js';
 
 /** Tasks one page gives when `limit` is not set, and the most it may ask for. */
@@ -26,7 +27,7 @@ export async function listAllTasks({ query, deps }: AdminContext): Promise<Admin
     model: text(query, 'model'),
     channel: text(query, 'channel'),
     tokenId: text(query, 'token'),
-    before: readCursor(query.get('before')),
+    before: taskCursor(query.get('before')),
     // One more than the page: whether there is a next page is known, not guessed from a full one.
     limit: limit + 1,
   };
@@ -49,24 +50,8 @@ function text(query: URLSearchParams, name: string): string | undefined {
   return textParam(query.get(name), name, MAX_NAME) ?? undefined;
 }
 
-/**
- * The cursor: the last task's (created_at, id) as base64url JSON. Opaque to clients, and a
- * position rather than a task, so a page goes on even when that task was deleted meanwhile.
- */
-function writeCursor(createdAt: number, id: string): string {
-  return Buffer.from(JSON.stringify([createdAt, id])).toString('base64url');
-}
-
-function readCursor(raw: string | null): TaskQuery['before'] {
-  if (raw === null || raw === '') return null;
-  const bad = () => new GatewayError('invalid_request', 'before must be the `next` of a previous page', { param: 'before' });
-  if (!/^[A-Za-z0-9_-]{1,400}$/.test(raw)) throw bad();
-  let v: unknown;
-  try {
-    v = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
-  } catch {
-    throw bad();
-  }
-  if (!Array.isArray(v) || v.length !== 2 || !Number.isSafeInteger(v[0]) || v[0] < 0 || typeof v[1] !== 'string' || v[1].length > MAX_NAME) throw bad();
-  return { createdAt: v[0] as number, id: v[1] };
+/** The task a `before` cursor names, as the task query takes it. */
+function taskCursor(raw: string | null): TaskQuery['before'] {
+  const at = readCursor(raw, MAX_NAME);
+  return at && { createdAt: at.at, id: at.id };
 }
