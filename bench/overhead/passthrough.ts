@@ -10,8 +10,8 @@
  *
  * Settings (environment): BENCH_SIM_URL; BENCH_AUTH_HEADER and BENCH_AUTH_VALUE, the vendor's
  * auth header (`x-goog-api-key: KEY`, `authorization: Bearer KEY`); BENCH_UPSTREAM_PATH, where
- * every request goes (default: the path it came to); BENCH_UPSTREAM_CONNECTIONS (64, the
- * gateway's default max_connections). Prints `{"url":…}` when ready.
+ * every request goes (default: the path it came to); BENCH_UPSTREAM_CONNECTIONS (unset: no bound,
+ * as the gateway's pools since issue 30). Prints `{"url":…}` when ready.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -27,9 +27,11 @@ if (!upstream || !authHeader || !authValue) {
 }
 // Same pool settings as the gateway's (src/upstream/pools.ts), so the baseline differs only by
 // what the gateway does per request.
+const connections = process.env.BENCH_UPSTREAM_CONNECTIONS;
 const pool = new Pool(upstream, {
-  connections: Number(process.env.BENCH_UPSTREAM_CONNECTIONS ?? 64),
-  keepAliveTimeout: 30_000,
+  connections: connections ? Number(connections) : null,
+  keepAliveTimeout: 4_000,
+  keepAliveTimeoutThreshold: 2_000,
   pipelining: 1,
 });
 

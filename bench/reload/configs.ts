@@ -15,7 +15,7 @@ const SHIPPED = ['routes.yaml', 'channels.yaml', 'routes.d', 'channels.d', 'sche
 /** Models of the alpha route, spread over the generated channels. */
 const ALPHA_MODELS = ['alpha-3-pro-image-preview', 'alpha-2.5-flash-image-preview', 'alpha-3.1-flash-image-preview'];
 
-/** The alpha channel the load is served by; form 0 and 1 differ in name and pool size. */
+/** The alpha channel the load is served by; form 0 and 1 differ in name and pool settings (so each swap closes a pool). */
 export function benchFragment(form: 0 | 1, simUrl: string, simKey: string): string {
   return `version: 1
 channels:
@@ -26,7 +26,7 @@ channels:
     groups: [default]
     models: [alpha-3-pro-image-preview]
     priority: 10
-    max_connections: ${form === 0 ? 64 : 48}
+    keep_alive_ms: ${form === 0 ? 4000 : 3000}
 `;
 }
 

@@ -1,4 +1,7 @@
+import type { QueuePolicy } from '../config/snapshot.js';
 import type { AdminAnswer, AdminContext } from './admin-types.js';
+
+const queueView = (q: QueuePolicy | undefined) => (q ? { max_waiting: q.maxWaiting, max_wait_ms: q.maxWaitMs } : null);
 
 /** `GET /admin/channels`: every channel with its routing settings and live state, and those left out; never secrets. */
 export async function channelsReport({ snapshot, deps }: AdminContext): Promise<AdminAnswer> {
@@ -13,6 +16,8 @@ export async function channelsReport({ snapshot, deps }: AdminContext): Promise<
         priority: c.priority,
         weight: c.weight,
         max_concurrency: c.maxConcurrency,
+        queue: c.maxConcurrency === null ? null : queueView(c.queue),
+        keep_alive_ms: c.keepAliveMs,
         breaker_policy: {
           enabled: c.breaker.enabled,
           consecutive_failures: c.breaker.consecutiveFailures,
@@ -26,7 +31,9 @@ export async function channelsReport({ snapshot, deps }: AdminContext): Promise<
       groups: [...snapshot.groups].map((g) => ({
         name: g,
         max_concurrency: snapshot.groupConcurrency.get(g) ?? null,
+        queue: queueView(snapshot.groupQueue.get(g)),
         inflight: deps.routing.groupInflight(g),
+        waiting: deps.routing.waiting('group', g),
       })),
     },
   };

@@ -56,6 +56,8 @@ export function groupsView(snapshot: Snapshot, tokens: readonly TokenRecord[], n
 export async function groupsReport({ snapshot, deps }: AdminContext): Promise<AdminAnswer> {
   const tokens = await deps.store.listTokens();
   return {
-    json: { groups: groupsView(snapshot, tokens, Date.now()).map((g) => ({ ...g, inflight: deps.routing.groupInflight(g.name) })) },
+    json: {
+      groups: groupsView(snapshot, tokens, Date.now()).map((g) => ({ ...g, inflight: deps.routing.groupInflight(g.name), waiting: deps.routing.waiting('group', g.name) })),
+    },
   };
 }

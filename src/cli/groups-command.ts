@@ -7,7 +7,7 @@ import { CliExit, parseCommand, usageOf, type UsageEntry } from './args.js';
 export const GROUPS_USAGE = {
   synopsis: 'groups [--json]',
   about:
-    'list the token groups of the config (GATEWAY_CONFIG_DIR) with the rate limits\ntheir keys share, max_concurrency, channels, and their tokens in GATEWAY_DB\n(total and active); --json: as GET /admin/groups (without inflight)',
+    'list the token groups of the config (GATEWAY_CONFIG_DIR) with the rate limits\ntheir keys share, max_concurrency, channels, and their tokens in GATEWAY_DB\n(total and active); --json: as GET /admin/groups (without inflight and waiting)',
 } as const satisfies UsageEntry;
 
 /** A group's shared rate limits in words: `rpm=60 max_parallel=5`, or `none`. */

@@ -7,6 +7,7 @@ import type {
   BreakerPolicy,
   CompiledChannel,
   GroupLimits,
+  QueuePolicy,
   RetryPolicy,
   CompiledOperation,
   CompiledProfile,
@@ -18,6 +19,7 @@ import { parseSize } from '../schema/sizes.js';
 import { placeOf, type YamlSource } from './yaml-source.js';
 import { routeMayServePrefix, type RouteDraft } from './compile-route-draft.js';
 import { DEFAULT_POLLING, routeServesModel } from './lookups.js';
+import { channelConcurrency, keepAliveMs, queuePolicy, type RawQueue } from './compile-limits.js';
 
 interface RawOperation {
   request: { method: string; path: string; query?: string; headers?: string; body?: string; encoding?: 'json' | 'multipart' };
@@ -51,8 +53,11 @@ export interface RawChannel {
   priority?: number;
   weight?: number;
   timeouts?: { connect_ms?: number; headers_ms?: number; body_ms?: number };
+  /** Before 0.3: the pool's size. Now the pool follows max_concurrency (compileLimit). */
   max_connections?: number;
   max_concurrency?: number;
+  queue?: RawQueue;
+  keep_alive_ms?: number;
   breaker?: {
     enabled?: boolean;
     consecutive_failures?: number;
@@ -63,13 +68,14 @@ export interface RawChannel {
   polling?: { interval_ms?: number; concurrency?: number; deadline_ms?: number; stale_ms?: number; lost_after_ms?: number };
 }
 interface RawChannels {
-  groups: Record<string, { max_concurrency?: number; limits?: { rpm?: number; max_parallel?: number } }>;
+  groups: Record<string, { max_concurrency?: number; queue?: RawQueue; limits?: { rpm?: number; max_parallel?: number } }>;
   routing?: { max_attempts?: number; backoff_ms?: number; backoff_max_ms?: number; deadline_ms?: number; retry_after_s?: number };
   profiles: Record<string, RawProfile>;
   channels: RawChannel[];
 }
 
 const DEFAULT_TIMEOUTS = { connectMs: 10_000, headersMs: 120_000, bodyMs: 120_000 };
+
 const DEFAULT_RESPONSE_BYTES = 64 * 1024 * 1024;
 const DEFAULT_BATCH_IDS = 50;
 const DEFAULT_BREAKER = { consecutiveFailures: 5, windowMs: 60_000, minRequests: 20, cooldownMs: 30_000 };
@@ -98,6 +104,7 @@ export function compileChannels(
   profiles: Map<string, CompiledProfile>;
   groups: Set<string>;
   groupConcurrency: Map<string, number>;
+  groupQueue: Map<string, QueuePolicy>;
   groupLimits: Map<string, GroupLimits>;
   retry: RetryPolicy;
   channels: CompiledChannel[];
@@ -106,9 +113,13 @@ export function compileChannels(
   const raw = src.value as RawChannels;
   const groups = new Set(Object.keys(raw.groups));
   const groupConcurrency = new Map<string, number>();
+  const groupQueue = new Map<string, QueuePolicy>();
   const groupLimits = new Map<string, GroupLimits>();
   for (const [name, g] of Object.entries(raw.groups)) {
-    if (g?.max_concurrency !== undefined) groupConcurrency.set(name, g.max_concurrency);
+    if (g?.max_concurrency !== undefined) {
+      groupConcurrency.set(name, g.max_concurrency);
+      groupQueue.set(name, queuePolicy(g.queue, g.max_concurrency));
+    } else if (g?.queue) issues.push(src.issue(['groups', name, 'queue'], `a queue waits for a max_concurrency slot; group ${name} has no max_concurrency`));
     if (g?.limits) groupLimits.set(name, Object.freeze({ rpm: g.limits.rpm ?? null, maxParallel: g.limits.max_parallel ?? null }));
   }
   const profiles = compileProfiles(src, raw.profiles, routes, issues);
@@ -139,7 +150,7 @@ export function compileChannels(
     } else out.push(compiled);
   });
   unusedProfiles(src, profiles, channels, issues);
-  return { profiles, groups, groupConcurrency, groupLimits, retry: retryPolicy(raw.routing), channels: out, leftOut };
+  return { profiles, groups, groupConcurrency, groupQueue, groupLimits, retry: retryPolicy(raw.routing), channels: out, leftOut };
 }
 
 /** A profile no channel names is dead text, or a channel's typo of it: worth a warning. */
@@ -219,6 +230,9 @@ function compileChannel(src: YamlSource, c: RawChannel, at: At, ctx: ChannelCont
   const declared = Object.keys((profile && ctx.raw.profiles[profile.name]?.operations) ?? {});
   const { models, prefixes } = channelModels(src, c, at, profile, declared, ctx.routes, issues);
 
+  const maxConcurrency = channelConcurrency(src, c, at, issues);
+  if (c.queue && maxConcurrency === null) issues.push(src.issue(at('queue'), 'a queue waits for a max_concurrency slot; this channel has no max_concurrency'));
+
   if (errorsSince(issues, before) || !profile || !url) return null;
   return Object.freeze({
     name: c.name,
@@ -236,8 +250,9 @@ function compileChannel(src: YamlSource, c: RawChannel, at: At, ctx: ChannelCont
       headersMs: c.timeouts?.headers_ms ?? DEFAULT_TIMEOUTS.headersMs,
       bodyMs: c.timeouts?.body_ms ?? DEFAULT_TIMEOUTS.bodyMs,
     }),
-    maxConnections: c.max_connections ?? 64,
-    maxConcurrency: c.max_concurrency ?? null,
+    keepAliveMs: keepAliveMs(c.keep_alive_ms),
+    maxConcurrency,
+    queue: queuePolicy(c.queue, maxConcurrency),
     breaker: breakerPolicy(c.breaker),
     settings: Object.freeze({ ...(c.settings ?? {}) }),
     polling: Object.freeze({

@@ -117,6 +117,7 @@ export function loadConfig(dir: string, options: LoadOptions = {}): { snapshot: 
     profiles: compiled.profiles,
     groups: compiled.groups,
     groupConcurrency: compiled.groupConcurrency,
+    groupQueue: compiled.groupQueue,
     groupLimits: compiled.groupLimits,
     retry: compiled.retry,
     channels: Object.freeze(compiled.channels),

@@ -156,9 +156,15 @@ export interface CompiledChannel {
   readonly priority: number;
   readonly weight: number;
   readonly timeouts: Timeouts;
-  readonly maxConnections: number;
-  /** Most request-path calls in flight at once; null: no limit. */
+  /**
+   * How long an idle connection to the vendor stays open when the vendor does not say (ms); a
+   * vendor's `Keep-Alive: timeout` hint, less 2 s, is taken instead.
+   */
+  readonly keepAliveMs: number;
+  /** Most request-path calls in flight at once; null: no limit. The connection pool has no bound of its own. */
   readonly maxConcurrency: number | null;
+  /** The wait for a slot when the channel is at its `max_concurrency`. */
+  readonly queue: QueuePolicy;
   readonly breaker: BreakerPolicy;
   readonly settings: Readonly<Record<string, unknown>>;
   readonly polling: Polling;
@@ -203,6 +209,14 @@ export interface LeftOutChannel {
   readonly at: string;
 }
 
+/** The line in front of a `max_concurrency` (docs/routing.md, "Saturation"): how many may wait, and how long. */
+export interface QueuePolicy {
+  /** Most requests waiting at once; 0: none waits, a full limit answers 429 at once. */
+  readonly maxWaiting: number;
+  /** Longest wait of one request, ms. */
+  readonly maxWaitMs: number;
+}
+
 /** A token group's shared rate limits; null: that limit is not set (docs/tokens-and-quota.md, "Rate limits"). */
 export interface GroupLimits {
   readonly rpm: number | null;
@@ -224,6 +238,8 @@ export interface Snapshot {
   readonly groups: ReadonlySet<string>;
   /** Group → most requests of its tokens in flight at once (absent: no limit). */
   readonly groupConcurrency: ReadonlyMap<string, number>;
+  /** Group → the wait for one of its `max_concurrency` slots (present with every group concurrency). */
+  readonly groupQueue: ReadonlyMap<string, QueuePolicy>;
   /** Group → the rate limits its keys share (channels.yaml `groups.<name>.limits`; absent: none). */
   readonly groupLimits: ReadonlyMap<string, GroupLimits>;
   readonly retry: RetryPolicy;

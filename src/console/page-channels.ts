@@ -11,6 +11,8 @@ interface ChannelView {
   weight: number;
   max_concurrency: number | null;
   inflight: number;
+  /** Requests in the line of a full max_concurrency (docs/routing.md, "Saturation"). */
+  waiting: number;
   calls: number;
   failures: number;
   recent: { window_s: number; calls: number; failures: number };
@@ -37,6 +39,7 @@ interface GroupView {
   channels: string[];
   tokens: { total: number; active: number };
   inflight: number;
+  waiting: number;
 }
 
 const rate = (r: ChannelView['recent']) => (r.calls === 0 ? '—' : `${((100 * r.failures) / r.calls).toFixed(1)} % of ${r.calls}`);
@@ -64,6 +67,7 @@ export const channelsPage: Page = async ({ api }) => {
           { label: 'weight', cell: (c) => c.weight, numeric: true },
           { label: 'breaker', cell: (c) => h('span', { class: `badge ${c.breaker.state}` }, c.breaker.state.replace('_', ' ')) },
           { label: 'in flight', cell: (c) => `${c.inflight} / ${c.max_concurrency ?? '∞'}`, numeric: true },
+          { label: 'waiting', cell: (c) => (c.max_concurrency === null ? '—' : c.waiting), numeric: true },
           { label: 'errors (5 min)', cell: (c) => rate(c.recent), numeric: true },
           {
             label: 'last failure',
@@ -97,6 +101,7 @@ export const channelsPage: Page = async ({ api }) => {
           },
           { label: 'rate limits (shared)', cell: (g) => groupLimits(g.limits) },
           { label: 'in flight', cell: (g) => `${g.inflight} / ${g.max_concurrency ?? '∞'}`, numeric: true },
+          { label: 'waiting', cell: (g) => (g.max_concurrency === null ? '—' : g.waiting), numeric: true },
           { label: 'channels', cell: (g) => g.channels.length, numeric: true },
           { label: 'tokens (active)', cell: (g) => `${g.tokens.total} (${g.tokens.active})`, numeric: true },
         ],

@@ -87,7 +87,7 @@ export const catalogue = {
   too_many_requests: {
     status: 429,
     shape: 'B',
-    when: "The API key is at one of its rate limits (`rpm_limit`: `Retry-After` is the wait until the window frees a request; `max_parallel`: `Retry-After: 1`), or every channel that could serve the request is at its `max_concurrency` or answered 429, or the group is at its `max_concurrency`; retry after `Retry-After`: for channels, the shortest wait a vendor stated (its error mapping's `retry_after`, else its `Retry-After` header), else `routing.retry_after_s`.",
+    when: "The API key is at one of its rate limits (`rpm_limit`: `Retry-After` is the wait until the window frees a request; `max_parallel`: `Retry-After: 1`), or every channel that could serve the request is at its `max_concurrency` or answered 429, or the group is at its `max_concurrency`, and the line in front of that limit is full or the wait in it ran out (`queue`); retry after `Retry-After`: for channels, the shortest wait a vendor stated (its error mapping's `retry_after`, else its `Retry-After` header), else `routing.retry_after_s`.",
   },
   internal_error: {
     status: 500,

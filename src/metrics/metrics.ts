@@ -56,6 +56,23 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Requests refused by the line in front of a full max_concurrency, by scope (channel, group) and reason (full: no place in line; timeout: the wait ran out). */
+  readonly upstreamQueueRefused = new Counter({
+    name: 'gateway_upstream_queue_refused_total',
+    help: 'Requests answered 429 by the queue of a channel or group at its max_concurrency, by scope (channel, group) and reason (full, timeout)',
+    labelNames: ['scope', 'reason'] as const,
+    registers: [this.registry],
+  });
+
+  /** How long requests waited in line for a slot, by scope and outcome (served: got a slot; timeout: did not). */
+  readonly upstreamQueueWait = new Histogram({
+    name: 'gateway_upstream_queue_wait_seconds',
+    help: 'Time requests waited for a slot of a channel or group at its max_concurrency, by scope (channel, group) and outcome (served, timeout)',
+    labelNames: ['scope', 'outcome'] as const,
+    buckets: [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [this.registry],
+  });
+
   /** Breaker transitions, by channel and the state entered. */
   readonly breakerTransitions = new Counter({
     name: 'gateway_breaker_transitions_total',

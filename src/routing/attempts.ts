@@ -1,11 +1,12 @@
 import { setTimeout as delay } from 'node:timers/promises';
+import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { Snapshot } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Health } from './breaker.js';
 import type { ChannelChoice } from './rank-channels.js';
-import type { RoutingState, Skip } from './routing-state.js';
+import type { RoutingState, Skip, Slot } from './routing-state.js';
 import type { TokenRecord } from '../store/store.js';
 
 /**
@@ -81,6 +82,23 @@ export interface FallbackRequest {
   readonly token: Pick<TokenRecord, 'group'>;
   readonly log: Logger;
   readonly facts?: { channel: string | null };
+  /** The client's answer: a client that leaves while its request waits in a line gives its place up. */
+  readonly res?: Pick<ServerResponse, 'once' | 'off'>;
+}
+
+/** An abort signal for the time a request waits in a line: aborted when its client goes away. Made only for a wait, not for every request. */
+function whileConnected(res: FallbackRequest['res']): { signal?: AbortSignal; done(): void } {
+  if (!res) return { done: () => undefined };
+  const gone = new AbortController();
+  const abort = () => gone.abort();
+  res.once('close', abort);
+  return { signal: gone.signal, done: () => res.off('close', abort) };
+}
+
+/** The 429 of a line that had no place, or whose wait ran out. */
+function queueRefusal(what: string, refused: 'full' | 'timeout', waitedMs: number, retryAfterS: number): GatewayError {
+  const why = refused === 'full' ? 'its queue is full' : `no slot came free in ${Math.round(waitedMs)} ms`;
+  return tooMany(`${what} is at its max_concurrency and ${why}; retry later`, retryAfterS);
 }
 
 /**
@@ -102,64 +120,101 @@ export async function withFallback<T>(
 ): Promise<T> {
   const { snapshot, token } = ctx;
   const policy = snapshot.retry;
-  const leaveGroup = await deps.routing.enterGroup(snapshot, token.group);
-  if (!leaveGroup) {
-    deps.metrics.shed.inc({ reason: 'group_saturated' });
-    throw tooMany(`the group ${token.group} has ${snapshot.groupConcurrency.get(token.group)} requests in flight, its limit; retry later`, policy.retryAfterS);
-  }
   const started = performance.now();
+  const deadline = started + policy.deadlineMs;
+  let leaveGroup = await deps.routing.enterGroup(snapshot, token.group);
+  if (!leaveGroup) {
+    // The group is full: wait in its line (groups.<name>.queue), or 429 when it has no place.
+    const conn = whileConnected(ctx.res);
+    const waited = await deps.routing.enterGroupWaiting(snapshot, token.group, deadline, conn.signal).finally(conn.done);
+    if ('refused' in waited) {
+      deps.metrics.shed.inc({ reason: 'group_saturated' });
+      throw queueRefusal(`the group ${token.group}`, waited.refused, waited.waitedMs, policy.retryAfterS);
+    }
+    leaveGroup = waited.slot;
+  }
   const why = new Shortfall();
   let attempts = 0;
   let backoffDue = false;
+  /** Channels called already: a pass after a wait in line does not call them again. */
+  const called = new Set<string>();
+  /** A slot a line gave this request, taken before the pass that uses it. */
+  let given: { choice: ChannelChoice; slot: Slot | Skip } | null = null;
   try {
-    for (const choice of candidates) {
-      if (attempts >= policy.maxAttempts) break;
-      if (attempts > 0) {
-        const left = policy.deadlineMs - (performance.now() - started);
-        if (left <= 0) break;
-        // One wait per failed call, before the next call (a channel passed over costs none).
-        if (backoffDue) {
-          backoffDue = false;
-          const wait = backoff(policy, attempts, deps.random ?? Math.random);
-          // A call that could only start after the deadline is not waited for.
-          if (wait >= left) break;
-          if (wait > 0) await delay(wait);
+    for (;;) {
+      /** The best channel passed over because it was full: where to wait if nothing serves. */
+      let full: ChannelChoice | null = null;
+      const first = given?.choice;
+      const order: readonly ChannelChoice[] = first ? [first, ...candidates.filter((c) => c !== first)] : candidates;
+      for (const choice of order) {
+        let slot: Slot | Skip;
+        if (given && given.choice === choice) {
+          // The slot a line gave: first in this pass, with no backoff (the wait in line stood for it).
+          slot = given.slot;
+          given = null;
+        } else {
+          if (called.has(choice.channel.name)) continue;
+          if (attempts >= policy.maxAttempts) break;
+          if (attempts > 0) {
+            const left = deadline - performance.now();
+            if (left <= 0) break;
+            // One wait per failed call, before the next call (a channel passed over costs none).
+            if (backoffDue) {
+              backoffDue = false;
+              const wait = backoff(policy, attempts, deps.random ?? Math.random);
+              // A call that could only start after the deadline is not waited for.
+              if (wait >= left) break;
+              if (wait > 0) await delay(wait);
+            }
+          }
+          slot = await deps.routing.enter(choice.channel);
+        }
+        if ('reason' in slot) {
+          why.passedOver(slot);
+          deps.metrics.shed.inc({ reason: slot.reason === 'saturated' ? 'channel_saturated' : 'breaker_open' });
+          if (slot.reason === 'saturated') full ??= choice;
+          continue;
+        }
+        attempts++;
+        called.add(choice.channel.name);
+        if (ctx.facts) ctx.facts.channel = choice.channel.name;
+        let accepted = false;
+        const timer = deps.metrics.upstreamSeconds.startTimer({ channel: choice.channel.name });
+        // How the call ended, for its duration's label: a fast refusal and a slow success are not one latency.
+        let ended = 'ok';
+        try {
+          const out = await call(choice, { accepted: () => void (accepted = true) });
+          slot.done('success');
+          deps.metrics.upstreamAttempts.inc({ channel: choice.channel.name, outcome: 'ok' });
+          return out;
+        } catch (err) {
+          const outcome: Outcome = outcomeOf(err);
+          ended = accepted ? 'accepted' : outcome;
+          const code = err instanceof GatewayError ? err.code : 'internal_error';
+          // After acceptance the channel did its part: a later failure (the task failed, a look timed
+          // out) says nothing of its health, and must reach the client as it is.
+          slot.done(accepted ? 'success' : healthOf(outcome, err), { code, message: err instanceof Error ? err.message : String(err) });
+          deps.metrics.upstreamAttempts.inc({ channel: choice.channel.name, outcome: accepted ? 'accepted' : outcome });
+          if (err instanceof GatewayError) err.details.channel ??= choice.channel.name;
+          if (accepted || !mayRetry(outcome, creates(choice))) throw err;
+          why.failed(err, outcome);
+          backoffDue = true;
+          deps.metrics.fallbacks.inc({ reason: outcome });
+          ctx.log.info({ req_id: ctx.requestId, channel: choice.channel.name, outcome, code }, 'vendor call failed; the next channel may serve it');
+        } finally {
+          timer({ outcome: ended });
         }
       }
-      const slot = await deps.routing.enter(choice.channel);
-      if ('reason' in slot) {
-        why.passedOver(slot);
-        deps.metrics.shed.inc({ reason: slot.reason === 'saturated' ? 'channel_saturated' : 'breaker_open' });
-        continue;
+      // Nothing served. A channel that was only full may still: wait in its line (channels[].queue),
+      // then go round again with the slot it gives, within the attempts and the deadline.
+      if (!full || attempts >= policy.maxAttempts) break;
+      const conn = whileConnected(ctx.res);
+      const waited = await deps.routing.enterWaiting(full.channel, deadline, conn.signal).finally(conn.done);
+      if ('refused' in waited) {
+        why.queueRefused(queueRefusal(`the channel ${full.channel.name}`, waited.refused, waited.waitedMs, policy.retryAfterS));
+        break;
       }
-      attempts++;
-      if (ctx.facts) ctx.facts.channel = choice.channel.name;
-      let accepted = false;
-      const timer = deps.metrics.upstreamSeconds.startTimer({ channel: choice.channel.name });
-      // How the call ended, for its duration's label: a fast refusal and a slow success are not one latency.
-      let ended = 'ok';
-      try {
-        const out = await call(choice, { accepted: () => void (accepted = true) });
-        slot.done('success');
-        deps.metrics.upstreamAttempts.inc({ channel: choice.channel.name, outcome: 'ok' });
-        return out;
-      } catch (err) {
-        const outcome: Outcome = outcomeOf(err);
-        ended = accepted ? 'accepted' : outcome;
-        const code = err instanceof GatewayError ? err.code : 'internal_error';
-        // After acceptance the channel did its part: a later failure (the task failed, a look timed
-        // out) says nothing of its health, and must reach the client as it is.
-        slot.done(accepted ? 'success' : healthOf(outcome, err), { code, message: err instanceof Error ? err.message : String(err) });
-        deps.metrics.upstreamAttempts.inc({ channel: choice.channel.name, outcome: accepted ? 'accepted' : outcome });
-        if (err instanceof GatewayError) err.details.channel ??= choice.channel.name;
-        if (accepted || !mayRetry(outcome, creates(choice))) throw err;
-        why.failed(err, outcome);
-        backoffDue = true;
-        deps.metrics.fallbacks.inc({ reason: outcome });
-        ctx.log.info({ req_id: ctx.requestId, channel: choice.channel.name, outcome, code }, 'vendor call failed; the next channel may serve it');
-      } finally {
-        timer({ outcome: ended });
-      }
+      given = { choice: full, slot: waited.slot };
     }
   } finally {
     leaveGroup();
@@ -180,10 +235,16 @@ export class Shortfall {
   #failedOtherwise = 0;
   #vendorRetryAfter: number | undefined;
   #last: unknown = null;
+  #queue: GatewayError | null = null;
 
   passedOver(skip: Skip): void {
     if (skip.reason === 'saturated') this.#saturated++;
     else this.#openUntil = Math.min(this.#openUntil, skip.retryAt);
+  }
+
+  /** The line of a full channel had no place, or its wait ran out: the 429 to give when nothing else failed. */
+  queueRefused(err: GatewayError): void {
+    this.#queue = err;
   }
 
   failed(err: unknown, outcome: Outcome): void {
@@ -212,6 +273,7 @@ export class Shortfall {
       last.details.retryAfter = retryAfter;
       return last;
     }
+    if (this.#queue && this.#vendorRetryAfter === undefined) return this.#queue;
     return tooMany('the upstream channels for this model are saturated; retry later', retryAfter);
   }
 }

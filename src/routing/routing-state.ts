@@ -3,6 +3,7 @@ import { perProcess, type LiveEvent, type SharedLive, type SharedSlot } from '..
 import type { Metrics } from '../metrics/metrics.js';
 import { Breaker, type BreakerState, type Health } from './breaker.js';
 import { RecentCalls } from './recent-calls.js';
+import { WaitLines, type WaitEnd } from './wait-lines.js';
 
 /** One channel's live numbers; kept by name across reloads, so a reload resets neither. */
 interface ChannelLive {
@@ -32,6 +33,19 @@ const PROBE_ELSEWHERE_MS = 1_000;
 const LOCAL_SLOT: SharedSlot = { release: () => undefined };
 
 /**
+ * With slots shared through Redis, a slot given back on another replica wakes no one here: the
+ * first in a line looks again this often (ms).
+ */
+const SHARED_LOOK_MS = 200;
+
+/** How a wait in a line went: a slot (`release` it when done), or why none came. */
+export type Waited<T> = { readonly slot: T; readonly waitedMs: number } | { readonly refused: 'full' | 'timeout'; readonly waitedMs: number };
+
+/** Keys of the lines, as the metrics name them. */
+const groupKey = (group: string) => `group:${group}`;
+const channelKey = (channel: string) => `channel:${channel}`;
+
+/**
  * The process's live view of its channels and groups: calls in flight (saturation) and circuit
  * breakers. With `shared` (Redis, docs/deploying.md, "Running several replicas") the limits hold across
  * replicas and breakers follow each other's transitions; without it, or while Redis is away,
@@ -44,6 +58,8 @@ export class RoutingState {
   readonly #clock: () => number;
   readonly #snapshot: () => Snapshot;
   readonly #shared: SharedLive;
+  /** Requests waiting for a slot of a full channel or group, by key (`channel:<name>`, `group:<name>`). */
+  readonly #lines = new WaitLines();
 
   constructor(metrics: Metrics, snapshot: () => Snapshot, clock: () => number = Date.now, shared: SharedLive = perProcess) {
     this.#metrics = metrics;
@@ -59,6 +75,12 @@ export class RoutingState {
     );
     metrics.gauge('gateway_channel_inflight', 'Request-path calls in flight per channel', ['channel'], () =>
       this.#current().map((c) => [{ channel: c.name }, this.#live(c.name).inflight] as [Record<string, string>, number]),
+    );
+    metrics.gauge('gateway_upstream_queue_length', 'Requests waiting for a slot of a channel or group at its max_concurrency', ['scope', 'name'], () =>
+      this.#lines.lengths().map(([key, n]) => {
+        const at = key.indexOf(':');
+        return [{ scope: key.slice(0, at), name: key.slice(at + 1) }, n] as [Record<string, string>, number];
+      }),
     );
     metrics.gauge('gateway_group_inflight', 'Requests in flight per token group', ['group'], () =>
       [...this.#snapshot().groups].map((g) => [{ group: g }, this.#groups.get(g) ?? 0] as [Record<string, string>, number]),
@@ -82,8 +104,9 @@ export class RoutingState {
    * Takes one of the group's request slots; null when the group is at its `max_concurrency`.
    * The returned release must be called once, when the request ends.
    */
-  async enterGroup(snapshot: Snapshot, group: string): Promise<(() => void) | null> {
-    const held = await this.#take(`group:${group}`, snapshot.groupConcurrency.get(group), () => this.#groups.get(group) ?? 0);
+  async enterGroup(snapshot: Snapshot, group: string, fromLine = false): Promise<(() => void) | null> {
+    const key = groupKey(group);
+    const held = await this.#take(key, snapshot.groupConcurrency.get(group), () => this.#groups.get(group) ?? 0, fromLine);
     if (!held) return null;
     this.#groups.set(group, (this.#groups.get(group) ?? 0) + 1);
     let released = false;
@@ -94,40 +117,120 @@ export class RoutingState {
       const n = (this.#groups.get(group) ?? 1) - 1;
       if (n <= 0) this.#groups.delete(group);
       else this.#groups.set(group, n);
+      this.#lines.wake(key);
     };
   }
 
   /**
-   * One of `limit` slots of `key`: across replicas when shared, else against this process's
-   * count (read after any wait, and taken by the caller before it yields). Null when full.
+   * A group slot, waiting in the group's line while the group is at its `max_concurrency`
+   * (`groups.<name>.queue`), at most until `deadline` (performance.now() ms) and the queue's own
+   * wait. The slot's release must be called once, when the request ends.
    */
-  async #take(key: string, limit: number | null | undefined, local: () => number): Promise<SharedSlot | null> {
+  async enterGroupWaiting(snapshot: Snapshot, group: string, deadline: number, signal?: AbortSignal): Promise<Waited<() => void>> {
+    const policy = snapshot.groupQueue.get(group) ?? { maxWaiting: 0, maxWaitMs: 0 };
+    return this.#waiting(groupKey(group), policy, deadline, signal, (fromLine) => this.enterGroup(snapshot, group, fromLine));
+  }
+
+  /**
+   * Waits in the line of a full channel (`channels[].queue`) until one of its slots is given
+   * back, then takes it: a call slot, or why there was none (its line full, the wait over), or
+   * the channel's reason to be passed over when it is no longer full but cannot be called (its
+   * breaker opened meanwhile).
+   */
+  async enterWaiting(channel: CompiledChannel, deadline: number, signal?: AbortSignal): Promise<Waited<Slot | Skip>> {
+    let skip: Skip | null = null;
+    const waited = await this.#waiting(channelKey(channel.name), channel.queue, deadline, signal, async (fromLine) => {
+      const got = await this.enter(channel, fromLine);
+      if (!('reason' in got)) return got;
+      if (got.reason === 'saturated') return null;
+      skip = got;
+      return got;
+    });
+    if ('slot' in waited && skip) return { slot: skip, waitedMs: waited.waitedMs };
+    return waited;
+  }
+
+  /**
+   * The wait of one request in the line of `key`: takes a slot with `take` (null: full) each
+   * time it is woken, and goes back to the front of the line when the slot went elsewhere (to
+   * another replica). Ends with the slot, `full` when the line is at its length, `timeout` when
+   * the queue's wait or `deadline` is over.
+   */
+  async #waiting<T>(
+    key: string,
+    policy: { readonly maxWaiting: number; readonly maxWaitMs: number },
+    deadline: number,
+    signal: AbortSignal | undefined,
+    take: (fromLine: boolean) => Promise<T | null>,
+  ): Promise<Waited<T>> {
+    const start = performance.now();
+    const until = Math.min(deadline, start + policy.maxWaitMs);
+    let front = false;
+    for (;;) {
+      const end: WaitEnd =
+        policy.maxWaiting === 0
+          ? 'full'
+          : await this.#lines.wait(key, policy, until - performance.now(), { front, signal, retryMs: this.#shared.up ? SHARED_LOOK_MS : undefined });
+      const waitedMs = performance.now() - start;
+      if (end === 'full' || end === 'timeout') {
+        this.#metrics.upstreamQueueRefused.inc({ scope: key.slice(0, key.indexOf(':')), reason: end });
+        if (end === 'timeout') this.#metrics.upstreamQueueWait.observe({ scope: key.slice(0, key.indexOf(':')), outcome: 'timeout' }, waitedMs / 1000);
+        return { refused: end, waitedMs };
+      }
+      let slot: T | null;
+      try {
+        slot = await take(true);
+      } finally {
+        if (end === 'woken') this.#lines.claimed(key);
+      }
+      if (slot !== null) {
+        this.#metrics.upstreamQueueWait.observe({ scope: key.slice(0, key.indexOf(':')), outcome: 'served' }, waitedMs / 1000);
+        return { slot, waitedMs };
+      }
+      // Taken on another replica meanwhile: back to the front, and let the next one look too.
+      front = true;
+    }
+  }
+
+  /**
+   * One of `limit` slots of `key`: across replicas when shared, else against this process's
+   * count (read after any wait, and taken by the caller before it yields). Null when full, and
+   * for a newcomer while others wait in the key's line (`fromLine`: the one the line let through).
+   */
+  async #take(key: string, limit: number | null | undefined, local: () => number, fromLine = false): Promise<SharedSlot | null> {
     if (limit === null || limit === undefined) return LOCAL_SLOT;
+    if (!fromLine && this.#lines.ahead(key)) return null;
     const shared = await this.#shared.takeSlot(key, limit);
     if (shared !== undefined) return shared;
     return local() < limit ? LOCAL_SLOT : null;
   }
 
   /** Takes a call slot on a channel, or says why not (saturated, or its breaker is open). */
-  async enter(channel: CompiledChannel): Promise<Slot | Skip> {
+  async enter(channel: CompiledChannel, fromLine = false): Promise<Slot | Skip> {
     const live = this.#live(channel.name);
     const b = live.breaker;
     // An open breaker is known here: no slot is taken for a call that cannot go.
     const until = b.openUntil();
     if (channel.breaker.enabled && until !== null && this.#clock() < until) return { reason: 'open', retryAt: until };
-    const held = await this.#take(`channel:${channel.name}`, channel.maxConcurrency, () => live.inflight);
+    const key = channelKey(channel.name);
+    const held = await this.#take(key, channel.maxConcurrency, () => live.inflight, fromLine);
     if (!held) return { reason: 'saturated' };
+    // A slot taken and not used goes to the next in line.
+    const giveBack = () => {
+      held.release();
+      this.#lines.wake(key);
+    };
     const before = b.state;
     const admitted = b.admit(channel.breaker, this.#clock());
     if (!admitted.ok) {
-      held.release();
+      giveBack();
       return { reason: 'open', retryAt: admitted.retryAt };
     }
     if (admitted.probe && !(await this.#shared.claimProbe(channel.name))) {
       // Another replica sends the probe; its outcome reaches this breaker as an event.
       const retryAt = this.#clock() + PROBE_ELSEWHERE_MS;
       b.cancelProbe(retryAt);
-      held.release();
+      giveBack();
       return { reason: 'open', retryAt };
     }
     if (b.state !== before) this.#metrics.breakerTransitions.inc({ channel: channel.name, state: b.state });
@@ -139,7 +242,7 @@ export class RoutingState {
         if (finished) return;
         finished = true;
         live.inflight--;
-        held.release();
+        giveBack();
         live.calls++;
         live.recent.record(this.#clock(), health === 'failure');
         if (health === 'failure') {
@@ -167,7 +270,8 @@ export class RoutingState {
     const now = this.#clock();
     const until = b.openUntil();
     if (channel.breaker.enabled && until !== null && now < until) return { reason: 'open', retryAt: until };
-    if (channel.maxConcurrency !== null && live.inflight >= channel.maxConcurrency) return { reason: 'saturated' };
+    if (channel.maxConcurrency !== null && (live.inflight >= channel.maxConcurrency || this.#lines.ahead(channelKey(channel.name))))
+      return { reason: 'saturated' };
     const verdict = b.peek(channel.breaker, now);
     return verdict.ok ? null : { reason: 'open', retryAt: verdict.retryAt };
   }
@@ -200,6 +304,7 @@ export class RoutingState {
     const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
     return {
       inflight: live.inflight,
+      waiting: this.#lines.waiting(channelKey(channel.name)),
       calls: live.calls,
       failures: live.failures,
       recent: { window_s: (RecentCalls.BUCKETS * RecentCalls.BUCKET_MS) / 1000, ...live.recent.totals(now) },
@@ -217,6 +322,11 @@ export class RoutingState {
   /** The clock breakers run on (ms). */
   now(): number {
     return this.#clock();
+  }
+
+  /** Requests waiting in the line of a channel (`channel`) or a group. */
+  waiting(scope: 'channel' | 'group', name: string): number {
+    return this.#lines.waiting(scope === 'channel' ? channelKey(name) : groupKey(name));
   }
 
   /** Requests in flight for a group. */

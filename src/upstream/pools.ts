@@ -23,7 +23,27 @@ interface Entry {
 }
 
 /** The pool key: the same origin with other connect settings is another pool. */
-const keyOf = (channel: CompiledChannel, origin: string) => `${origin}|${channel.timeouts.connectMs}|${channel.maxConnections}`;
+const keyOf = (channel: CompiledChannel, origin: string) => `${origin}|${channel.timeouts.connectMs}|${channel.keepAliveMs}`;
+
+/**
+ * How a channel's pool connects. No bound on connections: a bound below the calls in flight would
+ * queue them inside undici, where no metric, log or 429 sees them (issue 30: 64 connections under
+ * 2,000 slow calls timed out 96 % of them). Calls in flight are bounded where they are seen:
+ * `max_concurrency` and its queue (src/routing/), `polling.concurrency` for the poller's looks.
+ * One request per connection at a time (no pipelining: a slow answer would hold the ones behind
+ * it). An idle connection is kept `keep_alive_ms`, or as long as the vendor's `Keep-Alive:
+ * timeout` hint less 2 s (undici's threshold), so a request never goes out on a socket the
+ * vendor is about to close.
+ */
+export function poolOptions(channel: Pick<CompiledChannel, 'timeouts' | 'keepAliveMs'>): UndiciPool.Options {
+  return {
+    connections: null,
+    pipelining: 1,
+    connect: { timeout: channel.timeouts.connectMs },
+    keepAliveTimeout: channel.keepAliveMs,
+    keepAliveTimeoutThreshold: 2_000,
+  };
+}
 
 /**
  * One undici Pool per upstream origin (and connect settings), shared by every channel that points
@@ -37,12 +57,7 @@ export class Pools {
     const key = keyOf(channel, origin);
     let entry = this.#pools.get(key);
     if (!entry) {
-      const pool = new Pool(origin, {
-        connections: channel.maxConnections,
-        connect: { timeout: channel.timeouts.connectMs },
-        keepAliveTimeout: 30_000,
-        pipelining: 1,
-      });
+      const pool = new Pool(origin, poolOptions(channel));
       entry = { pool, origin, foreignUsers: new Set() };
       this.#pools.set(key, entry);
     }

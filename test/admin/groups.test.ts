@@ -82,6 +82,7 @@ describe('token groups with their limits', () => {
       channels: [],
       tokens: { total: 0, active: 0 },
       inflight: 0,
+      waiting: 0,
     });
     assert.deepEqual(legacy, {
       name: 'legacy',
@@ -91,6 +92,7 @@ describe('token groups with their limits', () => {
       channels: [],
       tokens: { total: 1, active: 1 },
       inflight: 0,
+      waiting: 0,
     });
   });
 

@@ -6,115 +6,10 @@
  * point at simulators, and a token of the test group `rt`, which sees only those channels.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { loadConfigOrThrow } from '../../src/config/load.js';
-import { PROJECT_ROOT } from '../../src/config/paths.js';
-import { createGateway, type Gateway } from '../../src/gateway.js';
-import { silentLogger } from '../../src/log.js';
-import { startAlphaSimulator } from '../../src/sim/alpha-native.js';
-import type { Simulator } from '../../src/sim/http.js';
-import { startZetaOpenaiSimulator } from '../../src/sim/zeta-openai.js';
-import { openStore } from '../../src/store/open-store.js';
-import type { Store } from '../../src/store/store.js';
-import { generateKey, hashKey } from '../../src/tokens/keys.js';
-import { postJson, readAnswer, type JsonAnswer } from '../helpers/harness.js';
+import { ADMIN, alpha, channel, IMAGE, IMAGE_PATH, imageBody, routed, zeta } from '../helpers/routed-gateway.js';
+import { until } from '../helpers/until.js';
 import { closedPortUrl } from '../helpers/local-server.js';
-
-const ADMIN = 'admin-key-for-tests';
-const IMAGE = 'alpha-3-pro-image-preview';
-const IMAGE_PATH = `/v1beta/models/${IMAGE}:generateContent`;
-const imageBody = (prompt = 'a red square') => ({
-  contents: [{ role: 'user', parts: [{ text: prompt }] }],
-  generationConfig: { responseModalities: ['IMAGE'], imageConfig: {} },
-});
-
-interface Routed {
-  readonly url: string;
-  readonly key: string;
-  readonly store: Store;
-  readonly gateway: Gateway;
-  post(path: string, body: unknown): Promise<JsonAnswer>;
-  admin(path: string): Promise<JsonAnswer>;
-  close(): Promise<void>;
-}
-
-/** A channel of the test group, as YAML. */
-function channel(name: string, profile: string, sim: { url: string; secrets: Readonly<Record<string, string>> }, models: string[], extra = ''): string {
-  return `  - name: ${name}
-    profile: ${profile}
-    base_url: ${sim.url}
-    secrets: { key: "${sim.secrets.key}" }
-    groups: [rt]
-    models: [${models.join(', ')}]
-    polling: { interval_ms: 100, stale_ms: 50 }
-${extra.replace(/^/gm, '    ')}
-`;
-}
-
-/** A gateway over the project's config plus `channels` (YAML list items) in group `rt`. */
-async function routed(channels: string, opts: { routing?: string; group?: string; quota?: number } = {}): Promise<Routed> {
-  const dir = mkdtempSync(join(tmpdir(), 'gw-routing-'));
-  writeFileSync(
-    join(dir, 'channels.yaml'),
-    `version: 1
-routing: ${opts.routing ?? '{ max_attempts: 3, backoff_ms: 0, deadline_ms: 20000, retry_after_s: 3 }'}
-groups:
-  rt: ${opts.group ?? '{}'}
-channels:
-${channels}`,
-  );
-  const snapshot = loadConfigOrThrow(PROJECT_ROOT, { extraDirs: [dir], env: {} });
-  const store = await openStore(':memory:');
-  const gateway = createGateway({ snapshot: () => snapshot, store, log: silentLogger(), adminKey: ADMIN });
-  await gateway.listen(0);
-  const key = generateKey();
-  await store.createToken({ name: 'rt', keyHash: hashKey(key), group: 'rt', models: null, quota: opts.quota ?? null });
-  const url = gateway.url();
-  return {
-    url,
-    key,
-    store,
-    gateway,
-    post: (path, body) => postJson(url, path, body, { authorization: `Bearer ${key}` }),
-    async admin(path) {
-      return readAnswer(await fetch(url + path, { headers: { authorization: `Bearer ${ADMIN}` } }));
-    },
-    async close() {
-      await gateway.close();
-      await store.close();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-
-/** Polls `check` until it returns a value (bounded), for states that change with time. */
-async function until<T>(what: string, check: () => Promise<T | null>, limitMs = 5000): Promise<T> {
-  const end = Date.now() + limitMs;
-  for (;;) {
-    const v = await check();
-    if (v !== null) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-const sims: Simulator[] = [];
-async function alpha(): Promise<Simulator> {
-  const s = await startAlphaSimulator();
-  sims.push(s);
-  return s;
-}
-async function zeta(): Promise<Simulator> {
-  const s = await startZetaOpenaiSimulator({ finishMs: 200 });
-  sims.push(s);
-  return s;
-}
-after(async () => {
-  await Promise.all(sims.map((s) => s.close()));
-});
 
 describe('fallback on a synchronous route', () => {
   for (const fault of ['500', '503', 'reset', 'slow-headers:2000']) {
@@ -250,9 +145,10 @@ describe('task creation is never sent twice unless the vendor certainly did not 
 });
 
 describe('saturation', () => {
-  it('every channel at its max_concurrency → 429 in shape B with Retry-After, and no vendor call', async () => {
+  it('every channel at its max_concurrency, with no queue → 429 in shape B with Retry-After at once, and no vendor call', async () => {
     const [a, b] = [await alpha(), await alpha()];
-    const g = await routed(channel('one', 'alpha-native', a, [IMAGE], 'max_concurrency: 1') + channel('two', 'alpha-native', b, [IMAGE], 'max_concurrency: 1'));
+    const noQueue = 'max_concurrency: 1\nqueue: { max_waiting: 0 }';
+    const g = await routed(channel('one', 'alpha-native', a, [IMAGE], noQueue) + channel('two', 'alpha-native', b, [IMAGE], noQueue));
     after(() => g.close());
     // Two slow calls hold both channels; the prompt marker makes each simulator answer late.
     const slow = [g.post(IMAGE_PATH, imageBody('hold [sim:fault=slow-headers:1500]')), g.post(IMAGE_PATH, imageBody('hold [sim:fault=slow-headers:1500]'))];
@@ -271,9 +167,9 @@ describe('saturation', () => {
     assert.equal((await g.post(IMAGE_PATH, imageBody())).status, 200);
   });
 
-  it("a group's max_concurrency bounds its requests over all channels", async () => {
+  it("a group's max_concurrency bounds its requests over all channels (no queue: 429 at once)", async () => {
     const a = await alpha();
-    const g = await routed(channel('one', 'alpha-native', a, [IMAGE]), { group: '{ max_concurrency: 1 }' });
+    const g = await routed(channel('one', 'alpha-native', a, [IMAGE]), { group: '{ max_concurrency: 1, queue: { max_waiting: 0 } }' });
     after(() => g.close());
     const slow = g.post(IMAGE_PATH, imageBody('hold [sim:fault=slow-headers:1500]'));
     await until('the group slot to be taken', async () =>

@@ -143,6 +143,28 @@ if (redisUrl) {
     assert.ok('reason' in skip && skip.reason === 'open');
   });
 
+  test("a request waiting in a channel's line on one replica gets the slot another replica gives back (the first in line looks again)", async () => {
+    const prefix = prefixes.next();
+    const base = loadConfigOrThrow(PROJECT_ROOT, { env: { ALPHA_BASE_URL: 'http://127.0.0.1:9', ALPHA_API_KEY: 'k' } });
+    const alpha = base.channelsByName.get('alpha-primary')!;
+    const channel = { ...alpha, maxConcurrency: 1, queue: { maxWaiting: 1, maxWaitMs: 10_000 } };
+    const snapshot: Snapshot = { ...base, channels: [channel], channelsByName: new Map([[channel.name, channel]]) };
+    const [one, two] = [
+      new RoutingState(new Metrics(), () => snapshot, Date.now, await open(prefix, 'one')),
+      new RoutingState(new Metrics(), () => snapshot, Date.now, await open(prefix, 'two')),
+    ];
+    const held = await one.enter(channel);
+    assert.ok(!('reason' in held));
+    const waiting = two.enterWaiting(channel, performance.now() + 10_000);
+    await until('two to wait in its line', () => two.waiting('channel', channel.name) === 1);
+    // Given back on one: nothing wakes two's line but its own looking again.
+    held.done('success');
+    const got = await waiting;
+    assert.ok('slot' in got && !('reason' in got.slot), 'two took the slot one gave back');
+    assert.deepEqual(await one.enter(channel), { reason: 'saturated' }, 'and holds it across both');
+    if ('slot' in got && !('reason' in got.slot)) got.slot.done('success');
+  });
+
   test('redis away: operations answer "not shared" at once and are counted; when it is back, sharing resumes and a resync is signalled', async () => {
     const server = await privateRedis();
     after(() => server.stop());
