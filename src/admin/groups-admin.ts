@@ -57,7 +57,11 @@ export async function groupsReport({ snapshot, deps }: AdminContext): Promise<Ad
   const tokens = await deps.store.listTokens();
   return {
     json: {
-      groups: groupsView(snapshot, tokens, Date.now()).map((g) => ({ ...g, inflight: deps.routing.groupInflight(g.name), waiting: deps.routing.waiting('group', g.name) })),
+      groups: groupsView(snapshot, tokens, Date.now()).map((g) => ({
+        ...g,
+        inflight: deps.routing.groupInflight(g.name),
+        waiting: deps.routing.waiting('group', g.name),
+      })),
     },
   };
 }
