@@ -62,7 +62,13 @@ export function drain(o: Opened, keep = 0): Promise<Drained> {
     o.res.on('close', () => {
       const t = Buffer.concat(tail);
       tail = [];
-      resolve({ bytes, ms: performance.now() - o.startedAt, head: Buffer.concat(head), tail: t.subarray(Math.max(0, t.length - keep)), cut: cut || !o.res.complete });
+      resolve({
+        bytes,
+        ms: performance.now() - o.startedAt,
+        head: Buffer.concat(head),
+        tail: t.subarray(Math.max(0, t.length - keep)),
+        cut: cut || !o.res.complete,
+      });
     });
     o.res.resume();
   });

@@ -217,9 +217,7 @@ export async function resume(target: Target, vendorUrl: string, what: string, fi
   const got = `${o.status} ${o.headers['content-range'] ?? '(no content-range)'}, ${d.bytes} bytes`;
   const seed = t ? seedOf(t.id) : Number.NaN;
   const bytesRight =
-    t !== undefined &&
-    generatedBytes(seed, from, from + CHECKED - 1).equals(d.head) &&
-    generatedBytes(seed, file.size - CHECKED, file.size - 1).equals(d.tail);
+    t !== undefined && generatedBytes(seed, from, from + CHECKED - 1).equals(d.head) && generatedBytes(seed, file.size - CHECKED, file.size - 1).equals(d.tail);
   return {
     target: target.name,
     what,
@@ -235,11 +233,19 @@ export async function resume(target: Target, vendorUrl: string, what: string, fi
  * A resume whose answer is only looked at, its body not read: `Range: bytes=N-` with `extra`
  * headers (an `If-Range`), or to a file whose server ignores Range; 206 or 200 expected.
  */
-export async function headOnly(target: Target, what: string, file: Fetchable, from: number, extra: Record<string, string>, expect: 200 | 206): Promise<RangeRow> {
+export async function headOnly(
+  target: Target,
+  what: string,
+  file: Fetchable,
+  from: number,
+  extra: Record<string, string>,
+  expect: 200 | 206,
+): Promise<RangeRow> {
   const o = await open(file.url, { ...file.headers, range: `bytes=${from}-`, ...extra });
   o.res.destroy();
   const want = expect === 206 ? `206 bytes ${from}-${file.size - 1}/${file.size}` : `200 (whole file, ${file.size} bytes)`;
-  const got = o.status === 206 ? `206 ${o.headers['content-range'] ?? '(no content-range)'}` : `${o.status} (whole file, ${o.headers['content-length'] ?? '?'} bytes)`;
+  const got =
+    o.status === 206 ? `206 ${o.headers['content-range'] ?? '(no content-range)'}` : `${o.status} (whole file, ${o.headers['content-length'] ?? '?'} bytes)`;
   const sent = [`Range: bytes=${from}-`, ...Object.entries(extra).map(([k, v]) => `${k}: ${v}`)].join(', ');
   return { target: target.name, what, sent, expected: want, got, ok: want === got, mbPerSec: Number.NaN };
 }

@@ -112,9 +112,15 @@ function gatewayFiles(gwUrl: string, apiKey: string): Files {
       return { url: `${gwUrl}/v1/videos/${task.id}/content`, headers: auth, size: bytes };
     },
     async link(bytes) {
-      const answer = await post('/v1/images/generations', { model: 'zeta-draw-2', prompt: `a kite [bench:bytes=${bytes}]`, size: '256x256', response_format: 'url' });
+      const answer = await post('/v1/images/generations', {
+        model: 'zeta-draw-2',
+        prompt: `a kite [bench:bytes=${bytes}]`,
+        size: '256x256',
+        response_format: 'url',
+      });
       const url = answer?.data?.[0]?.url;
-      if (typeof url !== 'string' || !url.startsWith(gwUrl)) throw new Error(`the image answer carries no gateway link: ${JSON.stringify(answer).slice(0, 300)}`);
+      if (typeof url !== 'string' || !url.startsWith(gwUrl))
+        throw new Error(`the image answer carries no gateway link: ${JSON.stringify(answer).slice(0, 300)}`);
       return { url, headers: {}, size: bytes };
     },
   };
@@ -136,12 +142,35 @@ function passFiles(passUrl: string): Files {
 const fastTable = (rows: readonly FastRow[]): string =>
   grid(
     ['target', 'downloads', 'MB', 's', 'MB/s', 'RSS before MB', 'peak MB', 'growth MB', 'CPU ms/GB'],
-    rows.map((r) => [r.target, String(r.downloads), f(r.bytes / MB, 0), f(r.seconds, 2), f(r.mbPerSec, 0), f(r.rssBeforeMb), f(r.peakMb), f(r.growthMb), f(r.cpuMsPerGb, 0)]),
+    rows.map((r) => [
+      r.target,
+      String(r.downloads),
+      f(r.bytes / MB, 0),
+      f(r.seconds, 2),
+      f(r.mbPerSec, 0),
+      f(r.rssBeforeMb),
+      f(r.peakMb),
+      f(r.growthMb),
+      f(r.cpuMsPerGb, 0),
+    ]),
   );
 
 const slowTable = (rows: readonly SlowRow[]): string =>
   grid(
-    ['target', 'clients', 's', 'read MB/s each', 'vendor sent MB each', 'gap max MB', 'gap end MB', 'RSS before MB', 'peak MB', 'growth MB', 'vendor cut', 'cut after ms'],
+    [
+      'target',
+      'clients',
+      's',
+      'read MB/s each',
+      'vendor sent MB each',
+      'gap max MB',
+      'gap end MB',
+      'RSS before MB',
+      'peak MB',
+      'growth MB',
+      'vendor cut',
+      'cut after ms',
+    ],
     rows.map((r) => [
       r.target,
       String(r.clients),
@@ -207,7 +236,9 @@ async function main(): Promise<number> {
       ZETA_BASE_URL: vendorUrl,
       ZETA_API_KEY: vendorKey,
     };
-    const apiKey = (await promisify(execFile)(process.execPath, [CLI, 'tokens', 'create', '--group', 'default'], { env: gwEnv, cwd: PROJECT_ROOT })).stdout.trim();
+    const apiKey = (
+      await promisify(execFile)(process.execPath, [CLI, 'tokens', 'create', '--group', 'default'], { env: gwEnv, cwd: PROJECT_ROOT })
+    ).stdout.trim();
     const gwArgs = [...profiled('gateway'), CLI, 'start'];
     const gw = startChild('gateway', gwArgs, gwEnv, join(tmp, 'gateway.log'), PROJECT_ROOT);
     children.push(gw);
@@ -253,8 +284,15 @@ async function main(): Promise<number> {
         ];
       })
     ).flat();
-    out(`Range: resumes read to the end (first and last 256 KiB compared with the vendor's bytes), If-Range, a vendor that ignores Range\n${rangeTable(ranges)}\n`);
-    out(`resume throughput MB/s: ${ranges.filter((r) => Number.isFinite(r.mbPerSec)).map((r) => `${r.target} ${r.what} ${f(r.mbPerSec, 0)}`).join(', ')}\n\n`);
+    out(
+      `Range: resumes read to the end (first and last 256 KiB compared with the vendor's bytes), If-Range, a vendor that ignores Range\n${rangeTable(ranges)}\n`,
+    );
+    out(
+      `resume throughput MB/s: ${ranges
+        .filter((r) => Number.isFinite(r.mbPerSec))
+        .map((r) => `${r.target} ${r.what} ${f(r.mbPerSec, 0)}`)
+        .join(', ')}\n\n`,
+    );
 
     const slow = await each(async (t, files) => slowReaders(t, vendorUrl, [await files.video(s.videoBytes)], s.slowRate, s.slowSeconds));
     out(
@@ -269,7 +307,9 @@ async function main(): Promise<number> {
       manySlow = await each(async (t, files) =>
         slowReaders(t, vendorUrl, await Promise.all(Array.from({ length: s.parallel }, () => files.video(s.videoBytes))), s.slowRate, s.slowSeconds),
       );
-      out(`${s.parallel} clients at once reading at ${f(s.slowRate / MB, 2)} MB/s each for ${s.slowSeconds} s, then hanging up (gaps per client)\n${slowTable(manySlow)}\n\n`);
+      out(
+        `${s.parallel} clients at once reading at ${f(s.slowRate / MB, 2)} MB/s each for ${s.slowSeconds} s, then hanging up (gaps per client)\n${slowTable(manySlow)}\n\n`,
+      );
     }
 
     const memRows = children.map((c) => [c.name, f(idle.get(c)!), f(memory(c.pid).rss / MB), f(memory(c.pid).peak / MB)]);
@@ -285,7 +325,9 @@ async function main(): Promise<number> {
       const [p, g] = rows;
       if (!p || !g) return;
       const r = g.mbPerSec / p.mbPerSec;
-      lines.push(`${what}: throughput x${f(r, 2)} the pass-through's (${f(g.mbPerSec, 0)} / ${f(p.mbPerSec, 0)} MB/s), target >= ${TARGET_RATIO}: ${met(r >= TARGET_RATIO)}`);
+      lines.push(
+        `${what}: throughput x${f(r, 2)} the pass-through's (${f(g.mbPerSec, 0)} / ${f(p.mbPerSec, 0)} MB/s), target >= ${TARGET_RATIO}: ${met(r >= TARGET_RATIO)}`,
+      );
       lines.push(
         `${what}: gateway RSS growth ${f(g.growthMb)} MB (pass-through ${f(p.growthMb)} MB), target < ${TARGET_GROWTH_MB} MB: ${met(g.growthMb < TARGET_GROWTH_MB)}; CPU per GB x${f(g.cpuMsPerGb / p.cpuMsPerGb, 2)}`,
       );
@@ -301,7 +343,9 @@ async function main(): Promise<number> {
         `${what}: vendor ahead of the client by at most ${f(g.gapMaxMb, 2)} MB per client through the gateway, ${f(p.gapMaxMb, 2)} MB through the pass-through; ` +
           `gateway RSS growth ${f(g.growthMb)} MB; target: no more than the pass-through + ${SLACK_MB} MB and growth < ${TARGET_GROWTH_MB} MB: ${met(ok)}`,
       );
-      lines.push(`${what}: hanging up cut ${g.abortedVendor}/${g.clients} vendor answers through the gateway in ${f(g.abortMs, 0)} ms: ${met(g.abortedVendor === g.clients)}`);
+      lines.push(
+        `${what}: hanging up cut ${g.abortedVendor}/${g.clients} vendor answers through the gateway in ${f(g.abortMs, 0)} ms: ${met(g.abortedVendor === g.clients)}`,
+      );
     };
     backpressure(slow, `one slow reader`);
     backpressure(manySlow, `${s.parallel} slow readers`);
@@ -311,13 +355,17 @@ async function main(): Promise<number> {
 
     const gwLogs = jsonLines(gw);
     const loud = gwLogs.filter((l) => typeof l.level === 'number' && l.level >= 40);
-    out(`\ngateway log (LOG_LEVEL=info): ${gwLogs.length} line(s), ${loud.length} at warn or above${loud.length ? `: ${[...new Set(loud.map((l) => String(l.msg)))].join('; ')}` : ''}\n`);
+    out(
+      `\ngateway log (LOG_LEVEL=info): ${gwLogs.length} line(s), ${loud.length} at warn or above${loud.length ? `: ${[...new Set(loud.map((l) => String(l.msg)))].join('; ')}` : ''}\n`,
+    );
     if (profileDir) {
       for (const c of [pass, gw]) {
         await stopChild(c);
         const dir = join(profileDir, c.name);
         for (const file of readdirSync(dir).filter((n) => n.endsWith('.cpuprofile'))) {
-          out(`\n${c.name} CPU profile ${join(dir, file)} (profiled: the figures above are not comparable)\n${summariseProfile(join(dir, file), PROJECT_ROOT)}\n`);
+          out(
+            `\n${c.name} CPU profile ${join(dir, file)} (profiled: the figures above are not comparable)\n${summariseProfile(join(dir, file), PROJECT_ROOT)}\n`,
+          );
         }
       }
     }

@@ -62,7 +62,7 @@ function video(id: string): unknown {
   };
 }
 
-function serveFile(req: IncomingMessage, res: ServerResponse, id: string): void {
+function serveFile(req: IncomingMessage, res: ServerResponse, id: string) {
   const m = FILE_ID.exec(id);
   if (!m) return json(res, 404, { error: { message: 'no such file', type: 'invalid_request_error', param: null, code: null } });
   const t = serveGenerated(req, res, {
@@ -75,7 +75,7 @@ function serveFile(req: IncomingMessage, res: ServerResponse, id: string): void 
   if (transfers.length > KEPT) transfers.splice(0, transfers.length - KEPT);
 }
 
-function handle(req: IncomingMessage, res: ServerResponse, body: string): void {
+function handle(req: IncomingMessage, res: ServerResponse, body: string) {
   const path = new URL(req.url ?? '/', 'http://vendor').pathname;
   if (req.method === 'GET' && path === '/_bench/stats') {
     return json(res, 200, {
@@ -84,7 +84,8 @@ function handle(req: IncomingMessage, res: ServerResponse, body: string): void {
   }
   const file = /^\/files\/([A-Za-z0-9_.]+)$/.exec(path);
   if (req.method === 'GET' && file) return serveFile(req, res, file[1]!);
-  if (req.headers.authorization !== `Bearer ${key}`) return json(res, 401, { error: { message: 'Incorrect API key provided.', type: 'invalid_request_error', param: null, code: 'invalid_api_key' } });
+  if (req.headers.authorization !== `Bearer ${key}`)
+    return json(res, 401, { error: { message: 'Incorrect API key provided.', type: 'invalid_request_error', param: null, code: 'invalid_api_key' } });
   if (req.method === 'POST' && path === '/v1/videos') return json(res, 200, video(idFor('video', body)));
   const task = /^\/v1\/videos\/([A-Za-z0-9_]+)(\/content)?$/.exec(path);
   if (req.method === 'GET' && task) return task[2] ? serveFile(req, res, task[1]!) : json(res, 200, video(task[1]!));

@@ -69,6 +69,8 @@ export interface Transfer {
   done: boolean;
   /** The connection closed before the answer was finished (the reader went away). */
   aborted: boolean;
+  /** Resolves once the answer has closed, finished or cut. */
+  readonly closed: Promise<void>;
 }
 
 /** The file's validator: what `If-Range` must name for a range to be served. */
@@ -104,7 +106,7 @@ export function serveGenerated(req: IncomingMessage, res: ServerResponse, file: 
   if (range === 'unsatisfiable') {
     res.writeHead(416, { ...common, 'content-range': `bytes */${file.size}` });
     res.end();
-    return { status: 416, start: 0, end: -1, sent: () => 0, done: true, aborted: false };
+    return { status: 416, start: 0, end: -1, sent: () => 0, done: true, aborted: false, closed: Promise.resolve() };
   }
   const { start, end } = range ?? { start: 0, end: file.size - 1 };
   const status = range ? 206 : 200;
@@ -114,6 +116,7 @@ export function serveGenerated(req: IncomingMessage, res: ServerResponse, file: 
     ...(range ? { 'content-range': `bytes ${start}-${end}/${file.size}` } : {}),
   });
   let written = 0;
+  let closed = (): void => undefined;
   const transfer: Transfer = {
     status,
     start,
@@ -121,9 +124,11 @@ export function serveGenerated(req: IncomingMessage, res: ServerResponse, file: 
     sent: () => written - (res.writableEnded && res.writableFinished ? 0 : res.writableLength),
     done: false,
     aborted: false,
+    closed: new Promise<void>((r) => (closed = r)),
   };
   res.once('close', () => {
     if (!res.writableFinished) transfer.aborted = true;
+    closed();
   });
   res.once('finish', () => {
     transfer.done = true;
