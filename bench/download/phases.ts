@@ -7,6 +7,7 @@
 import { request } from 'undici';
 import { generatedBytes } from '../../src/sim/generated-file.js';
 import type { Child } from '../overhead/children.js';
+import { markWindow, readWindow } from '../overhead/probe-client.js';
 import { cpuMs, memory, watchPeak } from '../overhead/proc.js';
 import { drain, open, readSlowly } from './client.js';
 
@@ -58,8 +59,13 @@ export interface FastRow {
   readonly peakMb: number;
   readonly growthMb: number;
   readonly cpuMsPerGb: number;
+  /** GC pauses of the target in the window (bench/overhead/probe.ts): how many, and their total per GB. */
+  readonly gcs: number;
+  readonly gcMsPerGb: number;
   /** What went wrong (status, length, bytes); empty when every download was whole and right. */
   readonly problems: string[];
+  /** MB/s of each round, when the row is the median of several. */
+  readonly rounds?: number[];
 }
 
 /** Downloads `files` at once through `target`, each read as fast as it comes; checks each body's length and its first and last bytes. */
@@ -67,6 +73,7 @@ export async function fullSpeed(target: Target, vendorUrl: string, files: readon
   const seen = (await transfers(vendorUrl)).length;
   const rssBefore = memory(target.child.pid).rss;
   const cpuBefore = cpuMs(target.child.pid);
+  markWindow(target.child);
   const peak = watchPeak(target.child.pid);
   const t0 = performance.now();
   const bodies = await Promise.all(
@@ -78,6 +85,7 @@ export async function fullSpeed(target: Target, vendorUrl: string, files: readon
   const seconds = (performance.now() - t0) / 1000;
   const peakBytes = peak.stop();
   const cpu = cpuMs(target.child.pid) - cpuBefore;
+  const gc = await readWindow(target.child, markWindow(target.child));
   const made = (await transfers(vendorUrl)).slice(seen);
   const problems: string[] = [];
   const bytes = bodies.reduce((n, b) => n + b.d.bytes, 0);
@@ -107,6 +115,8 @@ export async function fullSpeed(target: Target, vendorUrl: string, files: readon
     peakMb: peakBytes / MB,
     growthMb: (peakBytes - rssBefore) / MB,
     cpuMsPerGb: cpu / (bytes / 2 ** 30),
+    gcs: gc.gcs,
+    gcMsPerGb: gc.gcMs / (bytes / 2 ** 30),
     problems,
   };
 }

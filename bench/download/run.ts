@@ -22,8 +22,9 @@ import { PROJECT_ROOT } from '../../src/config/paths.js';
 import { boundedNumber, parseBenchArgs } from '../args.js';
 import { jsonLines, startChild, stopChild, waitForLine, type Child } from '../overhead/children.js';
 import { summariseProfile } from '../overhead/profile.js';
+import { probeArgs } from '../overhead/probe-client.js';
 import { memory } from '../overhead/proc.js';
-import { f, grid } from '../overhead/report.js';
+import { f, grid, median } from '../overhead/report.js';
 import { benchWorkspace, machineLine } from '../workspace.js';
 import { open } from './client.js';
 import { type FastRow, type Fetchable, fullSpeed, headOnly, type RangeRow, resume, type SlowRow, slowReaders, type Target } from './phases.js';
@@ -35,7 +36,9 @@ const USAGE = `usage: node dist/bench/download/run.js [options]
   --parallel N        downloads at once in the parallel phases; 0 skips them (env BENCH_PARALLEL, default 10)
   --parallel-mb N     size of each of them, flat out (env BENCH_PARALLEL_MB, default the video's)
   --slow-seconds S    how long the slow readers read (env BENCH_SLOW_SECONDS, default 10)
-  --slow-rate-mb R    MB/s each slow reader reads (env BENCH_SLOW_RATE_MB, default 1)`;
+  --slow-rate-mb R    MB/s each slow reader reads (env BENCH_SLOW_RATE_MB, default 1)
+  --rounds N          flat-out phases run N times, the order of the targets alternating; medians reported
+                      (env BENCH_ROUNDS, default 3, 1 with --quick)`;
 
 const CLI = join(PROJECT_ROOT, 'dist/src/cli.js');
 const HERE = join(PROJECT_ROOT, 'dist/bench/download');
@@ -43,8 +46,12 @@ const MB = 2 ** 20;
 /** Issue 30, item 3. */
 const TARGET_RATIO = 0.8;
 const TARGET_GROWTH_MB = 32;
-/** What the gateway may hold for a slow reader beyond what the bare pass-through holds. */
-const SLACK_MB = 1;
+/**
+ * How far the vendor may get ahead of a slow reader through the gateway, over the pass-through's
+ * lead: both hold the same four loopback socket buffers, which Linux sizes on its own (a few MB
+ * each, not the same from one connection to the next); a proxy that buffered would be hundreds of MB ahead.
+ */
+const GAP_RATIO = 1.5;
 
 interface Settings {
   readonly videoBytes: number;
@@ -53,6 +60,7 @@ interface Settings {
   readonly parallelBytes: number;
   readonly slowSeconds: number;
   readonly slowRate: number;
+  readonly rounds: number;
 }
 
 function settings(argv: string[]): Settings {
@@ -66,6 +74,7 @@ function settings(argv: string[]): Settings {
       'parallel-mb': { type: 'string' },
       'slow-seconds': { type: 'string' },
       'slow-rate-mb': { type: 'string' },
+      rounds: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     USAGE,
@@ -81,6 +90,7 @@ function settings(argv: string[]): Settings {
     parallelBytes: Math.round(num('--parallel-mb', values['parallel-mb'] ?? env.BENCH_PARALLEL_MB, quick ? 64 : videoMb, 1, 4096) * MB),
     slowSeconds: num('--slow-seconds', values['slow-seconds'] ?? env.BENCH_SLOW_SECONDS, quick ? 3 : 10, 1, 120),
     slowRate: num('--slow-rate-mb', values['slow-rate-mb'] ?? env.BENCH_SLOW_RATE_MB, 1, 0.01, 100) * MB,
+    rounds: Math.round(num('--rounds', values.rounds ?? env.BENCH_ROUNDS, quick ? 1 : 3, 1, 10)),
   };
 }
 
@@ -141,17 +151,20 @@ function passFiles(passUrl: string): Files {
 
 const fastTable = (rows: readonly FastRow[]): string =>
   grid(
-    ['target', 'downloads', 'MB', 's', 'MB/s', 'RSS before MB', 'peak MB', 'growth MB', 'CPU ms/GB'],
+    ['target', 'downloads', 'MB', 's', 'MB/s', 'MB/s each round', 'RSS before MB', 'peak MB', 'growth MB', 'CPU ms/GB', 'GCs', 'GC ms/GB'],
     rows.map((r) => [
       r.target,
       String(r.downloads),
       f(r.bytes / MB, 0),
       f(r.seconds, 2),
       f(r.mbPerSec, 0),
+      (r.rounds ?? [r.mbPerSec]).map((x) => f(x, 0)).join(' '),
       f(r.rssBeforeMb),
       f(r.peakMb),
       f(r.growthMb),
       f(r.cpuMsPerGb, 0),
+      String(r.gcs),
+      f(r.gcMsPerGb, 0),
     ]),
   );
 
@@ -202,7 +215,7 @@ async function main(): Promise<number> {
     process.stdout.write(
       machineLine('bench/download') +
         `video ${f(s.videoBytes / MB, 0)} MB, link ${f(s.linkBytes / MB, 0)} MB, ${s.parallel} at once x ${f(s.parallelBytes / MB, 0)} MB, ` +
-        `slow readers at ${f(s.slowRate / MB, 2)} MB/s for ${s.slowSeconds} s\n\n`,
+        `slow readers at ${f(s.slowRate / MB, 2)} MB/s for ${s.slowSeconds} s; flat-out phases ${s.rounds} round(s)\n\n`,
     );
     const vendor = startChild('vendor', [join(HERE, 'vendor-process.js')], process.env, join(tmp, 'vendor.log'), PROJECT_ROOT);
     children.push(vendor);
@@ -214,7 +227,7 @@ async function main(): Promise<number> {
     const profiled = (name: string) => (profileDir ? ['--cpu-prof', '--cpu-prof-dir', join(profileDir, name)] : []);
     const pass = startChild(
       'passthrough',
-      [...profiled('passthrough'), join(HERE, 'passthrough.js')],
+      [...probeArgs(), ...profiled('passthrough'), join(HERE, 'passthrough.js')],
       { ...process.env, BENCH_VENDOR_URL: vendorUrl, BENCH_VENDOR_KEY: vendorKey },
       join(tmp, 'passthrough.log'),
       PROJECT_ROOT,
@@ -239,7 +252,7 @@ async function main(): Promise<number> {
     const apiKey = (
       await promisify(execFile)(process.execPath, [CLI, 'tokens', 'create', '--group', 'default'], { env: gwEnv, cwd: PROJECT_ROOT })
     ).stdout.trim();
-    const gwArgs = [...profiled('gateway'), CLI, 'start'];
+    const gwArgs = [...probeArgs(), ...profiled('gateway'), CLI, 'start'];
     const gw = startChild('gateway', gwArgs, gwEnv, join(tmp, 'gateway.log'), PROJECT_ROOT);
     children.push(gw);
     const passUrl = String((await waitForLine(pass, (l) => l.ready === 'passthrough')).url);
@@ -262,9 +275,36 @@ async function main(): Promise<number> {
     };
     const out = (text: string): void => void process.stdout.write(text);
 
-    const video = await each(async (t, files) => fullSpeed(t, vendorUrl, [await files.video(s.videoBytes)]));
+    /**
+     * A flat-out phase `s.rounds` times, the targets' order alternating each round: per target the
+     * median throughput and CPU per GB, and the largest RSS growth of any round.
+     */
+    const rounds = async (run: (t: Target, files: Files) => Promise<FastRow>): Promise<FastRow[]> => {
+      const all: FastRow[][] = [];
+      for (let r = 0; r < s.rounds; r++) {
+        const order = r % 2 === 0 ? targets : [...targets].reverse();
+        const row: FastRow[] = [];
+        for (const [t, files] of order) row.push(await run(t, files));
+        all.push(row);
+      }
+      return targets.map(([t]) => {
+        const mine = all.map((row) => row.find((x) => x.target === t.name)!);
+        const byRate = [...mine].sort((a, b) => a.mbPerSec - b.mbPerSec);
+        const mid = byRate[Math.floor((byRate.length - 1) / 2)]!;
+        return {
+          ...mid,
+          cpuMsPerGb: median(mine.map((x) => x.cpuMsPerGb)),
+          gcMsPerGb: median(mine.map((x) => x.gcMsPerGb)),
+          growthMb: Math.max(...mine.map((x) => x.growthMb)),
+          peakMb: Math.max(...mine.map((x) => x.peakMb)),
+          problems: mine.flatMap((x) => x.problems),
+          rounds: mine.map((x) => x.mbPerSec),
+        };
+      });
+    };
+    const video = await rounds(async (t, files) => fullSpeed(t, vendorUrl, [await files.video(s.videoBytes)]));
     out(`task result: GET /v1/videos/{id}/content, one ${f(s.videoBytes / MB, 0)} MB video read flat out\n${fastTable(video)}\n\n`);
-    const link = await each(async (t, files) => fullSpeed(t, vendorUrl, [await files.link(s.linkBytes)]));
+    const link = await rounds(async (t, files) => fullSpeed(t, vendorUrl, [await files.link(s.linkBytes)]));
     out(`link: GET /v1/links/{link}, one ${f(s.linkBytes / MB, 0)} MB file read flat out\n${fastTable(link)}\n\n`);
 
     const ranges = (
@@ -302,6 +342,7 @@ async function main(): Promise<number> {
     let many: FastRow[] = [];
     let manySlow: SlowRow[] = [];
     if (s.parallel > 0) {
+      // One round: ten times the video's bytes per target already take a while.
       many = await each(async (t, files) => fullSpeed(t, vendorUrl, await Promise.all(Array.from({ length: s.parallel }, () => files.video(s.parallelBytes)))));
       out(`${s.parallel} downloads at once, ${f(s.parallelBytes / MB, 0)} MB each, read flat out\n${fastTable(many)}\n\n`);
       manySlow = await each(async (t, files) =>
@@ -338,10 +379,10 @@ async function main(): Promise<number> {
     const backpressure = (rows: readonly SlowRow[], what: string): void => {
       const [p, g] = rows;
       if (!p || !g) return;
-      const ok = g.gapMaxMb <= p.gapMaxMb + SLACK_MB && g.growthMb < TARGET_GROWTH_MB;
+      const ok = g.gapMaxMb <= GAP_RATIO * p.gapMaxMb && g.growthMb < TARGET_GROWTH_MB;
       lines.push(
-        `${what}: vendor ahead of the client by at most ${f(g.gapMaxMb, 2)} MB per client through the gateway, ${f(p.gapMaxMb, 2)} MB through the pass-through; ` +
-          `gateway RSS growth ${f(g.growthMb)} MB; target: no more than the pass-through + ${SLACK_MB} MB and growth < ${TARGET_GROWTH_MB} MB: ${met(ok)}`,
+        `${what}: vendor ahead of the client by at most ${f(g.gapMaxMb, 2)} MB per client through the gateway, ${f(p.gapMaxMb, 2)} MB through the pass-through ` +
+          `(x${f(g.gapMaxMb / p.gapMaxMb, 2)}); gateway RSS growth ${f(g.growthMb)} MB; target: the same socket buffers (at most x${GAP_RATIO} the pass-through's) and growth < ${TARGET_GROWTH_MB} MB: ${met(ok)}`,
       );
       lines.push(
         `${what}: hanging up cut ${g.abortedVendor}/${g.clients} vendor answers through the gateway in ${f(g.abortMs, 0)} ms: ${met(g.abortedVendor === g.clients)}`,
@@ -353,7 +394,7 @@ async function main(): Promise<number> {
     lines.push(`Range through the gateway: ${gwRanges.filter((r) => r.ok).length}/${gwRanges.length} as expected: ${met(gwRanges.every((r) => r.ok))}`);
     out(`verdict (issue 30, item 3)\n${lines.map((l) => `  ${l}`).join('\n')}\n`);
 
-    const gwLogs = jsonLines(gw);
+    const gwLogs = jsonLines(gw).filter((l) => l.probe === undefined);
     const loud = gwLogs.filter((l) => typeof l.level === 'number' && l.level >= 40);
     out(
       `\ngateway log (LOG_LEVEL=info): ${gwLogs.length} line(s), ${loud.length} at warn or above${loud.length ? `: ${[...new Set(loud.map((l) => String(l.msg)))].join('; ')}` : ''}\n`,
