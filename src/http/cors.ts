@@ -155,7 +155,8 @@ function askedHeaders(req: IncomingMessage): string[] {
 /**
  * The request headers a route reads that a browser would not send without asking (the safelisted
  * ones need no permission): its key's header, the body's type and encoding when it takes a body, the
- * request id and trace context every route keeps, and `range` where it serves a file.
+ * request id and trace context every route keeps, and `range` and `if-range` where it serves a
+ * file (a resume: docs/client-api.md, "Downloads").
  */
 export function requestHeadersOf(route: CompiledRoute): string[] {
   const out: string[] = [];
@@ -165,6 +166,6 @@ export function requestHeadersOf(route: CompiledRoute): string[] {
   }
   if (route.body !== null) out.push('content-type', 'content-encoding');
   out.push('x-request-id', 'traceparent', 'tracestate');
-  if (route.kind === 'task-content' || route.kind === 'link-content') out.push('range');
+  if (route.kind === 'task-content' || route.kind === 'link-content') out.push('range', 'if-range');
   return out;
 }

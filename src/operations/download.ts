@@ -12,7 +12,7 @@ import { findOwnTask, taskIdOf } from './find-task.js';
 import type { TaskDeps } from './deps.js';
 import type { TaskUpdate } from '../tasks/task-update.js';
 import { resolveResults, vendorView } from '../tasks/vendor-query.js';
-import { abortOnClose, fetchVendorFile, GONE, rangeOf, streamVendorFile } from './vendor-file.js';
+import { abortOnClose, fetchVendorFile, GONE, type Ranged, rangeOf, streamVendorFile } from './vendor-file.js';
 
 /** Whether a result is what `?variant=` asks for: its type (`video`), or the variant its profile marked it as (`thumbnail`). */
 function isVariant(result: TaskResult, variant: string): boolean {
@@ -81,7 +81,7 @@ async function fetchResult(
   task: TaskRecord,
   result: TaskResult & { url: string },
   index: number,
-  range: string | null,
+  range: Ranged | null,
   signal: AbortSignal,
 ) {
   return fetchVendorFile(deps.pools, channel, await requestFor(ctx, channel, task, result, index), ctx, range, signal);

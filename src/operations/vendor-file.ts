@@ -30,11 +30,35 @@ const MAX_REDIRECTS = 3;
 /** Download answers that mean the vendor's URL no longer works. */
 export const GONE: ReadonlySet<number> = new Set([403, 404, 410]);
 const RANGE = /^bytes=[0-9]*-[0-9]*(,\s*[0-9]*-[0-9]*){0,7}$/;
+/** An `If-Range` to pass on: an entity tag or a date, printable and short. */
+const IF_RANGE = /^[\x20-\x7e]{1,200}$/;
 
-/** The client's `Range`, when it is one to pass on (a few byte ranges); null otherwise. */
-export function rangeOf(req: IncomingMessage): string | null {
+/** What a client asked of a file's bytes: a range, and the version it must be of. */
+export interface Ranged {
+  /** `Range`, when it is one to pass on (a few byte ranges). */
+  readonly range: string;
+  /**
+   * `If-Range`: the vendor serves the range only if the file is still the one the client has (its
+   * ETag or date), else the whole file with 200, so a resume never splices two versions.
+   */
+  readonly ifRange: string | null;
+}
+
+/** The client's `Range` (and `If-Range`, which means nothing without it), when there is one to pass on; null otherwise. */
+export function rangeOf(req: IncomingMessage): Ranged | null {
   const range = req.headers.range;
-  return typeof range === 'string' && RANGE.test(range.trim()) ? range.trim() : null;
+  if (typeof range !== 'string' || !RANGE.test(range.trim())) return null;
+  const ifRange = req.headers['if-range'];
+  return { range: range.trim(), ifRange: typeof ifRange === 'string' && IF_RANGE.test(ifRange.trim()) ? ifRange.trim() : null };
+}
+
+/** Sets the range headers of a vendor request. */
+function askRange(headers: Record<string, string>, ranged: Ranged | null): Record<string, string> {
+  if (ranged) {
+    headers.range = ranged.range;
+    if (ranged.ifRange !== null) headers['if-range'] = ranged.ifRange;
+  }
+  return headers;
 }
 
 /**
@@ -46,11 +70,11 @@ export async function fetchVendorFile(
   channel: CompiledChannel,
   first: { req: UpstreamRequest; signed: boolean },
   ids: CallerIds,
-  range: string | null,
+  ranged: Ranged | null,
   signal: AbortSignal,
 ): Promise<Dispatcher.ResponseData> {
   let { req: upstream, signed } = first;
-  if (range) upstream.headers.range = range;
+  askRange(upstream.headers, ranged);
   for (let hop = 0; ; hop++) {
     const answer = await send(pools, channel, upstream, signal);
     const location = answer.headers.location;
@@ -63,7 +87,7 @@ export async function fetchVendorFile(
       method: 'GET',
       path: next.href,
       query: {},
-      headers: keep ? upstream.headers : upstream.headers.range ? { range: upstream.headers.range } : {},
+      headers: keep ? upstream.headers : askRange({}, ranged),
       body: null,
     };
     if (!keep) addCallerHeaders(upstream, ids);
@@ -110,11 +134,25 @@ export async function streamVendorFile(
   }
   headers['content-type'] ??= 'application/octet-stream';
   res.writeHead(status, headers);
+  // The vendor is read only as fast as the client takes the bytes (pipeline waits for `drain`),
+  // so while a client does not read, the vendor's connection waits, and undici's body timeout
+  // sleeps with it (it counts only while the body is read). A client that takes nothing for the
+  // channel's body timeout is cut, as a vendor that sends nothing for as long is: a stalled client
+  // never holds a vendor connection for ever. One that reads, however slowly, is served.
+  let stalled = false;
+  res.setTimeout(channel.timeouts.bodyMs, () => {
+    stalled = true;
+    res.destroy();
+  });
   try {
     await pipeline(answer.body, res);
   } catch (err) {
     // Headers are out: the only honest signal left is a cut connection.
-    log.warn({ req_id: requestId, ...logged, err: (err as Error).message }, 'download cut off');
+    const code = (err as { code?: string }).code;
+    if (stalled)
+      log.info({ req_id: requestId, ...logged, idle_ms: channel.timeouts.bodyMs }, 'download cut: the client took no byte for the channel body timeout');
+    else if (code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'UND_ERR_ABORTED') log.info({ req_id: requestId, ...logged }, 'download ended by the client');
+    else log.warn({ req_id: requestId, ...logged, err: (err as Error).message }, 'download cut off');
     res.destroy();
   }
 }

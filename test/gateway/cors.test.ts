@@ -55,11 +55,12 @@ describe('CORS with listed origins', () => {
     assert.ok(!allowed.includes('range'), 'this route serves no file');
     assert.equal(res.headers.get('access-control-max-age'), '600');
     assert.equal(res.headers.get('access-control-allow-credentials'), null, 'no credentials mode');
-    // A path of several routes offers each one's method; a file route allows Range.
+    // A path of several routes offers each one's method; a file route allows Range and If-Range (a resume).
     const videos = await preflight(h, '/v1/videos/task_x', APP, 'DELETE');
     assert.deepEqual(list(videos.headers.get('access-control-allow-methods')).sort(), ['DELETE', 'GET']);
     const content = await preflight(h, '/v1/videos/task_x/content', APP, 'GET', 'range');
     assert.ok(list(content.headers.get('access-control-allow-headers')).includes('range'));
+    assert.ok(list(content.headers.get('access-control-allow-headers')).includes('if-range'));
   });
 
   test("a preflight allows the headers the browser asks for (an official SDK's own), bounded and only header names", async () => {

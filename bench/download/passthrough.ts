@@ -1,0 +1,78 @@
+/**
+ * Child-process entry of bench/download: the baseline, a bare streaming pass-through. A GET goes
+ * unchanged (path, `Range`, `If-Range`) through an undici Pool to the vendor with its key; the
+ * answer comes back with the headers that describe the bytes, its body piped as it arrives
+ * (`stream.pipeline`, so the vendor is read only as fast as the client reads), and a client that
+ * goes away aborts the vendor request. No auth, no store, no task lookup: the floor any streaming
+ * proxy in Node pays, against which the gateway's downloads are measured.
+ *
+ * Settings (environment): BENCH_VENDOR_URL, BENCH_VENDOR_KEY; BENCH_UPSTREAM_CONNECTIONS (unset: no
+ * bound, as the gateway's pools); the channel's timeouts (60 s headers, 60 s body). Prints
+ * `{"ready":"passthrough","url":…}`.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pipeline } from 'node:stream/promises';
+import { Pool } from 'undici';
+
+const upstream = process.env.BENCH_VENDOR_URL;
+const key = process.env.BENCH_VENDOR_KEY;
+if (!upstream || !key) {
+  process.stderr.write('passthrough: BENCH_VENDOR_URL and BENCH_VENDOR_KEY are required\n');
+  process.exit(2);
+}
+// Same pool settings as the gateway's (src/upstream/pools.ts).
+const connections = process.env.BENCH_UPSTREAM_CONNECTIONS;
+const pool = new Pool(upstream, {
+  connections: connections ? Number(connections) : null,
+  keepAliveTimeout: 4_000,
+  keepAliveTimeoutThreshold: 2_000,
+  pipelining: 1,
+});
+const PASSED = ['content-type', 'content-length', 'content-range', 'accept-ranges', 'etag', 'last-modified'];
+
+const server = createServer((req, res) => {
+  req.resume();
+  const abort = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) abort.abort();
+  });
+  const headers: Record<string, string> = { authorization: `Bearer ${key}` };
+  for (const h of ['range', 'if-range']) {
+    const v = req.headers[h];
+    if (typeof v === 'string') headers[h] = v;
+  }
+  pool
+    .request({ method: 'GET', path: req.url ?? '/', headers, headersTimeout: 60_000, bodyTimeout: 60_000, signal: abort.signal })
+    .then(async (up) => {
+      const out: Record<string, string> = {};
+      for (const h of PASSED) {
+        const v = up.headers[h];
+        if (typeof v === 'string') out[h] = v;
+      }
+      res.writeHead(up.statusCode, out);
+      await pipeline(up.body, res);
+    })
+    .catch((err: unknown) => {
+      if (!res.headersSent) {
+        res.writeHead(502, { 'content-type': 'text/plain' });
+        res.end(`passthrough: ${(err as Error).message}`);
+      } else res.destroy();
+    });
+});
+server.keepAliveTimeout = 65_000;
+server.listen(0, '127.0.0.1', () => {
+  const { port } = server.address() as AddressInfo;
+  process.stdout.write(`${JSON.stringify({ ready: 'passthrough', url: `http://127.0.0.1:${port}` })}\n`);
+});
+
+const stop = (): void => {
+  server.close();
+  server.closeAllConnections();
+  pool.destroy().then(
+    () => process.exit(0),
+    () => process.exit(1),
+  );
+};
+process.once('SIGTERM', stop);
+process.once('SIGINT', stop);
