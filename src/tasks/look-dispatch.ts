@@ -21,6 +21,8 @@ export class LookDispatch {
   readonly #looks: TaskLooks;
   /** Channels already warned about as not configured. */
   readonly #warned = new Set<string>();
+  /** Reads of the records of tasks next in line for a slot, started before the slot frees (#readAhead). */
+  readonly #reads = new Map<string, Promise<TaskRecord | null>>();
 
   constructor(ctx: PollerContext, tasks: FollowedTasks, schedule: PollSchedule, slots: ChannelSlots, inflight: InFlight, looks: TaskLooks) {
     this.#ctx = ctx;
@@ -39,7 +41,10 @@ export class LookDispatch {
     const state = this.#slots.state(name);
     // Tasks that waited for a slot while the vendor said 429 wait for the pause too.
     if (state.pausedUntil > this.#ctx.now()) {
-      for (const id of state.ready.splice(0)) this.#schedule.postpone(id, state.pausedUntil + Math.floor(this.#ctx.random() * 1000));
+      for (const id of state.ready.splice(0)) {
+        this.#reads.delete(id);
+        this.#schedule.postpone(id, state.pausedUntil + Math.floor(this.#ctx.random() * 1000));
+      }
       this.#schedule.arm();
       return;
     }
@@ -52,7 +57,7 @@ export class LookDispatch {
         this.#warned.add(name);
         state.ready.shift();
         this.#schedule.started(id);
-        this.#looks.lookAtOne(id, null).catch(() => undefined);
+        this.#looks.lookAtOne(id, null, this.#take(id)).catch(() => undefined);
         continue;
       }
       if (state.active >= channel.polling.concurrency) break;
@@ -63,6 +68,8 @@ export class LookDispatch {
         state.ready = state.ready.filter((x) => {
           if (ids.length >= batch.maxIds || (this.#tasks.pinnedTo(x) ?? current) !== channel) return true;
           ids.push(x);
+          // A batch look reads its tasks itself, in one statement.
+          this.#reads.delete(x);
           return false;
         });
         const fresh = ids.filter((x) => !this.#inflight.has(x));
@@ -71,9 +78,37 @@ export class LookDispatch {
       } else {
         state.ready.shift();
         this.#schedule.started(id);
-        if (!this.#inflight.has(id)) this.#looks.lookAtOne(id, null).catch(() => undefined);
+        const reading = this.#take(id);
+        if (!this.#inflight.has(id)) this.#looks.lookAtOne(id, null, reading).catch(() => undefined);
       }
     }
+    if (!current?.profile.tasks?.batchQuery) this.#readAhead(state.ready, current?.polling.concurrency ?? 0);
+  }
+
+  /**
+   * Starts reading the records of the tasks next in line for a slot of a channel of single
+   * queries, as many as twice its slots: the reads of one turn go out as one statement
+   * (./record-batches.ts), and a look that gets a slot finds its record read already instead of
+   * holding the slot through a round trip to the store. A record read ahead is at most a few looks
+   * old; were it stale, the write's compare-and-set would find out, as for any look.
+   */
+  #readAhead(ready: readonly string[], slots: number): void {
+    const n = Math.min(ready.length, 2 * slots);
+    for (let i = 0; i < n; i++) {
+      const id = ready[i];
+      if (id === undefined || this.#reads.has(id) || this.#inflight.has(id)) continue;
+      const reading = this.#ctx.records.getTask(id);
+      // Failed reads are the look's to report, when it takes them.
+      reading.catch(() => undefined);
+      this.#reads.set(id, reading);
+    }
+  }
+
+  /** The read started ahead for a task leaving the line, if any. */
+  #take(id: string): Promise<TaskRecord | null> | undefined {
+    const reading = this.#reads.get(id);
+    this.#reads.delete(id);
+    return reading;
   }
 
   /**
