@@ -7,8 +7,9 @@
  * Env: BENCH_DB (a SQLite file or a postgres:// URL), BENCH_SIMS (JSON: profile → {url, secrets}), LOG_LEVEL;
  * with BENCH_REPLICA (its name) the gateway is one of several replicas sharing tasks by lease
  * (BENCH_LEASE_MS, default the gateway's), as `gateway start` over PostgreSQL is.
- * Announces `{url, key, channels}` and answers `stats` with the poller's counters and this
- * process's own resource usage (so CPU and peak RSS are the gateway's alone), and `loop-reset`.
+ * Announces `{url, key, channels}` and answers `stats` with the poller's counters, this process's
+ * own resource usage (so CPU and peak RSS are the gateway's alone) and the store's method calls
+ * (./store-calls.ts), and `loop-reset`.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { loadConfigOrThrow } from '../../src/config/load.js';
@@ -19,6 +20,7 @@ import { openStore } from '../../src/store/open-store.js';
 import { DEFAULT_LEASE_MS } from '../../src/tasks/poller.js';
 import { generateKey, hashKey } from '../../src/tokens/keys.js';
 import { serveParent } from './ipc.js';
+import { countedStore } from './store-calls.js';
 
 const env = process.env;
 if (!env.BENCH_DB || !env.BENCH_SIMS) throw new Error('BENCH_DB and BENCH_SIMS must be set');
@@ -34,7 +36,8 @@ const snapshot = loadConfigOrThrow(PROJECT_ROOT, {
     return { base_url: sim.url, secrets: { ...sim.secrets }, ...(Object.keys(polling).length > 0 ? { polling: { ...c.polling, ...polling } } : {}) };
   },
 });
-const store = await openStore(env.BENCH_DB);
+const opened = await openStore(env.BENCH_DB);
+const { store, calls: storeCalls } = countedStore(opened);
 const key = generateKey();
 // Names are unique, and replicas of one run share the store: each process's token is named apart.
 await store.createToken({ name: `bench-tasks-${process.pid}-${Date.now()}`, keyHash: hashKey(key), group: 'default', models: null, quota: null });
@@ -69,6 +72,7 @@ serveParent(
       usage: process.resourceUsage(),
       memory: process.memoryUsage(),
       loop: { mean: ms(loop.mean), p50: ms(loop.percentile(50)), p99: ms(loop.percentile(99)), max: ms(loop.max) },
+      store: Object.fromEntries(storeCalls),
     }),
     'loop-reset': () => {
       loop.reset();
@@ -77,6 +81,6 @@ serveParent(
   },
   async () => {
     await gateway.close();
-    await store.close();
+    await opened.close();
   },
 );

@@ -1,11 +1,13 @@
 /**
- * bench/tasks --replicas N: the same task load on PostgreSQL served by one gateway replica (the
- * baseline) and then by N replicas sharing the tasks by lease, in the same run, against one
- * simulator process. For each: the submission rate, the lag from vendor finish to terminal state
- * (p50, p99, max), upstream calls per task per poll interval, the gateways' CPU per task (all
- * replicas together) and how the followed tasks were spread; then N against 1 as ratios.
+ * bench/tasks on PostgreSQL. `--store postgres`: the task load served by one gateway replica on
+ * PostgreSQL. `--replicas N`: the same load served by one replica (the baseline) and then by N
+ * replicas sharing the tasks by lease, in the same run, against one simulator process. For each
+ * run: the submission rate, the lag from vendor finish to terminal state (p50, p99, max), upstream
+ * calls (looks) per task per poll interval, the gateways' CPU per task (all replicas together),
+ * how the followed tasks were spread, and the statements the tasks table saw; then N against 1 as
+ * ratios. Each run has a schema of its own, dropped after it.
  *
- * Usage: npm run build && node dist/bench/tasks/run.js --replicas N [--tasks T] [--window-ms M]
+ * Usage: npm run build && node dist/bench/tasks/run.js --store postgres [--replicas N] [--tasks T] [--window-ms M]
  *        [--connections C] [--interval-ms I] [--lease-ms L]; needs DATABASE_URL (PostgreSQL).
  */
 import { randomBytes } from 'node:crypto';
@@ -17,21 +19,25 @@ import { boundedNumber, parseBenchArgs } from '../args.js';
 import { benchWorkspace, machineLine } from '../workspace.js';
 import { f, int, percentile, table } from './figures.js';
 import { startIpcChild, type IpcChild } from './ipc.js';
+import type { MethodCalls } from './store-calls.js';
 
-const USAGE = `usage: npm run build --silent && DATABASE_URL=postgres://… node dist/bench/tasks/run.js --replicas N [options]
-  --replicas N        replicas of the measured run (2-8); the baseline is one replica (default 3)
+const USAGE = `usage: npm run build --silent && DATABASE_URL=postgres://… node dist/bench/tasks/run.js --store postgres [--replicas N] [options]
+  --store postgres    the PostgreSQL runs (implied by --replicas); without --replicas, one replica only
+  --replicas N        replicas of the measured run (2-8), after a baseline of one replica in the same run
   --tasks T           tasks per run (default 10000)
   --window-ms M       the vendor finishes each task uniformly within M ms of its submission (default 60000)
   --connections C     concurrent submissions, spread over the replicas (default 32)
   --interval-ms I     override every channel's polling.interval_ms (default: the config's, 5000)
   --lease-ms L        GATEWAY_TASK_LEASE_MS of the replicas (default 30000)
-quick run: DATABASE_URL=postgres://postgres@127.0.0.1:5432/test node dist/bench/tasks/run.js --replicas 3 --tasks 1000 --window-ms 5000`;
+quick runs: DATABASE_URL=postgres://postgres@127.0.0.1:5432/test node dist/bench/tasks/run.js --store postgres --tasks 2000 --window-ms 10000
+            DATABASE_URL=postgres://postgres@127.0.0.1:5432/test node dist/bench/tasks/run.js --replicas 3 --tasks 1000 --window-ms 5000`;
 
 const HERE = join(PROJECT_ROOT, 'dist/bench/tasks');
 const POLL_STORE_MS = 500;
 
 interface Settings {
-  readonly replicas: number;
+  /** Replicas of the measured run; null: the one-replica run alone. */
+  readonly replicas: number | null;
   readonly tasks: number;
   readonly windowMs: number;
   readonly connections: number;
@@ -43,6 +49,7 @@ function settings(argv: string[]): Settings {
   const values = parseBenchArgs(
     argv,
     {
+      store: { type: 'string' },
       replicas: { type: 'string' },
       tasks: { type: 'string' },
       'window-ms': { type: 'string' },
@@ -54,8 +61,12 @@ function settings(argv: string[]): Settings {
     USAGE,
   );
   const num = boundedNumber(USAGE);
+  if (values.store !== undefined && values.store !== 'postgres') {
+    process.stderr.write(`--store: only "postgres" runs here (the SQLite run is bench/tasks without --store), got "${values.store}"\n${USAGE}\n`);
+    process.exit(2);
+  }
   return {
-    replicas: Math.round(num('--replicas', values.replicas, 3, 2, 8)),
+    replicas: values.replicas === undefined ? null : Math.round(num('--replicas', values.replicas, 3, 2, 8)),
     tasks: Math.round(num('--tasks', values.tasks, 10_000, 1, 100_000)),
     windowMs: Math.round(num('--window-ms', values['window-ms'], 60_000, 0, 600_000)),
     connections: Math.round(num('--connections', values.connections, 32, 1, 512)),
@@ -68,6 +79,23 @@ interface GatewayStats {
   poller: { queries: number; batchQueries: number; updates: number };
   followed: number;
   usage: NodeJS.ResourceUsage;
+  /** The store's method calls in this gateway since it started (./store-calls.ts). */
+  store: Record<string, MethodCalls>;
+}
+
+/** The store calls of all the replicas between two readings of their stats, by method. */
+function storeCallsBetween(before: readonly GatewayStats[], after: readonly GatewayStats[]): Map<string, MethodCalls> {
+  const out = new Map<string, MethodCalls>();
+  after.forEach((st, i) => {
+    for (const [name, c] of Object.entries(st.store)) {
+      const b = before[i]?.store[name] ?? { calls: 0, ms: 0 };
+      const sum = out.get(name) ?? { calls: 0, ms: 0 };
+      sum.calls += c.calls - b.calls;
+      sum.ms += c.ms - b.ms;
+      out.set(name, sum);
+    }
+  });
+  return out;
 }
 const cpuOf = (s: GatewayStats): number => (s.usage.userCPUTime + s.usage.systemCPUTime) / 1000;
 type SimStats = Record<string, Record<string, number>>;
@@ -85,7 +113,27 @@ interface RunFigures {
   readonly callsPerTaskInterval: number;
   readonly cpuPerTask: number;
   readonly followedAtPeak: readonly number[];
+  /** Looks the simulator answered (single task queries). */
+  readonly looks: number;
+  /** The gateways' store calls from the first submission to the last terminal state, by method. */
+  readonly storeCalls: Map<string, MethodCalls>;
+  /** The tasks table's own counters at the end (pg_stat_user_tables): statements that found rows by index, rows updated. */
+  readonly table: { readonly idxScans: number; readonly seqScans: number; readonly rowsUpdated: number } | null;
   readonly errors: number;
+}
+
+/**
+ * The tasks table's counters of a schema: index and sequential scans (about one per statement that
+ * reads or writes the table, whatever the rows it touches) and rows updated. Read after the
+ * gateways exited, since a server process reports its counts when its transaction ends or it exits.
+ */
+async function tableCounters(db: pg.Client, schema: string): Promise<RunFigures['table']> {
+  const { rows } = await db.query<{ idx: string | null; seq: string; upd: string }>(
+    'SELECT idx_scan AS idx, seq_scan AS seq, n_tup_upd AS upd FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = $2',
+    [schema, 'tasks'],
+  );
+  const r = rows[0];
+  return r ? { idxScans: Number(r.idx ?? 0), seqScans: Number(r.seq), rowsUpdated: Number(r.upd) } : null;
 }
 
 /** One run: `n` gateway processes on a schema of their own, the load, the wait, the figures. */
@@ -182,6 +230,10 @@ async function runOnce(n: number, s: Settings, sim: IpcChild, simUrls: unknown, 
     const queries = (sims1['zeta-openai']?.queries ?? 0) - (sims0['zeta-openai']?.queries ?? 0);
     const cpu = stats1.reduce((sum, st, i) => sum + cpuOf(st) - cpuOf(stats0[i]!), 0);
     const submitSpan = (submitEnd - start) / 1000;
+    for (const g of gateways.splice(0)) {
+      g.proc.kill('SIGTERM');
+      await g.exited;
+    }
     return {
       replicas: n,
       accepted: sent.length,
@@ -197,6 +249,9 @@ async function runOnce(n: number, s: Settings, sim: IpcChild, simUrls: unknown, 
       callsPerTaskInterval: queries / Math.max(1, taskIntervals),
       cpuPerTask: cpu / Math.max(1, sent.length),
       followedAtPeak: followed,
+      looks: queries,
+      storeCalls: storeCallsBetween(stats0, stats1),
+      table: await tableCounters(db, schema),
       errors,
     };
   } finally {
@@ -213,25 +268,25 @@ export async function runReplicas(argv: string[]): Promise<number> {
   const s = settings(argv);
   const databaseUrl = process.env.DATABASE_URL;
   if (!databaseUrl) {
-    process.stderr.write(`--replicas runs on PostgreSQL: set DATABASE_URL\n${USAGE}\n`);
+    process.stderr.write(`--store postgres and --replicas run on PostgreSQL: set DATABASE_URL\n${USAGE}\n`);
     return 2;
   }
   const { tmp, children, cleanup } = benchWorkspace<IpcChild>('gateway-bench-replicas-');
   try {
-    process.stdout.write(machineLine('bench/tasks --replicas'));
+    process.stdout.write(machineLine(s.replicas === null ? 'bench/tasks --store postgres' : `bench/tasks --replicas ${s.replicas}`));
     process.stdout.write(
       `${s.tasks} epsilon-video-3 tasks per run, vendor finish uniform in 0-${s.windowMs} ms, ${s.connections} submit connections spread over the replicas; ` +
-        `PostgreSQL store, task lease ${s.leaseMs} ms; one replica (baseline), then ${s.replicas}\n\n`,
+        `PostgreSQL store, task lease ${s.leaseMs} ms; ${s.replicas === null ? 'one replica' : `one replica (baseline), then ${s.replicas}`}\n\n`,
     );
     const sim = startIpcChild('simulators', join(HERE, 'sim-process.js'), process.env, join(tmp, 'simulators.log'), PROJECT_ROOT);
     children.push(sim);
     const simUrls = (await sim.ready).sims;
     const runs: RunFigures[] = [];
-    for (const n of [1, s.replicas]) {
+    for (const n of s.replicas === null ? [1] : [1, s.replicas]) {
       process.stderr.write(`run with ${n} replica(s)…\n`);
       runs.push(await runOnce(n, s, sim, simUrls, databaseUrl, tmp, children));
     }
-    const [one, many] = runs as [RunFigures, RunFigures];
+    const [one, many] = runs as [RunFigures, RunFigures | undefined];
     const row = (r: RunFigures) => [
       `${r.replicas} replica${r.replicas > 1 ? 's' : ''}`,
       `${r.accepted}/${s.tasks}`,
@@ -244,6 +299,8 @@ export async function runReplicas(argv: string[]): Promise<number> {
       f(r.callsPerTaskInterval, 3),
       f(r.cpuPerTask, 3),
       r.followedAtPeak.map((x) => int(x)).join(' / '),
+      r.table ? f(r.table.idxScans / Math.max(1, r.looks), 2) : '-',
+      r.table ? f(r.table.rowsUpdated / Math.max(1, r.looks), 2) : '-',
     ];
     process.stdout.write(
       `${table(
@@ -259,14 +316,34 @@ export async function runReplicas(argv: string[]): Promise<number> {
           'calls/task/interval',
           'CPU ms/task',
           'followed per replica',
+          'index scans/look',
+          'rows updated/look',
         ],
-        [row(one), row(many)],
+        runs.map(row),
       )}\n\n` +
-        `${s.replicas} replicas / 1: submit rate x${f(many.submitRate / one.submitRate, 2)}, lag p99 x${f(many.lagP99 / one.lagP99, 2)}, ` +
-        `CPU per task (all replicas) x${f(many.cpuPerTask / one.cpuPerTask, 2)}, calls per task per interval x${f(many.callsPerTaskInterval / one.callsPerTaskInterval, 2)}\n` +
-        `(lag: vendor finish -> terminal in the store; CPU: the gateway processes' own, summed; followed: tasks each replica's poller followed when the submissions ended)\n`,
+        (many
+          ? `${many.replicas} replicas / 1: submit rate x${f(many.submitRate / one.submitRate, 2)}, lag p99 x${f(many.lagP99 / one.lagP99, 2)}, ` +
+            `CPU per task (all replicas) x${f(many.cpuPerTask / one.cpuPerTask, 2)}, calls per task per interval x${f(many.callsPerTaskInterval / one.callsPerTaskInterval, 2)}\n`
+          : '') +
+        `(lag: vendor finish -> terminal in the store; calls: the looks the vendor answered; CPU: the gateway processes' own, summed; ` +
+        `followed: tasks each replica's poller followed when the submissions ended; index scans and rows updated: the tasks table's counters ` +
+        `(pg_stat_user_tables: about one index scan per statement that finds tasks by id, whatever their number; the submissions' and the runner's included) over the looks)\n` +
+        runs
+          .map(
+            (r) =>
+              `store calls of ${r.replicas} replica${r.replicas > 1 ? 's' : ''}, per look (mean wait from call to answer): ` +
+              [...r.storeCalls]
+                .filter(([, c]) => c.calls > 0)
+                .sort((a, b) => b[1].calls - a[1].calls)
+                .map(([name, c]) => `${name} ${f(c.calls / Math.max(1, r.looks), 3)} (${f(c.ms / c.calls, 1)} ms)`)
+                .join(', '),
+          )
+          .join('\n') +
+        '\n' +
+        `targets (issue 30, information only): calls per task per interval >= 0.95 and lag p99 < 6 s with one replica, no worse with several: ` +
+        `${runs.map((r) => `${r.replicas}: ${r.callsPerTaskInterval >= 0.95 && r.lagP99 < 6000 ? 'OK' : 'MISSED'}`).join(', ')}\n`,
     );
-    return one.errors + many.errors > 0 || one.terminal < one.accepted || many.terminal < many.accepted ? 1 : 0;
+    return runs.some((r) => r.errors > 0 || r.terminal < r.accepted) ? 1 : 0;
   } finally {
     await cleanup();
   }

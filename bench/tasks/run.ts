@@ -10,7 +10,8 @@
  *
  * Usage: npm run build && node dist/bench/tasks/run.js [--tasks N] [--window-ms M] [--connections C] [--rate R]
  *        [--interval-ms I] [--concurrency K] [--iota-share F] [--seed S] [--timeout-ms T]
- *        (see bench/README.md); with --replicas N, one replica against N on PostgreSQL (replicas.ts)
+ *        (see bench/README.md); with --store postgres, one replica on PostgreSQL, and with --replicas N,
+ *        one replica against N there (replicas.ts)
  */
 import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -37,6 +38,8 @@ const USAGE = `usage: npm run build --silent && node dist/bench/tasks/run.js [op
   --seed S            seed of the finish times (default 1)
   --timeout-ms T      give up waiting for terminal states T ms after the last submission
                       (default: window + 10 intervals + 30 s)
+  --store postgres    run on PostgreSQL (DATABASE_URL) instead, one replica; with --replicas N, one against N
+                      (bench/tasks/replicas.ts; node dist/bench/tasks/run.js --store postgres --help)
 quick run: node dist/bench/tasks/run.js --tasks 500 --window-ms 5000`;
 
 const HERE = join(PROJECT_ROOT, 'dist/bench/tasks');
@@ -514,9 +517,9 @@ async function main(): Promise<number> {
   }
 }
 
-// `--replicas N` is the PostgreSQL comparison of one replica with N (replicas.ts).
+// `--store postgres` runs on PostgreSQL, and `--replicas N` compares one replica there with N (replicas.ts).
 const argv = process.argv.slice(2);
-const replicasRun = argv.some((a) => a === '--replicas' || a.startsWith('--replicas='));
+const replicasRun = argv.some((a) => a === '--replicas' || a.startsWith('--replicas=') || a === '--store' || a.startsWith('--store='));
 (replicasRun ? import('./replicas.js').then((m) => m.runReplicas(argv)) : main()).then(
   (code) => process.exit(code),
   (err: unknown) => {

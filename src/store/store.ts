@@ -40,6 +40,7 @@ export {
   type TaskStateSeen,
   type TaskStatus,
   type TaskStore,
+  type TaskWrite,
   type UnfinishedStatus,
 } from './task-store.js';
 export { TokenNameTaken, type TokenKeyStore, type TokenUse } from './token-key-store.js';

@@ -158,6 +158,13 @@ export type TaskPatch = Partial<
   >
 > & { readonly refund?: boolean; readonly settle?: number };
 
+/** One compare-and-set of a batch (`updateTasks`): `patch` applied to task `id` if it is still at `version`. */
+export interface TaskWrite {
+  readonly id: string;
+  readonly version: number;
+  readonly patch: TaskPatch;
+}
+
 /**
  * A state a task was seen in: what `updateTask` records when an update changes the status, the
  * vendor's word or the progress (GET /admin/tasks/{task_id}). `at` is when the store wrote it, by
@@ -192,6 +199,15 @@ export interface TaskStore {
    * state to the task's history (TaskStateSeen; the last TASK_HISTORY_LIMIT are kept).
    */
   updateTask(id: string, version: number, patch: TaskPatch): Promise<TaskRecord | null>;
+  /**
+   * Many compare-and-sets at once (the poller's writes of one tick): each write as `updateTask`
+   * would make it, states, refunds and settlements included, in as few statements as the driver
+   * can, whatever the number of writes. Answers, in the order of `writes`, each task's new record,
+   * or null where that write changed nothing (the task changed meanwhile or is gone). Writes of one
+   * task apply in their order (a second write naming the version the first read fails). A failure
+   * of the store fails the whole call; what it wrote is then unknown, as for one `updateTask`.
+   */
+  updateTasks(writes: readonly TaskWrite[]): Promise<(TaskRecord | null)[]>;
   /** Removes a task the vendor never accepted and refunds its price, atomically (compare-and-set). */
   abortTask(id: string, version: number): Promise<boolean>;
   /** Unfinished tasks (`submitting`, `queued`, `in_progress`) with ids after `after`, in id order. */

@@ -21,6 +21,10 @@ export class LookDispatch {
   readonly #looks: TaskLooks;
   /** Channels already warned about as not configured. */
   readonly #warned = new Set<string>();
+  /** Reads of the records of tasks next in line for a slot, started before the slot frees (#readAhead). */
+  readonly #reads = new Map<string, { readonly reading: Promise<TaskRecord | null>; done: boolean }>();
+  /** The reads ahead under way (see `readsDone`). */
+  readonly #pending = new Set<Promise<unknown>>();
 
   constructor(ctx: PollerContext, tasks: FollowedTasks, schedule: PollSchedule, slots: ChannelSlots, inflight: InFlight, looks: TaskLooks) {
     this.#ctx = ctx;
@@ -39,11 +43,16 @@ export class LookDispatch {
     const state = this.#slots.state(name);
     // Tasks that waited for a slot while the vendor said 429 wait for the pause too.
     if (state.pausedUntil > this.#ctx.now()) {
-      for (const id of state.ready.splice(0)) this.#schedule.postpone(id, state.pausedUntil + Math.floor(this.#ctx.random() * 1000));
+      for (const id of state.ready.splice(0)) {
+        this.#reads.delete(id);
+        this.#schedule.postpone(id, state.pausedUntil + Math.floor(this.#ctx.random() * 1000));
+      }
       this.#schedule.arm();
       return;
     }
     const current = this.#ctx.channel(name);
+    const single = current?.profile.tasks && !current.profile.tasks.batchQuery;
+    if (single) this.#readAhead(name, state.ready, current.polling.concurrency);
     for (let id = state.ready[0]; id !== undefined; id = state.ready[0]) {
       const channel = this.#tasks.pinnedTo(id) ?? current;
       if (!channel?.profile.tasks) {
@@ -52,7 +61,7 @@ export class LookDispatch {
         this.#warned.add(name);
         state.ready.shift();
         this.#schedule.started(id);
-        this.#looks.lookAtOne(id, null).catch(() => undefined);
+        this.#looks.lookAtOne(id, null, this.#take(id)).catch(() => undefined);
         continue;
       }
       if (state.active >= channel.polling.concurrency) break;
@@ -63,17 +72,65 @@ export class LookDispatch {
         state.ready = state.ready.filter((x) => {
           if (ids.length >= batch.maxIds || (this.#tasks.pinnedTo(x) ?? current) !== channel) return true;
           ids.push(x);
+          // A batch look reads its tasks itself, in one statement.
+          this.#reads.delete(x);
           return false;
         });
         const fresh = ids.filter((x) => !this.#inflight.has(x));
         for (const x of ids) this.#schedule.started(x);
         if (fresh.length > 0) this.#looks.lookAtBatch(channel, channel.profile.tasks, batch, fresh).catch(() => undefined);
       } else {
+        // The slot is for the vendor's query: a task whose record is still being read waits for
+        // it in line, and the read's end launches again.
+        if (this.#reads.get(id)?.done === false && !this.#inflight.has(id)) break;
         state.ready.shift();
         this.#schedule.started(id);
-        if (!this.#inflight.has(id)) this.#looks.lookAtOne(id, null).catch(() => undefined);
+        const reading = this.#take(id);
+        if (!this.#inflight.has(id)) this.#looks.lookAtOne(id, null, reading).catch(() => undefined);
       }
     }
+  }
+
+  /**
+   * Starts reading the records of a channel's tasks next in line for a slot, as many as twice its
+   * slots (channels of single queries; a batch look reads its tasks itself): the reads of a turn
+   * go out as one statement (./record-batches.ts), and a look starts with its record read, so its
+   * slot never waits for a round trip to the store. A record read ahead is at most a few looks
+   * old; were it stale, the write's compare-and-set would find out, as for any look.
+   */
+  #readAhead(name: string, ready: readonly string[], slots: number): void {
+    const n = Math.min(ready.length, 2 * slots);
+    for (let i = 0; i < n; i++) {
+      const id = ready[i];
+      if (id === undefined || this.#reads.has(id) || this.#inflight.has(id)) continue;
+      const entry = { reading: this.#ctx.records.getTask(id), done: false };
+      this.#reads.set(id, entry);
+      // A failed read is the look's to report, when it takes it.
+      const ended = () => {
+        entry.done = true;
+        this.#pending.delete(entry.reading);
+        if (!this.#ctx.stopped && this.#reads.get(id) === entry) this.launch(name);
+      };
+      this.#pending.add(entry.reading);
+      entry.reading.then(ended, ended);
+    }
+  }
+
+  /** Whether reads ahead are under way (a look may be waiting for one to start). */
+  get reading(): boolean {
+    return this.#pending.size > 0;
+  }
+
+  /** Resolves once no read ahead is under way; the looks they let start are then under way. */
+  async readsDone(): Promise<void> {
+    while (this.#pending.size > 0) await Promise.allSettled([...this.#pending]);
+  }
+
+  /** The read started ahead for a task leaving the line, if any. */
+  #take(id: string): Promise<TaskRecord | null> | undefined {
+    const entry = this.#reads.get(id);
+    this.#reads.delete(id);
+    return entry?.reading;
   }
 
   /**

@@ -96,16 +96,18 @@ export class PollLeases {
     return n;
   }
 
-  /** Renews what this replica follows, lets go of what another took, and claims what a dead one left. */
+  /**
+   * Renews what this replica follows, lets go of what another took, and claims what a dead one
+   * left: one statement renews every lease, however many (an UPDATE over the list of ids).
+   */
   async #leaseRound(): Promise<void> {
     if (this.#ctx.stopped) return;
     const ids = [...new Set([...this.#tasks.ids(), ...this.#held])];
     const until = this.#ctx.now() + this.#lease.ms;
-    for (let i = 0; i < ids.length; i += RESUME_PAGE) {
-      const chunk = ids.slice(i, i + RESUME_PAGE);
-      const held = new Set(await this.#ctx.deps.store.renewLeases(this.#lease.owner, chunk, until));
+    if (ids.length > 0) {
+      const held = new Set(await this.#ctx.deps.store.renewLeases(this.#lease.owner, ids, until));
       // Finished meanwhile, or followed by another replica since this one's lease ran out.
-      for (const id of chunk) if (!held.has(id) && !this.#inflight.has(id) && !this.#held.has(id)) this.#schedule.forget(id);
+      for (const id of ids) if (!held.has(id) && !this.#inflight.has(id) && !this.#held.has(id)) this.#schedule.forget(id);
     }
     await this.#claim(this.#ctx.now(), CLAIM_PAGE);
   }

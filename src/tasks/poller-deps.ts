@@ -3,6 +3,7 @@ import type { CompiledChannel, Snapshot } from '../config/snapshot.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Store } from '../store/store.js';
 import type { Pools } from '../upstream/pools.js';
+import { RecordBatches } from './record-batches.js';
 
 /** The one timer the poller keeps; tests give a fake one that runs on their fake clock. */
 export interface PollerTimers {
@@ -71,9 +72,12 @@ export class PollerContext {
   /** Set once by `Poller.stop`: from then on nothing is scheduled, claimed or tracked. */
   stopped = false;
   readonly stats: PollerStats = { queries: 0, batchQueries: 0, updates: 0 };
+  /** The looks' reads and writes of task records, gathered into one statement per kind (./record-batches.ts). */
+  readonly records: RecordBatches;
 
   constructor(deps: PollerDeps) {
     this.deps = deps;
+    this.records = new RecordBatches(deps.store);
   }
 
   /** The timers given, else Node's. */

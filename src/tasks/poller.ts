@@ -134,8 +134,11 @@ export class Poller {
     this.#schedule.stop();
   }
 
-  /** Resolves once no look is under way (tests step a fake clock between looks). */
-  idle(): Promise<void> {
-    return this.#inflight.idle();
+  /** Resolves once no look is under way, nor a read a look waits for (tests step a fake clock between looks). */
+  async idle(): Promise<void> {
+    do {
+      await this.#dispatch.readsDone();
+      await this.#inflight.idle();
+    } while (this.#dispatch.reading);
   }
 }

@@ -46,11 +46,16 @@ export class TaskLooks {
     this.#schedule.arm();
   }
 
-  /** One look at one task, single-flight. `known` skips the store read when the caller has the record. */
-  lookAtOne(id: string, known: TaskRecord | null): Promise<TaskRecord | null> {
+  /**
+   * One look at one task, single-flight. `known` skips the store read when the caller has the
+   * record, `reading` when the dispatch read it ahead (./look-dispatch.ts). The channel's slot bounds the vendor's queries: it is given back once the vendor has
+   * answered, and what the answer says is written after, so a slot never waits for the store's write.
+   */
+  lookAtOne(id: string, known: TaskRecord | null, reading?: Promise<TaskRecord | null>): Promise<TaskRecord | null> {
     const channelName = this.#tasks.channelOf(id) ?? known?.channel ?? '';
     const p = this.#slots
-      .withSlot(channelName, () => this.#look(id, known))
+      .withSlot(channelName, () => this.#look(id, known, reading))
+      .then((r) => (typeof r === 'function' ? r() : r))
       .catch((err: unknown) => {
         this.#lookFailed(id, channelName, err);
         throw err;
@@ -59,9 +64,12 @@ export class TaskLooks {
     return p;
   }
 
-  /** The look itself: read the task (unless known), then cut off, expire, or ask the vendor and settle. */
-  async #look(id: string, known: TaskRecord | null): Promise<TaskRecord | null> {
-    const task = known ?? (await this.#ctx.deps.store.getTask(id));
+  /**
+   * The look itself: read the task (unless known), then cut off, expire, or ask the vendor. What
+   * the vendor said comes back as the write still to make (the verdict), for after the slot.
+   */
+  async #look(id: string, known: TaskRecord | null, reading?: Promise<TaskRecord | null>): Promise<TaskRecord | null | (() => Promise<TaskRecord>)> {
+    const task = known ?? (await (reading ?? this.#ctx.records.getTask(id)));
     if (!task || TERMINAL_STATUSES.has(task.status)) {
       this.#schedule.forget(id);
       return task;
@@ -86,7 +94,7 @@ export class TaskLooks {
       return task;
     }
     this.#slots.recovered(channel);
-    return this.#verdicts.settle(task, outcome.value, channel);
+    return () => this.#verdicts.settle(task, outcome.value, channel);
   }
 
   /** One batch look at several tasks of a channel; gives what became of each. */
@@ -102,7 +110,8 @@ export class TaskLooks {
       resolvers.get(id)?.(t);
     };
     try {
-      await this.#slots.withSlot(channel.name, async () => {
+      // As for one look, the slot covers the read and the vendor's answer; the writes come after it.
+      const verdicts = await this.#slots.withSlot(channel.name, async (): Promise<(() => Promise<void>) | null> => {
         const now = this.#ctx.now();
         const tasks: TaskRecord[] = [];
         const rare: Promise<void>[] = [];
@@ -111,7 +120,7 @@ export class TaskLooks {
           found = await this.#ctx.deps.store.getTasks(ids);
         } catch (err) {
           for (const id of ids) this.#lookFailed(id, channel.name, err);
-          return;
+          return null;
         }
         for (const t of found) {
           if (TERMINAL_STATUSES.has(t.status)) {
@@ -132,33 +141,36 @@ export class TaskLooks {
           }
         }
         await Promise.all(rare);
-        if (tasks.length === 0) return;
+        if (tasks.length === 0) return null;
         this.#ctx.stats.batchQueries++;
         for (const t of tasks) this.#tasks.looked(t.id, now);
         const outcome = await queryBatch(protocol, batch, channel, this.#ctx.deps.pools, tasks, this.#ctx.deps.clock());
         if (!outcome.ok) {
           this.#verdicts.trouble(channel, outcome, tasks);
-          return;
+          return null;
         }
         this.#slots.recovered(channel);
-        await Promise.all(
-          tasks.map(async (t) => {
-            const u = t.upstreamId === null ? undefined : outcome.value.get(t.upstreamId);
-            if (!u) {
-              this.#schedule.again(t);
-              resolve(t.id, t);
-              return;
-            }
-            resolve(
-              t.id,
-              await this.#verdicts.settle(t, u, channel).catch((err: unknown) => {
-                this.#lookFailed(t.id, t.channel, err);
-                return t;
-              }),
-            );
-          }),
-        );
+        return async () => {
+          await Promise.all(
+            tasks.map(async (t) => {
+              const u = t.upstreamId === null ? undefined : outcome.value.get(t.upstreamId);
+              if (!u) {
+                this.#schedule.again(t);
+                resolve(t.id, t);
+                return;
+              }
+              resolve(
+                t.id,
+                await this.#verdicts.settle(t, u, channel).catch((err: unknown) => {
+                  this.#lookFailed(t.id, t.channel, err);
+                  return t;
+                }),
+              );
+            }),
+          );
+        };
       });
+      await verdicts?.();
     } finally {
       for (const id of ids) resolve(id, null);
     }

@@ -125,7 +125,7 @@ export function patchFor(task: TaskRecord, u: TaskUpdate, now: number): TaskPatc
  * fresh record is read and the update applied again to it (so a terminal state set meanwhile
  * wins, and a refund is never paid twice). Returns the record as it now stands.
  */
-export async function applyUpdate(store: Store, task: TaskRecord, update: TaskUpdate, now: number): Promise<TaskRecord> {
+export async function applyUpdate(store: Pick<Store, 'getTask' | 'updateTask'>, task: TaskRecord, update: TaskUpdate, now: number): Promise<TaskRecord> {
   let current = task;
   for (let attempt = 0; attempt < 5; attempt++) {
     const patch = patchFor(current, update, now);

@@ -36,7 +36,7 @@ export class TaskVerdicts {
       this.#schedule.again(task);
       return task;
     }
-    const next = await applyUpdate(this.#ctx.deps.store, task, verdict, now);
+    const next = await applyUpdate(this.#ctx.records, task, verdict, now);
     if (next !== task) this.#ctx.stats.updates++;
     if (TERMINAL_STATUSES.has(next.status)) this.#schedule.forget(next.id);
     else this.#schedule.again(next);
@@ -84,7 +84,7 @@ export class TaskVerdicts {
     };
     if (interrupted) {
       // A submission is confirmed by status change, not by the update rule: move it here directly.
-      const done = await this.#ctx.deps.store.updateTask(task.id, task.version, {
+      const done = await this.#ctx.records.updateTask(task.id, task.version, {
         status: 'failed',
         error: update.error,
         completedAt: now,
@@ -93,7 +93,7 @@ export class TaskVerdicts {
       });
       return done ?? task;
     }
-    return applyUpdate(this.#ctx.deps.store, task, update, now);
+    return applyUpdate(this.#ctx.records, task, update, now);
   }
 
   /** When a `submitting` record can no longer be a submission under way (see ./cut-off.ts). */
@@ -125,7 +125,7 @@ export class TaskVerdicts {
       }
       if (found.value) {
         const patch = patchFor(task, { ...found.value, lost: false, status: found.value.status ?? 'queued' }, now);
-        const next = await this.#ctx.deps.store.updateTask(task.id, task.version, { ...patch, upstreamId: found.value.id, updatedAt: now });
+        const next = await this.#ctx.records.updateTask(task.id, task.version, { ...patch, upstreamId: found.value.id, updatedAt: now });
         if (!next) {
           this.#schedule.again(task);
           return task;

@@ -295,6 +295,7 @@ describe('poller', () => {
       getTask: (id) => (away ? refuse() : base.getTask(id)),
       getTasks: (ids) => (away ? refuse() : base.getTasks(ids)),
       updateTask: (id, version, patch) => (away ? refuse() : base.updateTask(id, version, patch)),
+      updateTasks: (writes) => (away ? refuse() : base.updateTasks(writes)),
     };
     const r = await rig({ interval_ms: 100, stale_ms: 3_600_000 }, store);
     try {

@@ -4,6 +4,7 @@ import { onlyRow, PATCH_COLUMNS, toLedger, toTask, type LedgerRow, type TaskRow 
 import type { Database } from './database.js';
 import { giveBackBudget } from '../budget-sql.js';
 import { debitBudget, GIVE_BACK, ledgerOf, spendParams, spendSql, type LedgerListeners } from './ledger-sql.js';
+import { updateTasksMethod } from './task-batch.js';
 
 const UNFINISHED = "status IN ('submitting', 'queued', 'in_progress')";
 
@@ -120,6 +121,7 @@ export function taskMethods(db: Database, listeners: LedgerListeners, clock: () 
       listeners.tell(written);
       return task;
     },
+    updateTasks: updateTasksMethod(db, listeners, clock),
     async abortTask(id, version) {
       const row = onlyRow((await db.query<LedgerRow & { ok: number }>(ABORT, [id, version, clock()])).rows);
       listeners.tell(ledgerOf(row));
