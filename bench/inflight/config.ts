@@ -35,9 +35,7 @@ export function inflightConfig(dir: string, clients: number): number {
       lines.push(
         `  - name: zeta-images-bench-${k}`,
         '    profile: zeta-openai',
-        // biome-ignore lint/suspicious/noTemplateCurlyInString: the config's own variable syntax
         '    base_url: ${ZETA_BASE_URL}',
-        // biome-ignore lint/suspicious/noTemplateCurlyInString: the config's own variable syntax
         '    secrets: { key: "${ZETA_API_KEY}" }',
         '    groups: [default]',
         '    models: [zeta-image-1]',
