@@ -16,7 +16,9 @@ export interface InflightTarget {
   readonly origin: string;
   readonly path: string;
   readonly headers: Readonly<Record<string, string>>;
-  readonly body: string;
+  /** Client i sends body i (modulo the count) and its vendor answers after delays[i] ms. */
+  readonly bodies: readonly string[];
+  readonly delays: readonly number[];
 }
 
 /** How many, how long. */
@@ -43,6 +45,8 @@ export interface InflightResult {
   readonly windowMs: number;
   /** Latencies, in ms ascending, of the requests sent in the window that got a good answer. */
   readonly latencies: Float64Array;
+  /** The same requests' latency beyond their vendor's delay (what the path added), ascending. */
+  readonly excess: Float64Array;
   /** The most requests in flight at once, seen by the load generator. */
   readonly maxInFlight: number;
   /** Failures by kind over the whole run ("HTTP 502", "UND_ERR_HEADERS_TIMEOUT", …). */
@@ -63,6 +67,7 @@ export async function runInflight(target: InflightTarget, opts: InflightOptions)
   });
   const headers = { 'content-type': 'application/json', ...target.headers };
   const latencies: number[] = [];
+  const excess: number[] = [];
   const errors = new Map<string, number>();
   let firstError: string | undefined;
   let phase: 'before' | 'window' | 'done' = 'before';
@@ -80,13 +85,15 @@ export async function runInflight(target: InflightTarget, opts: InflightOptions)
 
   async function client(i: number): Promise<void> {
     await sleep((i * opts.rampMs) / opts.clients);
+    const body = target.bodies[i % target.bodies.length]!;
+    const delay = target.delays[i % target.delays.length]!;
     while (!over()) {
       const started = performance.now();
       const timed = phase === 'window';
       inFlight++;
       if (inFlight > maxInFlight) maxInFlight = inFlight;
       try {
-        const res = await pool.request({ method: 'POST', path: target.path, headers, body: target.body });
+        const res = await pool.request({ method: 'POST', path: target.path, headers, body });
         const text = await res.body.text();
         const ended = performance.now();
         if (res.statusCode !== 200 || !opts.isGood(text)) {
@@ -94,7 +101,10 @@ export async function runInflight(target: InflightTarget, opts: InflightOptions)
           continue;
         }
         if (phase === 'window') completed++;
-        if (timed) latencies.push(ended - started);
+        if (timed) {
+          latencies.push(ended - started);
+          excess.push(ended - started - delay);
+        }
       } catch (err) {
         const e = err as { code?: string; name?: string; message?: string };
         fail(e.code ?? e.name ?? 'Error', e.message ?? String(err));
@@ -122,5 +132,5 @@ export async function runInflight(target: InflightTarget, opts: InflightOptions)
     clearTimeout(opening);
     await pool.close();
   }
-  return { completed, windowMs: windowEnd - windowStart, latencies: Float64Array.from(latencies).sort(), maxInFlight, errors, firstError };
+  return { completed, windowMs: windowEnd - windowStart, latencies: Float64Array.from(latencies).sort(), excess: Float64Array.from(excess).sort(), maxInFlight, errors, firstError };
 }

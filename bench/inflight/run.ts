@@ -12,7 +12,7 @@
  *        [--duration S] [--profile] [--quick]   (see bench/README.md)
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { request } from 'undici';
@@ -22,7 +22,7 @@ import { boundedNumber, parseBenchArgs } from '../args.js';
 import { jsonLines, startChild, waitForLine, stopChild, type Child } from '../overhead/children.js';
 import { percentile } from '../overhead/load.js';
 import { markWindow, probeArgs, readWindow } from '../overhead/probe-client.js';
-import { cpuMs, memory, watchPeak } from '../overhead/proc.js';
+import { cpuMs, machineCpuMs, memory, watchPeak } from '../overhead/proc.js';
 import { summariseProfile } from '../overhead/profile.js';
 import { f, grid } from '../overhead/report.js';
 import { SCENARIOS } from '../overhead/scenarios.js';
@@ -34,11 +34,14 @@ const USAGE = `usage: node dist/bench/inflight/run.js [options]
   --clients N       requests in flight: clients each sending its next request when the last is answered
                     (env BENCH_CLIENTS, default 2000, max 10000; cut to what the fd limit allows, and said so)
   --vendor-ms MS    the vendor answers after MS (env BENCH_VENDOR_MS, default 5000)
+  --spread P        each client's vendor delay is fixed, spread evenly over vendor-ms +/- P % (env BENCH_SPREAD,
+                    default 10; 0: every call waits exactly vendor-ms)
   --duration S      measured seconds per target (env BENCH_DURATION, default 4 vendor periods, at least 10)
   --quick           200 clients, a 1 s vendor, 5 s measured
   --profile         run the gateway under node --cpu-prof and print its hot spots
                     (env BENCH_PROFILE_DIR keeps the .cpuprofile there; otherwise it is deleted)
-  env BENCH_GATEWAY_NODE_ARGS  more node flags for the gateway (e.g. --trace-gc), space separated`;
+  env BENCH_GATEWAY_NODE_ARGS  more node flags for the gateway (e.g. --trace-gc), space separated
+  env BENCH_KEEP_LOGS=DIR      copy the children's logs there at the end`;
 
 const CLI = join(PROJECT_ROOT, 'dist/src/cli.js');
 const OVERHEAD = join(PROJECT_ROOT, 'dist/bench/overhead');
@@ -49,6 +52,8 @@ const FD_MARGIN = 64;
 interface Settings {
   readonly clients: number;
   readonly vendorMs: number;
+  /** Half the width of the spread of the vendor's delays, as a share of vendorMs. */
+  readonly spread: number;
   readonly durationMs: number;
   readonly profile: boolean;
 }
@@ -59,6 +64,7 @@ function settings(argv: string[]): Settings {
     {
       clients: { type: 'string' },
       'vendor-ms': { type: 'string' },
+      spread: { type: 'string' },
       duration: { type: 'string' },
       quick: { type: 'boolean' },
       profile: { type: 'boolean' },
@@ -73,6 +79,7 @@ function settings(argv: string[]): Settings {
   return {
     clients: Math.round(num('--clients', values.clients ?? env.BENCH_CLIENTS, quick ? 200 : 2000, 1, 10_000)),
     vendorMs,
+    spread: num('--spread', values.spread ?? env.BENCH_SPREAD, 10, 0, 50) / 100,
     durationMs: 1000 * num('--duration', values.duration ?? env.BENCH_DURATION, quick ? 5 : Math.max(10, (4 * vendorMs) / 1000), 1, 600),
     profile: values.profile === true,
   };
@@ -111,6 +118,9 @@ interface Row {
   readonly p50: number;
   readonly p99: number;
   readonly max: number;
+  /** Latency beyond the vendor's delay of each request: p50 and p99. */
+  readonly overP50: number;
+  readonly overP99: number;
   readonly maxInFlight: number;
   readonly cpuPerReq: number;
   readonly simCpuPerReq: number;
@@ -122,9 +132,22 @@ interface Row {
   readonly gcs: number;
   readonly gcP99Ms: number;
   readonly allocKbPerReq: number;
+  readonly loopBusy: number;
+  readonly loopDelayP99Ms: number;
+  /** Share of the window the load generator's own event loop was busy. */
+  readonly loadBusy: number;
+  /** Cores busy on the whole machine in the window, and those our processes (target, simulator, load) used. */
+  readonly machineCores: number;
+  readonly ourCores: number;
 }
 
-async function measure(t: Target, sim: Child, body: string, s: Settings, clients: number): Promise<Row> {
+/** What every client sends: its own vendor delay in the prompt, the same bytes to every target. */
+interface Load {
+  readonly bodies: readonly string[];
+  readonly delays: readonly number[];
+}
+
+async function measure(t: Target, sim: Child, load: Load, s: Settings, clients: number): Promise<Row> {
   const pid = t.child.pid;
   const idle = memory(pid).rss;
   const idleFds = fdCount(pid);
@@ -138,24 +161,40 @@ async function measure(t: Target, sim: Child, body: string, s: Settings, clients
   let cpu1 = 0;
   let sim1 = 0;
   let mark = 0;
+  let ownElu = performance.eventLoopUtilization();
+  let mach0 = machineCpuMs();
+  let own0 = process.cpuUsage();
+  let machineCores = NaN;
+  let ourCores = NaN;
+  let ownBusy = NaN;
   const result = await runInflight(
-    { origin: t.origin, path: IMAGES.path, headers: t.headers, body },
+    { origin: t.origin, path: IMAGES.path, headers: t.headers, ...load },
     {
       clients,
       rampMs: s.vendorMs,
       settleMs: Math.max(1000, s.vendorMs),
       durationMs: s.durationMs,
-      timeoutMs: s.vendorMs + 60_000,
+      timeoutMs: Math.max(...load.delays) + 60_000,
       isGood: IMAGES.isImage,
       onWindowStart: () => {
         cpu0 = cpuMs(pid);
         sim0 = cpuMs(sim.pid);
         markWindow(t.child);
+        ownElu = performance.eventLoopUtilization();
+        mach0 = machineCpuMs();
+        own0 = process.cpuUsage();
       },
       onWindowEnd: () => {
         cpu1 = cpuMs(pid);
         sim1 = cpuMs(sim.pid);
         mark = markWindow(t.child);
+        ownBusy = performance.eventLoopUtilization(ownElu).utilization;
+        const mach1 = machineCpuMs();
+        const wall = mach1.busy + mach1.idle + mach1.steal - (mach0.busy + mach0.idle + mach0.steal);
+        const cores = wall / s.durationMs;
+        machineCores = ((mach1.busy - mach0.busy) / wall) * cores;
+        const own = process.cpuUsage(own0);
+        ourCores = (cpu1 - cpu0 + (t.child === sim ? 0 : sim1 - sim0) + (own.user + own.system) / 1000) / s.durationMs;
       },
     },
   );
@@ -173,6 +212,8 @@ async function measure(t: Target, sim: Child, body: string, s: Settings, clients
     p50: percentile(result.latencies, 0.5),
     p99: percentile(result.latencies, 0.99),
     max: result.latencies.at(-1) ?? NaN,
+    overP50: percentile(result.excess, 0.5),
+    overP99: percentile(result.excess, 0.99),
     maxInFlight: result.maxInFlight,
     cpuPerReq: (cpu1 - cpu0) / n,
     simCpuPerReq: (sim1 - sim0) / n,
@@ -184,6 +225,11 @@ async function measure(t: Target, sim: Child, body: string, s: Settings, clients
     gcs: heap.gcs,
     gcP99Ms: heap.gcP99Ms,
     allocKbPerReq: heap.allocatedBytes / 1024 / n,
+    loopBusy: heap.loopBusy ?? NaN,
+    loopDelayP99Ms: heap.loopDelayP99Ms ?? NaN,
+    loadBusy: ownBusy,
+    machineCores,
+    ourCores,
   };
 }
 
@@ -208,9 +254,19 @@ async function main(): Promise<number> {
   const profileDir = process.env.BENCH_PROFILE_DIR || join(tmp, 'profile');
   try {
     // The vendor's delay rides in the prompt (src/sim/faults.ts, `slow-headers`), so the three
-    // targets send the very same bytes and the simulator waits the same for each.
+    // targets get the very same bytes and the simulator waits the same for each. Each client has a
+    // delay of its own, spread evenly around vendor-ms (golden-ratio steps over the range): with one
+    // delay for all, a closed loop keeps every client in the phase it fell into, so any pause (a GC,
+    // the scheduler) bunches the requests it held up for the rest of the run, and later requests
+    // queue behind the bunch. Real vendors vary; this keeps arrivals steady. Latency is then judged
+    // beyond each request's own delay.
     const request0 = JSON.parse(IMAGES.body) as Record<string, unknown>;
-    const body = JSON.stringify({ ...request0, prompt: `${String(request0.prompt)} [sim:fault=slow-headers:${s.vendorMs}]` });
+    const delays = Array.from({ length: Math.min(s.clients, 1000) }, (_, i) =>
+      Math.round(s.vendorMs * (1 - s.spread + 2 * s.spread * ((i * 0.6180339887498949) % 1))),
+    );
+    const bodies = delays.map((ms) => JSON.stringify({ ...request0, prompt: `${String(request0.prompt)} [sim:fault=slow-headers:${ms}]` }));
+    const load: Load = { bodies, delays };
+    const body = bodies[0]!;
     const limit = fdLimit();
 
     const sim = startChild(
@@ -283,7 +339,7 @@ async function main(): Promise<number> {
     process.stdout.write(
       machineLine('bench/inflight') +
         `OpenAI images route (zeta-image-1, b64_json), a vendor answering after ${s.vendorMs} ms; ${clients} clients in a closed loop, ` +
-        `started over ${s.vendorMs} ms; per target ${s.vendorMs / 1000} s ramp + ${Math.max(1000, s.vendorMs) / 1000} s settle + ${s.durationMs / 1000} s measured\n` +
+        `started over ${s.vendorMs} ms, each with its own vendor delay in ${s.vendorMs} ms +/- ${f(100 * s.spread, 0)} %; per target ${s.vendorMs / 1000} s ramp + ${Math.max(1000, s.vendorMs) / 1000} s settle + ${s.durationMs / 1000} s measured\n` +
         `gateway: ${channels} zeta image channel(s) with max_connections 4096 (bench/inflight/config.ts: until the pool follows max_concurrency)\n` +
         `open files: limit ${limit} per process; a proxy holds ${idleFds} idle + 2 per request in flight, so at most ${allowed} in flight\n`,
     );
@@ -299,7 +355,7 @@ async function main(): Promise<number> {
     const rows: Row[] = [];
     for (const t of targets) {
       process.stderr.write(`bench/inflight: ${t.name}, ${clients} clients…\n`);
-      rows.push(await measure(t, sim, body, s, clients));
+      rows.push(await measure(t, sim, load, s, clients));
       // Let sockets close and the next target start from quiet.
       await new Promise((r) => setTimeout(r, 2000));
     }
@@ -332,13 +388,20 @@ async function main(): Promise<number> {
         f(r.p50, 1),
         f(r.p99, 1),
         f(r.max, 1),
-        r === direct ? '' : f(r.p50 - direct.p50, 1),
-        r === direct ? '' : f(r.p99 - direct.p99, 1),
+        f(r.overP50, 1),
+        f(r.overP99, 1),
+        r === direct ? '' : f(r.overP50 - direct.overP50, 1),
+        r === direct ? '' : f(r.overP99 - direct.overP99, 1),
         f(r.cpuPerReq, 3),
         f(r.simCpuPerReq, 3),
         f(r.allocKbPerReq, 1),
         String(r.gcs),
         f(r.gcP99Ms, 1),
+        `${f(100 * r.loopBusy, 0)} %`,
+        f(r.loopDelayP99Ms, 1),
+        `${f(100 * r.loadBusy, 0)} %`,
+        f(r.ourCores, 2),
+        f(r.machineCores, 2),
         f(r.idleMb, 0),
         f(r.peakMb, 0),
         f(r.kbPerInFlight, 1),
@@ -350,8 +413,8 @@ async function main(): Promise<number> {
 
     const failed = rows.reduce((n, r) => n + r.failed, 0);
     const ratio = gwRow.reqPerSec / passRow.reqPerSec;
-    const addedP50 = gwRow.p50 - direct.p50;
-    const addedP99 = gwRow.p99 - direct.p99;
+    const addedP50 = gwRow.overP50 - direct.overP50;
+    const addedP99 = gwRow.overP99 - direct.overP99;
     const lines = [
       `gateway / passthrough: req/s x${f(ratio, 3)}, CPU per request x${f(gwRow.cpuPerReq / passRow.cpuPerReq, 2)}, KB per request in flight x${f(gwRow.kbPerInFlight / passRow.kbPerInFlight, 2)}`,
       `targets (issue 30, item 2), ${clients} in flight, a ${s.vendorMs} ms vendor:`,
@@ -379,6 +442,8 @@ async function main(): Promise<number> {
     }
     return failed > 0 || rows.some((r) => r.completed === 0) ? 1 : 0;
   } finally {
+    // BENCH_KEEP_LOGS=DIR keeps the children's logs (the gateway's access lines) for a closer look.
+    if (process.env.BENCH_KEEP_LOGS) cpSync(tmp, process.env.BENCH_KEEP_LOGS, { recursive: true, filter: (src) => !src.includes('/config') && !src.endsWith('.db') });
     await cleanup();
   }
 }
