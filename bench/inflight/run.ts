@@ -100,6 +100,16 @@ function fdCount(pid: number): number {
   }
 }
 
+/** Read and write system calls a process has made so far (/proc/<pid>/io), NaN where unreadable. */
+function syscalls(pid: number): number {
+  try {
+    const io = readFileSync(`/proc/${pid}/io`, 'utf8');
+    return Number(/^syscr: (\d+)/m.exec(io)?.[1]) + Number(/^syscw: (\d+)/m.exec(io)?.[1]);
+  } catch {
+    return NaN;
+  }
+}
+
 /** One target of the run: where the load goes and which process does the work. */
 interface Target {
   readonly name: string;
@@ -139,6 +149,8 @@ interface Row {
   /** Cores busy on the whole machine in the window, and those our processes (target, simulator, load) used. */
   readonly machineCores: number;
   readonly ourCores: number;
+  /** Read and write system calls of the measured process per request (/proc/<pid>/io). */
+  readonly syscallsPerReq: number;
 }
 
 /** What every client sends: its own vendor delay in the prompt, the same bytes to every target. */
@@ -163,6 +175,8 @@ async function measure(t: Target, sim: Child, load: Load, s: Settings, clients: 
   let mark = 0;
   let ownElu = performance.eventLoopUtilization();
   let mach0 = machineCpuMs();
+  let sys0 = 0;
+  let sys1 = 0;
   let own0 = process.cpuUsage();
   let machineCores = NaN;
   let ourCores = NaN;
@@ -182,6 +196,7 @@ async function measure(t: Target, sim: Child, load: Load, s: Settings, clients: 
         markWindow(t.child);
         ownElu = performance.eventLoopUtilization();
         mach0 = machineCpuMs();
+        sys0 = syscalls(pid);
         own0 = process.cpuUsage();
       },
       onWindowEnd: () => {
@@ -189,6 +204,7 @@ async function measure(t: Target, sim: Child, load: Load, s: Settings, clients: 
         sim1 = cpuMs(sim.pid);
         mark = markWindow(t.child);
         ownBusy = performance.eventLoopUtilization(ownElu).utilization;
+        sys1 = syscalls(pid);
         const mach1 = machineCpuMs();
         const wall = mach1.busy + mach1.idle + mach1.steal - (mach0.busy + mach0.idle + mach0.steal);
         const cores = wall / s.durationMs;
@@ -230,6 +246,7 @@ async function measure(t: Target, sim: Child, load: Load, s: Settings, clients: 
     loadBusy: ownBusy,
     machineCores,
     ourCores,
+    syscallsPerReq: (sys1 - sys0) / n,
   };
 }
 
@@ -394,6 +411,7 @@ async function main(): Promise<number> {
         r === direct ? '' : f(r.overP99 - direct.overP99, 1),
         f(r.cpuPerReq, 3),
         f(r.simCpuPerReq, 3),
+        f(r.syscallsPerReq, 1),
         f(r.allocKbPerReq, 1),
         String(r.gcs),
         f(r.gcP99Ms, 1),
