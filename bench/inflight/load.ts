@@ -132,5 +132,13 @@ export async function runInflight(target: InflightTarget, opts: InflightOptions)
     clearTimeout(opening);
     await pool.close();
   }
-  return { completed, windowMs: windowEnd - windowStart, latencies: Float64Array.from(latencies).sort(), excess: Float64Array.from(excess).sort(), maxInFlight, errors, firstError };
+  return {
+    completed,
+    windowMs: windowEnd - windowStart,
+    latencies: Float64Array.from(latencies).sort(),
+    excess: Float64Array.from(excess).sort(),
+    maxInFlight,
+    errors,
+    firstError,
+  };
 }

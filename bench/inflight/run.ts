@@ -461,7 +461,8 @@ async function main(): Promise<number> {
     return failed > 0 || rows.some((r) => r.completed === 0) ? 1 : 0;
   } finally {
     // BENCH_KEEP_LOGS=DIR keeps the children's logs (the gateway's access lines) for a closer look.
-    if (process.env.BENCH_KEEP_LOGS) cpSync(tmp, process.env.BENCH_KEEP_LOGS, { recursive: true, filter: (src) => !src.includes('/config') && !src.endsWith('.db') });
+    if (process.env.BENCH_KEEP_LOGS)
+      cpSync(tmp, process.env.BENCH_KEEP_LOGS, { recursive: true, filter: (src) => !src.includes('/config') && !src.endsWith('.db') });
     await cleanup();
   }
 }
