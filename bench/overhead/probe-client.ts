@@ -16,6 +16,9 @@ export interface HeapWindow {
   readonly gcMs: number;
   readonly gcP99Ms: number;
   readonly gcMaxMs: number;
+  /** Share of the window the event loop was busy (0..1), and the p99 of its timers' lateness. */
+  readonly loopBusy?: number;
+  readonly loopDelayP99Ms?: number;
 }
 
 /** Node flags that preload the probe; put them before the script. */

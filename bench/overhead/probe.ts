@@ -11,12 +11,18 @@
  * are not counted. A GC's pause is its `cost`, the time between its prologue and epilogue on the
  * main thread (concurrent marking on helper threads is not a pause and is not in it).
  */
+import { monitorEventLoopDelay, performance as perf } from 'node:perf_hooks';
 import { GCProfiler, getHeapStatistics } from 'node:v8';
 
 let seq = 0;
 let profiler = new GCProfiler();
 let usedAtStart = getHeapStatistics().used_heap_size;
 let startedAt = performance.now();
+// How busy the event loop was in the window (a loop blocked in a system call counts as busy) and
+// how late its timers ran: where a request waits that is not the CPU's doing.
+let elu = perf.eventLoopUtilization();
+const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+loopDelay.enable();
 profiler.start();
 
 process.on('SIGUSR2', () => {
@@ -33,7 +39,11 @@ process.on('SIGUSR2', () => {
     // Nearest rank, as the benchmark's latency percentiles.
     gcP99Ms: pausesMs.length ? pausesMs[Math.ceil(0.99 * pausesMs.length) - 1] : 0,
     gcMaxMs: pausesMs.at(-1) ?? 0,
+    loopBusy: perf.eventLoopUtilization(elu).utilization,
+    loopDelayP99Ms: loopDelay.percentile(99) / 1e6,
   };
+  elu = perf.eventLoopUtilization();
+  loopDelay.reset();
   process.stdout.write(`${JSON.stringify(line)}\n`);
   profiler = new GCProfiler();
   usedAtStart = usedNow;
