@@ -14,6 +14,8 @@ export type WaitEnd = 'woken' | 'retry' | 'full' | 'timeout';
 
 interface Waiter {
   readonly end: (how: WaitEnd) => void;
+  /** Called when it becomes first in line: from then on it looks again every `retryMs`, if given. */
+  readonly first: () => void;
 }
 
 interface Line {
@@ -48,7 +50,7 @@ export class WaitLines {
    * replicas are given back elsewhere, unseen here, so the first in line looks again now and then.
    */
   wait(key: string, policy: QueuePolicy, leftMs: number, opts: { front?: boolean; retryMs?: number; signal?: AbortSignal } = {}): Promise<WaitEnd> {
-    if (leftMs <= 0) return Promise.resolve('timeout');
+    if (leftMs <= 0 || opts.signal?.aborted) return Promise.resolve('timeout');
     let line = this.#lines.get(key);
     if (!line) {
       line = { waiters: [], woken: 0 };
@@ -61,11 +63,17 @@ export class WaitLines {
     }
     const l = line;
     return new Promise<WaitEnd>((resolve) => {
+      const until = performance.now() + leftMs;
       let timer: NodeJS.Timeout | undefined;
       const onAbort = () => finish('timeout');
-      const waiter: Waiter = {
-        end: (how) => finish(how),
+      /** The timer: the wait's end, or sooner the next look when first in line with `retryMs`. */
+      const arm = (first: boolean) => {
+        clearTimeout(timer);
+        const left = until - performance.now();
+        const retry = first && opts.retryMs !== undefined && opts.retryMs < left;
+        timer = setTimeout(() => finish(retry ? 'retry' : 'timeout'), retry ? opts.retryMs : Math.max(0, left));
       };
+      const waiter: Waiter = { end: (how) => finish(how), first: () => arm(true) };
       const finish = (how: WaitEnd) => {
         const at = l.waiters.indexOf(waiter);
         if (at < 0) return;
@@ -74,12 +82,13 @@ export class WaitLines {
         opts.signal?.removeEventListener('abort', onAbort);
         if (how === 'woken') l.woken++;
         else this.#forget(key, l);
+        // The next one is first now: with slots shared across replicas it must look again too.
+        if (at === 0 && opts.retryMs !== undefined) l.waiters[0]?.first();
         resolve(how);
       };
       if (opts.front) l.waiters.unshift(waiter);
       else l.waiters.push(waiter);
-      const retry = opts.retryMs !== undefined && l.waiters[0] === waiter && opts.retryMs < leftMs;
-      timer = setTimeout(() => finish(retry ? 'retry' : 'timeout'), retry ? opts.retryMs : leftMs);
+      arm(l.waiters[0] === waiter);
       opts.signal?.addEventListener('abort', onAbort, { once: true });
     });
   }

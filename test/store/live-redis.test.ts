@@ -165,6 +165,32 @@ if (redisUrl) {
     if ('slot' in got && !('reason' in got.slot)) got.slot.done('success');
   });
 
+  test('when the first in a line leaves, the next one looks again in its place (a slot given back on another replica reaches it)', async () => {
+    const prefix = prefixes.next();
+    const base = loadConfigOrThrow(PROJECT_ROOT, { env: { ALPHA_BASE_URL: 'http://127.0.0.1:9', ALPHA_API_KEY: 'k' } });
+    const alpha = base.channelsByName.get('alpha-primary')!;
+    const channel = { ...alpha, maxConcurrency: 1, queue: { maxWaiting: 2, maxWaitMs: 60_000 } };
+    const snapshot: Snapshot = { ...base, channels: [channel], channelsByName: new Map([[channel.name, channel]]) };
+    const [one, two] = [
+      new RoutingState(new Metrics(), () => snapshot, Date.now, await open(prefix, 'one')),
+      new RoutingState(new Metrics(), () => snapshot, Date.now, await open(prefix, 'two')),
+    ];
+    const held = await one.enter(channel);
+    assert.ok(!('reason' in held));
+    // The first waiter gives up after 300 ms; the second would wait 30 s.
+    const first = two.enterWaiting(channel, performance.now() + 300);
+    await until('the first to wait', () => two.waiting('channel', channel.name) === 1);
+    const second = two.enterWaiting(channel, performance.now() + 30_000);
+    const gaveUp = await first;
+    assert.ok('refused' in gaveUp && gaveUp.refused === 'timeout');
+    held.done('success');
+    const started = performance.now();
+    const got = await second;
+    assert.ok('slot' in got && !('reason' in got.slot), 'the second took the slot one gave back');
+    assert.ok(performance.now() - started < 15_000, 'by looking again, not at the end of its wait');
+    if ('slot' in got && !('reason' in got.slot)) got.slot.done('success');
+  });
+
   test('redis away: operations answer "not shared" at once and are counted; when it is back, sharing resumes and a resync is signalled', async () => {
     const server = await privateRedis();
     after(() => server.stop());

@@ -69,4 +69,16 @@ describe('wait lines', () => {
     assert.equal(routing.waiting('channel', channel.name), 0);
     held.done('success');
   });
+
+  it('a client already gone does not take a place in line', async () => {
+    const { routing, channel } = state(1);
+    const held = await routing.enter(channel);
+    assert.ok(isSlot(held));
+    const gone = new AbortController();
+    gone.abort();
+    const waited = await routing.enterWaiting(channel, performance.now() + 10_000, gone.signal);
+    assert.ok('refused' in waited && waited.refused === 'timeout');
+    assert.equal(routing.waiting('channel', channel.name), 0);
+    held.done('success');
+  });
 });
