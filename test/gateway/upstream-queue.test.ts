@@ -20,6 +20,13 @@ async function metric(g: Routed, series: string): Promise<number> {
   return line ? Number(line.slice(series.length + 1)) : 0;
 }
 
+/** A slow request that has taken the only slot of channel `one`: resolves once it holds it, with its answer still to come (wrapped: a promise returned bare would be awaited too). */
+async function holdingTheSlot(g: Routed, ms: number): Promise<{ answer: Promise<{ status: number }> }> {
+  const answer = slow(g, ms);
+  await until('the slot to be taken', async () => (await g.admin('/admin/channels')).json.channels[0].inflight === 1);
+  return { answer };
+}
+
 const channelWaiting = async (g: Routed, name = 'one') => (await g.admin('/admin/channels')).json.channels.find((c: any) => c.name === name).waiting;
 
 describe('the queue of a channel at its max_concurrency', () => {
@@ -27,8 +34,7 @@ describe('the queue of a channel at its max_concurrency', () => {
     const a = await alpha();
     const g = await routed(channel('one', 'alpha-native', a, [IMAGE], 'max_concurrency: 1'));
     after(() => g.close());
-    const first = slow(g, 1500);
-    await until('the slot to be taken', async () => (await g.admin('/admin/channels')).json.channels[0].inflight === 1);
+    const { answer: first } = await holdingTheSlot(g, 1500);
     const second = g.post(IMAGE_PATH, imageBody());
     await until('the second request to wait in line', async () => (await channelWaiting(g)) === 1);
     assert.equal(await metric(g, 'gateway_upstream_queue_length{scope="channel",name="one"}'), 1);
@@ -45,8 +51,7 @@ describe('the queue of a channel at its max_concurrency', () => {
     const a = await alpha();
     const g = await routed(channel('one', 'alpha-native', a, [IMAGE], 'max_concurrency: 1\nqueue: { max_waiting: 1 }'));
     after(() => g.close());
-    const first = slow(g, 1500);
-    await until('the slot to be taken', async () => (await g.admin('/admin/channels')).json.channels[0].inflight === 1);
+    const { answer: first } = await holdingTheSlot(g, 1500);
     const second = g.post(IMAGE_PATH, imageBody());
     await until('the line to be full', async () => (await channelWaiting(g)) === 1);
     const third = await g.post(IMAGE_PATH, imageBody());
@@ -65,8 +70,7 @@ describe('the queue of a channel at its max_concurrency', () => {
     const a = await alpha();
     const g = await routed(channel('one', 'alpha-native', a, [IMAGE], 'max_concurrency: 1\nqueue: { max_wait_ms: 200 }'));
     after(() => g.close());
-    const first = slow(g, 3000);
-    await until('the slot to be taken', async () => (await g.admin('/admin/channels')).json.channels[0].inflight === 1);
+    const { answer: first } = await holdingTheSlot(g, 3000);
     const started = performance.now();
     const second = await g.post(IMAGE_PATH, imageBody());
     assert.ok(performance.now() - started >= 190, 'it waited for its slot first');
@@ -108,8 +112,7 @@ describe('the queue of a channel at its max_concurrency', () => {
     const a = await alpha();
     const g = await routed(channel('one', 'alpha-native', a, [IMAGE], 'max_concurrency: 1\nqueue: { max_waiting: 1 }'));
     after(() => g.close());
-    const first = slow(g, 1500);
-    await until('the slot to be taken', async () => (await g.admin('/admin/channels')).json.channels[0].inflight === 1);
+    const { answer: first } = await holdingTheSlot(g, 1500);
     const gone = new AbortController();
     const leaving = fetch(`${g.url}${IMAGE_PATH}`, {
       method: 'POST',

@@ -14,7 +14,7 @@ import { Metrics } from '../../src/metrics/metrics.js';
 import { loadConfigOrThrow } from '../../src/config/load.js';
 import { PROJECT_ROOT } from '../../src/config/paths.js';
 import { RoutingState } from '../../src/routing/routing-state.js';
-import type { Snapshot } from '../../src/config/snapshot.js';
+import type { CompiledChannel, Snapshot } from '../../src/config/snapshot.js';
 import { privateRedis, redisPrefixes, serviceUrl } from '../helpers/services.js';
 import { until } from '../helpers/until.js';
 import { runCli } from '../helpers/process.js';
@@ -123,16 +123,23 @@ if (redisUrl) {
     );
   });
 
-  test('redis: two routing states share a channel limit, and a breaker opened on one opens on the other', async () => {
+  /** Two replicas' routing states over one Redis prefix, serving the alpha channel changed by `patch`. */
+  const twoReplicas = async (patch: (alpha: CompiledChannel) => Partial<CompiledChannel>) => {
     const prefix = prefixes.next();
     const base = loadConfigOrThrow(PROJECT_ROOT, { env: { ALPHA_BASE_URL: 'http://127.0.0.1:9', ALPHA_API_KEY: 'k' } });
     const alpha = base.channelsByName.get('alpha-primary')!;
-    const channel = { ...alpha, maxConcurrency: 1, breaker: { ...alpha.breaker, enabled: true, consecutiveFailures: 1, cooldownMs: 60_000 } };
+    const channel: CompiledChannel = { ...alpha, ...patch(alpha) };
     const snapshot: Snapshot = { ...base, channels: [channel], channelsByName: new Map([[channel.name, channel]]) };
-    const [one, two] = [
-      new RoutingState(new Metrics(), () => snapshot, Date.now, await open(prefix, 'one')),
-      new RoutingState(new Metrics(), () => snapshot, Date.now, await open(prefix, 'two')),
-    ];
+    const one = new RoutingState(new Metrics(), () => snapshot, Date.now, await open(prefix, 'one'));
+    const two = new RoutingState(new Metrics(), () => snapshot, Date.now, await open(prefix, 'two'));
+    return { channel, one, two };
+  };
+
+  test('redis: two routing states share a channel limit, and a breaker opened on one opens on the other', async () => {
+    const { channel, one, two } = await twoReplicas((alpha) => ({
+      maxConcurrency: 1,
+      breaker: { ...alpha.breaker, enabled: true, consecutiveFailures: 1, cooldownMs: 60_000 },
+    }));
     const slot = await one.enter(channel);
     assert.ok(!('reason' in slot));
     assert.deepEqual(await two.enter(channel), { reason: 'saturated' }, 'max_concurrency 1 across both');
@@ -144,15 +151,7 @@ if (redisUrl) {
   });
 
   test("a request waiting in a channel's line on one replica gets the slot another replica gives back (the first in line looks again)", async () => {
-    const prefix = prefixes.next();
-    const base = loadConfigOrThrow(PROJECT_ROOT, { env: { ALPHA_BASE_URL: 'http://127.0.0.1:9', ALPHA_API_KEY: 'k' } });
-    const alpha = base.channelsByName.get('alpha-primary')!;
-    const channel = { ...alpha, maxConcurrency: 1, queue: { maxWaiting: 1, maxWaitMs: 10_000 } };
-    const snapshot: Snapshot = { ...base, channels: [channel], channelsByName: new Map([[channel.name, channel]]) };
-    const [one, two] = [
-      new RoutingState(new Metrics(), () => snapshot, Date.now, await open(prefix, 'one')),
-      new RoutingState(new Metrics(), () => snapshot, Date.now, await open(prefix, 'two')),
-    ];
+    const { channel, one, two } = await twoReplicas(() => ({ maxConcurrency: 1, queue: { maxWaiting: 1, maxWaitMs: 10_000 } }));
     const held = await one.enter(channel);
     assert.ok(!('reason' in held));
     const waiting = two.enterWaiting(channel, performance.now() + 10_000);
@@ -166,15 +165,7 @@ if (redisUrl) {
   });
 
   test('when the first in a line leaves, the next one looks again in its place (a slot given back on another replica reaches it)', async () => {
-    const prefix = prefixes.next();
-    const base = loadConfigOrThrow(PROJECT_ROOT, { env: { ALPHA_BASE_URL: 'http://127.0.0.1:9', ALPHA_API_KEY: 'k' } });
-    const alpha = base.channelsByName.get('alpha-primary')!;
-    const channel = { ...alpha, maxConcurrency: 1, queue: { maxWaiting: 2, maxWaitMs: 60_000 } };
-    const snapshot: Snapshot = { ...base, channels: [channel], channelsByName: new Map([[channel.name, channel]]) };
-    const [one, two] = [
-      new RoutingState(new Metrics(), () => snapshot, Date.now, await open(prefix, 'one')),
-      new RoutingState(new Metrics(), () => snapshot, Date.now, await open(prefix, 'two')),
-    ];
+    const { channel, one, two } = await twoReplicas(() => ({ maxConcurrency: 1, queue: { maxWaiting: 2, maxWaitMs: 60_000 } }));
     const held = await one.enter(channel);
     assert.ok(!('reason' in held));
     // The first waiter gives up after 300 ms; the second would wait 30 s.
