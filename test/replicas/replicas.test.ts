@@ -82,6 +82,7 @@ channels:
     groups: [gated]
     models: [alpha-3-pro-image-preview]
     max_concurrency: 2
+    queue: { max_waiting: 0 }
 `,
       );
       redis = await privateRedis();
@@ -146,7 +147,7 @@ channels:
       }
     }
 
-    test('max_concurrency 2 holds across the replicas: two calls reach the vendor, the rest are refused 429', async () => {
+    test('max_concurrency 2 holds across the replicas: two calls reach the vendor, the rest are refused 429 (no queue)', async () => {
       const { key } = token(['--group', 'gated']);
       const answers: Response[] = [];
       const all = replicas.flatMap((r) => [0, 1].map(() => generate(r.base, key).then((res) => (answers.push(res), res))));

@@ -37,7 +37,7 @@ test("a route's allowed request headers are what it reads: its key's header, the
   // Nothing beyond the headers some stage of the gateway reads (src/pipeline/authenticate.ts,
   // src/http/read-json.ts, src/http/request-id.ts, src/operations/vendor-file.ts) and the key headers routes.yaml names.
   const keyHeaders = snapshot.routes.flatMap((r) => r.keySources.flatMap((s) => (s.from === 'header' ? [s.name.toLowerCase()] : [])));
-  const read = new Set(['authorization', 'content-type', 'content-encoding', 'x-request-id', 'traceparent', 'tracestate', 'range', ...keyHeaders]);
+  const read = new Set(['authorization', 'content-type', 'content-encoding', 'x-request-id', 'traceparent', 'tracestate', 'range', 'if-range', ...keyHeaders]);
   for (const h of every) assert.ok(read.has(h), `${h} is read by the gateway`);
   assert.ok(keyHeaders.length > 0, 'the shipped routes take a key in a header of their own (x-goog-api-key)');
   for (const route of snapshot.routes) {
