@@ -11,9 +11,8 @@
  * `{"ready":"passthrough","url":…}`.
  */
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { pipeline } from 'node:stream/promises';
-import { Pool } from 'undici';
+import { passthroughPool, serve } from '../passthrough-common.js';
 
 const upstream = process.env.BENCH_VENDOR_URL;
 const key = process.env.BENCH_VENDOR_KEY;
@@ -21,14 +20,7 @@ if (!upstream || !key) {
   process.stderr.write('passthrough: BENCH_VENDOR_URL and BENCH_VENDOR_KEY are required\n');
   process.exit(2);
 }
-// Same pool settings as the gateway's (src/upstream/pools.ts).
-const connections = process.env.BENCH_UPSTREAM_CONNECTIONS;
-const pool = new Pool(upstream, {
-  connections: connections ? Number(connections) : null,
-  keepAliveTimeout: 4_000,
-  keepAliveTimeoutThreshold: 2_000,
-  pipelining: 1,
-});
+const pool = passthroughPool(upstream);
 const PASSED = ['content-type', 'content-length', 'content-range', 'accept-ranges', 'etag', 'last-modified'];
 
 const server = createServer((req, res) => {
@@ -60,19 +52,4 @@ const server = createServer((req, res) => {
       } else res.destroy();
     });
 });
-server.keepAliveTimeout = 65_000;
-server.listen(0, '127.0.0.1', () => {
-  const { port } = server.address() as AddressInfo;
-  process.stdout.write(`${JSON.stringify({ ready: 'passthrough', url: `http://127.0.0.1:${port}` })}\n`);
-});
-
-const stop = (): void => {
-  server.close();
-  server.closeAllConnections();
-  pool.destroy().then(
-    () => process.exit(0),
-    () => process.exit(1),
-  );
-};
-process.once('SIGTERM', stop);
-process.once('SIGINT', stop);
+serve(server, pool, 'destroy');

@@ -14,8 +14,8 @@
  * as the gateway's pools since issue 30). Prints `{"url":…}` when ready.
  */
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { Pool, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { passthroughPool, serve } from '../passthrough-common.js';
 
 const upstream = process.env.BENCH_SIM_URL;
 const authHeader = process.env.BENCH_AUTH_HEADER;
@@ -25,15 +25,7 @@ if (!upstream || !authHeader || !authValue) {
   process.stderr.write('passthrough: BENCH_SIM_URL, BENCH_AUTH_HEADER and BENCH_AUTH_VALUE are required\n');
   process.exit(2);
 }
-// Same pool settings as the gateway's (src/upstream/pools.ts), so the baseline differs only by
-// what the gateway does per request.
-const connections = process.env.BENCH_UPSTREAM_CONNECTIONS;
-const pool = new Pool(upstream, {
-  connections: connections ? Number(connections) : null,
-  keepAliveTimeout: 4_000,
-  keepAliveTimeoutThreshold: 2_000,
-  pipelining: 1,
-});
+const pool = passthroughPool(upstream);
 
 const server = createServer((req, res) => {
   const chunks: Buffer[] = [];
@@ -60,19 +52,4 @@ const server = createServer((req, res) => {
       });
   });
 });
-server.keepAliveTimeout = 65_000;
-server.listen(0, '127.0.0.1', () => {
-  const { port } = server.address() as AddressInfo;
-  process.stdout.write(`${JSON.stringify({ ready: 'passthrough', url: `http://127.0.0.1:${port}` })}\n`);
-});
-
-const stop = (): void => {
-  server.close();
-  server.closeAllConnections();
-  pool.close().then(
-    () => process.exit(0),
-    () => process.exit(1),
-  );
-};
-process.once('SIGTERM', stop);
-process.once('SIGINT', stop);
+serve(server, pool, 'close');

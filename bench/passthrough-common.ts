@@ -1,0 +1,41 @@
+/**
+ * What the benchmarks' bare pass-throughs (bench/overhead, bench/download) share: the vendor pool,
+ * made with the gateway's own pool settings so the baseline differs only by what the gateway does
+ * per request, and the server's start and stop as the runners expect them.
+ */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Pool } from 'undici';
+import { keepAliveMs } from '../src/config/compile-limits.js';
+import { poolOptions } from '../src/upstream/pools.js';
+
+/** A pool to `upstream` as the gateway makes one for a channel with default settings; BENCH_UPSTREAM_CONNECTIONS bounds it (unset: no bound, as the gateway's). */
+export function passthroughPool(upstream: string): Pool {
+  const connections = process.env.BENCH_UPSTREAM_CONNECTIONS;
+  return new Pool(upstream, {
+    ...poolOptions({ timeouts: { connectMs: 10_000, headersMs: 120_000, bodyMs: 120_000 }, keepAliveMs: keepAliveMs(undefined) }),
+    connections: connections ? Number(connections) : null,
+  });
+}
+
+/**
+ * Listens on a free loopback port and prints `{"ready":"passthrough","url":…}`; on SIGTERM or
+ * SIGINT stops taking requests and ends the pool (`destroy`: at once, cutting the calls in flight).
+ */
+export function serve(server: Server, pool: Pool, end: 'close' | 'destroy'): void {
+  server.keepAliveTimeout = 65_000;
+  server.listen(0, '127.0.0.1', () => {
+    const { port } = server.address() as AddressInfo;
+    process.stdout.write(`${JSON.stringify({ ready: 'passthrough', url: `http://127.0.0.1:${port}` })}\n`);
+  });
+  const stop = (): void => {
+    server.close();
+    server.closeAllConnections();
+    pool[end]().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}
