@@ -163,6 +163,7 @@ export class RoutingState {
     signal: AbortSignal | undefined,
     take: (fromLine: boolean) => Promise<T | null>,
   ): Promise<Waited<T>> {
+    const scope = key.slice(0, key.indexOf(':'));
     const start = performance.now();
     const until = Math.min(deadline, start + policy.maxWaitMs);
     let front = false;
@@ -173,8 +174,8 @@ export class RoutingState {
           : await this.#lines.wait(key, policy, until - performance.now(), { front, signal, retryMs: this.#shared.up ? SHARED_LOOK_MS : undefined });
       const waitedMs = performance.now() - start;
       if (end === 'full' || end === 'timeout') {
-        this.#metrics.upstreamQueueRefused.inc({ scope: key.slice(0, key.indexOf(':')), reason: end });
-        if (end === 'timeout') this.#metrics.upstreamQueueWait.observe({ scope: key.slice(0, key.indexOf(':')), outcome: 'timeout' }, waitedMs / 1000);
+        this.#metrics.upstreamQueueRefused.inc({ scope, reason: end });
+        if (end === 'timeout') this.#metrics.upstreamQueueWait.observe({ scope, outcome: 'timeout' }, waitedMs / 1000);
         return { refused: end, waitedMs };
       }
       let slot: T | null;
@@ -184,7 +185,7 @@ export class RoutingState {
         if (end === 'woken') this.#lines.claimed(key);
       }
       if (slot !== null) {
-        this.#metrics.upstreamQueueWait.observe({ scope: key.slice(0, key.indexOf(':')), outcome: 'served' }, waitedMs / 1000);
+        this.#metrics.upstreamQueueWait.observe({ scope, outcome: 'served' }, waitedMs / 1000);
         return { slot, waitedMs };
       }
       // Taken on another replica meanwhile: back to the front, and let the next one look too.
