@@ -13,7 +13,7 @@ const missing = browserMissing();
 
 describe('admin console: Tokens', { skip: missing ?? false }, () => {
   const c = consoleSession();
-  const { admin, open, shot } = c;
+  const { admin, open, shot, submit } = c;
 
   /** Tokens page on one token's panel, once drawn. */
   async function manage(page: Page, id: string): Promise<void> {
@@ -170,7 +170,7 @@ describe('admin console: Tokens', { skip: missing ?? false }, () => {
     assert.equal((await admin('GET', `/admin/tokens/${token.id}`)).json.name, 'console renamed');
 
     await page.getByLabel(`grace of ${token.id}`).selectOption({ label: '24 hours' });
-    await page.getByRole('button', { name: 'Rotate' }).click();
+    await submit(page, 'Rotate');
     const second = (await page.getByTestId('key').textContent()) ?? '';
     assert.notEqual(second, first);
     await page
@@ -181,7 +181,7 @@ describe('admin console: Tokens', { skip: missing ?? false }, () => {
     assert.equal((await models(second)).status, 200, 'the new key works');
 
     await page.getByLabel(`grace of ${token.id}`).selectOption({ value: '0' });
-    await page.getByRole('button', { name: 'Rotate' }).click();
+    await submit(page, 'Rotate');
     await page
       .getByTestId('new-key')
       .getByText(/the old key no longer works/)
@@ -192,14 +192,14 @@ describe('admin console: Tokens', { skip: missing ?? false }, () => {
     assert.equal((await models(third)).status, 200);
 
     await page.getByLabel(`allowed addresses of ${token.id}`).fill('203.0.113.0/24, 2001:db8::/32');
-    await page.getByRole('button', { name: 'Set addresses' }).click();
-    await until('the addresses to be set', async () => (await admin('GET', `/admin/tokens/${token.id}`)).json.allowed_ips?.length === 2);
+    await submit(page, 'Set addresses');
+    assert.equal((await admin('GET', `/admin/tokens/${token.id}`)).json.allowed_ips?.length, 2, 'the addresses are set');
     const elsewhere = await models(third);
     assert.equal(elsewhere.status, 403, 'a request from 127.0.0.1 is not from the allowed addresses');
     assert.equal(((await elsewhere.json()) as any).error.code, 'ip_not_allowed');
     await page.getByLabel(`allowed addresses of ${token.id}`).fill('127.0.0.1');
-    await page.getByRole('button', { name: 'Set addresses' }).click();
-    await until('the loopback address to be allowed', async () => (await models(third)).status === 200);
+    await submit(page, 'Set addresses');
+    assert.equal((await models(third)).status, 200, 'the loopback address is allowed');
     await shot(page, 'token-panel');
 
     await page.getByRole('button', { name: 'Delete', exact: true }).click();

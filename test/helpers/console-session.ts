@@ -37,6 +37,11 @@ export interface ConsoleSession {
   open(hash: string): Promise<Page>;
   /** A screenshot of the whole page in test-output/console/<name>.png. */
   shot(page: Page, name: string): Promise<Buffer>;
+  /**
+   * Clicks the button and waits for the page the action draws again: a field filled before that
+   * redraw lands would be replaced by the old answer's (a race seen in CI).
+   */
+  submit(page: Page, button: string): Promise<void>;
 }
 
 export function consoleSession(): ConsoleSession {
@@ -120,5 +125,11 @@ export function consoleSession(): ConsoleSession {
       return page;
     },
     shot: (page, name) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true }),
+    async submit(page, button) {
+      // The heading is drawn anew with each page: the old one marked, a fresh one means the redraw landed.
+      await page.locator('main > h1').evaluate((e) => e.setAttribute('data-drawn-before', ''));
+      await page.getByRole('button', { name: button, exact: true }).click();
+      await page.locator('main[aria-busy="false"] > h1:not([data-drawn-before])').waitFor();
+    },
   };
 }

@@ -330,6 +330,16 @@ channels:
 
     for (const mode of ['fast', 'immediate'] as const) {
       test(`PostgreSQL stopped (${mode}) and started again: 503 store_unavailable meanwhile, /readyz 503, one log line each way, service back within seconds`, async () => {
+        // The resets before may have left a replica counting the store away (its guard asks again
+        // each second): the stop below is one outage only once every replica has said it is back.
+        for (const r of replicas)
+          await until(
+            `${r.id} to count the store up before it stops`,
+            async () =>
+              /^gateway_store_up 1$/m.test(await (await admin(r.base, '/metrics')).text()) &&
+              count(r.proc.output(), 'store unreachable') === count(r.proc.output(), 'store reachable again'),
+            10_000,
+          );
         phase = `stop-${mode}`;
         const downLines = replicas.map((r) => count(r.proc.output(), 'store unreachable'));
         await cluster.server.stop(mode);
