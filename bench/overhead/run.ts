@@ -216,7 +216,8 @@ async function main(): Promise<number> {
     const offKey = s.logCost ? await makeKey(offEnv) : '';
     if (s.profile) mkdirSync(profileDir, { recursive: true });
     const oldProfiles = new Set(s.profile ? readdirSync(profileDir) : []);
-    const gwArgs = [...probeArgs(), ...(s.profile ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), CLI, 'start'];
+    const extra = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+    const gwArgs = [...probeArgs(), ...extra, ...(s.profile ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), CLI, 'start'];
     const gw = startChild('gateway', gwArgs, gwEnv, join(tmp, 'gateway.log'), PROJECT_ROOT);
     children.push(gw);
     const gwOff = s.logCost ? startChild(LOG_OFF, [...probeArgs(), CLI, 'start'], offEnv, join(tmp, 'gateway-log-off.log'), PROJECT_ROOT) : null;

@@ -175,8 +175,10 @@ describe('a task submission cut off by a crash', () => {
     assert.equal(moves('debit').length, 1, 'the adopted task was debited once');
     assert.equal(ended.used, moves('debit')[0]! - moves('settle').reduce((a, b) => a + b, 0), 'what is used is what the adopted task cost');
 
+    // Info lines are written in batches, within 100 ms (src/log.ts): the adoption's may trail its write.
+    const adoptedLine = new RegExp(`"task":"${adopted.id}"[^\\n]*"msg":"adopted a task whose submission was cut off`);
+    await until('the adoption to be logged', () => adoptedLine.test(second.proc.output()), 5_000);
     const log = second.proc.output();
-    assert.match(log, new RegExp(`"task":"${adopted.id}"[^\\n]*"msg":"adopted a task whose submission was cut off`));
     assert.match(
       log,
       new RegExp(`"task":"${failed.id}"[^\\n]*"msg":"a submission cut off by a crash was failed and refunded; the vendor may have created the task`),

@@ -363,6 +363,12 @@ channels:
         onlyServedOrUnavailable(`stop-${mode}`);
         onlyServedOrUnavailable(`restart-${mode}`);
         for (const [i, r] of replicas.entries()) {
+          // The line that it is back is an info line: written with the next batch, within 100 ms (src/log.ts).
+          await until(
+            `${r.id}: one line when it came back`,
+            () => count(r.proc.output(), 'store unreachable') === count(r.proc.output(), 'store reachable again'),
+            5_000,
+          );
           const out = r.proc.output();
           assert.equal(count(out, 'store unreachable') - downLines[i]!, 1, `${r.id}: one line when the store went`);
           assert.equal(count(out, 'store unreachable'), count(out, 'store reachable again'), `${r.id}: one line when it came back`);
