@@ -28,6 +28,7 @@ const USAGE = `usage: npm run build --silent && DATABASE_URL=postgres://… node
   --window-ms M       the vendor finishes each task uniformly within M ms of its submission (default 60000)
   --connections C     concurrent submissions, spread over the replicas (default 32)
   --interval-ms I     override every channel's polling.interval_ms (default: the config's, 5000)
+  --concurrency K     override every channel's polling.concurrency (default: the config's, 16)
   --lease-ms L        GATEWAY_TASK_LEASE_MS of the replicas (default 30000)
 quick runs: DATABASE_URL=postgres://postgres@127.0.0.1:5432/test node dist/bench/tasks/run.js --store postgres --tasks 2000 --window-ms 10000
             DATABASE_URL=postgres://postgres@127.0.0.1:5432/test node dist/bench/tasks/run.js --replicas 3 --tasks 1000 --window-ms 5000`;
@@ -42,6 +43,7 @@ interface Settings {
   readonly windowMs: number;
   readonly connections: number;
   readonly intervalMs: number | undefined;
+  readonly concurrency: number | undefined;
   readonly leaseMs: number;
 }
 
@@ -55,6 +57,7 @@ function settings(argv: string[]): Settings {
       'window-ms': { type: 'string' },
       connections: { type: 'string' },
       'interval-ms': { type: 'string' },
+      concurrency: { type: 'string' },
       'lease-ms': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -71,6 +74,7 @@ function settings(argv: string[]): Settings {
     windowMs: Math.round(num('--window-ms', values['window-ms'], 60_000, 0, 600_000)),
     connections: Math.round(num('--connections', values.connections, 32, 1, 512)),
     intervalMs: values['interval-ms'] === undefined ? undefined : num('--interval-ms', values['interval-ms'], 5000, 100, 600_000),
+    concurrency: values.concurrency === undefined ? undefined : Math.round(num('--concurrency', values.concurrency, 16, 1, 1024)),
     leaseMs: Math.round(num('--lease-ms', values['lease-ms'], 30_000, 300, 600_000)),
   };
 }
@@ -79,6 +83,8 @@ interface GatewayStats {
   poller: { queries: number; batchQueries: number; updates: number };
   followed: number;
   usage: NodeJS.ResourceUsage;
+  /** Event-loop delay in ms since the last `loop-reset`. */
+  loop: { p99: number; max: number };
   /** The store's method calls in this gateway since it started (./store-calls.ts). */
   store: Record<string, MethodCalls>;
 }
@@ -108,6 +114,9 @@ interface RunFigures {
   readonly submitP99: number;
   readonly lagP50: number;
   readonly lagP99: number;
+  /** Lag p99 of the tasks the vendor finished while the submissions ran, and after. */
+  readonly lagP99During: number;
+  readonly lagP99After: number;
   readonly lagMax: number;
   readonly terminal: number;
   readonly callsPerTaskInterval: number;
@@ -117,6 +126,8 @@ interface RunFigures {
   readonly looks: number;
   /** The gateways' store calls from the first submission to the last terminal state, by method. */
   readonly storeCalls: Map<string, MethodCalls>;
+  /** Each replica's event-loop delay after the submissions (p99, max ms). */
+  readonly loopAfter: { p99: number; max: number }[];
   /** The tasks table's own counters at the end (pg_stat_user_tables): statements that found rows by index, rows updated. */
   readonly table: { readonly idxScans: number; readonly seqScans: number; readonly rowsUpdated: number } | null;
   readonly errors: number;
@@ -154,6 +165,7 @@ async function runOnce(n: number, s: Settings, sim: IpcChild, simUrls: unknown, 
         BENCH_LEASE_MS: String(s.leaseMs),
         LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
         ...(s.intervalMs !== undefined ? { BENCH_INTERVAL_MS: String(s.intervalMs) } : {}),
+        ...(s.concurrency !== undefined ? { BENCH_CONCURRENCY: String(s.concurrency) } : {}),
       };
       const gw = startIpcChild(`gateway ${i + 1}`, join(HERE, 'gateway-process.js'), env, join(tmp, `gateway-${n}-${i + 1}.log`), PROJECT_ROOT);
       children.push(gw);
@@ -199,6 +211,8 @@ async function runOnce(n: number, s: Settings, sim: IpcChild, simUrls: unknown, 
     const start = Date.now();
     await Promise.all(Array.from({ length: s.connections }, submitter));
     const submitEnd = Date.now();
+    // From here the replicas only poll: their event loops' delay is the poller's own.
+    await Promise.all(gateways.map((g) => g.request('loop-reset')));
     await Promise.all(pools.map((p) => p.close()));
     const followed = (await Promise.all(gateways.map((g) => g.request<GatewayStats>('stats')))).map((st) => st.followed);
 
@@ -220,11 +234,17 @@ async function runOnce(n: number, s: Settings, sim: IpcChild, simUrls: unknown, 
     const vendor = await sim.request<Record<string, Float64Array>>('tasks', { 'zeta-openai': upstream.map((r) => r.upstream_id) });
     const at = vendor['zeta-openai']!;
     const lags: number[] = [];
+    // Split by when the vendor finished: while the submissions ran (the poller shares the process
+    // with them) or after; tells which phase the late looks belong to.
+    const lagsDuring: number[] = [];
+    const lagsAfter: number[] = [];
     let taskIntervals = 0;
     upstream.forEach((r, i) => {
       const [created, finish] = [at[3 * i]!, at[3 * i + 1]!];
       if (r.completed_at === null || !Number.isFinite(finish)) return;
-      lags.push(Number(r.completed_at) - finish);
+      const lag = Number(r.completed_at) - finish;
+      lags.push(lag);
+      (finish <= submitEnd ? lagsDuring : lagsAfter).push(lag);
       taskIntervals += (Number(r.completed_at) - created) / interval;
     });
     const queries = (sims1['zeta-openai']?.queries ?? 0) - (sims0['zeta-openai']?.queries ?? 0);
@@ -245,12 +265,15 @@ async function runOnce(n: number, s: Settings, sim: IpcChild, simUrls: unknown, 
       lagP50: percentile(lags, 0.5),
       lagP99: percentile(lags, 0.99),
       lagMax: percentile(lags, 1),
+      lagP99During: percentile(lagsDuring, 0.99),
+      lagP99After: percentile(lagsAfter, 0.99),
       terminal,
       callsPerTaskInterval: queries / Math.max(1, taskIntervals),
       cpuPerTask: cpu / Math.max(1, sent.length),
       followedAtPeak: followed,
       looks: queries,
       storeCalls: storeCallsBetween(stats0, stats1),
+      loopAfter: stats1.map((st) => st.loop),
       table: await tableCounters(db, schema),
       errors,
     };
@@ -294,6 +317,7 @@ export async function runReplicas(argv: string[]): Promise<number> {
       f(r.submitP99, 0),
       f(r.lagP50, 0),
       f(r.lagP99, 0),
+      `${f(r.lagP99During, 0)} / ${f(r.lagP99After, 0)}`,
       f(r.lagMax, 0),
       `${r.terminal}`,
       f(r.callsPerTaskInterval, 3),
@@ -311,6 +335,7 @@ export async function runReplicas(argv: string[]): Promise<number> {
           'submit p99 ms',
           'lag p50 ms',
           'lag p99 ms',
+          'p99 during / after submits',
           'lag max ms',
           'terminal',
           'calls/task/interval',
@@ -325,7 +350,7 @@ export async function runReplicas(argv: string[]): Promise<number> {
           ? `${many.replicas} replicas / 1: submit rate x${f(many.submitRate / one.submitRate, 2)}, lag p99 x${f(many.lagP99 / one.lagP99, 2)}, ` +
             `CPU per task (all replicas) x${f(many.cpuPerTask / one.cpuPerTask, 2)}, calls per task per interval x${f(many.callsPerTaskInterval / one.callsPerTaskInterval, 2)}\n`
           : '') +
-        `(lag: vendor finish -> terminal in the store; calls: the looks the vendor answered; CPU: the gateway processes' own, summed; ` +
+        `(lag: vendor finish -> terminal in the store; p99 during / after submits: of the tasks the vendor finished while the submissions ran / after them; calls: the looks the vendor answered; CPU: the gateway processes' own, summed; ` +
         `followed: tasks each replica's poller followed when the submissions ended; index scans and rows updated: the tasks table's counters ` +
         `(pg_stat_user_tables: about one index scan per statement that finds tasks by id, whatever their number; the submissions' and the runner's included) over the looks)\n` +
         runs
@@ -337,6 +362,14 @@ export async function runReplicas(argv: string[]): Promise<number> {
                 .sort((a, b) => b[1].calls - a[1].calls)
                 .map(([name, c]) => `${name} ${f(c.calls / Math.max(1, r.looks), 3)} (${f(c.ms / c.calls, 1)} ms)`)
                 .join(', '),
+          )
+          .join('\n') +
+        '\n' +
+        runs
+          .map(
+            (r) =>
+              `event-loop delay after the submissions, ${r.replicas} replica${r.replicas > 1 ? 's' : ''} (p99 / max ms): ` +
+              r.loopAfter.map((l) => `${f(l.p99, 0)} / ${f(l.max, 0)}`).join(', '),
           )
           .join('\n') +
         '\n' +

@@ -98,7 +98,8 @@ export class PollLeases {
 
   /**
    * Renews what this replica follows, lets go of what another took, and claims what a dead one
-   * left: one statement renews every lease, however many (an UPDATE over the list of ids).
+   * left: one store call renews every lease, however many (UPDATEs over lists of ids; PostgreSQL
+   * takes them 500 at a time, so no write waits long for a row the renewal locked).
    */
   async #leaseRound(): Promise<void> {
     if (this.#ctx.stopped) return;
