@@ -66,13 +66,14 @@ serveParent(
     })),
   },
   {
-    stats: () => ({
+    stats: async () => ({
       poller: { ...gateway.poller.stats },
       followed: gateway.poller.size,
       usage: process.resourceUsage(),
       memory: process.memoryUsage(),
       loop: { mean: ms(loop.mean), p50: ms(loop.percentile(50)), p99: ms(loop.percentile(99)), max: ms(loop.max) },
       store: Object.fromEntries(storeCalls),
+      pollLag: (await gateway.metrics.pollLag.get()).values.map((v) => [v.labels.le ?? v.metricName, v.value]),
     }),
     'loop-reset': () => {
       loop.reset();

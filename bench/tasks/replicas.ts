@@ -34,6 +34,7 @@ quick runs: DATABASE_URL=postgres://postgres@127.0.0.1:5432/test node dist/bench
             DATABASE_URL=postgres://postgres@127.0.0.1:5432/test node dist/bench/tasks/run.js --replicas 3 --tasks 1000 --window-ms 5000`;
 
 const HERE = join(PROJECT_ROOT, 'dist/bench/tasks');
+const pct = (share: number): string => `${f(100 * share, 1)} %`;
 const POLL_STORE_MS = 500;
 
 interface Settings {
@@ -83,10 +84,25 @@ interface GatewayStats {
   poller: { queries: number; batchQueries: number; updates: number };
   followed: number;
   usage: NodeJS.ResourceUsage;
+  /** The poller's `gateway_task_poll_lag_seconds` histogram since start: [le, cumulative count] (and the sum and count). */
+  pollLag: [string | number, number][];
   /** Event-loop delay in ms since the last `loop-reset`. */
   loop: { p99: number; max: number };
   /** The store's method calls in this gateway since it started (./store-calls.ts). */
   store: Record<string, MethodCalls>;
+}
+
+/** The shares of the replicas' looks that started late, from their poll-lag histograms (cumulative buckets). */
+function lateLooks(stats: readonly GatewayStats[]): RunFigures['lateLooks'] {
+  let total = 0;
+  const within = new Map<number, number>();
+  for (const st of stats)
+    for (const [le, n] of st.pollLag) {
+      if (le === '+Inf') total += n;
+      else if (typeof le === 'number') within.set(le, (within.get(le) ?? 0) + n);
+    }
+  const over = (le: number) => (total === 0 ? 0 : 1 - (within.get(le) ?? 0) / total);
+  return { over100ms: over(0.1), over500ms: over(0.5), over1s: over(1) };
 }
 
 /** The store calls of all the replicas between two readings of their stats, by method. */
@@ -126,6 +142,8 @@ interface RunFigures {
   readonly looks: number;
   /** The gateways' store calls from the first submission to the last terminal state, by method. */
   readonly storeCalls: Map<string, MethodCalls>;
+  /** Of all the looks of the replicas, the shares that started more than 0.1, 0.5 and 1 s after the task fell due. */
+  readonly lateLooks: { over100ms: number; over500ms: number; over1s: number };
   /** Each replica's event-loop delay after the submissions (p99, max ms). */
   readonly loopAfter: { p99: number; max: number }[];
   /** The tasks table's own counters at the end (pg_stat_user_tables): statements that found rows by index, rows updated. */
@@ -274,6 +292,7 @@ async function runOnce(n: number, s: Settings, sim: IpcChild, simUrls: unknown, 
       looks: queries,
       storeCalls: storeCallsBetween(stats0, stats1),
       loopAfter: stats1.map((st) => st.loop),
+      lateLooks: lateLooks(stats1),
       table: await tableCounters(db, schema),
       errors,
     };
@@ -368,8 +387,9 @@ export async function runReplicas(argv: string[]): Promise<number> {
         runs
           .map(
             (r) =>
-              `event-loop delay after the submissions, ${r.replicas} replica${r.replicas > 1 ? 's' : ''} (p99 / max ms): ` +
-              r.loopAfter.map((l) => `${f(l.p99, 0)} / ${f(l.max, 0)}`).join(', '),
+              `${r.replicas} replica${r.replicas > 1 ? 's' : ''}: looks started late (after the task fell due, waiting for a slot): ` +
+              `${pct(r.lateLooks.over100ms)} over 0.1 s, ${pct(r.lateLooks.over500ms)} over 0.5 s, ${pct(r.lateLooks.over1s)} over 1 s; ` +
+              `event-loop delay after the submissions (p99 / max ms): ${r.loopAfter.map((l) => `${f(l.p99, 0)} / ${f(l.max, 0)}`).join(', ')}`,
           )
           .join('\n') +
         '\n' +
