@@ -144,8 +144,8 @@ export function taskMethods(db: Database, listeners: LedgerListeners, clock: () 
     },
     async renewLeases(owner, ids, until) {
       // In statements of RENEW_CHUNK ids, each its own transaction, in id order as the poller's
-      // batched writes lock them: one statement over 9,000 rows held their locks for about a
-      // second, and a task's terminal write waited behind it (bench/tasks: lag p99 +1 s).
+      // batched writes lock them: one statement over 9,000 rows held every lock as long as it ran
+      // (up to a second in bench/tasks), and the poller's writes to those rows waited that long.
       const sorted = [...ids].sort();
       const held: string[] = [];
       for (let i = 0; i < sorted.length; i += RENEW_CHUNK) {
