@@ -17,6 +17,7 @@ import type { TaskStore } from './task-store.js';
 import type { TokenKeyStore } from './token-key-store.js';
 import type { TokenStore } from './token-store.js';
 import type { UsageStore } from './usage-store.js';
+import type { WebhookStore } from './webhook-store.js';
 
 export type { AuditQuery, AuditRecord, AuditStore } from './audit-store.js';
 export type { LinkRecord, LinkStore } from './link-store.js';
@@ -48,6 +49,17 @@ export type { NewToken, TokenDeletion, TokenLimitsChange, TokenRecord, TokenStor
 export { tokenBudgetAt } from './token-store.js';
 export type { BudgetNow, BudgetPeriod } from './budget-period.js';
 export type { UsageGroup, UsageQuery, UsageStore } from './usage-store.js';
+export type {
+  AttemptOutcome,
+  DeliveryQuery,
+  DeliveryStatus,
+  NewWebhookEndpoint,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookEndpointChange,
+  WebhookEvent,
+  WebhookStore,
+} from './webhook-store.js';
 
 /** Persistent state of the gateway: every part, and the store's own lifecycle. Every method is safe under concurrent callers. */
 export interface Store
@@ -61,7 +73,8 @@ export interface Store
     LinkStore,
     UsageStore,
     RequestLogStore,
-    AuditStore {
+    AuditStore,
+    WebhookStore {
   /**
    * Calls `listener` with every ledger row once its transaction committed (quota metrics); returns
    * the function that stops it.

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { mock, test } from 'node:test';
 import { recordsContract } from './records-contract.js';
 import { tokenKeysContract } from './token-keys-contract.js';
+import { webhookContract } from './webhook-contract.js';
 import type { LedgerEntry, NewTask, Store, TaskPatch, TaskQuery, UsageGroup } from '../../src/store/store.js';
 
 /**
@@ -1078,4 +1079,5 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
 
   recordsContract(driver, open);
   tokenKeysContract(driver, open);
+  webhookContract(driver, open);
 }

@@ -166,4 +166,55 @@ export const MIGRATIONS: readonly string[] = [
   // five indexes (bench/tasks: the renewal of 9,000 leases took about a second). Pages written
   // from now on; older ones get the room when VACUUM FULL or pg_repack rewrites the table.
   `ALTER TABLE tasks SET (fillfactor = 70);`,
+  // Webhooks (docs/webhooks.md): endpoints of a token or a group (url null: the token's callback
+  // endpoint, whose secret signs the deliveries to the callback_url its submissions name), the
+  // callback URL of a task, and the deliveries, written with the task's terminal state.
+  `CREATE TABLE webhook_endpoints (
+     id TEXT PRIMARY KEY,
+     token_id TEXT,
+     grp TEXT,
+     url TEXT,
+     callback_origins TEXT,
+     events TEXT NOT NULL,
+     progress_every_s INTEGER NOT NULL,
+     enabled SMALLINT NOT NULL DEFAULT 1,
+     description TEXT,
+     secret TEXT NOT NULL,
+     previous_secret TEXT,
+     previous_secret_until BIGINT,
+     created_at BIGINT NOT NULL,
+     updated_at BIGINT NOT NULL
+   );
+   CREATE INDEX webhook_endpoints_by_token ON webhook_endpoints (token_id) WHERE token_id IS NOT NULL;
+   CREATE INDEX webhook_endpoints_by_group ON webhook_endpoints (grp) WHERE grp IS NOT NULL;
+   CREATE UNIQUE INDEX webhook_endpoints_one_callback ON webhook_endpoints (token_id) WHERE url IS NULL;
+   CREATE TABLE webhook_callbacks (
+     task_id TEXT PRIMARY KEY,
+     endpoint_id TEXT NOT NULL,
+     url TEXT NOT NULL,
+     created_at BIGINT NOT NULL
+   );
+   CREATE TABLE webhook_deliveries (
+     id TEXT PRIMARY KEY,
+     endpoint_id TEXT NOT NULL,
+     url TEXT NOT NULL,
+     task_id TEXT NOT NULL,
+     token_id TEXT NOT NULL,
+     event TEXT NOT NULL,
+     created_at BIGINT NOT NULL,
+     status TEXT NOT NULL,
+     attempts INTEGER NOT NULL DEFAULT 0,
+     next_at BIGINT NOT NULL,
+     window_start BIGINT NOT NULL,
+     last_code INTEGER,
+     last_error TEXT,
+     last_at BIGINT,
+     delivered_at BIGINT,
+     lease_owner TEXT,
+     lease_until BIGINT
+   );
+   CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_at) WHERE status = 'pending';
+   CREATE INDEX webhook_deliveries_by_task ON webhook_deliveries (task_id, endpoint_id, event);
+   CREATE INDEX webhook_deliveries_by_endpoint ON webhook_deliveries (endpoint_id, created_at);
+   CREATE INDEX webhook_deliveries_by_created ON webhook_deliveries (created_at, id);`,
 ];

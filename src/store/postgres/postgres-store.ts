@@ -14,6 +14,7 @@ import { namedUniquely } from '../token-key-store.js';
 import { isNameConflict, tokenKeyMethods } from './token-keys.js';
 import { tokenMethods } from './tokens.js';
 import { usageMethods } from './usage.js';
+import { webhookMethods } from './webhooks.js';
 
 /**
  * The scale-out store: PostgreSQL through a `pg` pool, shared by every replica. Each quota move is
@@ -39,6 +40,7 @@ export async function openPostgresStore(
     ...usageMethods(db),
     ...requestLogMethods(db),
     ...auditMethods(db),
+    ...webhookMethods(db),
     onLedger: (listener) => listeners.add(listener),
     ping: () => db.ping(),
     close: () => db.end(),

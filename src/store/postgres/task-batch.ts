@@ -1,8 +1,10 @@
 import { taskMoney } from '../money.js';
 import { PATCH_COLUMNS, toLedger, toTask, type LedgerRow, type TaskRow } from '../sql-rows.js';
-import { TASK_HISTORY_LIMIT, type LedgerEntry, type TaskPatch, type TaskRecord, type TaskWrite } from '../store.js';
+import { TASK_HISTORY_LIMIT, TERMINAL_STATUSES, type LedgerEntry, type TaskPatch, type TaskRecord, type TaskWrite } from '../store.js';
 import type { Client, Database } from './database.js';
 import type { LedgerListeners } from './ledger-sql.js';
+import { taskEvent } from '../webhook-store.js';
+import { insertTaskEvents, type TaskEventRow } from './webhooks.js';
 
 /**
  * Many compare-and-sets of tasks in one statement (TaskStore.updateTasks), for the poller, whose
@@ -89,7 +91,8 @@ function writeObject(w: TaskWrite): Record<string, unknown> {
   return o;
 }
 
-const movesMoney = (p: TaskPatch) => p.refund === true || p.settle !== undefined;
+/** Writes that move money, or end the task (whose event is written in the same transaction: docs/webhooks.md). */
+const movesMoney = (p: TaskPatch) => p.refund === true || p.settle !== undefined || (p.status !== undefined && TERMINAL_STATUSES.has(p.status));
 
 /** A write and its place in the batch. */
 type Placed = TaskWrite & { readonly at: number };
@@ -120,7 +123,16 @@ export function updateTasksMethod(db: Database, listeners: LedgerListeners, cloc
     if (writes.length === 0) return new Map();
     const body = JSON.stringify(writes.map(writeObject));
     const { rows } = await db.query<TaskRow>(UPDATE_MANY, [body, Date.now()]);
-    return new Map(rows.map((r) => [r.id, toTask(r)]));
+    const tasks = new Map(rows.map((r) => [r.id, toTask(r)]));
+    // Progress events after the states (no promise, as ./tasks.ts says); a failure does not fail the writes.
+    const at = Date.now();
+    const events: TaskEventRow[] = [];
+    for (const w of writes) {
+      const t = tasks.get(w.id);
+      if (t && taskEvent(t.status, w.patch, t) === 'task.progress') events.push({ task: t.id, token: t.tokenId, event: 'task.progress', at });
+    }
+    await insertTaskEvents(db, events).catch(() => undefined);
+    return tasks;
   };
 
   /**
@@ -131,8 +143,8 @@ export function updateTasksMethod(db: Database, listeners: LedgerListeners, cloc
   const withMoney = async (writes: readonly TaskWrite[]): Promise<Map<string, TaskRecord>> => {
     if (writes.length === 0) return new Map();
     const { tasks, written } = await db.transaction(async (c: Client) => {
-      const locked = await c.query<Pick<TaskRow, 'id' | 'version' | 'price' | 'charged' | 'refunded' | 'token_id' | 'model'>>(
-        'SELECT id, version, price, charged, refunded, token_id, model FROM tasks WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE',
+      const locked = await c.query<Pick<TaskRow, 'id' | 'version' | 'status' | 'price' | 'charged' | 'refunded' | 'token_id' | 'model'>>(
+        'SELECT id, version, status, price, charged, refunded, token_id, model FROM tasks WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE',
         [writes.map((w) => w.id)],
       );
       const rows = new Map(locked.rows.map((r) => [r.id, r]));
@@ -148,7 +160,18 @@ export function updateTasksMethod(db: Database, listeners: LedgerListeners, cloc
       if (objects.length === 0) return { tasks: new Map<string, TaskRecord>(), written: [] as LedgerEntry[] };
       const updated = await c.query<TaskRow>(UPDATE_MANY, [JSON.stringify(objects), Date.now()]);
       const ledger = giveBacks.length > 0 ? (await c.query<LedgerRow>(GIVE_BACK_MANY, [JSON.stringify(giveBacks), clock()])).rows : [];
-      return { tasks: new Map(updated.rows.map((r) => [r.id, toTask(r)])), written: ledger.map(toLedger) };
+      // The events of the tasks these writes ended, in the same transaction as their states (docs/webhooks.md).
+      const after = new Map(updated.rows.map((r) => [r.id, toTask(r)]));
+      const at = Date.now();
+      const events: TaskEventRow[] = [];
+      for (const w of writes) {
+        const before = rows.get(w.id);
+        const t = after.get(w.id);
+        const event = before && t ? taskEvent(before.status, w.patch, t) : null;
+        if (t && event) events.push({ task: t.id, token: t.tokenId, event, at });
+      }
+      await insertTaskEvents(c, events);
+      return { tasks: after, written: ledger.map(toLedger) };
     });
     listeners.tell(written);
     return tasks;

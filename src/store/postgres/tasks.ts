@@ -1,10 +1,12 @@
-import { newTaskRecord, TASK_HISTORY_LIMIT, unfinishedCounts, type TaskPatch, type TaskRecord, type TaskStore } from '../store.js';
+import { newTaskRecord, TASK_HISTORY_LIMIT, TERMINAL_STATUSES, unfinishedCounts, type TaskPatch, type TaskRecord, type TaskStore } from '../store.js';
 import { taskMoney } from '../money.js';
 import { onlyRow, PATCH_COLUMNS, toLedger, toTask, type LedgerRow, type TaskRow } from '../sql-rows.js';
 import type { Database } from './database.js';
 import { giveBackBudget } from '../budget-sql.js';
 import { debitBudget, GIVE_BACK, ledgerOf, spendParams, spendSql, type LedgerListeners } from './ledger-sql.js';
 import { updateTasksMethod } from './task-batch.js';
+import { isTerminalEvent, taskEvent } from '../webhook-store.js';
+import { insertTaskEvents } from './webhooks.js';
 
 const UNFINISHED = "status IN ('submitting', 'queued', 'in_progress')";
 
@@ -76,6 +78,9 @@ export function taskMethods(db: Database, listeners: LedgerListeners, clock: () 
     if (keys.some((k) => k in STATE_COLUMNS)) values.push(Date.now());
     return values;
   };
+  /** A progress event is no promise (a later one follows): written after the state, and not failing the write that made it. */
+  const progressEvent = (t: TaskRecord) =>
+    insertTaskEvents(db, [{ task: t.id, token: t.tokenId, event: 'task.progress', at: Date.now() }]).catch(() => undefined);
   return {
     async createTask(t) {
       const { rows } = await db.query<LedgerRow & { ok: number }>(CREATE, [
@@ -106,22 +111,29 @@ export function taskMethods(db: Database, listeners: LedgerListeners, clock: () 
     async updateTask(id, version, patch) {
       const keys = Object.keys(patch).filter((k) => k !== 'refund' && k !== 'settle' && patch[k as keyof TaskPatch] !== undefined);
       const values = patchValues(keys, patch);
-      if (patch.refund !== true && patch.settle === undefined) {
-        // No money moves: the compare-and-set is the statement itself.
+      if (patch.refund !== true && patch.settle === undefined && !TERMINAL_STATUSES.has(patch.status ?? 'queued')) {
+        // No money moves: the compare-and-set is the statement itself; a progress event after it (docs/webhooks.md).
         const row = (await db.query<TaskRow>(patchSql(keys, false), [...values, id, version])).rows[0];
-        return row ? toTask(row) : null;
+        const task = row ? toTask(row) : null;
+        // After a non-terminal state (never left), the state before was not terminal either.
+        if (task && taskEvent(task.status, patch, task) === 'task.progress') await progressEvent(task);
+        return task;
       }
-      const { task, written } = await db.transaction(async (c) => {
+      const { task, written, event } = await db.transaction(async (c) => {
         const row = (await c.query<TaskRow>('SELECT * FROM tasks WHERE id = $1 FOR UPDATE', [id])).rows[0];
-        if (!row || row.version !== version) return { task: null, written: [] };
+        if (!row || row.version !== version) return { task: null, written: [], event: null };
         const money = taskMoney({ price: row.price, charged: row.charged, refunded: row.refunded === 1 }, patch);
         const updated = onlyRow((await c.query<TaskRow>(patchSql(keys, true), [...values, money.refunded ? 1 : 0, money.charged, id, version])).rows);
         const ledger = money.giveBack
           ? (await c.query<LedgerRow>(GIVE_BACK, [row.token_id, money.giveBack.amount, money.giveBack.kind, id, row.model, clock()])).rows
           : [];
-        return { task: toTask(updated), written: ledger.map(toLedger) };
+        // A terminal event's deliveries in the same transaction as the state (docs/webhooks.md).
+        const event = taskEvent(row.status, patch, toTask(updated));
+        if (event && isTerminalEvent(event)) await insertTaskEvents(c, [{ task: id, token: row.token_id, event, at: Date.now() }]);
+        return { task: toTask(updated), written: ledger.map(toLedger), event };
       });
       listeners.tell(written);
+      if (task && event === 'task.progress') await progressEvent(task);
       return task;
     },
     updateTasks: updateTasksMethod(db, listeners, clock),

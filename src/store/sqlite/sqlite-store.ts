@@ -15,6 +15,7 @@ import { namedUniquely } from '../token-key-store.js';
 import { isNameConflict, tokenKeyMethods } from './token-keys.js';
 import { tokenMethods } from './tokens.js';
 import { usageMethods } from './usage.js';
+import { webhookMethods } from './webhooks.js';
 
 /**
  * The embedded store: SQLite through libsql, in a file or (`:memory:`) in memory for tests. Its
@@ -45,6 +46,7 @@ export function openSqliteStore(path: string, clock: () => number = () => Date.n
     ...usageMethods(db),
     ...requestLogMethods(db, commits),
     ...auditMethods(db, commits),
+    ...webhookMethods(db, commits),
     onLedger: commits.onLedger,
     ping,
     availability: alwaysAvailable(ping),

@@ -5,6 +5,8 @@ import type { GroupCommit } from './group-commit.js';
 import type { LedgerWrites } from './ledger-writes.js';
 import { PATCH_COLUMNS, toTask, type TaskRow } from '../sql-rows.js';
 import { stateSeen, withState } from '../task-states.js';
+import { taskEvent } from '../webhook-store.js';
+import { taskEventWriter } from './webhooks.js';
 
 const UNFINISHED = "status IN ('submitting', 'queued', 'in_progress')";
 
@@ -41,6 +43,7 @@ export function taskMethods(db: Db, { write }: GroupCommit, ledger: LedgerWrites
     return stmt;
   };
   const read = (id: string) => taskById.get(id) as TaskRow | undefined;
+  const writeEvent = taskEventWriter(db);
   /** One compare-and-set, inside a write's transaction. */
   const updateOne = (id: string, version: number, patch: TaskPatch): TaskRecord | null => {
     const row = read(id);
@@ -55,7 +58,12 @@ export function taskMethods(db: Db, { write }: GroupCommit, ledger: LedgerWrites
     if (money.giveBack) ledger.giveBack(row.token_id, money.giveBack.kind, money.giveBack.amount, id, row.model);
     // Just written in this transaction: it is there.
     const updated = read(id);
-    return updated ? toTask(updated) : null;
+    if (!updated) return null;
+    const task = toTask(updated);
+    // The event's deliveries in the same transaction as the state that makes it (docs/webhooks.md).
+    const event = taskEvent(row.status, patch, task);
+    if (event) writeEvent(id, row.token_id, event, Date.now());
+    return task;
   };
 
   return {
