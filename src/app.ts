@@ -22,6 +22,7 @@ import { isSharedStore, openStore } from './store/open-store.js';
 import { DEFAULT_LEASE_MS } from './tasks/poller.js';
 import type { Store } from './store/store.js';
 import { DEFAULT_STORE_TIMEOUTS, isStoreUnavailable, reasonOf, type StoreTimeouts } from './store/unavailable.js';
+import { webhookSettingsFromEnv, type WebhookSettings } from './webhooks/webhook-settings.js';
 
 /** Settings of a gateway process, from the environment (docs/operating.md, "Settings"). */
 export interface AppSettings {
@@ -77,6 +78,8 @@ export interface AppSettings {
   readonly trustProxy: string | null;
   /** GATEWAY_CORS_ORIGINS as written (http/cors.ts reads it at start); null: no CORS. */
   readonly corsOrigins: string | null;
+  /** GATEWAY_WEBHOOK_*: read from the environment at start when absent (a malformed one stops the start). */
+  readonly webhooks?: WebhookSettings;
 }
 
 /** Reads process settings from the environment, with the documented defaults. */
@@ -250,6 +253,7 @@ export async function startApp(settings: AppSettings, log: Logger, opts: { simul
         ? perProcess
         : await (await import('./live/redis-live.js')).RedisLive.open({ url: settings.redisUrl, prefix: settings.redisPrefix, replica, log, metrics });
     const gateway = createGateway({
+      webhooks: settings.webhooks ?? webhookSettingsFromEnv(process.env),
       snapshot: () => config.current(),
       store,
       log,

@@ -35,6 +35,8 @@ import { reportTaskGauges } from './tasks/task-gauges.js';
 import { newTaskId } from './tasks/task-id.js';
 import { Pools } from './upstream/pools.js';
 import { LastUsed } from './tokens/last-used.js';
+import { Webhooks } from './webhooks/webhooks.js';
+import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from './webhooks/webhook-settings.js';
 
 /** What a gateway is built from. */
 export interface GatewayOptions {
@@ -102,6 +104,8 @@ export interface GatewayOptions {
   readonly audit?: { readonly days: number; readonly sweepMs?: number };
   /** Tests: how often the tokens' last uses due are written (default every 5 s; each token at most once a minute by `clock`). */
   readonly lastUsedTickMs?: number;
+  /** GATEWAY_WEBHOOK_*: how webhook deliveries are sent and retried (docs/webhooks.md); default: the documented defaults. */
+  readonly webhooks?: WebhookSettings;
 }
 
 /** A running gateway: its HTTP server and how to stop it. */
@@ -120,6 +124,8 @@ export interface Gateway {
   readonly requestLog: RequestBatcher | null;
   /** The tokens' last uses noted and not yet written (docs/tokens-and-quota.md, "Last use"). */
   readonly lastUsed: LastUsed;
+  /** Webhook deliveries: the worker and its settings. */
+  readonly webhooks: Webhooks;
   /** Resumes unfinished tasks, then starts listening; resolves with the bound port (0 picks a free one). */
   listen(port: number, host?: string): Promise<number>;
   /** Base URL once listening, e.g. http://127.0.0.1:41234 (https:// when it serves TLS) */
@@ -163,7 +169,18 @@ export function createGateway(opts: GatewayOptions): Gateway {
     ['channel', 'reason'],
     () => opts.snapshot().leftOut.map((c): [Record<string, string>, number] => [{ channel: c.name, reason: c.reason }, 1]),
   );
+  const webhooks = new Webhooks({
+    store: opts.store,
+    snapshot: opts.snapshot,
+    log: opts.log,
+    metrics,
+    settings: opts.webhooks ?? DEFAULT_WEBHOOK_SETTINGS,
+    publicUrl: opts.publicUrl ?? null,
+    owner: opts.lease?.owner,
+    clock,
+  });
   const admin = {
+    webhooks,
     // Read at request time, once `requests` (below) exists.
     health: healthOf(opts.store, () => requests.draining),
     adminKey: opts.adminKey ?? null,
@@ -218,6 +235,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
     clock,
     routing,
     metrics,
+    webhooks,
   };
 
   const server = createHttpServer({
@@ -255,6 +273,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
     bodies,
     requestLog,
     lastUsed,
+    webhooks,
     async listen(p, host = '127.0.0.1') {
       lastUsed.start();
       if (poll) {
@@ -281,6 +300,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
           clock,
           opts.audit?.sweepMs,
         );
+        webhooks.start();
         stopSweepers = () => {
           holds();
           links();
@@ -321,6 +341,8 @@ export function createGateway(opts: GatewayOptions): Gateway {
       await requestLog?.close();
       // After the drain too: the last uses of every request answered.
       await lastUsed.close();
+      // After the drain: the events of tasks ended meanwhile wait in the store for any replica.
+      await webhooks.stop();
       // After the drain: what requests finishing meanwhile moved is counted too.
       stopQuotaMetrics();
       stopStoreReport();

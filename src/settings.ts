@@ -82,4 +82,23 @@ export const SETTINGS: readonly Setting[] = [
   },
   { name: 'GATEWAY_STRICT', default: '0', about: '1: an enabled channel with an unset variable fails the start and every reload, instead of being left out.' },
   { name: 'GATEWAY_BODY_BUDGET_MB', default: null, about: 'Megabytes of request bodies held at once; past it, 503 server_busy (unset: heap limit / 12).' },
+  {
+    name: 'GATEWAY_WEBHOOK_ALLOW_PRIVATE',
+    default: '0',
+    about: '1: webhooks may go to private, loopback and link-local addresses, and over http:// (for receivers on your own network).',
+  },
+  { name: 'GATEWAY_WEBHOOK_TIMEOUT_MS', default: '10000', about: "A webhook attempt's whole exchange must end within this, else it is retried (100-60000)." },
+  {
+    name: 'GATEWAY_WEBHOOK_RETRY_BASE_MS',
+    default: '5000',
+    about: 'The wait after a first failed webhook attempt; each next wait doubles, with jitter (10-3600000).',
+  },
+  { name: 'GATEWAY_WEBHOOK_RETRY_MAX_MS', default: '3600000', about: 'The longest wait between two attempts of a webhook delivery (10-86400000).' },
+  {
+    name: 'GATEWAY_WEBHOOK_GIVE_UP_MS',
+    default: '86400000',
+    about: 'A webhook delivery is retried until this long after its event, then failed (1000-604800000).',
+  },
+  { name: 'GATEWAY_WEBHOOK_POLL_MS', default: '1000', about: 'How often each replica looks for webhook deliveries due (10-60000).' },
+  { name: 'GATEWAY_WEBHOOK_DAYS', default: '7', about: 'Days finished webhook deliveries stay in the delivery log; 0 keeps them (0-3650).' },
 ];

@@ -6,6 +6,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { Operator } from '../records/audit.js';
 import type { RoutingState } from '../routing/routing-state.js';
 import type { Store } from '../store/store.js';
+import type { Webhooks } from '../webhooks/webhooks.js';
 
 /** What the probes read (health.ts): whether the process is stopping, and whether its store answers. */
 export interface Health {
@@ -32,6 +33,8 @@ export interface AdminDeps {
   readonly health: Health;
   /** Who acts through these routes (the admin key's id), for the audit log; null while they are closed. */
   readonly operator: Operator | null;
+  /** Webhook deliveries (docs/webhooks.md): their settings, and the worker "send again" wakes. */
+  readonly webhooks: Webhooks;
   /** A token changed (disabled, enabled, its quota set, deleted): every replica must stop trusting what it cached of it. */
   tokenChanged(keyHash: string): void;
 }

@@ -6,6 +6,7 @@ import type { LinkDeps } from '../links/hand-out.js';
 import type { Authenticator } from '../pipeline/authenticate.js';
 import type { KeyLimiter } from '../live/key-limiter.js';
 import type { LastUsed } from '../tokens/last-used.js';
+import type { Webhooks } from '../webhooks/webhooks.js';
 
 /** What a synchronous operation needs from the process. */
 export interface SyncDeps extends LinkDeps {
@@ -29,6 +30,8 @@ export interface TaskDeps extends SyncDeps {
   readonly newId: () => string;
   /** Golden runs: every query of an unfinished task asks the vendor, whatever `stale_ms` says. */
   readonly refreshAlways?: boolean;
+  /** Webhooks: what a submission's `callback_url` is checked against (docs/webhooks.md); absent: callback URLs are ignored. */
+  readonly webhooks?: Webhooks;
 }
 
 /** What the stages of a request need from the process: the operations' needs, the key lookup and the keys' rate limits. */

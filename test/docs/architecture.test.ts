@@ -172,6 +172,7 @@ const RUNTIME_ROOMS = [
   'store',
   'live',
   'tokens',
+  'webhooks',
   'admin',
   'sim',
   'golden',
@@ -180,7 +181,7 @@ const RUNTIME_ROOMS = [
   'cli.ts',
 ];
 /** The rooms of the running engine, which read the snapshot and never compile it. */
-const ENGINE_ROOMS = ['http', 'operations', 'pipeline', 'routing', 'quota', 'links', 'upstream', 'tasks', 'store', 'live'];
+const ENGINE_ROOMS = ['http', 'operations', 'pipeline', 'routing', 'quota', 'links', 'upstream', 'tasks', 'store', 'live', 'webhooks'];
 
 /** Vendor names and the headers that belong to a vendor or a route, read from the YAML that declares them. */
 function vendorWords(): string[] {

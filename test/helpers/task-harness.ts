@@ -13,7 +13,7 @@ import type { Logger } from 'pino';
 import { loadConfigOrThrow } from '../../src/config/load.js';
 import { PROJECT_ROOT } from '../../src/config/paths.js';
 import type { Snapshot } from '../../src/config/snapshot.js';
-import { createGateway, type Gateway } from '../../src/gateway.js';
+import { createGateway, type Gateway, type GatewayOptions } from '../../src/gateway.js';
 import { silentLogger } from '../../src/log.js';
 import type { Simulator } from '../../src/sim/http.js';
 import { SIMULATORS } from '../../src/sim/registry.js';
@@ -47,6 +47,9 @@ export interface TaskHarnessOptions {
   readonly adminKey?: string;
   /** How it serves: the proxies it believes, CORS; default none (plain HTTP: its fetch helpers do not take a CA). */
   readonly network?: Omit<NetworkOptions, 'tls'>;
+  /** How webhooks are sent (GATEWAY_WEBHOOK_*) and the public URL of their links; default: the defaults, none. */
+  readonly webhooks?: GatewayOptions['webhooks'];
+  readonly publicUrl?: string;
 }
 
 /** A running set of simulators + gateway + token. */
@@ -106,6 +109,8 @@ export async function startTaskHarness(opts: TaskHarnessOptions = {}): Promise<T
       log: opts.log ?? silentLogger(),
       poll: opts.poll ?? true,
       adminKey: opts.adminKey,
+      webhooks: opts.webhooks,
+      publicUrl: opts.publicUrl,
       ...opts.network,
     });
     await gateway.listen(0);

@@ -1,0 +1,127 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Store, WebhookEvent } from '../../src/store/store.js';
+import { newSecret } from '../../src/webhooks/signature.js';
+import { DEFAULT_WEBHOOK_SETTINGS } from '../../src/webhooks/webhook-settings.js';
+import { startTaskHarness, type TaskHarness } from '../helpers/task-harness.js';
+import { until } from '../helpers/until.js';
+import { WebhookReceiver } from '../helpers/webhook-receiver.js';
+
+/** Settings for loopback receivers and quick retries. */
+const QUICK = { ...DEFAULT_WEBHOOK_SETTINGS, allowPrivate: true, pollMs: 25, retryBaseMs: 50, retryMaxMs: 200, timeoutMs: 2000 };
+let n = 0;
+
+/** Registers an endpoint of the harness's first token (straight in the store) for `receiver`, which learns its secret. */
+async function endpointFor(store: Store, receiver: WebhookReceiver, events: WebhookEvent[]): Promise<string> {
+  const [token] = await store.listTokens();
+  assert.ok(token);
+  const secret = newSecret();
+  receiver.secrets = [secret];
+  const e = await store.createWebhookEndpoint(
+    {
+      id: `we_gw${n++}`,
+      tokenId: token.id,
+      group: null,
+      url: receiver.url,
+      callbackOrigins: null,
+      events,
+      progressEverySeconds: 3600,
+      enabled: true,
+      description: null,
+      secret,
+      createdAt: Date.now(),
+    },
+    10,
+  );
+  assert.ok(e);
+  return e.id;
+}
+
+describe('webhooks: deliveries from a gateway to a receiver', () => {
+  let h: TaskHarness;
+  const receiver = new WebhookReceiver();
+  before(async () => {
+    await receiver.start();
+    h = await startTaskHarness({ finishMs: 200, webhooks: QUICK, publicUrl: 'https://gateway.example' });
+  });
+  after(async () => {
+    await h.close();
+    await receiver.stop();
+  });
+
+  test('a completed and a failed task are each delivered once, signed, with the task as GET /v1/videos/{id} shows it', async () => {
+    await endpointFor(h.store, receiver, ['task.completed', 'task.failed']);
+    const ok = await h.post('/v1/videos', { model: 'eta_3_1', prompt: 'a fox' });
+    const bad = await h.post('/v1/videos', { model: 'eta_3_1', prompt: 'doomed [sim:fail=render_farm_on_fire]' });
+    assert.equal(ok.status, 200, JSON.stringify(ok.json));
+    assert.equal(bad.status, 200);
+    const ids = [ok.json.id, bad.json.id];
+    await until('both events delivered', () => receiver.unique().filter((r) => ids.includes(r.event?.data.id)).length === 2);
+    const byTask = new Map(receiver.unique().map((r) => [r.event?.data.id, r]));
+    const done = byTask.get(ok.json.id);
+    const failed = byTask.get(bad.json.id);
+    assert.equal(done?.event?.type, 'task.completed');
+    assert.equal(failed?.event?.type, 'task.failed');
+    assert.match(done?.id ?? '', /^msg_[0-9a-f]{32}$/);
+    for (const r of [done, failed]) {
+      const shown = await h.get(`/v1/videos/${r?.event?.data.id}`);
+      assert.deepEqual(r?.event?.data, shown.json, 'the payload is the public query answer');
+    }
+    assert.equal(done?.event?.data.status, 'completed');
+    // The result link is the gateway's, never the vendor's.
+    const text = done?.body ?? '';
+    assert.match(text, /https:\/\/gateway\.example\/v1\/videos\/task_[^/]+\/content/);
+    for (const sim of Object.values(h.sims)) assert.ok(!text.includes(sim.url), `no vendor URL (${sim.url})`);
+    assert.deepEqual(receiver.unverified(), []);
+    const log = await h.store.listDeliveries({ taskId: ok.json.id, limit: 10 });
+    assert.deepEqual(
+      log.map((d) => [d.status, d.attempts, d.lastCode]),
+      [['delivered', 1, 204]],
+    );
+  });
+
+  test('a receiver answering 503 is tried again after a wait until it answers 2xx; the log keeps the attempts and last code', async () => {
+    const flaky = new WebhookReceiver('/flaky');
+    await flaky.start();
+    try {
+      await endpointFor(h.store, flaky, ['task.completed']);
+      let calls = 0;
+      flaky.answer = () => (++calls <= 2 ? 503 : 200);
+      const sub = await h.post('/v1/videos', { model: 'eta_3_1', prompt: 'retry me' });
+      const d = await until('the delivery to end', async () => {
+        const [x] = await h.store
+          .listDeliveries({ taskId: sub.json.id, endpointId: null, limit: 10, status: 'delivered' })
+          .then((l) => l.filter((y) => y.url === flaky.url));
+        return x;
+      });
+      assert.deepEqual([d.attempts, d.lastCode, d.lastError], [3, 200, null]);
+      assert.equal(new Set(flaky.received.map((r) => r.id)).size, 1, 'every attempt carries the same webhook-id');
+      const times = flaky.received.map((r) => r.timestamp);
+      assert.ok(
+        times.every((t, i) => i === 0 || t >= times[i - 1]!),
+        'each attempt is signed at its own time',
+      );
+    } finally {
+      await flaky.stop();
+    }
+  });
+});
+
+test('webhooks: by default a loopback receiver is refused at delivery time, and nothing is sent', async () => {
+  const receiver = new WebhookReceiver();
+  await receiver.start();
+  const h = await startTaskHarness({ finishMs: 100, webhooks: { ...DEFAULT_WEBHOOK_SETTINGS, pollMs: 25 } });
+  try {
+    await endpointFor(h.store, receiver, ['task.completed']);
+    const sub = await h.post('/v1/videos', { model: 'eta_3_1', prompt: 'nowhere' });
+    const d = await until('an attempt to be recorded', async () =>
+      (await h.store.listDeliveries({ taskId: sub.json.id, limit: 1 })).find((x) => x.attempts > 0),
+    );
+    assert.equal(d.status, 'pending', 'retried later, within the day');
+    assert.match(d.lastError ?? '', /private address/);
+    assert.equal(receiver.received.length, 0);
+  } finally {
+    await h.close();
+    await receiver.stop();
+  }
+});
