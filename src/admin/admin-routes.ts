@@ -35,6 +35,20 @@ import {
   setTokenLimits,
   setTokenQuota,
 } from './tokens-admin.js';
+import {
+  CHANGE_ENDPOINT_BODY,
+  CREATE_ENDPOINT_BODY,
+  createEndpoint,
+  getDelivery,
+  getEndpoint,
+  listDeliveries,
+  listEndpoints,
+  removeEndpoint,
+  resendDelivery,
+  ROTATE_SECRET_BODY,
+  rotateEndpoint,
+  updateEndpoint,
+} from './webhooks-admin.js';
 import { ALLOWED_IPS_BODY, NAME_BODY, renameTokenRoute, ROTATE_BODY, rotateTokenRoute, setAllowedIpsRoute } from './token-keys-admin.js';
 
 interface AdminRoute {
@@ -108,6 +122,15 @@ const ADMIN_ROUTES: readonly AdminRoute[] = [
   route('GET', '/admin/requests', listRequests),
   route('GET', '/admin/audit', listAudit),
   route('POST', '/admin/playground', playground, { body: PLAYGROUND_BODY }),
+  route('GET', '/admin/webhooks/endpoints', listEndpoints),
+  route('POST', '/admin/webhooks/endpoints', createEndpoint, { body: CREATE_ENDPOINT_BODY }),
+  route('GET', '/admin/webhooks/endpoints/{endpoint_id}', getEndpoint),
+  route('POST', '/admin/webhooks/endpoints/{endpoint_id}', updateEndpoint, { body: CHANGE_ENDPOINT_BODY }),
+  route('DELETE', '/admin/webhooks/endpoints/{endpoint_id}', removeEndpoint),
+  route('POST', '/admin/webhooks/endpoints/{endpoint_id}/rotate', rotateEndpoint, { body: ROTATE_SECRET_BODY, bodyOptional: true }),
+  route('GET', '/admin/webhooks/deliveries', listDeliveries),
+  route('GET', '/admin/webhooks/deliveries/{delivery_id}', getDelivery),
+  route('POST', '/admin/webhooks/deliveries/{delivery_id}/resend', resendDelivery),
   route('GET', '/metrics', async ({ deps }) => ({ text: await deps.metrics.text(), contentType: deps.metrics.contentType })),
 ];
 

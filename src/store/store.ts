@@ -18,6 +18,7 @@ import type { TokenKeyStore } from './token-key-store.js';
 import type { TokenStore } from './token-store.js';
 import type { UsageStore } from './usage-store.js';
 import type { WebhookStore } from './webhook-store.js';
+export { DELIVERY_STATUSES, WEBHOOK_EVENTS } from './webhook-store.js';
 
 export type { AuditQuery, AuditRecord, AuditStore } from './audit-store.js';
 export type { LinkRecord, LinkStore } from './link-store.js';
