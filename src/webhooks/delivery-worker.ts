@@ -143,6 +143,7 @@ export class DeliveryWorker {
     const error = ok ? null : (result.error ?? `answered ${result.status}`);
     if (ok) {
       await this.#finish(d, { status: 'delivered', nextAt: d.nextAt, code: result.status, error: null, at });
+      this.#deps.log.debug({ delivery: d.id, task: d.taskId, status: result.status, attempts: d.attempts + 1 }, 'webhook delivered');
       return;
     }
     const nextAt = at + retryDelay(d.attempts + 1, settings.retryBaseMs, settings.retryMaxMs, this.#random);

@@ -107,6 +107,41 @@ describe('webhooks: deliveries from a gateway to a receiver', () => {
   });
 });
 
+test('webhooks: a receiver killed mid-run and brought back on its port gets every event, none twice per webhook-id', async () => {
+  const receiver = new WebhookReceiver('/crashy');
+  await receiver.start();
+  const h = await startTaskHarness({ finishMs: 150, webhooks: QUICK });
+  try {
+    await endpointFor(h.store, receiver, ['task.completed', 'task.failed']);
+    const ids: string[] = [];
+    const submit = async (i: number) => {
+      const r = await h.post('/v1/videos', { model: 'eta_3_1', prompt: i % 5 === 0 ? `doomed ${i} [sim:fail=x]` : `clip ${i}` });
+      assert.equal(r.status, 200, r.text);
+      ids.push(r.json.id);
+    };
+    for (let i = 0; i < 10; i++) await submit(i);
+    await until('the first deliveries', () => receiver.unique().length >= 3);
+    await receiver.stop();
+    for (let i = 10; i < 30; i++) await submit(i);
+    // While it is away, attempts fail and are recorded for a retry.
+    await until('attempts failing while the receiver is down', async () => {
+      const pending = await h.store.listDeliveries({ status: 'pending', limit: 100 });
+      return pending.filter((d) => d.attempts >= 1 && d.lastError !== null).length >= 5;
+    });
+    await receiver.start();
+    await until('every event delivered', () => new Set(receiver.unique().map((r) => r.event?.data.id)).size === ids.length, 30_000);
+    const unique = receiver.unique();
+    assert.equal(unique.length, ids.length, 'one webhook-id per task event');
+    assert.deepEqual(unique.map((r) => r.event?.data.id).sort(), [...ids].sort());
+    for (const r of unique) assert.equal(r.event?.type, r.event?.data.status === 'completed' ? 'task.completed' : 'task.failed');
+    assert.deepEqual(receiver.unverified(), [], 'every request verified');
+    await until('the log to show every delivery delivered', async () => (await h.store.listDeliveries({ status: 'delivered', limit: 100 })).length === ids.length);
+  } finally {
+    await h.close();
+    await receiver.stop();
+  }
+});
+
 test('webhooks: by default a loopback receiver is refused at delivery time, and nothing is sent', async () => {
   const receiver = new WebhookReceiver();
   await receiver.start();
