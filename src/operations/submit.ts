@@ -18,6 +18,7 @@ import { findOwnTask } from './find-task.js';
 import type { TaskDeps } from './deps.js';
 import { patchFor, readTaskUpdate, refusalIn2xx } from '../tasks/task-update.js';
 import { vendorView } from '../tasks/vendor-query.js';
+import { CALLBACK_HEADER, checkedCallback, namedCallback } from '../webhooks/callback.js';
 
 type SubmitContext = RequestContext<TaskSubmitRoute>;
 
@@ -61,6 +62,11 @@ async function submit(ctx: SubmitContext, deps: TaskDeps): Promise<unknown> {
   if (!first) throw new GatewayError('internal_error', 'no channel was chosen for the task');
   // Priced once, before any vendor call, from the model and the body: the channel plays no part.
   const { price, pricing } = await quote(ctx.snapshot.prices, model, body, ctx.log);
+  // Written before the task, so that whatever ends it finds its callback (docs/webhooks.md).
+  const callback = deps.webhooks
+    ? await checkedCallback(deps.store, ctx.token.id, namedCallback(body, ctx.req.headers[CALLBACK_HEADER]), deps.webhooks.settings.allowPrivate)
+    : null;
+  if (callback) await deps.store.putTaskCallback(id, callback.endpointId, callback.url, now);
   const pending = await deps.store.createTask({
     id,
     tokenId: ctx.token.id,

@@ -135,7 +135,64 @@ test('webhooks: a receiver killed mid-run and brought back on its port gets ever
     assert.deepEqual(unique.map((r) => r.event?.data.id).sort(), [...ids].sort());
     for (const r of unique) assert.equal(r.event?.type, r.event?.data.status === 'completed' ? 'task.completed' : 'task.failed');
     assert.deepEqual(receiver.unverified(), [], 'every request verified');
-    await until('the log to show every delivery delivered', async () => (await h.store.listDeliveries({ status: 'delivered', limit: 100 })).length === ids.length);
+    await until(
+      'the log to show every delivery delivered',
+      async () => (await h.store.listDeliveries({ status: 'delivered', limit: 100 })).length === ids.length,
+    );
+  } finally {
+    await h.close();
+    await receiver.stop();
+  }
+});
+
+test("webhooks: a submission's callback_url (body field or Gateway-Callback-Url header) is delivered within the token's origins; another origin is a 400", async () => {
+  const receiver = new WebhookReceiver('/cb');
+  await receiver.start();
+  const h = await startTaskHarness({ finishMs: 100, webhooks: QUICK });
+  try {
+    const [token] = await h.store.listTokens();
+    const secret = newSecret();
+    receiver.secrets = [secret];
+    const origin = new URL(receiver.url).origin;
+    await h.store.createWebhookEndpoint(
+      {
+        id: 'we_callback',
+        tokenId: token!.id,
+        group: null,
+        url: null,
+        callbackOrigins: [origin],
+        events: ['task.completed'],
+        progressEverySeconds: 30,
+        enabled: true,
+        description: null,
+        secret,
+        createdAt: Date.now(),
+      },
+      10,
+    );
+    const viaBody = await h.post('/lambda/v1/videos/text2video', { model_name: 'lambda-3.0', prompt: 'a kite', callback_url: `${origin}/mine?job=1` });
+    assert.equal(viaBody.status, 200, viaBody.text);
+    const viaHeader = await h.post('/v1/videos', { model: 'eta_3_1', prompt: 'a boat' }, { 'gateway-callback-url': `${origin}/header` });
+    assert.equal(viaHeader.status, 200, viaHeader.text);
+    const bodyId = viaBody.json.data.task_id as string;
+    const headerId = viaHeader.json.id as string;
+    await until('both callbacks', () => receiver.unique().length === 2);
+    const byPath = new Map(receiver.unique().map((r) => [r.path, r]));
+    assert.equal(byPath.get('/mine?job=1')?.event?.data.data.task_id, bodyId, 'as the lambda query route shows it');
+    assert.equal(byPath.get('/header')?.event?.data.id, headerId);
+    for (const [body, header] of [
+      [{ model_name: 'lambda-3.0', prompt: 'x', callback_url: 'https://elsewhere.example/hook' }, undefined],
+      [{ model_name: 'lambda-3.0', prompt: 'x', callback_url: 'http://127.0.0.2:9/other-origin' }, undefined],
+    ] as const) {
+      const r = await h.post('/lambda/v1/videos/text2video', body, header);
+      assert.equal(r.status, 400, r.text);
+      assert.deepEqual([r.json.error?.code ?? r.json.code, r.json.error?.param], ['invalid_request', 'callback_url'], r.text);
+    }
+    const bad = await h.post('/v1/videos', { model: 'eta_3_1', prompt: 'x' }, { 'gateway-callback-url': 'not a url' });
+    assert.equal(bad.status, 400, bad.text);
+    assert.equal(bad.json.error.param, 'callback_url');
+    // Nothing was charged or made for a refused callback.
+    assert.equal((await h.store.listDeliveries({ limit: 10 })).length, 2);
   } finally {
     await h.close();
     await receiver.stop();

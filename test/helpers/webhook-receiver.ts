@@ -10,6 +10,8 @@ import { Webhook } from 'standardwebhooks';
 
 /** One delivery as it arrived. */
 export interface Received {
+  /** The path and query it was sent to. */
+  readonly path: string;
   readonly id: string;
   readonly timestamp: number;
   readonly signature: string;
@@ -44,6 +46,7 @@ export class WebhookReceiver {
       void read(req).then((body) => {
         const h = (n: string) => String(req.headers[n] ?? '');
         const r: Received = {
+          path: req.url ?? '',
           id: h('webhook-id'),
           timestamp: Number(h('webhook-timestamp')),
           signature: h('webhook-signature'),
