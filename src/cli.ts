@@ -6,6 +6,7 @@ import { GROUPS_USAGE, groupsCommand } from './cli/groups-command.js';
 import { INIT_USAGE, initCommand } from './cli/init-command.js';
 import { packageVersion } from './cli/package-info.js';
 import { tokensCommand, TOKENS_USAGE } from './cli/tokens-commands.js';
+import { webhooksCommand, WEBHOOKS_USAGE } from './cli/webhooks-commands.js';
 import { REPORT_FLAGS, reportLines, reportMode } from './cli/check-command.js';
 import { formatIssue } from './config/issues.js';
 import { PROJECT_ROOT } from './config/paths.js';
@@ -40,7 +41,7 @@ const USAGE = {
 } as const satisfies Record<string, UsageEntry>;
 
 const HELP = `usage: gateway <command>   (gateway <command> --help: that command alone; gateway --version)
-${usageTable([INIT_USAGE, USAGE.start, USAGE.demo, USAGE.sims, USAGE.check, ...Object.values(TOKENS_USAGE), GROUPS_USAGE, USAGE.explain, USAGE.golden, USAGE.catalogue, USAGE.openapi, USAGE.docs])}
+${usageTable([INIT_USAGE, USAGE.start, USAGE.demo, USAGE.sims, USAGE.check, ...Object.values(TOKENS_USAGE), ...Object.values(WEBHOOKS_USAGE), GROUPS_USAGE, USAGE.explain, USAGE.golden, USAGE.catalogue, USAGE.openapi, USAGE.docs])}
 Flags take their value as --flag value or --flag=value; an unknown flag or a missing value is an error (exit 2).
 settings (environment): PORT (8080), HOST, GATEWAY_CONFIG_DIR (.), GATEWAY_CONFIG_EXTRA, GATEWAY_DB (data/gateway.db, or postgres://…), LOG_LEVEL (info),
   GATEWAY_DB_CONNECT_TIMEOUT_MS (5000), GATEWAY_DB_STATEMENT_TIMEOUT_MS (10000), GATEWAY_DB_IDLE_TX_TIMEOUT_MS (10000),
@@ -314,6 +315,7 @@ const COMMANDS = new Map<string, (args: string[]) => Promise<void>>([
   ['check', check],
   ['tokens', tokensCommand],
   ['groups', groupsCommand],
+  ['webhooks', webhooksCommand],
   ['explain', explain],
   ['golden', golden],
   ['catalogue', catalogue],
