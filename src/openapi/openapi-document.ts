@@ -6,6 +6,7 @@ import { ERROR_SCHEMAS, HEADERS } from './error-responses.js';
 import type { Components, HttpMethod, OpenApiDocument, Operation } from './openapi-types.js';
 import { operationOf, TAGS, type Variant } from './route-operation.js';
 import { SchemaComponents } from './schema-components.js';
+import { WEBHOOK_EVENT_SCHEMA, webhooksSection } from './webhooks-section.js';
 
 /**
  * The OpenAPI 3.1 document of a snapshot's public routes (routes.yaml, routes.d/ and the body
@@ -24,6 +25,12 @@ const DESCRIPTION = [
   "Bodies are checked against the schemas below before any vendor is called; a model's family may refuse",
   'further values (see docs/generated/catalogue.md). Operator routes (/admin, /metrics) are not part of this API.',
 ].join(' ');
+
+/** The tag of the webhooks section. */
+const WEBHOOKS_TAG = {
+  name: 'webhooks',
+  description: "What the gateway sends to the endpoints an operator registers and to a submission's callback_url when a task ends (docs/webhooks.md).",
+};
 
 /** Where the routes are: the gateway serving the document (the committed copy names no origin). */
 const SERVERS = [{ url: '/', description: 'The gateway that serves this document (GET /openapi.json): its routes are on the same origin.' }];
@@ -60,14 +67,21 @@ export function openApiDocument(snapshot: Pick<Snapshot, 'routes'>): OpenApiDocu
     for (const [method, variants] of byMethod) paths[template][method] = operationOf(variants, { schemas, components });
   }
   const kinds = new Set(snapshot.routes.map((r) => r.kind));
+  // Events of tasks: only where some route makes tasks.
+  const tasks = kinds.has('task-submit');
+  if (tasks) components.schemas.WebhookEvent = WEBHOOK_EVENT_SCHEMA;
   return {
     openapi: '3.1.0',
     info: { title: 'Generation Gateway', version: pkg().version, description: DESCRIPTION, license: license() },
     servers: SERVERS,
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     // Kinds may share a tag (the two model kinds): each tag is listed once.
-    tags: [...new Map((Object.keys(TAGS) as (keyof typeof TAGS)[]).filter((k) => kinds.has(k)).map((k) => [TAGS[k].name, TAGS[k]])).values()],
+    tags: [
+      ...new Map((Object.keys(TAGS) as (keyof typeof TAGS)[]).filter((k) => kinds.has(k)).map((k) => [TAGS[k].name, TAGS[k]])).values(),
+      ...(tasks ? [WEBHOOKS_TAG] : []),
+    ],
     paths,
+    ...(tasks ? { webhooks: webhooksSection() } : {}),
     components,
   };
 }

@@ -82,5 +82,7 @@ export interface OpenApiDocument {
   readonly jsonSchemaDialect: string;
   readonly tags: readonly { readonly name: string; readonly description: string }[];
   readonly paths: Readonly<Record<string, Partial<Record<HttpMethod, Operation>>>>;
+  /** What the gateway sends to receivers (docs/webhooks.md). */
+  readonly webhooks?: Readonly<Record<string, { readonly post: Operation }>>;
   readonly components: Components;
 }

@@ -163,6 +163,16 @@ function parametersOf({ route: r, rename }: Variant): Parameter[] {
       },
     );
   }
+  if (r.kind === 'task-submit') {
+    out.push({
+      name: 'Gateway-Callback-Url',
+      in: 'header',
+      required: false,
+      description:
+        "A URL to send this task's webhook events to (the `webhooks` of this document), for a route whose body has no `callback_url`. Only within the origins the operator allows this API key; another is 400 `invalid_request` (param `callback_url`). Ignored for a key with no callback origins.",
+      schema: { type: 'string', format: 'uri', maxLength: 2000 },
+    });
+  }
   if (r.kind === 'task-content') {
     out.push(
       {
