@@ -7,6 +7,7 @@ import { requestsPage } from './page-requests.js';
 import { tasksPage } from './page-tasks.js';
 import { tokensPage } from './page-tokens.js';
 import { usagePage } from './page-usage.js';
+import { webhooksPage } from './page-webhooks.js';
 
 /** The console's pages, in the order of its menu; the first is where it opens. */
 /** A page of the console: its id in the URL's hash, its title, and how it draws. */
@@ -23,6 +24,7 @@ export const PAGES: readonly [PageEntry, ...PageEntry[]] = [
   { id: 'usage', title: 'Usage', page: usagePage },
   { id: 'requests', title: 'Requests', page: requestsPage },
   { id: 'tokens', title: 'Tokens', page: tokensPage },
+  { id: 'webhooks', title: 'Webhooks', page: webhooksPage },
   { id: 'audit', title: 'Audit', page: auditPage },
   { id: 'playground', title: 'Playground', page: playgroundPage },
 ];

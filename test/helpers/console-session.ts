@@ -44,7 +44,8 @@ export interface ConsoleSession {
   submit(page: Page, button: string): Promise<void>;
 }
 
-export function consoleSession(): ConsoleSession {
+/** `env`: more settings of the gateway process (the Webhooks page's test lets webhooks reach loopback). */
+export function consoleSession(env: NodeJS.ProcessEnv = {}): ConsoleSession {
   const dir = mkdtempSync(join(tmpdir(), 'gw-console-'));
   const sims = new Map<string, Simulator>();
   let gw: { proc: Running; base: string } | undefined;
@@ -59,14 +60,15 @@ export function consoleSession(): ConsoleSession {
 
   before(async () => {
     // Tasks finish in a fraction of a second, so the Tasks page can show them ended.
-    const env = await simulatorsFor(sims, { finishMs: 300 });
+    const simEnv = await simulatorsFor(sims, { finishMs: 300 });
     gw = await startGatewayProcess({
-      ...env,
+      ...simEnv,
       GATEWAY_DB: join(dir, 'gateway.db'),
       GATEWAY_CONFIG_DIR: PROJECT_ROOT,
       GATEWAY_ADMIN_KEY: ADMIN_KEY,
       HOST: '127.0.0.1',
       PORT: '0',
+      ...env,
     });
     browser = await launchBrowser();
     context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
