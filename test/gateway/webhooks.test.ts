@@ -145,6 +145,45 @@ test('webhooks: a receiver killed mid-run and brought back on its port gets ever
   }
 });
 
+test('webhooks: task.progress is sent as a task moves on, at most once per the endpoint interval, and the completion after it', async () => {
+  const receiver = new WebhookReceiver('/progress');
+  await receiver.start();
+  const h = await startTaskHarness({ finishMs: 1500, pollMs: 50, webhooks: QUICK });
+  try {
+    const [token] = await h.store.listTokens();
+    const secret = newSecret();
+    receiver.secrets = [secret];
+    await h.store.createWebhookEndpoint(
+      {
+        id: 'we_progress',
+        tokenId: token!.id,
+        group: null,
+        url: receiver.url,
+        callbackOrigins: null,
+        events: ['task.progress', 'task.completed'],
+        progressEverySeconds: 3600,
+        enabled: true,
+        description: null,
+        secret,
+        createdAt: Date.now(),
+      },
+      10,
+    );
+    const sub = await h.post('/v1/videos', { model: 'epsilon-video-3', prompt: 'slowly', seconds: '4', size: '1280x720' });
+    assert.equal(sub.status, 200, sub.text);
+    await until('the completion', () => receiver.unique().find((r) => r.event?.type === 'task.completed'), 20_000);
+    const progress = receiver.unique().filter((r) => r.event?.type === 'task.progress');
+    assert.equal(progress.length, 1, 'one within the hour, however often the task moved');
+    assert.equal(progress[0]?.event?.data.id, sub.json.id);
+    assert.ok(['queued', 'in_progress'].includes(progress[0]?.event?.data.status), progress[0]?.event?.data.status);
+    const history = await h.store.taskHistory(sub.json.id);
+    assert.ok((history?.states.length ?? 0) >= 3, 'the task moved more than once');
+  } finally {
+    await h.close();
+    await receiver.stop();
+  }
+});
+
 test("webhooks: a submission's callback_url (body field or Gateway-Callback-Url header) is delivered within the token's origins; another origin is a 400", async () => {
   const receiver = new WebhookReceiver('/cb');
   await receiver.start();
