@@ -22,6 +22,8 @@ export const DELIVERY_CONCURRENCY = 16;
 /** Attempts of one delivery at most (a bound besides the give-up time). */
 export const MAX_ATTEMPTS = 50;
 
+const ATTEMPTS_METRIC = 'gateway_webhook_attempts_total';
+
 /** What the worker works with. */
 export interface DeliveryWorkerDeps {
   readonly store: Store;
@@ -62,12 +64,15 @@ export class DeliveryWorker {
     this.#now = deps.now ?? Date.now;
     this.#random = deps.random ?? Math.random;
     this.#sender = new Sender(deps.settings.timeoutMs, deps.settings.allowPrivate);
-    this.#outcomes = new Counter({
-      name: 'gateway_webhook_attempts_total',
-      help: 'Webhook delivery attempts, by outcome (delivered, retry, failed)',
-      labelNames: ['outcome'] as const,
-      registers: [deps.metrics.registry],
-    });
+    // One counter per registry, should two workers ever share one.
+    this.#outcomes =
+      (deps.metrics.registry.getSingleMetric(ATTEMPTS_METRIC) as Counter<'outcome'> | undefined) ??
+      new Counter({
+        name: ATTEMPTS_METRIC,
+        help: 'Webhook delivery attempts, by outcome (delivered, retry, failed)',
+        labelNames: ['outcome'] as const,
+        registers: [deps.metrics.registry],
+      });
   }
 
   /** A lease outlasts the longest attempt, so a live replica never loses one it is sending. */

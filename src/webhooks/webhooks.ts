@@ -37,7 +37,7 @@ export class Webhooks {
     this.#opts = opts;
     this.settings = opts.settings;
     this.worker = new DeliveryWorker({ ...opts, now: () => opts.clock().getTime() });
-    reportQueue(opts.store, opts.metrics, opts.log);
+    if (!opts.metrics.registry.getSingleMetric('gateway_webhook_deliveries_pending')) reportQueue(opts.store, opts.metrics, opts.log);
   }
 
   /** Starts sending and purging. */
