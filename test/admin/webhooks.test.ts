@@ -96,6 +96,18 @@ describe('admin webhooks: endpoints and the delivery log', () => {
       assert.equal(r.status, 400, `${JSON.stringify(body)}: ${r.text}`);
       assert.deepEqual([r.json.error.code, r.json.error.param], ['invalid_request', param], JSON.stringify(body));
     }
+    // One callback endpoint per token.
+    const cb = await admin(h, 'POST', '/admin/webhooks/endpoints', { token: tokenName, callback_origins: ['http://127.0.0.1:9'], events: ['task.completed'] });
+    assert.equal(cb.status, 201, cb.text);
+    const twice = await admin(h, 'POST', '/admin/webhooks/endpoints', {
+      token: tokenName,
+      callback_origins: ['http://127.0.0.1:10'],
+      events: ['task.completed'],
+    });
+    assert.deepEqual([twice.status, twice.json.error.param], [400, 'callback_origins'], twice.text);
+    const wrong = await admin(h, 'POST', `/admin/webhooks/endpoints/${cb.json.id}`, { url: receiver.url });
+    assert.deepEqual([wrong.status, wrong.json.error.param], [400, 'url'], wrong.text);
+    await admin(h, 'DELETE', `/admin/webhooks/endpoints/${cb.json.id}`);
     // The bound on endpoints per owner.
     const made: string[] = [];
     let last: { status: number; json: any } | null = null;

@@ -69,3 +69,57 @@ test('webhooks create, list, update, rotate, delete: the secret printed once; ba
   const empty = runCli(['webhooks', 'deliveries'], env);
   assert.deepEqual([empty.status, empty.stdout], [0, '']);
 });
+
+test('webhooks deliveries lists the log, filtered; resend makes a delivery pending again with the same id', async () => {
+  const env = { GATEWAY_DB: join(dir, 'log.db') };
+  const store = await openStore(env.GATEWAY_DB);
+  let id: string;
+  try {
+    const t = await store.createToken({ name: 'logged', keyHash: 'logged', group: 'default', models: null, quota: null });
+    await store.createWebhookEndpoint(
+      {
+        id: 'we_cli',
+        tokenId: t.id,
+        group: null,
+        url: 'https://93.184.216.34/in',
+        callbackOrigins: null,
+        events: ['task.completed'],
+        progressEverySeconds: 30,
+        enabled: true,
+        description: null,
+        secret: 'whsec_c2VjcmV0',
+        createdAt: 1,
+      },
+      10,
+    );
+    await store.createTask({
+      id: 'task_cli',
+      tokenId: t.id,
+      kind: 'video',
+      route: 'r',
+      model: 'm',
+      upstreamModel: 'm',
+      channel: 'c',
+      price: 0,
+      createdAt: 1,
+      deadlineAt: 9e12,
+    });
+    const q = await store.updateTask('task_cli', 1, { status: 'queued', upstreamId: 'u', updatedAt: 2 });
+    await store.updateTask('task_cli', q!.version, { status: 'completed', completedAt: 3, updatedAt: 3, settle: 0 });
+    const [d] = await store.claimDeliveries('test', Date.now() + 1000, Date.now() + 2000, 1);
+    id = d!.id;
+    await store.finishAttempt(id, 'test', { status: 'failed', nextAt: 0, code: 500, error: 'answered 500', at: Date.now() });
+  } finally {
+    await store.close();
+  }
+  const listed = runCli(['webhooks', 'deliveries', '--task', 'task_cli', '--status', 'failed', '--json'], env);
+  assert.equal(listed.status, 0, listed.stderr);
+  assert.deepEqual(
+    (JSON.parse(listed.stdout) as { id: string; status: string; last_status_code: number }[]).map((x) => [x.id, x.status, x.last_status_code]),
+    [[id, 'failed', 500]],
+  );
+  const resent = runCli(['webhooks', 'resend', id], env);
+  assert.equal(resent.status, 0, resent.stderr);
+  assert.match(resent.stdout, new RegExp(`^${id} .* pending {2}attempts=1`));
+  assert.equal(runCli(['webhooks', 'resend', 'msg_none'], env).status, 1);
+});
