@@ -238,7 +238,7 @@ test("webhooks: a submission's callback_url (body field or Gateway-Callback-Url 
   }
 });
 
-test('webhooks: by default a loopback receiver is refused at delivery time, and nothing is sent', async () => {
+test('webhooks: by default a loopback receiver is refused at delivery time, by address or by the name that resolves to it, and nothing is sent', async () => {
   const receiver = new WebhookReceiver();
   await receiver.start();
   const h = await startTaskHarness({ finishMs: 100, webhooks: { ...DEFAULT_WEBHOOK_SETTINGS, pollMs: 25 } });
@@ -250,6 +250,29 @@ test('webhooks: by default a loopback receiver is refused at delivery time, and 
     );
     assert.equal(d.status, 'pending', 'retried later, within the day');
     assert.match(d.lastError ?? '', /private address/);
+    // A name is checked where it resolves when the socket connects (a registration check alone would miss a name that changed since).
+    const [token] = await h.store.listTokens();
+    await h.store.createWebhookEndpoint(
+      {
+        id: 'we_named',
+        tokenId: token!.id,
+        group: null,
+        url: receiver.url.replace('127.0.0.1', 'localhost'),
+        callbackOrigins: null,
+        events: ['task.failed'],
+        progressEverySeconds: 30,
+        enabled: true,
+        description: null,
+        secret: newSecret(),
+        createdAt: Date.now(),
+      },
+      10,
+    );
+    const doomed = await h.post('/v1/videos', { model: 'eta_3_1', prompt: 'doomed [sim:fail=x]' });
+    const named = await until('the named attempt', async () =>
+      (await h.store.listDeliveries({ taskId: doomed.json.id, limit: 1 })).find((x) => x.attempts > 0),
+    );
+    assert.match(named.lastError ?? '', /localhost resolves to (127\.0\.0\.1|::1), a private address/);
     assert.equal(receiver.received.length, 0);
   } finally {
     await h.close();
