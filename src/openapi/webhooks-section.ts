@@ -60,7 +60,10 @@ export function webhooksSection(): Record<string, { readonly post: Operation }> 
   for (const event of WEBHOOK_EVENTS) {
     out[event] = {
       post: {
-        operationId: `webhook${event.split('.').map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')}`,
+        operationId: `webhook${event
+          .split('.')
+          .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+          .join('')}`,
         summary: `The ${event} event`,
         tags: ['webhooks'],
         description: `${ABOUT[event]} Sent to the endpoints of the task's API key and of its group that ask for it, and to the submission's callback_url. Retried with exponential backoff until a 2xx, for up to 24 hours.`,
