@@ -6,6 +6,7 @@
  * declared with its records in a file of its own; this file joins them and is where every
  * importer gets them from.
  */
+import type { ArchiveStore } from './archive-store.js';
 import type { AuditStore } from './audit-store.js';
 import type { LinkStore } from './link-store.js';
 import type { OperatorTaskStore } from './operator-task-store.js';
@@ -18,6 +19,7 @@ import type { TokenKeyStore } from './token-key-store.js';
 import type { TokenStore } from './token-store.js';
 import type { UsageStore } from './usage-store.js';
 
+export type { ArchivedFile, ArchiveJob, ArchiveJobKind, ArchiveStore, ArchiveTotals, NewArchiveJob } from './archive-store.js';
 export type { AuditQuery, AuditRecord, AuditStore } from './audit-store.js';
 export type { LinkRecord, LinkStore } from './link-store.js';
 export type { OperatorTaskStore, TaskHistory, TaskQuery } from './operator-task-store.js';
@@ -61,7 +63,8 @@ export interface Store
     LinkStore,
     UsageStore,
     RequestLogStore,
-    AuditStore {
+    AuditStore,
+    ArchiveStore {
   /**
    * Calls `listener` with every ledger row once its transaction committed (quota metrics); returns
    * the function that stops it.

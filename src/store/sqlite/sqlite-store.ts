@@ -1,4 +1,5 @@
 import { alwaysAvailable, type Store } from '../store.js';
+import { archiveMethods } from './archive.js';
 import { auditMethods } from './audit.js';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 import { openDatabase } from './database.js';
@@ -45,6 +46,7 @@ export function openSqliteStore(path: string, clock: () => number = () => Date.n
     ...usageMethods(db),
     ...requestLogMethods(db, commits),
     ...auditMethods(db, commits),
+    ...archiveMethods(db, commits),
     onLedger: commits.onLedger,
     ping,
     availability: alwaysAvailable(ping),
