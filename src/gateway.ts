@@ -30,10 +30,11 @@ import { logRequests } from './records/request-log.js';
 import { startPurge } from './records/purge-by-age.js';
 import { RoutingState } from './routing/routing-state.js';
 import type { Store } from './store/store.js';
-import { Poller, type LeaseSettings } from './tasks/poller.js';
+import { DEFAULT_LEASE_MS, Poller, type LeaseSettings } from './tasks/poller.js';
 import { reportTaskGauges } from './tasks/task-gauges.js';
 import { newTaskId } from './tasks/task-id.js';
 import { Pools } from './upstream/pools.js';
+import { type ArchiveOptions, ResultArchive } from './archive/result-archive.js';
 import { LastUsed } from './tokens/last-used.js';
 
 /** What a gateway is built from. */
@@ -102,6 +103,8 @@ export interface GatewayOptions {
   readonly audit?: { readonly days: number; readonly sweepMs?: number };
   /** Tests: how often the tokens' last uses due are written (default every 5 s; each token at most once a minute by `clock`). */
   readonly lastUsedTickMs?: number;
+  /** GATEWAY_ARCHIVE: the result archive's backend and settings (docs/archive.md); absent: no archive. */
+  readonly archive?: ArchiveOptions;
 }
 
 /** A running gateway: its HTTP server and how to stop it. */
@@ -120,6 +123,8 @@ export interface Gateway {
   readonly requestLog: RequestBatcher | null;
   /** The tokens' last uses noted and not yet written (docs/tokens-and-quota.md, "Last use"). */
   readonly lastUsed: LastUsed;
+  /** The result archive; null without GATEWAY_ARCHIVE. */
+  readonly archive: ResultArchive | null;
   /** Resumes unfinished tasks, then starts listening; resolves with the bound port (0 picks a free one). */
   listen(port: number, host?: string): Promise<number>;
   /** Base URL once listening, e.g. http://127.0.0.1:41234 (https:// when it serves TLS) */
@@ -201,6 +206,8 @@ export function createGateway(opts: GatewayOptions): Gateway {
   });
   if (!poll) poller.stop();
   reportTaskGauges(opts.store, poller, metrics, opts.log);
+  const lease = { owner: opts.lease?.owner ?? `archive-${process.pid}-${Math.random().toString(36).slice(2, 8)}`, ms: opts.lease?.ms ?? DEFAULT_LEASE_MS };
+  const archive = opts.archive ? new ResultArchive(opts.archive, { ...opts, pools, metrics, clock, lease, channelFor: (t) => poller.channelFor(t) }) : null;
   const deps: RequestDeps = {
     auth,
     keyLimits: new KeyLimiter(shared),
@@ -218,6 +225,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
     clock,
     routing,
     metrics,
+    archive,
   };
 
   const server = createHttpServer({
@@ -255,6 +263,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
     bodies,
     requestLog,
     lastUsed,
+    archive,
     async listen(p, host = '127.0.0.1') {
       lastUsed.start();
       if (poll) {
@@ -281,7 +290,9 @@ export function createGateway(opts: GatewayOptions): Gateway {
           clock,
           opts.audit?.sweepMs,
         );
+        await archive?.start();
         stopSweepers = () => {
+          archive?.stop();
           holds();
           links();
           old();
@@ -321,6 +332,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
       await requestLog?.close();
       // After the drain too: the last uses of every request answered.
       await lastUsed.close();
+      await archive?.close();
       // After the drain: what requests finishing meanwhile moved is counted too.
       stopQuotaMetrics();
       stopStoreReport();
