@@ -44,7 +44,8 @@ export interface ConsoleSession {
   submit(page: Page, button: string): Promise<void>;
 }
 
-export function consoleSession(): ConsoleSession {
+/** `extra`: more settings of the gateway process (an archive, say). */
+export function consoleSession(extra: Record<string, string> = {}): ConsoleSession {
   const dir = mkdtempSync(join(tmpdir(), 'gw-console-'));
   const sims = new Map<string, Simulator>();
   let gw: { proc: Running; base: string } | undefined;
@@ -67,6 +68,7 @@ export function consoleSession(): ConsoleSession {
       GATEWAY_ADMIN_KEY: ADMIN_KEY,
       HOST: '127.0.0.1',
       PORT: '0',
+      ...extra,
     });
     browser = await launchBrowser();
     context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
