@@ -140,6 +140,21 @@ function suite(name: string, openBackend: () => Promise<{ backend: ArchiveBacken
       assert.match(copies, /gateway_archive_copies_total\{outcome="done"\} [1-9]/);
     });
 
+    test('a file over GATEWAY_ARCHIVE_MAX_MB is given up at once (not retried) and stays with the vendor', async () => {
+      const job = await completedJob(64 * 2 ** 20 + 1);
+      const given = await until('the copy given up', async () => {
+        const j = await store.getArchiveJob(job.id);
+        return j?.failed ? j : null;
+      });
+      assert.equal(given.attempts, 1, 'one attempt: copying it again cannot help');
+      assert.match(given.lastError ?? '', /larger than the archive takes/);
+      assert.deepEqual(await store.getArchivedFiles(job.id), []);
+      assert.match(await gw.metrics.text(), /gateway_archive_copies_total\{outcome="failed"\} [1-9]/);
+      const res = await download(job.id, { range: 'bytes=0-9' });
+      assert.equal(res.status, 206, 'served by the vendor');
+      assert.ok(Buffer.from(await res.arrayBuffer()).equals(generatedBytes(job.seed, 0, 9)));
+    });
+
     test('a sync route that asks for it has its links archived and served from the archive', async () => {
       const s = ++seed;
       const res = await fetch(`${gw.url()}/draw`, { method: 'POST', headers: auth(), body: JSON.stringify({ model: 'd', seed: s, size: 70_000 }) });
