@@ -101,6 +101,8 @@ async function store(
   try {
     ({ size } = await deps.backend.put(at.key, answer.body, { contentType, maxBytes: deps.maxBytes, signal }));
   } catch (err) {
+    // The vendor's connection is let go at once, not held until its body timeout.
+    answer.body.destroy();
     if (err instanceof ArchiveTooLarge) throw new CopyRefused(err.message);
     throw err;
   }
