@@ -55,6 +55,17 @@ export function archiveContract(driver: string, open: () => Promise<Store>): voi
       await store.setArchiveOn(false);
       await completeTask(store, 'task_off2', [{ url: 'https://v/a.mp4', type: 'video' }]);
       assert.equal(await store.getArchiveJob('task_off2'), null);
+
+      // A task its client deletes: its copy is dropped, its files expire for the next purge.
+      await store.putArchivedFile({ owner: 'task_on', index: 0, key: 'tasks/task_on/0', size: 5, contentType: null, archivedAt: 40, expiresAt: 1e12 });
+      assert.ok(await store.getArchivedFile('task_on', 0, 50));
+      assert.equal(await store.deleteTask('task_on', token.id), true);
+      assert.equal(await store.getArchiveJob('task_on'), null);
+      assert.equal(await store.getArchivedFile('task_on', 0, 50), null);
+      assert.deepEqual(
+        (await store.expiredArchivedFiles(50, 10)).map((f) => f.owner),
+        ['task_on'],
+      );
     } finally {
       await store.close();
     }

@@ -169,7 +169,8 @@ export const MIGRATIONS: readonly string[] = [
   // The result archive (docs/archive.md): whether one is configured (archive_on has a row), the
   // copies due, leased to one replica at a time, the files copied, and a token's retention. A
   // task's copy is queued by the trigger in the transaction that completes it, so a crash cannot
-  // lose it; only tasks with a file result (a url) queue one.
+  // lose it; only tasks with a file result (a url) queue one. A task deleted (by its client) has
+  // its files expire at once, for the next purge, and its copy dropped.
   `CREATE TABLE archive_on (one INTEGER PRIMARY KEY CHECK (one = 1));
    CREATE TABLE archive_jobs (
      id TEXT PRIMARY KEY,
@@ -208,5 +209,12 @@ export const MIGRATIONS: readonly string[] = [
      RETURN NULL;
    END $fn$;
    CREATE TRIGGER archive_task_completed AFTER UPDATE OF status ON tasks FOR EACH ROW
-     WHEN (NEW.status = 'completed' AND OLD.status IS DISTINCT FROM 'completed') EXECUTE FUNCTION archive_task_completed();`,
+     WHEN (NEW.status = 'completed' AND OLD.status IS DISTINCT FROM 'completed') EXECUTE FUNCTION archive_task_completed();
+   CREATE FUNCTION archive_task_deleted() RETURNS trigger LANGUAGE plpgsql AS $fn$
+   BEGIN
+     UPDATE archive_files SET expires_at = 0 WHERE owner = OLD.id;
+     DELETE FROM archive_jobs WHERE id = OLD.id;
+     RETURN NULL;
+   END $fn$;
+   CREATE TRIGGER archive_task_deleted AFTER DELETE ON tasks FOR EACH ROW EXECUTE FUNCTION archive_task_deleted();`,
 ];

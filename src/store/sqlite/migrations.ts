@@ -172,7 +172,8 @@ export const MIGRATIONS: readonly string[] = [
   // The result archive (docs/archive.md): whether one is configured (archive_on has a row), the
   // copies due, leased to one replica at a time, the files copied, and a token's retention. A
   // task's copy is queued by the trigger in the transaction that completes it, so a crash cannot
-  // lose it; only tasks with a file result (a url) queue one.
+  // lose it; only tasks with a file result (a url) queue one. A task deleted (by its client) has
+  // its files expire at once, for the next purge, and its copy dropped.
   `CREATE TABLE archive_on (one INTEGER PRIMARY KEY CHECK (one = 1));
    CREATE TABLE archive_jobs (
      id TEXT PRIMARY KEY,
@@ -206,5 +207,10 @@ export const MIGRATIONS: readonly string[] = [
    BEGIN
      INSERT OR IGNORE INTO archive_jobs (id, kind, token_id, route, created_at, due_at)
        VALUES (NEW.id, 'task', NEW.token_id, NEW.route, IFNULL(NEW.completed_at, NEW.updated_at), IFNULL(NEW.completed_at, NEW.updated_at));
+   END;
+   CREATE TRIGGER archive_task_deleted AFTER DELETE ON tasks
+   BEGIN
+     UPDATE archive_files SET expires_at = 0 WHERE owner = OLD.id;
+     DELETE FROM archive_jobs WHERE id = OLD.id;
    END;`,
 ];
