@@ -2,8 +2,8 @@ import type { Dispatcher } from 'undici';
 import type { CompiledChannel, Snapshot } from '../config/snapshot.js';
 import { requestIds } from '../http/request-id.js';
 import { signFor } from '../pipeline/call-upstream.js';
-import { requestFor } from '../operations/download.js';
-import { fetchVendorFile } from '../operations/vendor-file.js';
+import { refreshResults, requestFor } from '../operations/download.js';
+import { fetchVendorFile, GONE } from '../operations/vendor-file.js';
 import type { ArchiveJob, Store, TaskRecord, TaskResult } from '../store/store.js';
 import { discard } from '../upstream/dispatch.js';
 import type { Pools } from '../upstream/pools.js';
@@ -67,11 +67,36 @@ export async function copyJob(job: ArchiveJob, deps: CopyDeps, signal: AbortSign
   const channel = deps.channelFor(task);
   if (!channel) throw new Error(`channel ${task.channel} is no longer configured`);
   let copied = 0;
+  let current = task;
   for (const [index, result] of task.results.entries()) {
     if (result.url === null || done.has(index)) continue;
-    const ids = requestIds({});
-    const first = await requestFor({ ...ids, now: new Date(deps.now()) }, channel, task, result as TaskResult & { url: string }, index);
-    const answer = await fetchVendorFile(deps.pools, channel, first, ids, null, signal);
+    const ids = { ...requestIds({}), now: new Date(deps.now()) };
+    let answer = await fetchVendorFile(
+      deps.pools,
+      channel,
+      await requestFor(ids, channel, current, result as TaskResult & { url: string }, index),
+      ids,
+      null,
+      signal,
+    );
+    // An expired result URL (two-step vendors sign theirs for a while): look the files up again, once, as a download does.
+    const protocol = channel.profile.tasks;
+    if (GONE.has(answer.statusCode) && protocol?.result) {
+      const fresh = await refreshResults(ids, deps, channel, protocol, current);
+      const again = fresh?.results[index];
+      if (fresh && again?.url) {
+        discard(answer.body);
+        current = fresh;
+        answer = await fetchVendorFile(
+          deps.pools,
+          channel,
+          await requestFor(ids, channel, fresh, again as TaskResult & { url: string }, index),
+          ids,
+          null,
+          signal,
+        );
+      }
+    }
     await store(deps, answer, { owner: task.id, index, key: taskFileKey(task.id, index) }, days, signal);
     copied++;
   }

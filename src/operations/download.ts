@@ -88,9 +88,9 @@ async function fetchResult(
 }
 
 /** Asks the vendor for the task's files again (profile `tasks.result`) and stores them; null when that fails. */
-async function refreshResults(
-  ctx: RequestContext,
-  deps: TaskDeps,
+export async function refreshResults(
+  ctx: CallerIds & { readonly now: Date },
+  deps: Pick<TaskDeps, 'pools' | 'store'>,
   channel: CompiledChannel,
   protocol: CompiledTaskProtocol,
   task: TaskRecord,

@@ -2,7 +2,8 @@
  * A made-up vendor for the archive's tests: a task API (`POST /jobs` starts one, `GET /jobs/{id}`
  * says it is done, with the URL of its file on this vendor) and an image API (`POST /draw`
  * answers the URL of a file), whose files are made on the fly (src/sim/generated-file.ts) and
- * counted. `failNext(n)` makes the next n file answers 500.
+ * counted. `failNext(n)` makes the next n file answers 500, `goneNext(n)` 403 (an expired signed URL).
+ * `GET /jobs/{id}/result` names the file again (a two-step vendor's result call), counted.
  */
 import { createServer, type Server } from 'node:http';
 import { serveGenerated, type Transfer } from '../../src/sim/generated-file.js';
@@ -16,6 +17,9 @@ export interface ArchiveVendor {
   /** File answers of the file `seed`. */
   fileAnswers(seed: number): number;
   failNext(n: number): void;
+  goneNext(n: number): void;
+  /** Result calls (`GET /jobs/{id}/result`) so far. */
+  resultCalls(): number;
   close(): Promise<void>;
 }
 
@@ -23,6 +27,8 @@ export interface ArchiveVendor {
 export async function startArchiveVendor(): Promise<ArchiveVendor> {
   const transfers: { path: string; status: number; t: Transfer | null }[] = [];
   let failing = 0;
+  let gone = 0;
+  let results = 0;
   let base = '';
   const jobs = new Map<string, { seed: number; size: number }>();
   const server: Server = createServer((req, res) => {
@@ -37,6 +43,12 @@ export async function startArchiveVendor(): Promise<ArchiveVendor> {
         jobs.set(id, { seed: Number(body.seed ?? 1), size: Number(body.size ?? 1024) });
         return json(200, { job: id, state: 'working' });
       }
+      const result = /^\/jobs\/(job[0-9]+)\/result$/.exec(path);
+      if (result) {
+        const j = jobs.get(result[1]!);
+        results++;
+        return j ? json(200, { url: `${base}/files/${j.seed}-${j.size}` }) : json(404, { error: 'no such job' });
+      }
       const job = /^\/jobs\/(job[0-9]+)$/.exec(path);
       if (job) {
         const j = jobs.get(job[1]!);
@@ -46,6 +58,11 @@ export async function startArchiveVendor(): Promise<ArchiveVendor> {
       if (req.method === 'POST' && path === '/draw') return json(200, { files: [{ url: `${base}/files/${body.seed}-${body.size}` }] });
       const file = /^\/files\/([0-9]+)-([0-9]+)$/.exec(path);
       if (file) {
+        if (gone > 0) {
+          gone--;
+          transfers.push({ path, status: 403, t: null });
+          return json(403, { error: 'the signature expired' });
+        }
         if (failing > 0) {
           failing--;
           transfers.push({ path, status: 500, t: null });
@@ -66,12 +83,16 @@ export async function startArchiveVendor(): Promise<ArchiveVendor> {
     failNext(n) {
       failing = n;
     },
+    goneNext(n) {
+      gone = n;
+    },
+    resultCalls: () => results,
     close: () => closeLocal(server),
   };
 }
 
 /** routes.yaml and channels.yaml of a task route, its query and content routes, and an image route with links, in front of `vendorUrl`. */
-export function archiveConfig(vendorUrl: string, opts: { drawArchive?: string; jobsArchive?: string } = {}): Record<string, string> {
+export function archiveConfig(vendorUrl: string, opts: { drawArchive?: string; jobsArchive?: string; twoStep?: boolean } = {}): Record<string, string> {
   return {
     'routes.yaml': `version: 1
 routes:
@@ -127,8 +148,15 @@ profiles:
       query:
         request: { method: GET, path: '"/jobs/" & task.upstream_id' }
         response:
-          body: '{ "id": body.job, "status": body.state = "done" ? "completed" : "in_progress", "results": body.state = "done" ? [{ "url": body.url, "type": "video" }] }'
-channels:
+          body: '{ "id": body.job, "status": body.state = "done" ? "completed" : "in_progress"${opts.twoStep ? '' : ', "results": body.state = "done" ? [{ "url": body.url, "type": "video" }]'} }'
+${
+  opts.twoStep
+    ? `      result:
+        request: { method: GET, path: '"/jobs/" & task.upstream_id & "/result"' }
+        response: { body: '{ "results": [{ "url": body.url, "type": "video" }] }' }
+`
+    : ''
+}channels:
   - name: fake
     profile: fake
     base_url: ${vendorUrl}

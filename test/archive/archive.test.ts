@@ -230,6 +230,48 @@ after(async () => {
   await s3?.close();
 });
 
+test('a two-step vendor whose file URL expired: the copy looks the files up again, once, and copies the fresh one', async () => {
+  const vendor = await startArchiveVendor();
+  const dir = makeConfigDir('archive-two-step', { ...BODY, ...archiveConfig(vendor.url, { twoStep: true }) });
+  const files = mkdtempSync(join(tmpdir(), 'gw-archive-two-step-'));
+  const store = await openStore(':memory:');
+  const key = generateKey();
+  await store.createToken({ name: 'two-step', keyHash: hashKey(key), group: 'default', models: null, quota: null });
+  const snapshot = loadConfigOrThrow(dir, { env: {} });
+  const gw = createGateway({
+    snapshot: () => snapshot,
+    store,
+    log: silentLogger(),
+    archive: { backend: await openArchiveBackend(files), settings: { keepDays: 7, maxBytes: 2 ** 30, copies: 1, attempts: 3, tickMs: 50, retryMs: 60_000 } },
+  });
+  await gw.listen(0);
+  try {
+    vendor.goneNext(1);
+    const res = await fetch(`${gw.url()}/jobs`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'm', seed: 77, size: 100_000 }),
+    });
+    const { id } = (await res.json()) as { id: string };
+    await until('the task completes', async () => (await store.getTask(id))?.status === 'completed');
+    const calls = vendor.resultCalls();
+    const file = await until('the copy', async () => (await store.getArchivedFiles(id))[0], 10_000);
+    assert.equal(file.size, 100_000);
+    assert.equal(vendor.resultCalls(), calls + 1, 'one lookup of the files again');
+    assert.deepEqual(
+      vendor.transfers.map((t) => t.status),
+      [403, 200],
+      'the expired URL, then the fresh one: no retry was needed (a retry would wait a minute here)',
+    );
+  } finally {
+    await gw.close();
+    await store.close();
+    await vendor.close();
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(files, { recursive: true, force: true });
+  }
+});
+
 test('retention: a route saying 0 is never archived; a sync route only when it asks; then the token, the route, the default', () => {
   const r = (keepDays: number | null) => ({ archive: { keepDays } });
   const none = { archive: null };
