@@ -26,6 +26,8 @@ export interface ArchiveSettings {
   readonly tickMs?: number;
   readonly retryMs?: number;
   readonly purgeMs?: number;
+  /** Tests: how long the gauges trust the store's totals (default 30 s). */
+  readonly totalsMs?: number;
 }
 
 /** What the archive is built from. */
@@ -176,7 +178,8 @@ export class ResultArchive implements ArchivedFiles {
   #gauges(metrics: Metrics): void {
     let cached: { at: number; totals: ArchiveTotals } | null = null;
     const totals = async () => {
-      if (cached === null || this.#now() - cached.at > TOTALS_MS) cached = { at: this.#now(), totals: await this.#store.archiveTotals() };
+      if (cached === null || this.#now() - cached.at > (this.#settings.totalsMs ?? TOTALS_MS))
+        cached = { at: this.#now(), totals: await this.#store.archiveTotals() };
       return cached.totals;
     };
     metrics.asyncGauge('gateway_archive_bytes', 'Bytes of result files held in the archive', [], async () => [[{}, (await totals()).bytes]]);
