@@ -78,9 +78,13 @@ if (databaseUrl) {
     await until('every task copied', async () => (await Promise.all(ids.map((id) => stores[0]!.getArchivedFiles(id)))).every((f) => f.length === 1), 60_000);
     const fetched = ids.map((_, i) => vendor.fileAnswers(5000 + i));
     assert.deepEqual(fetched, Array(N).fill(1), 'each file fetched once: no job copied by both replicas');
-    const done = await Promise.all(
-      gateways.map(async (g) => Number(/gateway_archive_copies_total\{outcome="done"\} ([0-9]+)/.exec(await g.metrics.text())?.[1] ?? 0)),
-    );
+    // A job's outcome is counted just after its file is recorded: wait for the last one.
+    const doneBy = async () =>
+      Promise.all(gateways.map(async (g) => Number(/gateway_archive_copies_total\{outcome="done"\} ([0-9]+)/.exec(await g.metrics.text())?.[1] ?? 0)));
+    const done = await until('every copy counted', async () => {
+      const d = await doneBy();
+      return d[0]! + d[1]! === N ? d : null;
+    });
     assert.equal(done[0]! + done[1]!, N, `copies done by each replica: ${done.join(', ')}`);
     assert.ok(
       done.every((n) => n > 0),
