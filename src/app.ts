@@ -16,6 +16,7 @@ import { DEFAULT_AUDIT_DAYS, type Operator } from './records/audit.js';
 import { auditedReload, FILE_WATCH_ACTOR, SIGNAL_ACTOR } from './records/reload-audit.js';
 import type { ReloadOutcome } from './config/config-control.js';
 import { Metrics } from './metrics/metrics.js';
+import { type ArchiveEnv, archiveFromEnv, openArchive } from './archive/archive-env.js';
 import type { Simulator } from './sim/http.js';
 import { maskedUrl } from './config/secret.js';
 import { isSharedStore, openStore } from './store/open-store.js';
@@ -80,6 +81,8 @@ export interface AppSettings {
   readonly corsOrigins: string | null;
   /** GATEWAY_WEBHOOK_*: read from the environment at start when absent (a malformed one stops the start). */
   readonly webhooks?: WebhookSettings;
+  /** GATEWAY_ARCHIVE and its companions (docs/archive.md); null: no archive. Checked at start. */
+  readonly archive?: ArchiveEnv | null;
 }
 
 /** Reads process settings from the environment, with the documented defaults. */
@@ -122,6 +125,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env, defaults: 
     tlsKeyFile: env.GATEWAY_TLS_KEY || (defaults.tlsKeyFile ?? null),
     trustProxy: env.GATEWAY_TRUST_PROXY ?? defaults.trustProxy ?? null,
     corsOrigins: env.GATEWAY_CORS_ORIGINS ?? defaults.corsOrigins ?? null,
+    archive: archiveFromEnv(env) ?? defaults.archive ?? null,
   };
 }
 
@@ -247,6 +251,9 @@ export async function startApp(settings: AppSettings, log: Logger, opts: { simul
     });
     for (const c of config.current().leftOut) logLeftOut(log, c);
     const store = opts.store ?? (await openConfiguredStore(settings));
+    const archive = settings.archive ? await openArchive(settings.archive) : undefined;
+    // Without an archive, completed tasks queue no copies (one that was configured before is let go).
+    if (!archive) await store.setArchiveOn(false);
     // ioredis is loaded only when Redis is configured (a few MB a single process never needs).
     shared =
       settings.redisUrl === null
@@ -280,6 +287,7 @@ export async function startApp(settings: AppSettings, log: Logger, opts: { simul
       shared,
       // Replicas that share a store see each other's token changes: through Redis at once, else within this.
       authCacheTtlMs: authCache ?? (sharedStore ? 1_000 : 5_000),
+      archive,
     });
     connectReloads(config, gateway, log);
     const port = await gateway.listen(settings.port, settings.host);

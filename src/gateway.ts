@@ -30,10 +30,11 @@ import { logRequests } from './records/request-log.js';
 import { startPurge } from './records/purge-by-age.js';
 import { RoutingState } from './routing/routing-state.js';
 import type { Store } from './store/store.js';
-import { Poller, type LeaseSettings } from './tasks/poller.js';
+import { DEFAULT_LEASE_MS, Poller, type LeaseSettings } from './tasks/poller.js';
 import { reportTaskGauges } from './tasks/task-gauges.js';
 import { newTaskId } from './tasks/task-id.js';
 import { Pools } from './upstream/pools.js';
+import { type ArchiveOptions, ResultArchive } from './archive/result-archive.js';
 import { LastUsed } from './tokens/last-used.js';
 import { Webhooks } from './webhooks/webhooks.js';
 import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from './webhooks/webhook-settings.js';
@@ -106,6 +107,8 @@ export interface GatewayOptions {
   readonly lastUsedTickMs?: number;
   /** GATEWAY_WEBHOOK_*: how webhook deliveries are sent and retried (docs/webhooks.md); default: the documented defaults. */
   readonly webhooks?: WebhookSettings;
+  /** GATEWAY_ARCHIVE: the result archive's backend and settings (docs/archive.md); absent: no archive. */
+  readonly archive?: ArchiveOptions;
 }
 
 /** A running gateway: its HTTP server and how to stop it. */
@@ -126,6 +129,8 @@ export interface Gateway {
   readonly lastUsed: LastUsed;
   /** Webhook deliveries: the worker and its settings. */
   readonly webhooks: Webhooks;
+  /** The result archive; null without GATEWAY_ARCHIVE. */
+  readonly archive: ResultArchive | null;
   /** Resumes unfinished tasks, then starts listening; resolves with the bound port (0 picks a free one). */
   listen(port: number, host?: string): Promise<number>;
   /** Base URL once listening, e.g. http://127.0.0.1:41234 (https:// when it serves TLS) */
@@ -218,6 +223,8 @@ export function createGateway(opts: GatewayOptions): Gateway {
   });
   if (!poll) poller.stop();
   reportTaskGauges(opts.store, poller, metrics, opts.log);
+  const lease = { owner: opts.lease?.owner ?? `archive-${process.pid}-${Math.random().toString(36).slice(2, 8)}`, ms: opts.lease?.ms ?? DEFAULT_LEASE_MS };
+  const archive = opts.archive ? new ResultArchive(opts.archive, { ...opts, pools, metrics, clock, lease, channelFor: (t) => poller.channelFor(t) }) : null;
   const deps: RequestDeps = {
     auth,
     keyLimits: new KeyLimiter(shared),
@@ -236,6 +243,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
     routing,
     metrics,
     webhooks,
+    archive,
   };
 
   const server = createHttpServer({
@@ -274,6 +282,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
     requestLog,
     lastUsed,
     webhooks,
+    archive,
     async listen(p, host = '127.0.0.1') {
       lastUsed.start();
       if (poll) {
@@ -301,7 +310,9 @@ export function createGateway(opts: GatewayOptions): Gateway {
           opts.audit?.sweepMs,
         );
         webhooks.start();
+        await archive?.start();
         stopSweepers = () => {
+          archive?.stop();
           holds();
           links();
           old();
@@ -343,6 +354,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
       await lastUsed.close();
       // After the drain: the events of tasks ended meanwhile wait in the store for any replica.
       await webhooks.stop();
+      await archive?.close();
       // After the drain: what requests finishing meanwhile moved is counted too.
       stopQuotaMetrics();
       stopStoreReport();

@@ -65,6 +65,28 @@ export const SETTINGS: readonly Setting[] = [
     about: 'Days the audit log (GET /admin/audit) keeps its records of operator actions; 0 keeps them forever (0-36500).',
   },
   { name: 'GATEWAY_LINK_TTL_MS', default: '3600000', about: 'How long a link handed out instead of a vendor URL serves (60000-604800000).' },
+  {
+    name: 'GATEWAY_ARCHIVE',
+    default: null,
+    about: 'Where completed results are copied and served from: a directory, or s3://bucket[/prefix] (unset: no archive).',
+  },
+  { name: 'GATEWAY_ARCHIVE_KEEP_DAYS', default: '7', about: "Days an archived file is kept when neither its route's nor its token's keep_days says (1-3650)." },
+  {
+    name: 'GATEWAY_ARCHIVE_MAX_MB',
+    default: '4096',
+    about: 'The largest file the archive copies, in megabytes; a larger one stays with the vendor (1-1048576).',
+  },
+  { name: 'GATEWAY_ARCHIVE_COPIES', default: '2', about: 'Copies into the archive under way at once on each replica (1-64).' },
+  {
+    name: 'GATEWAY_ARCHIVE_ATTEMPTS',
+    default: '8',
+    about: 'Failed attempts after which a copy is given up (1-100); retries wait 30 s, then twice as long each time.',
+  },
+  {
+    name: 'GATEWAY_ARCHIVE_S3_PATH_STYLE',
+    default: '0',
+    about: '1: address the bucket in the path (most S3-compatible servers); the AWS_* variables say where it is.',
+  },
   { name: 'GATEWAY_DEMO_KEY', default: null, about: 'gateway demo only: the API key to accept (unset: the demo makes one).' },
   { name: 'GATEWAY_ADMIN_KEY', default: null, about: 'Opens /admin/* and /metrics to "Authorization: Bearer <key>" (unset: closed to everyone).' },
   { name: 'GATEWAY_WATCH', default: '1', about: '0 stops reloading when a config file changes (SIGHUP and POST /admin/reload still reload).' },

@@ -49,6 +49,7 @@ import {
   rotateEndpoint,
   updateEndpoint,
 } from './webhooks-admin.js';
+import { ARCHIVE_DAYS_BODY, getTokenArchive, setTokenArchive } from './token-archive-admin.js';
 import { ALLOWED_IPS_BODY, NAME_BODY, renameTokenRoute, ROTATE_BODY, rotateTokenRoute, setAllowedIpsRoute } from './token-keys-admin.js';
 
 interface AdminRoute {
@@ -115,6 +116,8 @@ const ADMIN_ROUTES: readonly AdminRoute[] = [
   route('POST', '/admin/tokens/{token_id}/name', renameTokenRoute, { body: NAME_BODY }),
   route('POST', '/admin/tokens/{token_id}/rotate', rotateTokenRoute, { body: ROTATE_BODY, bodyOptional: true }),
   route('POST', '/admin/tokens/{token_id}/allowed-ips', setAllowedIpsRoute, { body: ALLOWED_IPS_BODY }),
+  route('GET', '/admin/tokens/{token_id}/archive', getTokenArchive),
+  route('POST', '/admin/tokens/{token_id}/archive', setTokenArchive, { body: ARCHIVE_DAYS_BODY }),
   route('GET', '/admin/usage', usageReport),
   route('GET', '/admin/usage.csv', usageCsv),
   route('GET', '/admin/tasks', listAllTasks),

@@ -1,4 +1,5 @@
 import { GatewayError } from '../errors/gateway-error.js';
+import { taskArchive } from './task-archive.js';
 import type { TaskQuery, TaskStatus } from '../store/store.js';
 import { pathParam, textParam, wholeParam } from './admin-input.js';
 import type { AdminAnswer, AdminContext } from './admin-types.js';
@@ -42,7 +43,7 @@ export async function getTaskTimeline({ params, deps }: AdminContext): Promise<A
   const id = pathParam(params, 'task_id');
   const history = await deps.store.taskHistory(id);
   if (!history) throw new GatewayError('not_found', `no task with id ${id.slice(0, 100)}`);
-  return { json: { task: adminTaskDetail(history.task), timeline: timeline(history) } };
+  return { json: { task: adminTaskDetail(history.task), timeline: timeline(history), archive: await taskArchive(deps.store, id) } };
 }
 
 /** A filter's value; undefined when absent or empty. */

@@ -21,6 +21,7 @@ import { EXPIRY_FORM, expiryView, parseExpiry } from '../tokens/expiry.js';
 import { defaultName, findToken, nameProblem, unknownToken } from '../tokens/token-ref.js';
 import { keyHashesOf } from '../tokens/rotation.js';
 import { allowList, nameTakenExit, TOKEN_KEY_USAGE, tokenKeyCommands } from './token-key-commands.js';
+import { TOKEN_ARCHIVE_USAGE, tokenArchiveCommand } from './token-archive-command.js';
 import { CliExit, HelpAsked, parseCommand, usageError, usageOf, usageTable, wholeNumber, type UsageEntry } from './args.js';
 
 /** The forms of the tokens commands, for the usage texts. */
@@ -50,6 +51,7 @@ export const TOKENS_USAGE = {
       'set the units the token may spend per period (day, week, month: UTC; or Nd: every N days from now);\nthe amount alone keeps the period and what it used; a new --period starts now from 0',
   },
   ...TOKEN_KEY_USAGE,
+  ...TOKEN_ARCHIVE_USAGE,
 } as const satisfies Record<string, UsageEntry>;
 
 /** One line of `tokens list`, and what the commands that change a token print. */
@@ -242,6 +244,7 @@ const SUBCOMMANDS = new Map<string, Subcommand>([
     },
   ],
   ...tokenKeyCommands({ idOf, printed, cliOperator }),
+  tokenArchiveCommand({ idOf, cliOperator }),
 ]);
 
 function disabling(args: string[], disabled: boolean): (store: Store) => Promise<TokenRecord> {

@@ -11,6 +11,7 @@ import type {
   ModelSource,
   PathMatcher,
   ResourceReference,
+  RouteArchive,
   RouteKind,
   TaskIdSource,
 } from './snapshot.js';
@@ -48,6 +49,7 @@ export interface RouteDraft {
   readonly references: readonly ResourceReference[];
   /** Sync routes only. */
   readonly links: LinkPlaces | null;
+  readonly archive: RouteArchive | null;
 }
 
 /** A route's `task` block as compiled, before its kind says which parts it has. */
@@ -109,6 +111,7 @@ export function typedRoute(d: RouteDraft): CompiledRoute | null {
     resource: d.resource,
     references: d.references,
     response: d.response,
+    archive: d.archive,
   };
   const { body, model, task, answer, list } = d;
   switch (d.kind) {

@@ -1,4 +1,5 @@
 import type { RawResources } from './compile-resources.js';
+import type { RawRouteArchive } from './compile-route-archive.js';
 import type { AnswerStream, PathMatcher, RouteKind } from './snapshot.js';
 
 /** The raw shape of a route, as routes.schema.json admits it. */
@@ -31,6 +32,7 @@ export interface RawRoute extends RawResources {
   list?: string;
   links?: string[];
   pass_vendor_url?: boolean;
+  archive?: RawRouteArchive;
 }
 
 /** What each kind of route must and must not declare. */

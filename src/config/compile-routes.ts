@@ -1,6 +1,7 @@
 import { compileMappingAt } from './compile-mapping.js';
 import { compileBody, bodyValidator, compileExample, compileTask, keySourcesOf, linkPlacesOf, modelSourceOf, type BodySchema } from './compile-route-parts.js';
 import { modelSet, typedRoute, type RouteDraft } from './compile-route-draft.js';
+import { compileRouteArchive } from './compile-route-archive.js';
 import { checkKindRules, type RawRoute } from './compile-route-rules.js';
 import { compileResources } from './compile-resources.js';
 import { compileResponses } from './compile-responses.js';
@@ -103,6 +104,7 @@ export function compileRoutes(
         answer: r.answer !== undefined ? compileMappingAt(src, r.answer, at('answer'), issues) : null,
         list: r.list !== undefined ? compileMappingAt(src, r.list, at('list'), issues) : null,
         links: r.kind === 'sync' ? linkPlacesOf(r) : null,
+        archive: compileRouteArchive(r, report),
       }),
     );
   });

@@ -53,6 +53,8 @@ interface RouteBase {
   readonly body: CompiledBody | null;
   /** The schema of its success answer (routes.yaml `response`), for the OpenAPI document; null: none declared. */
   readonly response: CompiledResponse | null;
+  /** Whether and how long its files are archived (routes.yaml `archive`, docs/archive.md); null: it says nothing. */
+  readonly archive: RouteArchive | null;
 }
 
 /** What the routes that call a profile operation for a model share (`sync`, `task-submit`). */
@@ -165,6 +167,11 @@ export type RouteOfKind<K extends RouteKind> = Extract<CompiledRoute, { readonly
  * `data:` URI also becomes a stored result; `pass`: `pass_vendor_url: true`, or no `link-content`
  * route declared to serve links (check warns).
  */
+/** A route's `archive`: days its files are kept (0: never archived); null: the default (GATEWAY_ARCHIVE_KEEP_DAYS). */
+export interface RouteArchive {
+  readonly keepDays: number | null;
+}
+
 export type LinkPlaces = { readonly mode: 'scan' } | { readonly mode: 'at'; readonly places: readonly (readonly string[])[] } | { readonly mode: 'pass' };
 
 /** A route's resource (docs/tokens-and-quota.md, "Authentication, tokens and quota"): it creates one, or reads one. */

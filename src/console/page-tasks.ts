@@ -1,5 +1,6 @@
 import { h, section, stat, table, when } from './dom.js';
 import type { Page, PageContext } from './page.js';
+import { archiveSection, type TaskArchive } from './task-archive.js';
 
 const STATUSES = ['submitting', 'queued', 'in_progress', 'completed', 'failed'] as const;
 const FILTERS = ['status', 'model', 'channel', 'token'] as const;
@@ -65,7 +66,11 @@ function describe(e: TimelineEvent): string {
 }
 
 async function oneTask({ api, go }: PageContext, id: string): Promise<Node> {
-  const { task: t, timeline } = await api.get<{ task: TaskDetail; timeline: TimelineEvent[] }>(`/admin/tasks/${encodeURIComponent(id)}`);
+  const {
+    task: t,
+    timeline,
+    archive,
+  } = await api.get<{ task: TaskDetail; timeline: TimelineEvent[]; archive?: TaskArchive }>(`/admin/tasks/${encodeURIComponent(id)}`);
   return h(
     'div',
     {},
@@ -101,6 +106,7 @@ async function oneTask({ api, go }: PageContext, id: string): Promise<Node> {
         timeline.map((e) => h('li', { 'data-event': e.event }, h('strong', {}, when(e.at)), ' ', describe(e))),
       ),
     ),
+    archiveSection(archive),
   );
 }
 

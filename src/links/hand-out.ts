@@ -18,6 +18,14 @@ export interface LinkDeps {
   readonly linkTtlMs: number;
   /** Makes a link's secret; golden runs make them deterministic. */
   readonly newLinkSecret?: () => string;
+  /** The result archive (GATEWAY_ARCHIVE), for routes that archive their links; absent or null: none. */
+  readonly archive?: LinkArchive | null;
+}
+
+/** What handing out links asks of the result archive (src/archive/, docs/archive.md). */
+export interface LinkArchive {
+  /** Days the files behind a route's links are kept for this token; 0: the route's links are not archived. */
+  linkKeepDays(route: SyncRoute, tokenId: string): Promise<number>;
 }
 
 /** How long a link serves by default: an hour, as long as the presigned URLs OpenAI hands out. */
@@ -62,6 +70,9 @@ export async function handOutLinks(ctx: RequestContext<SyncRoute>, answer: unkno
   const route = ctx.snapshot.routes.find((r) => r.kind === 'link-content');
   if (!places || places.mode === 'pass' || !route) return answer;
   const now = ctx.now.getTime();
+  // A route that archives its links keeps them serving as long as the archive keeps their files.
+  const keepDays = deps.archive ? await deps.archive.linkKeepDays(ctx.route, ctx.token.id) : 0;
+  const ttlMs = Math.max(deps.linkTtlMs, keepDays * 86_400_000);
   const records: LinkRecord[] = [];
   const handedOut = new Set<string>();
   const link = (value: string, stored: boolean): string => {
@@ -77,7 +88,7 @@ export async function handOutLinks(ctx: RequestContext<SyncRoute>, answer: unkno
       data: data ? Buffer.from(value.slice(data[0].length), 'base64') : null,
       contentType: data ? mediaTypeOf(data[1]) : null,
       createdAt: now,
-      expiresAt: now + deps.linkTtlMs,
+      expiresAt: now + ttlMs,
     });
     const url = linkUrl(ctx.publicBase, route, secret);
     handedOut.add(url);
@@ -85,6 +96,10 @@ export async function handOutLinks(ctx: RequestContext<SyncRoute>, answer: unkno
   };
   const out = rewrite(answer, places, link);
   if (records.length > 0) await deps.store.putLinks(records);
+  // Queued before the answer leaves: a crash before this loses the answer too, never only its copy.
+  const copies = keepDays > 0 ? records.filter((r) => r.url !== null) : [];
+  if (copies.length > 0)
+    await deps.store.queueArchiveJobs(copies.map((r) => ({ id: r.id, kind: 'link', tokenId: r.tokenId, route: ctx.route.id, createdAt: now })));
   return out;
 }
 

@@ -87,24 +87,49 @@ function successResponses(r: CompiledRoute, schemas: SchemaComponents): Record<s
     case 'link-content':
       return {
         '200': {
-          description: 'The file the link stands for: fetched from the vendor as it serves it, or stored by the gateway.',
-          headers: REQUEST_ID,
+          description: 'The file the link stands for: fetched from the vendor as it serves it, stored by the gateway, or from the result archive.',
+          headers: { ...REQUEST_ID, ...FILE_VERSION },
           content: BYTES,
         },
         '206': {
-          description: 'The part of a vendor-served file that `Range` asked for.',
-          headers: { ...REQUEST_ID, 'Content-Range': { description: 'The part sent.', schema: { type: 'string' } } },
+          description: 'The part of the file that `Range` asked for.',
+          headers: { ...REQUEST_ID, ...FILE_VERSION, 'Content-Range': { description: 'The part sent.', schema: { type: 'string' } } },
           content: BYTES,
         },
+        ...FILE_STATUSES,
       };
     case 'task-content':
       return {
-        '200': { description: "The result's bytes, as the vendor serves them.", headers: REQUEST_ID, content: BYTES },
-        '206': {
-          description: 'The part of the result that `Range` asked for.',
-          headers: { ...REQUEST_ID, 'Content-Range': { description: 'The part sent.', schema: { type: 'string' } } },
+        '200': {
+          description: "The result's bytes, as the vendor serves them, or from the result archive once copied there.",
+          headers: { ...REQUEST_ID, ...FILE_VERSION },
           content: BYTES,
         },
+        '206': {
+          description: 'The part of the result that `Range` asked for.',
+          headers: { ...REQUEST_ID, ...FILE_VERSION, 'Content-Range': { description: 'The part sent.', schema: { type: 'string' } } },
+          content: BYTES,
+        },
+        ...FILE_STATUSES,
       };
   }
 }
+
+/** Headers that say which version of a file was sent: the vendor's when it sends them, the archive's always (docs/archive.md). */
+const FILE_VERSION = {
+  ETag: {
+    description: "The file's version: the vendor's, or the archive's (`\"a-…\"`) once the file is served from the result archive.",
+    schema: { type: 'string' },
+  },
+  'Last-Modified': { description: 'When the file was made (the vendor) or copied into the result archive.', schema: { type: 'string' } },
+  'Accept-Ranges': { description: '`bytes` where a range can be asked for.', schema: { type: 'string' } },
+} as const;
+
+/** The answers of a file download besides its bytes. */
+const FILE_STATUSES = {
+  '304': { description: '`If-None-Match` names the version the archive has: the client has it already.', headers: REQUEST_ID },
+  '416': {
+    description: '`Range` starts past the end of the file; `Content-Range: bytes */<size>` says its size.',
+    headers: { ...REQUEST_ID, 'Content-Range': { description: '`bytes */<size>`.', schema: { type: 'string' } } },
+  },
+} as const;

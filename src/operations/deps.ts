@@ -1,8 +1,11 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
 import type { Metrics } from '../metrics/metrics.js';
+import type { LinkRecord, TaskRecord } from '../store/store.js';
 import type { RoutingState } from '../routing/routing-state.js';
 import type { Pools } from '../upstream/pools.js';
 import type { Poller } from '../tasks/poller.js';
-import type { LinkDeps } from '../links/hand-out.js';
+import type { LinkArchive, LinkDeps } from '../links/hand-out.js';
 import type { Authenticator } from '../pipeline/authenticate.js';
 import type { KeyLimiter } from '../live/key-limiter.js';
 import type { LastUsed } from '../tokens/last-used.js';
@@ -32,6 +35,25 @@ export interface TaskDeps extends SyncDeps {
   readonly refreshAlways?: boolean;
   /** Webhooks: what a submission's `callback_url` is checked against (docs/webhooks.md); absent: callback URLs are ignored. */
   readonly webhooks?: Webhooks;
+  /** The result archive (GATEWAY_ARCHIVE); absent or null: none, every download asks the vendor. */
+  readonly archive?: ArchivedFiles | null;
+}
+
+/** The result archive as downloads see it (src/archive/, docs/archive.md). */
+export interface ArchivedFiles extends LinkArchive {
+  /**
+   * Serves result `index` of a completed task from the archive when it holds it (Range included);
+   * false, with nothing written, when it does not: the vendor is asked, as without an archive.
+   */
+  serveTask(req: IncomingMessage, res: ServerResponse, task: TaskRecord, index: number, ids: ServeIds): Promise<boolean>;
+  /** Serves the file behind a link from the archive when it holds it; false, with nothing written, when it does not. */
+  serveLink(req: IncomingMessage, res: ServerResponse, link: LinkRecord, ids: ServeIds): Promise<boolean>;
+}
+
+/** What serving a file says in its answer and its log lines. */
+export interface ServeIds {
+  readonly requestId: string;
+  readonly log: Logger;
 }
 
 /** What the stages of a request need from the process: the operations' needs, the key lookup and the keys' rate limits. */

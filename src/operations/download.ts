@@ -7,7 +7,7 @@ import { signFor, upstreamRequest } from '../pipeline/call-upstream.js';
 import type { TaskRecord, TaskResult } from '../store/store.js';
 import { discard } from '../upstream/dispatch.js';
 import type { UpstreamRequest } from '../upstream/upstream-request.js';
-import { addCallerHeaders } from '../upstream/trace-headers.js';
+import { addCallerHeaders, type CallerIds } from '../upstream/trace-headers.js';
 import { findOwnTask, taskIdOf } from './find-task.js';
 import type { TaskDeps } from './deps.js';
 import type { TaskUpdate } from '../tasks/task-update.js';
@@ -46,8 +46,8 @@ function pickResult(ctx: RequestContext, task: TaskRecord): { result: TaskResult
  * path is taken on the channel). The channel's credentials go to the channel's own origin only,
  * never to another host a vendor answer named.
  */
-async function requestFor(
-  ctx: RequestContext,
+export async function requestFor(
+  ctx: CallerIds & { readonly now: Date },
   channel: CompiledChannel,
   task: TaskRecord,
   result: TaskResult & { url: string },
@@ -88,9 +88,9 @@ async function fetchResult(
 }
 
 /** Asks the vendor for the task's files again (profile `tasks.result`) and stores them; null when that fails. */
-async function refreshResults(
-  ctx: RequestContext,
-  deps: TaskDeps,
+export async function refreshResults(
+  ctx: CallerIds & { readonly now: Date },
+  deps: Pick<TaskDeps, 'pools' | 'store'>,
   channel: CompiledChannel,
   protocol: CompiledTaskProtocol,
   task: TaskRecord,
@@ -128,6 +128,8 @@ export async function downloadResult(ctx: RequestContext<TaskContentRoute>, next
     throw new GatewayError('task_not_ready', `task ${task.id} is ${task.status}; its result can be downloaded once it is completed`);
   }
   const { result, index } = pickResult(ctx, task);
+  // Archived (docs/archive.md): served from the archive, and the vendor is not asked.
+  if (deps.archive && (await deps.archive.serveTask(req, res, task, index, ctx))) return next(ctx);
   // An unfinished task's pinned definition, else the channel of that name when the request started.
   const channel = deps.poller.channelFor(task, ctx.snapshot);
   if (!channel) throw new GatewayError('upstream_unavailable', 'the channel that ran this task is no longer configured');

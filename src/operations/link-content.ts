@@ -5,6 +5,7 @@ import { signFor } from '../pipeline/call-upstream.js';
 import type { LinkRequest } from '../pipeline/context.js';
 import type { LinkRecord, Store } from '../store/store.js';
 import type { UpstreamRequest } from '../upstream/upstream-request.js';
+import type { ArchivedFiles } from './deps.js';
 import type { Pools } from '../upstream/pools.js';
 import { addCallerHeaders } from '../upstream/trace-headers.js';
 import { abortOnClose, fetchVendorFile, FILE_HEADERS, rangeOf, streamVendorFile } from './vendor-file.js';
@@ -22,12 +23,13 @@ export async function runLinkContent(
   req: IncomingMessage,
   res: ServerResponse,
   link: LinkRequest,
-  deps: { readonly store: Store; readonly pools: Pools },
+  deps: { readonly store: Store; readonly pools: Pools; readonly archive?: ArchivedFiles | null },
 ): Promise<void> {
   const secret = Object.values(link.params)[0] ?? '';
   const found = SECRET.test(secret) ? await deps.store.getLink(linkIdOf(secret), link.now.getTime()) : null;
   if (!found) throw new GatewayError('not_found', 'this link is unknown or has expired');
   if (found.data) return sendStored(res, found, found.data, link);
+  if (deps.archive && found.url !== null && (await deps.archive.serveLink(req, res, found, link))) return;
   const channel = link.snapshot.channelsByName.get(found.channel);
   if (!channel) throw new GatewayError('upstream_unavailable', 'the channel that made this file is no longer configured');
   // A link stands for stored bytes or for a vendor's URL.

@@ -6,6 +6,7 @@
  * declared with its records in a file of its own; this file joins them and is where every
  * importer gets them from.
  */
+import type { ArchiveStore } from './archive-store.js';
 import type { AuditStore } from './audit-store.js';
 import type { LinkStore } from './link-store.js';
 import type { OperatorTaskStore } from './operator-task-store.js';
@@ -20,6 +21,7 @@ import type { UsageStore } from './usage-store.js';
 import type { WebhookStore } from './webhook-store.js';
 export { DELIVERY_STATUSES, WEBHOOK_EVENTS } from './webhook-store.js';
 
+export type { ArchivedFile, ArchiveJob, ArchiveJobKind, ArchiveStore, ArchiveTotals, NewArchiveJob } from './archive-store.js';
 export type { AuditQuery, AuditRecord, AuditStore } from './audit-store.js';
 export type { LinkRecord, LinkStore } from './link-store.js';
 export type { OperatorTaskStore, TaskHistory, TaskQuery } from './operator-task-store.js';
@@ -75,7 +77,8 @@ export interface Store
     UsageStore,
     RequestLogStore,
     AuditStore,
-    WebhookStore {
+    WebhookStore,
+    ArchiveStore {
   /**
    * Calls `listener` with every ledger row once its transaction committed (quota metrics); returns
    * the function that stops it.

@@ -197,7 +197,8 @@ describe('admin routes for tasks', () => {
     const ledger = (await h.store.ledger(tokenA, null, 100)).filter((l) => l.ref === slow);
     const r = await admin(`/admin/tasks/${slow}`);
     assert.equal(r.status, 200, r.text);
-    assert.deepEqual(Object.keys(r.json).sort(), ['task', 'timeline']);
+    assert.deepEqual(Object.keys(r.json).sort(), ['archive', 'task', 'timeline']);
+    assert.deepEqual(r.json.archive, { files: [], job: null }, 'no archive configured: nothing archived, nothing due');
     assert.deepEqual(Object.keys(r.json.task), [...LISTED, 'seconds', 'size', 'deadline_at', 'results']);
     assert.deepEqual(
       {

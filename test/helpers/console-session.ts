@@ -44,7 +44,7 @@ export interface ConsoleSession {
   submit(page: Page, button: string): Promise<void>;
 }
 
-/** `env`: more settings of the gateway process (the Webhooks page's test lets webhooks reach loopback). */
+/** `env`: more settings of the gateway process (webhooks allowed to reach loopback, an archive, say). */
 export function consoleSession(env: NodeJS.ProcessEnv = {}): ConsoleSession {
   const dir = mkdtempSync(join(tmpdir(), 'gw-console-'));
   const sims = new Map<string, Simulator>();

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { openStore } from '../../src/store/open-store.js';
 import { pgSchemas, serviceUrl } from '../helpers/services.js';
+import { archiveContract } from './archive-contract.js';
 import { budgetContract } from './budget-contract.js';
 import { storeContract } from './store-contract.js';
 
@@ -10,6 +11,7 @@ if (databaseUrl) {
   const schemas = pgSchemas(databaseUrl);
   storeContract('postgres', () => openStore(schemas.url()));
   budgetContract('postgres', (clock) => openStore(schemas.url(), { clock }));
+  archiveContract('postgres', () => openStore(schemas.url()));
 
   test('postgres store: replicas starting at once apply the migrations once, and share what they write', async () => {
     const url = schemas.url();

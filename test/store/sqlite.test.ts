@@ -7,6 +7,7 @@ import Database from 'libsql';
 import { openStore } from '../../src/store/open-store.js';
 import { BACKSTOP_PAGES, startCheckpointer } from '../../src/store/sqlite/checkpointer.js';
 import { groupCommit } from '../../src/store/sqlite/group-commit.js';
+import { archiveContract } from './archive-contract.js';
 import { budgetContract } from './budget-contract.js';
 import { storeContract } from './store-contract.js';
 import { until } from '../helpers/until.js';
@@ -16,6 +17,7 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 let n = 0;
 
 storeContract('sqlite (memory)', async () => openStore(':memory:'));
+archiveContract('sqlite (file)', async () => openStore(join(dir, `a${n++}.db`)));
 storeContract('sqlite (file)', async () => openStore(join(dir, `s${n++}.db`)));
 budgetContract('sqlite (memory)', async (clock) => openStore(':memory:', { clock }));
 budgetContract('sqlite (file)', async (clock) => openStore(join(dir, `b${n++}.db`), { clock }));
@@ -59,7 +61,7 @@ test('sqlite store: a store from before the ledger opens with one debit row per 
   // or allow-lists, no webhooks; the units already used.
   const db = new Database(path);
   db.exec(
-    `DROP TABLE webhook_deliveries; DROP TABLE webhook_callbacks; DROP TABLE webhook_endpoints; DROP TABLE requests; DROP TABLE audit; DROP TABLE links; DROP TABLE resources; DROP TABLE holds; DROP TABLE ledger; ALTER TABLE tasks DROP COLUMN pricing; ALTER TABLE tasks DROP COLUMN charged; ALTER TABLE tasks DROP COLUMN lease_owner; ALTER TABLE tasks DROP COLUMN lease_until; DROP INDEX tasks_by_seq; DROP INDEX tasks_by_token; ALTER TABLE tasks DROP COLUMN seq; DROP INDEX tasks_by_created; DROP INDEX tasks_by_status; ALTER TABLE tasks DROP COLUMN history; ALTER TABLE tokens DROP COLUMN rpm_limit; ALTER TABLE tokens DROP COLUMN max_parallel; ALTER TABLE tokens DROP COLUMN expires_at; ALTER TABLE tokens DROP COLUMN budget; ALTER TABLE tokens DROP COLUMN budget_period; ALTER TABLE tokens DROP COLUMN budget_days; ALTER TABLE tokens DROP COLUMN budget_anchor; ALTER TABLE tokens DROP COLUMN budget_start; ALTER TABLE tokens DROP COLUMN budget_used; DROP INDEX tokens_by_name; DROP INDEX tokens_by_previous_key; ALTER TABLE tokens DROP COLUMN previous_key_hash; ALTER TABLE tokens DROP COLUMN previous_key_expires_at; ALTER TABLE tokens DROP COLUMN last_used_at; ALTER TABLE tokens DROP COLUMN allowed_ips; DELETE FROM schema_version WHERE version >= 3;`,
+    `DROP TRIGGER archive_task_completed; DROP TRIGGER archive_task_deleted; DROP TABLE archive_on; DROP TABLE archive_jobs; DROP TABLE archive_files; DROP TABLE token_archive; DROP TABLE webhook_deliveries; DROP TABLE webhook_callbacks; DROP TABLE webhook_endpoints; DROP TABLE requests; DROP TABLE audit; DROP TABLE links; DROP TABLE resources; DROP TABLE holds; DROP TABLE ledger; ALTER TABLE tasks DROP COLUMN pricing; ALTER TABLE tasks DROP COLUMN charged; ALTER TABLE tasks DROP COLUMN lease_owner; ALTER TABLE tasks DROP COLUMN lease_until; DROP INDEX tasks_by_seq; DROP INDEX tasks_by_token; ALTER TABLE tasks DROP COLUMN seq; DROP INDEX tasks_by_created; DROP INDEX tasks_by_status; ALTER TABLE tasks DROP COLUMN history; ALTER TABLE tokens DROP COLUMN rpm_limit; ALTER TABLE tokens DROP COLUMN max_parallel; ALTER TABLE tokens DROP COLUMN expires_at; ALTER TABLE tokens DROP COLUMN budget; ALTER TABLE tokens DROP COLUMN budget_period; ALTER TABLE tokens DROP COLUMN budget_days; ALTER TABLE tokens DROP COLUMN budget_anchor; ALTER TABLE tokens DROP COLUMN budget_start; ALTER TABLE tokens DROP COLUMN budget_used; DROP INDEX tokens_by_name; DROP INDEX tokens_by_previous_key; ALTER TABLE tokens DROP COLUMN previous_key_hash; ALTER TABLE tokens DROP COLUMN previous_key_expires_at; ALTER TABLE tokens DROP COLUMN last_used_at; ALTER TABLE tokens DROP COLUMN allowed_ips; DELETE FROM schema_version WHERE version >= 3;`,
   );
   db.close();
   const b = await openStore(path);

@@ -217,4 +217,55 @@ export const MIGRATIONS: readonly string[] = [
    CREATE INDEX webhook_deliveries_by_task ON webhook_deliveries (task_id, endpoint_id, event);
    CREATE INDEX webhook_deliveries_by_endpoint ON webhook_deliveries (endpoint_id, created_at);
    CREATE INDEX webhook_deliveries_by_created ON webhook_deliveries (created_at, id);`,
+  // The result archive (docs/archive.md): whether one is configured (archive_on has a row), the
+  // copies due, leased to one replica at a time, the files copied, and a token's retention. A
+  // task's copy is queued by the trigger in the transaction that completes it, so a crash cannot
+  // lose it; only tasks with a file result (a url) queue one. A task deleted (by its client) has
+  // its files expire at once, for the next purge, and its copy dropped.
+  `CREATE TABLE archive_on (one INTEGER PRIMARY KEY CHECK (one = 1));
+   CREATE TABLE archive_jobs (
+     id TEXT PRIMARY KEY,
+     kind TEXT NOT NULL,
+     token_id TEXT NOT NULL,
+     route TEXT NOT NULL,
+     created_at BIGINT NOT NULL,
+     due_at BIGINT NOT NULL,
+     attempts INTEGER NOT NULL DEFAULT 0,
+     last_error TEXT,
+     failed INTEGER NOT NULL DEFAULT 0,
+     lease_owner TEXT,
+     lease_until BIGINT
+   );
+   CREATE INDEX archive_jobs_due ON archive_jobs (due_at) WHERE failed = 0;
+   CREATE TABLE archive_files (
+     owner TEXT NOT NULL,
+     idx INTEGER NOT NULL,
+     key TEXT NOT NULL,
+     size BIGINT NOT NULL,
+     content_type TEXT,
+     archived_at BIGINT NOT NULL,
+     expires_at BIGINT NOT NULL,
+     PRIMARY KEY (owner, idx)
+   );
+   CREATE INDEX archive_files_by_expiry ON archive_files (expires_at);
+   CREATE TABLE token_archive (token_id TEXT PRIMARY KEY, keep_days INTEGER NOT NULL);
+   CREATE FUNCTION archive_task_completed() RETURNS trigger LANGUAGE plpgsql AS $fn$
+   BEGIN
+     IF EXISTS (SELECT 1 FROM archive_on)
+        AND EXISTS (SELECT 1 FROM json_array_elements(NEW.results::json) e WHERE e->>'url' IS NOT NULL) THEN
+       INSERT INTO archive_jobs (id, kind, token_id, route, created_at, due_at)
+         VALUES (NEW.id, 'task', NEW.token_id, NEW.route, COALESCE(NEW.completed_at, NEW.updated_at), COALESCE(NEW.completed_at, NEW.updated_at))
+         ON CONFLICT (id) DO NOTHING;
+     END IF;
+     RETURN NULL;
+   END $fn$;
+   CREATE TRIGGER archive_task_completed AFTER UPDATE OF status ON tasks FOR EACH ROW
+     WHEN (NEW.status = 'completed' AND OLD.status IS DISTINCT FROM 'completed') EXECUTE FUNCTION archive_task_completed();
+   CREATE FUNCTION archive_task_deleted() RETURNS trigger LANGUAGE plpgsql AS $fn$
+   BEGIN
+     UPDATE archive_files SET expires_at = 0 WHERE owner = OLD.id;
+     DELETE FROM archive_jobs WHERE id = OLD.id;
+     RETURN NULL;
+   END $fn$;
+   CREATE TRIGGER archive_task_deleted AFTER DELETE ON tasks FOR EACH ROW EXECUTE FUNCTION archive_task_deleted();`,
 ];

@@ -1,6 +1,7 @@
 import type { Store } from '../store.js';
 import { StoreGuard } from '../store-guard.js';
 import { DEFAULT_STORE_TIMEOUTS, type StoreTimeouts } from '../unavailable.js';
+import { archiveMethods } from './archive.js';
 import { auditMethods } from './audit.js';
 import { openDatabase } from './database.js';
 import { LedgerListeners } from './ledger-sql.js';
@@ -41,6 +42,7 @@ export async function openPostgresStore(
     ...requestLogMethods(db),
     ...auditMethods(db),
     ...webhookMethods(db),
+    ...archiveMethods(db),
     onLedger: (listener) => listeners.add(listener),
     ping: () => db.ping(),
     close: () => db.end(),

@@ -220,4 +220,48 @@ export const MIGRATIONS: readonly string[] = [
    CREATE INDEX webhook_deliveries_by_task ON webhook_deliveries (task_id, endpoint_id, event);
    CREATE INDEX webhook_deliveries_by_endpoint ON webhook_deliveries (endpoint_id, created_at);
    CREATE INDEX webhook_deliveries_by_created ON webhook_deliveries (created_at, id);`,
+  // The result archive (docs/archive.md): whether one is configured (archive_on has a row), the
+  // copies due, leased to one replica at a time, the files copied, and a token's retention. A
+  // task's copy is queued by the trigger in the transaction that completes it, so a crash cannot
+  // lose it; only tasks with a file result (a url) queue one. A task deleted (by its client) has
+  // its files expire at once, for the next purge, and its copy dropped.
+  `CREATE TABLE archive_on (one INTEGER PRIMARY KEY CHECK (one = 1));
+   CREATE TABLE archive_jobs (
+     id TEXT PRIMARY KEY,
+     kind TEXT NOT NULL,
+     token_id TEXT NOT NULL,
+     route TEXT NOT NULL,
+     created_at INTEGER NOT NULL,
+     due_at INTEGER NOT NULL,
+     attempts INTEGER NOT NULL DEFAULT 0,
+     last_error TEXT,
+     failed INTEGER NOT NULL DEFAULT 0,
+     lease_owner TEXT,
+     lease_until INTEGER
+   );
+   CREATE INDEX archive_jobs_due ON archive_jobs (due_at) WHERE failed = 0;
+   CREATE TABLE archive_files (
+     owner TEXT NOT NULL,
+     idx INTEGER NOT NULL,
+     key TEXT NOT NULL,
+     size INTEGER NOT NULL,
+     content_type TEXT,
+     archived_at INTEGER NOT NULL,
+     expires_at INTEGER NOT NULL,
+     PRIMARY KEY (owner, idx)
+   );
+   CREATE INDEX archive_files_by_expiry ON archive_files (expires_at);
+   CREATE TABLE token_archive (token_id TEXT PRIMARY KEY, keep_days INTEGER NOT NULL);
+   CREATE TRIGGER archive_task_completed AFTER UPDATE OF status ON tasks
+     WHEN NEW.status = 'completed' AND OLD.status <> 'completed' AND EXISTS (SELECT 1 FROM archive_on)
+       AND EXISTS (SELECT 1 FROM json_each(NEW.results) WHERE json_extract(value, '$.url') IS NOT NULL)
+   BEGIN
+     INSERT OR IGNORE INTO archive_jobs (id, kind, token_id, route, created_at, due_at)
+       VALUES (NEW.id, 'task', NEW.token_id, NEW.route, IFNULL(NEW.completed_at, NEW.updated_at), IFNULL(NEW.completed_at, NEW.updated_at));
+   END;
+   CREATE TRIGGER archive_task_deleted AFTER DELETE ON tasks
+   BEGIN
+     UPDATE archive_files SET expires_at = 0 WHERE owner = OLD.id;
+     DELETE FROM archive_jobs WHERE id = OLD.id;
+   END;`,
 ];

@@ -1,4 +1,5 @@
 import { alwaysAvailable, type Store } from '../store.js';
+import { archiveMethods } from './archive.js';
 import { auditMethods } from './audit.js';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 import { openDatabase } from './database.js';
@@ -47,6 +48,7 @@ export function openSqliteStore(path: string, clock: () => number = () => Date.n
     ...requestLogMethods(db, commits),
     ...auditMethods(db, commits),
     ...webhookMethods(db, commits),
+    ...archiveMethods(db, commits),
     onLedger: commits.onLedger,
     ping,
     availability: alwaysAvailable(ping),
