@@ -6,7 +6,7 @@ import { giveBackBudget } from '../budget-sql.js';
 import { debitBudget, GIVE_BACK, ledgerOf, spendParams, spendSql, type LedgerListeners } from './ledger-sql.js';
 import { updateTasksMethod } from './task-batch.js';
 import { isTerminalEvent, taskEvent } from '../webhook-store.js';
-import { insertTaskEvents } from './webhooks.js';
+import { insertProgressEvents, insertTaskEvents } from './webhooks.js';
 
 const UNFINISHED = "status IN ('submitting', 'queued', 'in_progress')";
 
@@ -79,8 +79,7 @@ export function taskMethods(db: Database, listeners: LedgerListeners, clock: () 
     return values;
   };
   /** A progress event is no promise (a later one follows): written after the state, and not failing the write that made it. */
-  const progressEvent = (t: TaskRecord) =>
-    insertTaskEvents(db, [{ task: t.id, token: t.tokenId, event: 'task.progress', at: Date.now() }]).catch(() => undefined);
+  const progressEvent = (t: TaskRecord) => insertProgressEvents(db, [{ task: t.id, token: t.tokenId, event: 'task.progress', at: Date.now() }]);
   return {
     async createTask(t) {
       const { rows } = await db.query<LedgerRow & { ok: number }>(CREATE, [

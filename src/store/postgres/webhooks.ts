@@ -20,14 +20,14 @@ export interface TaskEventRow {
 }
 
 /**
- * The deliveries of task events ($1: JSON array of TaskEventRow), as ../sqlite/webhooks.ts writes
+ * The deliveries of task events (`param`: JSON array of TaskEventRow), as ../sqlite/webhooks.ts writes
  * them for one: one per enabled endpoint of the task's token or group that asked for the event,
  * one per callback URL the task named; a progress event within an endpoint's `progress_every_s`
  * of its last one for the task is left out.
  */
-const EVENT_DELIVERIES = `WITH ev AS (
+export const eventDeliveriesSql = (param: string) => `WITH ev AS (
     SELECT x.e->>'task' AS task_id, x.e->>'token' AS token_id, x.e->>'event' AS event, (x.e->>'at')::bigint AS at
-    FROM jsonb_array_elements($1::jsonb) AS x(e)
+    FROM jsonb_array_elements(${param}::jsonb) AS x(e)
   )
   INSERT INTO webhook_deliveries (id, endpoint_id, url, task_id, token_id, event, created_at, status, attempts, next_at, window_start)
   SELECT 'msg_' || replace(gen_random_uuid()::text, '-', ''), e.id, COALESCE(c.url, e.url), ev.task_id, ev.token_id, ev.event, ev.at, 'pending', 0, ev.at, ev.at
@@ -38,6 +38,7 @@ const EVENT_DELIVERIES = `WITH ev AS (
     AND (ev.event <> 'task.progress' OR NOT EXISTS (
       SELECT 1 FROM webhook_deliveries d WHERE d.task_id = ev.task_id AND d.endpoint_id = e.id AND d.event = 'task.progress' AND d.created_at > ev.at - e.progress_every_s * 1000
     ))`;
+const EVENT_DELIVERIES = eventDeliveriesSql('$1');
 
 /** Something that runs a statement: the pool, or a transaction's client. */
 interface Runs {
@@ -48,6 +49,36 @@ interface Runs {
 export async function insertTaskEvents(on: Runs, events: readonly TaskEventRow[]): Promise<void> {
   if (events.length === 0) return;
   await on.query(EVENT_DELIVERIES, [JSON.stringify(events)]);
+}
+
+/**
+ * How long this process trusts its answer to "does any enabled endpoint ask for task.progress?".
+ * Progress events are no promise (docs/webhooks.md): skipping them for the few seconds before
+ * another replica's new endpoint is seen costs nothing, while asking the store on every write of
+ * progress cost the poller an extra statement per batch and each submission a round trip (bench/tasks).
+ */
+const PROGRESS_GATE_MS = 5_000;
+
+/** Per database: whether progress is wanted, and until when that answer holds. */
+const progressGates = new WeakMap<object, { wanted: Promise<boolean>; until: number }>();
+
+/** Whether any enabled endpoint asks for task.progress (cached PROGRESS_GATE_MS; a failed look says yes). */
+function progressWanted(db: Runs): Promise<boolean> {
+  const now = Date.now();
+  const gate = progressGates.get(db);
+  if (gate && gate.until > now) return gate.wanted;
+  const wanted = db
+    .query<{ wanted: boolean }>(`SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled = 1 AND events::jsonb ? 'task.progress') AS wanted`)
+    .then((r) => r.rows[0]?.wanted !== false)
+    .catch(() => true);
+  progressGates.set(db, { wanted, until: now + PROGRESS_GATE_MS });
+  return wanted;
+}
+
+/** Writes progress events after their states (never failing them), unless no endpoint asks for progress. */
+export async function insertProgressEvents(db: Runs, events: readonly TaskEventRow[]): Promise<void> {
+  if (events.length === 0 || !(await progressWanted(db))) return;
+  await insertTaskEvents(db, events).catch(() => undefined);
 }
 
 const CLAIM = `UPDATE webhook_deliveries SET lease_owner = $1, lease_until = $3 WHERE id IN (
@@ -63,6 +94,7 @@ export function webhookMethods(db: Database): WebhookStore {
   };
   return {
     async createWebhookEndpoint(e, max) {
+      progressGates.delete(db);
       // One statement: the count and the insert (an operator's action; two at once may both pass, by one).
       const { rows } = await db.query<EndpointRow>(
         `INSERT INTO webhook_endpoints (id, token_id, grp, url, callback_origins, events, progress_every_s, enabled, description, secret, created_at, updated_at)
@@ -96,6 +128,7 @@ export function webhookMethods(db: Database): WebhookStore {
       return (await db.repeatable<EndpointRow>(sql, args)).rows.map(toEndpoint);
     },
     async updateWebhookEndpoint(id, change) {
+      progressGates.delete(db);
       const cols = endpointChangeColumns(change);
       const sets = cols.map(([c], i) => `${c} = $${i + 1}`).join(', ');
       const { rows } = await db.repeatable<EndpointRow>(`UPDATE webhook_endpoints SET ${sets} WHERE id = $${cols.length + 1} RETURNING *`, [
