@@ -30,7 +30,10 @@ export const TAGS: Readonly<Record<RouteKind, { readonly name: string; readonly 
   sync: { name: 'generation', description: 'One vendor call, answered when it ends.' },
   'task-submit': { name: 'task submission', description: "Creates a task and answers the gateway's own task id at once; the task is followed until it ends." },
   'task-query': { name: 'task query', description: "Answers a task record of the caller's API key." },
-  'task-content': { name: 'task download', description: "Streams a completed task's result through the gateway (Range passes through)." },
+  'task-content': {
+    name: 'task download',
+    description: "Streams a completed task's result through the gateway, from the result archive when it holds it (Range included).",
+  },
   'task-list': { name: 'task list', description: "Pages through the caller's own tasks, newest first." },
   'task-delete': { name: 'task deletion', description: "Deletes one of the caller's finished tasks and its results." },
   'model-list': { name: 'models', description: "The models the caller's API key may use, from the gateway's configuration." },
@@ -190,7 +193,27 @@ function parametersOf({ route: r, rename }: Variant): Parameter[] {
           'Download the first result of this type (`video`, `image`, `audio`, …) or variant (`thumbnail`, where the vendor makes one) instead of one by index; a completed task without it is `not_found`.',
         schema: { type: 'string' },
       },
-      { name: 'Range', in: 'header', required: false, description: 'Passed to the vendor; a partial answer is 206.', schema: { type: 'string' } },
+      {
+        name: 'Range',
+        in: 'header',
+        required: false,
+        description: 'One `bytes=` range: served from the result archive when it holds the file, else passed to the vendor; a partial answer is 206.',
+        schema: { type: 'string' },
+      },
+      {
+        name: 'If-Range',
+        in: 'header',
+        required: false,
+        description: 'An archived file: the `ETag` or `Last-Modified` the client has; another version is sent whole.',
+        schema: { type: 'string' },
+      },
+      {
+        name: 'If-None-Match',
+        in: 'header',
+        required: false,
+        description: 'An archived file: the `ETag` the client has; the same version is answered 304.',
+        schema: { type: 'string' },
+      },
     );
   }
   return out;

@@ -293,3 +293,11 @@ describe('the OpenAPI document of a fixture config', () => {
     assert.equal(docDrift(file.path, renderOpenApi(afterAdd), written()), null);
   });
 });
+
+test('openapi: a task download declares Range, If-Range and If-None-Match, and its 206, 304 and 416 answers', () => {
+  const op = openApiDocument(shipped).paths['/v1/videos/{task_id}/content']?.get as Operation | undefined;
+  assert.ok(op, 'GET /v1/videos/{task_id}/content is in the document');
+  const headers = (op.parameters ?? []).filter((p) => 'in' in p && p.in === 'header').map((p) => ('name' in p ? p.name : ''));
+  for (const h of ['Range', 'If-Range', 'If-None-Match']) assert.ok(headers.includes(h), `the ${h} header is declared`);
+  for (const status of ['206', '304', '416']) assert.ok(op.responses[status], `a ${status} answer is declared`);
+});
