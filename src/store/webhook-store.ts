@@ -161,6 +161,28 @@ export interface EndpointRow {
   updated_at: number;
 }
 
+/** The columns a new endpoint is inserted with, in the order of `newEndpointValues` (updated_at last, the creation time again). */
+export const NEW_ENDPOINT_COLUMNS = 'id, token_id, grp, url, callback_origins, events, progress_every_s, enabled, description, secret, created_at, updated_at';
+
+/** The values of NEW_ENDPOINT_COLUMNS for a new endpoint, as both SQL drivers store them. */
+export function newEndpointValues(e: NewWebhookEndpoint): unknown[] {
+  const origins = e.callbackOrigins === null ? null : JSON.stringify(e.callbackOrigins);
+  return [
+    e.id,
+    e.tokenId,
+    e.group,
+    e.url,
+    origins,
+    JSON.stringify(e.events),
+    e.progressEverySeconds,
+    e.enabled ? 1 : 0,
+    e.description,
+    e.secret,
+    e.createdAt,
+    e.createdAt,
+  ];
+}
+
 /** An endpoint as the store answers it. */
 export function toEndpoint(r: EndpointRow): WebhookEndpoint {
   return {

@@ -3,26 +3,18 @@
  * purge of old deliveries; what the admin routes and submissions read of the settings.
  */
 import type { Logger } from 'pino';
-import type { Snapshot } from '../config/snapshot.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { startPurge } from '../records/purge-by-age.js';
 import type { Store } from '../store/store.js';
 import { isStoreUnavailable } from '../store/unavailable.js';
-import { DeliveryWorker } from './delivery-worker.js';
+import { DeliveryWorker, type DeliveryWorkerDeps } from './delivery-worker.js';
 import type { WebhookSettings } from './webhook-settings.js';
 
 /** How long the store's count of pending deliveries is reused between scrapes. */
 const COUNT_TTL_MS = 5_000;
 
-/** What the gateway assembles webhooks from. */
-export interface WebhooksOptions {
-  readonly store: Store;
-  readonly snapshot: () => Snapshot;
-  readonly log: Logger;
-  readonly metrics: Metrics;
-  readonly settings: WebhookSettings;
-  readonly publicUrl: string | null;
-  readonly owner?: string;
+/** What the gateway assembles webhooks from: what the worker needs, and the gateway's clock. */
+export interface WebhooksOptions extends Omit<DeliveryWorkerDeps, 'now' | 'random'> {
   readonly clock: () => Date;
 }
 

@@ -2,6 +2,8 @@ import type { QueryResult, QueryResultRow } from 'pg';
 import {
   deliveryPageSql,
   endpointChangeColumns,
+  NEW_ENDPOINT_COLUMNS,
+  newEndpointValues,
   toDelivery,
   toEndpoint,
   type DeliveryRow,
@@ -97,24 +99,11 @@ export function webhookMethods(db: Database): WebhookStore {
       progressGates.delete(db);
       // One statement: the count and the insert (an operator's action; two at once may both pass, by one).
       const { rows } = await db.query<EndpointRow>(
-        `INSERT INTO webhook_endpoints (id, token_id, grp, url, callback_origins, events, progress_every_s, enabled, description, secret, created_at, updated_at)
-         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11
-         WHERE (SELECT count(*) FROM webhook_endpoints WHERE (token_id IS NOT NULL AND token_id = $2) OR (grp IS NOT NULL AND grp = $3)) < $12
+        `INSERT INTO webhook_endpoints (${NEW_ENDPOINT_COLUMNS})
+         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12
+         WHERE (SELECT count(*) FROM webhook_endpoints WHERE (token_id IS NOT NULL AND token_id = $2) OR (grp IS NOT NULL AND grp = $3)) < $13
          RETURNING *`,
-        [
-          e.id,
-          e.tokenId,
-          e.group,
-          e.url,
-          e.callbackOrigins === null ? null : JSON.stringify(e.callbackOrigins),
-          JSON.stringify(e.events),
-          e.progressEverySeconds,
-          e.enabled ? 1 : 0,
-          e.description,
-          e.secret,
-          e.createdAt,
-          max,
-        ],
+        [...newEndpointValues(e), max],
       );
       return rows[0] ? toEndpoint(rows[0]) : null;
     },

@@ -1,6 +1,8 @@
 import {
   deliveryPageSql,
   endpointChangeColumns,
+  NEW_ENDPOINT_COLUMNS,
+  newEndpointValues,
   toDelivery,
   toEndpoint,
   type DeliveryRow,
@@ -38,10 +40,7 @@ export function taskEventWriter(db: Db): (taskId: string, tokenId: string, event
 export function webhookMethods(db: Db, { write }: GroupCommit): WebhookStore {
   const byId = db.prepare('SELECT * FROM webhook_endpoints WHERE id = ?');
   const owned = db.prepare('SELECT count(*) AS n FROM webhook_endpoints WHERE (token_id IS NOT NULL AND token_id = ?) OR (grp IS NOT NULL AND grp = ?)');
-  const insert = db.prepare(
-    `INSERT INTO webhook_endpoints (id, token_id, grp, url, callback_origins, events, progress_every_s, enabled, description, secret, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  );
+  const insert = db.prepare(`INSERT INTO webhook_endpoints (${NEW_ENDPOINT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   const callbackOf = db.prepare('SELECT * FROM webhook_endpoints WHERE token_id = ? AND url IS NULL');
   const rotate = db.prepare(
     'UPDATE webhook_endpoints SET previous_secret = CASE WHEN ? > ? THEN secret END, previous_secret_until = CASE WHEN ? > ? THEN ? END, secret = ?, updated_at = ? WHERE id = ?',
@@ -79,20 +78,7 @@ export function webhookMethods(db: Db, { write }: GroupCommit): WebhookStore {
     createWebhookEndpoint(e, max) {
       return write(() => {
         if ((owned.get(e.tokenId, e.group) as { n: number }).n >= max) return null;
-        insert.run(
-          e.id,
-          e.tokenId,
-          e.group,
-          e.url,
-          e.callbackOrigins === null ? null : JSON.stringify(e.callbackOrigins),
-          JSON.stringify(e.events),
-          e.progressEverySeconds,
-          e.enabled ? 1 : 0,
-          e.description,
-          e.secret,
-          e.createdAt,
-          e.createdAt,
-        );
+        insert.run(...newEndpointValues(e));
         return endpoint(e.id);
       });
     },
