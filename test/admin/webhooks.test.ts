@@ -144,6 +144,9 @@ describe('admin webhooks: endpoints and the delivery log', () => {
       const ids: string[] = [];
       for (let i = 0; i < 3; i++) ids.push((await h.post('/v1/videos', { model: 'eta_3_1', prompt: `log ${i}` })).json.id);
       await until('three deliveries', () => r2.unique().length === 3);
+      // The receiver has them before the worker has written their answers: wait for the log to say so.
+      const delivered = `/admin/webhooks/deliveries?endpoint=${made.json.id}&status=delivered`;
+      await until('three answers recorded', async () => (await admin(h, 'GET', delivered)).json.deliveries.length === 3);
       const first = await admin(h, 'GET', `/admin/webhooks/deliveries?endpoint=${made.json.id}&limit=2`);
       assert.equal(first.json.deliveries.length, 2);
       assert.ok(first.json.next);
@@ -160,6 +163,7 @@ describe('admin webhooks: endpoints and the delivery log', () => {
       const again = await admin(h, 'POST', `/admin/webhooks/deliveries/${id}/resend`);
       assert.deepEqual([again.status, again.json.status], [200, 'pending']);
       await until('the second send', () => r2.received.filter((r) => r.id === id).length === 2);
+      await until('the second answer recorded', async () => (await admin(h, 'GET', `/admin/webhooks/deliveries/${id}`)).json.attempts === 2);
       const after = await admin(h, 'GET', `/admin/webhooks/deliveries/${id}`);
       assert.deepEqual([after.json.status, after.json.attempts], ['delivered', 2]);
       const metrics = await fetch(`${h.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } }).then((r) => r.text());
