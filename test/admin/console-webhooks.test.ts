@@ -37,6 +37,9 @@ describe('admin console: Webhooks', { skip: missing ?? false }, () => {
     });
     const task = ((await sub.json()) as { id: string }).id;
     await until('the delivery', () => receiver.unique().find((r) => r.event?.data.id === task), 20_000);
+    // The receiver has it before the worker writes its answer; the page shows what is written when it is drawn.
+    const recorded = `/admin/webhooks/deliveries?task=${task}&status=delivered`;
+    await until('its answer recorded', async () => (await c.admin('GET', recorded)).json.deliveries.length === 1, 20_000);
     await row.getByRole('button', { name: 'Deliveries' }).click();
     const delivery = page.locator('[data-testid="deliveries"] tbody tr').filter({ hasText: task });
     await delivery.getByTestId('delivery-status').getByText('delivered').waitFor();
