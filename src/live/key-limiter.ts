@@ -1,5 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import type { SharedLive, SharedSlot, WindowHit } from './shared-live.js';
+import type { KeptWindow, SharedLive, SharedSlot, WindowHit } from './shared-live.js';
 
 /** The window of a key's `rpm_limit`. */
 export const RPM_WINDOW_MS = 60_000;
@@ -43,23 +44,39 @@ export type Admission =
 
 const NOTHING = (): void => undefined;
 
+/** One request this process counted in a window: when (its clock), and its member in the shared window. */
+interface Hit {
+  readonly at: number;
+  readonly member: string;
+}
+
 /**
  * The rate limits of keys: across replicas through SharedLive (Redis: one Lua script per check,
  * exact whichever replica counts), and in this process whenever nothing is shared (no Redis, or
  * Redis away: each replica then applies each limit on its own). Reads no store: the limits come
  * with the token the authenticator cached.
+ *
+ * Whatever counts, this process keeps its own log of the requests it admitted in each window and
+ * its own count of requests in flight: when Redis goes away, the limits go on from what this
+ * replica had already taken (not from zero), and when Redis comes back (perhaps empty) the log is
+ * put back into the shared windows. So within any one window a key gets at most N times its rpm
+ * with N replicas, however Redis comes and goes.
  */
 export class KeyLimiter {
   readonly #shared: SharedLive;
   readonly #now: () => number;
-  /** This process's windows, by key: the times of the requests counted, oldest first. */
-  readonly #windows = new LRUCache<string, number[]>({ max: 100_000, ttl: RPM_WINDOW_MS });
-  /** This process's requests in flight, by key. */
+  /** This process's windows, by key: the requests it counted (shared or not), oldest first. */
+  readonly #windows = new LRUCache<string, Hit[]>({ max: 100_000, ttl: RPM_WINDOW_MS });
+  /** This process's requests in flight, by key (slots shared across replicas included). */
   readonly #inFlight = new Map<string, number>();
+  /** Members of the shared windows are this process's: a random prefix and a sequence. */
+  readonly #prefix = `${randomBytes(6).toString('base64url')}:`;
+  #seq = 0;
 
   constructor(shared: SharedLive, now: () => number = Date.now) {
     this.#shared = shared;
     this.#now = now;
+    shared.keepWindows(() => this.#kept());
   }
 
   /** Admits one request of `id` (a token's id, or groupSubject) under `limits`, or says which limit refused it and for how long. */
@@ -74,7 +91,9 @@ export class KeyLimiter {
       const limit = limits.maxParallel ?? 0;
       return { admitted: true, limit, remaining: Math.max(0, limit - (slot?.held ?? 0)), resetMs: 0, release, refund: release };
     }
-    const hit = (await this.#shared.hitWindow(id, limits.rpm, RPM_WINDOW_MS)) ?? this.#hitLocal(id, limits.rpm);
+    const member = `${this.#prefix}${++this.#seq}`;
+    const shared = await this.#shared.hitWindow(id, limits.rpm, RPM_WINDOW_MS, member);
+    const hit = shared ? this.#noteShared(id, shared, member) : this.#hitLocal(id, limits.rpm, member);
     if (!hit.admitted) {
       release();
       return { admitted: false, refusedBy: 'rpm', limit: limits.rpm, remaining: 0, resetMs: hit.resetMs, retryAfterMs: hit.retryAfterMs };
@@ -90,17 +109,17 @@ export class KeyLimiter {
   async #takeSlot(id: string, limit: number): Promise<SharedSlot | 'full'> {
     const shared = await this.#shared.takeSlot(`key:${id}`, limit);
     if (shared === null) return 'full';
-    if (shared !== undefined) return shared;
     // Read after the wait for Redis's answer, and taken before yielding again.
     const n = this.#inFlight.get(id) ?? 0;
-    if (n >= limit) return 'full';
+    if (shared === undefined && n >= limit) return 'full';
     this.#inFlight.set(id, n + 1);
     let released = false;
     return {
-      held: n + 1,
+      held: shared?.held ?? n + 1,
       release: () => {
         if (released) return;
         released = true;
+        shared?.release();
         const left = (this.#inFlight.get(id) ?? 1) - 1;
         if (left <= 0) this.#inFlight.delete(id);
         else this.#inFlight.set(id, left);
@@ -108,27 +127,60 @@ export class KeyLimiter {
     };
   }
 
-  /** The sliding window of HIT_WINDOW (redis-scripts.ts), in this process. */
-  #hitLocal(id: string, limit: number): WindowHit {
-    const now = this.#now();
-    const times = this.#windows.get(id) ?? [];
+  /** The requests of `id` this process counted still in the window, oldest first (the log itself). */
+  #log(id: string, now: number): Hit[] {
+    const hits = this.#windows.get(id) ?? [];
     let gone = 0;
-    while (gone < times.length && (times[gone] ?? 0) <= now - RPM_WINDOW_MS) gone++;
-    if (gone > 0) times.splice(0, gone);
-    const admitted = times.length < limit;
+    while (gone < hits.length && (hits[gone]?.at ?? 0) <= now - RPM_WINDOW_MS) gone++;
+    if (gone > 0) hits.splice(0, gone);
+    return hits;
+  }
+
+  /** A request the shared window counted, noted in this process's log too (for when Redis goes away or comes back empty). */
+  #noteShared(id: string, hit: WindowHit, member: string): WindowHit {
+    if (!hit.admitted) return hit;
+    const hits = this.#log(id, this.#now());
+    const mine = { at: this.#now(), member };
+    hits.push(mine);
+    this.#windows.set(id, hits);
+    return {
+      ...hit,
+      uncount: () => {
+        hit.uncount?.();
+        const at = hits.lastIndexOf(mine);
+        if (at >= 0) hits.splice(at, 1);
+      },
+    };
+  }
+
+  /** The sliding window of HIT_WINDOW (redis-scripts.ts), in this process, over the log of what it counted. */
+  #hitLocal(id: string, limit: number, member: string): WindowHit {
+    const now = this.#now();
+    const hits = this.#log(id, now);
+    const admitted = hits.length < limit;
+    const mine = { at: now, member };
     if (admitted) {
-      times.push(now);
-      this.#windows.set(id, times);
+      hits.push(mine);
+      this.#windows.set(id, hits);
     }
-    const first = times[0] ?? now;
-    const last = times[times.length - 1] ?? now;
+    const first = hits[0]?.at ?? now;
+    const last = hits[hits.length - 1]?.at ?? now;
     let counted = admitted;
     const uncount = () => {
       if (!counted) return;
       counted = false;
-      const at = times.lastIndexOf(now);
-      if (at >= 0) times.splice(at, 1);
+      const at = hits.lastIndexOf(mine);
+      if (at >= 0) hits.splice(at, 1);
     };
-    return { admitted, remaining: limit - times.length, retryAfterMs: first + RPM_WINDOW_MS - now, resetMs: last + RPM_WINDOW_MS - now, uncount };
+    return { admitted, remaining: limit - hits.length, retryAfterMs: first + RPM_WINDOW_MS - now, resetMs: last + RPM_WINDOW_MS - now, uncount };
+  }
+
+  /** What this process counted in each window still open, for a shared window rebuilt after Redis was away. */
+  *#kept(): Iterable<KeptWindow> {
+    const now = this.#now();
+    for (const [key, hits] of this.#windows.entries()) {
+      const open = hits.filter((h) => h.at > now - RPM_WINDOW_MS);
+      if (open.length > 0) yield { key, windowMs: RPM_WINDOW_MS, hits: open.map((h) => ({ member: h.member, ageMs: now - h.at })) };
+    }
   }
 }

@@ -54,3 +54,18 @@ return n`;
 /** KEYS[1] a probe right; ARGV the holder. Deletes it only when that holder still has it. */
 export const END_PROBE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0`;
+
+/**
+ * KEYS[1] a window as HIT_WINDOW keeps it; ARGV window ms, then pairs of (age ms, member): the
+ * requests one replica counted, put back after Redis was away (it may have restarted empty). Each
+ * goes in at `now - age` unless its member is there already, so a request is never counted twice.
+ */
+export const RESTORE_WINDOW = `${NOW}
+local window = tonumber(ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+for i = 2, #ARGV - 1, 2 do
+  local age = tonumber(ARGV[i])
+  if age >= 0 and age < window then redis.call('ZADD', KEYS[1], 'NX', now - age, ARGV[i + 1]) end
+end
+redis.call('PEXPIRE', KEYS[1], window)
+return redis.call('ZCARD', KEYS[1])`;

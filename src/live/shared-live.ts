@@ -46,6 +46,15 @@ export interface WindowHit {
   readonly uncount?: () => void;
 }
 
+/** The requests one replica counted in one window, for a Redis that comes back (redis-live.ts puts them back). */
+export interface KeptWindow {
+  /** The key as `hitWindow` named it. */
+  readonly key: string;
+  readonly windowMs: number;
+  /** Each request's member (as sent to `hitWindow`) and how long ago it was counted. */
+  readonly hits: readonly { readonly member: string; readonly ageMs: number }[];
+}
+
 export interface SharedLive {
   /** Whether other replicas see what this one shares right now. */
   readonly up: boolean;
@@ -56,9 +65,15 @@ export interface SharedLive {
   takeSlot(key: string, limit: number): Promise<SharedSlot | null | undefined>;
   /**
    * Counts one request of `key` in a sliding window of `windowMs` holding at most `limit`, across
-   * replicas. Undefined when nothing is shared now: the caller counts in-process.
+   * replicas, under `member` (unique to this request). Undefined when nothing is shared now: the
+   * caller counts in-process.
    */
-  hitWindow(key: string, limit: number, windowMs: number): Promise<WindowHit | undefined>;
+  hitWindow(key: string, limit: number, windowMs: number, member: string): Promise<WindowHit | undefined>;
+  /**
+   * Tells what this replica counted in its windows (read each time sharing starts again), so that a
+   * shared window that was forgotten meanwhile is rebuilt rather than started empty.
+   */
+  keepWindows(kept: () => Iterable<KeptWindow>): void;
   /** The right to send a half-open breaker's single probe, across replicas; true when nothing is shared. */
   claimProbe(channel: string): Promise<boolean>;
   /** Gives the probe right back once the probe has ended. */
@@ -83,6 +98,7 @@ export const perProcess: SharedLive = {
   up: false,
   takeSlot: async () => undefined,
   hitWindow: async () => undefined,
+  keepWindows: () => undefined,
   claimProbe: async () => true,
   endProbe: () => undefined,
   publish: () => undefined,

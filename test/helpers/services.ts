@@ -82,6 +82,10 @@ export interface PrivateRedis {
   readonly url: string;
   stop(): Promise<void>;
   start(): Promise<void>;
+  /** SIGSTOP: Redis hangs, its connections open and unanswered. */
+  pause(): void;
+  /** SIGCONT: it answers again (everything it was sent meanwhile too). */
+  resume(): void;
 }
 
 /** Starts a private `redis-server` (Debian's package; .ci/run installs it when absent) keeping nothing on disk; the caller stops it. */
@@ -111,8 +115,12 @@ export async function privateRedis(): Promise<PrivateRedis> {
     proc.kill('SIGKILL');
     await exited;
   };
+  // A hung Redis: the process is stopped (its connections stay open, nothing answers) and continued.
+  const signal = (sig: 'SIGSTOP' | 'SIGCONT') => {
+    if (child && child.exitCode === null) child.kill(sig);
+  };
   await start();
-  return { url: `redis://127.0.0.1:${port}`, stop, start };
+  return { url: `redis://127.0.0.1:${port}`, stop, start, pause: () => signal('SIGSTOP'), resume: () => signal('SIGCONT') };
 }
 
 /** A TCP port nothing listens on now (taken by the OS, then let go). */

@@ -89,7 +89,7 @@ if (redisUrl) {
     assert.ok((await a.admit('team', limits)).admitted, "a token id equal to the group's name shares nothing with it");
   });
 
-  test('redis: stopped, each replica applies the limit on its own; back, they share again', async () => {
+  test('redis: stopped, each replica goes on from what it counted; restarted empty, the window is rebuilt from the replicas', async () => {
     const redis = await privateRedis();
     try {
       const prefix = prefixes.next();
@@ -100,17 +100,67 @@ if (redisUrl) {
       assert.ok((await b.admit('tok', limits)).admitted);
       assert.equal((await a.admit('tok', limits)).admitted, false, 'shared: 2 in all');
       await redis.stop();
-      const alone = await until('a to count in its own process', async () => ((await a.admit('tok', limits)).admitted ? true : null));
-      assert.ok(alone);
-      assert.ok((await a.admit('tok', limits)).admitted, "a's own window holds 2");
+      await until('both to count in their own process', () => !a.live.up && !b.live.up, 10_000);
+      assert.ok((await a.admit('tok', limits)).admitted, "a's own window held the one it counted through Redis: one more");
       assert.equal((await a.admit('tok', limits)).admitted, false, 'and no more');
       assert.ok((await b.admit('tok', limits)).admitted, "b's own window is its own");
+      assert.equal((await b.admit('tok', limits)).admitted, false, 'b also goes on from its one');
       assert.match(await metrics.text(), /gateway_redis_fallbacks_total\{op="window"\} [1-9]/);
+      // Restarted empty: each replica puts back what it counted before sharing again.
       await redis.start();
       await until('both to share again', () => a.live.up && b.live.up, 10_000);
+      assert.equal((await a.admit('tok', limits)).admitted, false, 'the rebuilt window holds the 4 the replicas counted');
+      assert.equal((await b.admit('tok', limits)).admitted, false);
       const fresh = { rpm: 1, maxParallel: null };
       assert.ok((await a.admit('fresh', fresh)).admitted);
       assert.equal((await b.admit('fresh', fresh)).admitted, false, 'b sees the request a counted through Redis');
+    } finally {
+      await redis.stop();
+    }
+  });
+
+  test('redis hung (SIGSTOP): one call waits one timeout, then none waits until a probe answers; limits per process meanwhile', async () => {
+    const redis = await privateRedis();
+    try {
+      const metrics = new Metrics();
+      const live = await RedisLive.open({
+        url: redis.url,
+        prefix: prefixes.next(),
+        replica: 'a',
+        log: silentLogger(),
+        metrics,
+        commandTimeoutMs: 500,
+        probeEveryMs: 100,
+      });
+      opened.push(live);
+      const a = new KeyLimiter(live);
+      const limits = { rpm: 5, maxParallel: 2 };
+      const first = await a.admit('tok', limits);
+      assert.ok(first.admitted);
+      first.release();
+      redis.pause();
+      const answers = [];
+      for (let i = 0; i < 12; i++) {
+        const x = await a.admit('tok', limits);
+        if (x.admitted) x.release();
+        answers.push(x.admitted);
+      }
+      assert.deepEqual(
+        answers,
+        [true, true, true, true, false, false, false, false, false, false, false, false],
+        "5 a minute, counted in a's own window from the one shared",
+      );
+      assert.equal(live.up, false);
+      const text = await metrics.text();
+      assert.match(text, /gateway_redis_up 0/);
+      // Every command but the first found Redis away and was not sent: only the first was cut by the budget.
+      const cut = Number(/gateway_dependency_timeouts_total\{dependency="redis"\} (\d+)/.exec(text)?.[1] ?? 0);
+      assert.ok(cut >= 1 && cut <= 2, `calls cut by the budget: ${cut} (12 requests of two checks each)`);
+      redis.resume();
+      await until('Redis to be shared again after SIGCONT', () => live.up, 10_000);
+      assert.match(await metrics.text(), /gateway_redis_up 1/);
+      const other = new KeyLimiter(live);
+      assert.equal((await other.admit('tok', limits)).admitted, false, 'the window this replica kept is in Redis again (5 counted)');
     } finally {
       await redis.stop();
     }
