@@ -4,6 +4,7 @@ import { maskedUrl } from '../config/secret.js';
 import { DependencyGate } from '../dependencies/dependency-gate.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { END_PROBE, HIT_WINDOW, RENEW_SLOT, RESTORE_WINDOW, TAKE_SLOT } from './redis-scripts.js';
+import { EVENTS, eventMessage, parseEvent, parseStatus } from './live-messages.js';
 import type { KeptWindow, LiveEvent, ReplicaStatus, SharedLive, SharedSlot, WindowHit } from './shared-live.js';
 
 /** How a replica shares through Redis. */
@@ -335,44 +336,6 @@ export class RedisLive implements SharedLive {
     const status: ReplicaStatus = { ...this.#status(), seenAt: new Date().toISOString() };
     this.#spare(() => this.#cmd.hset(this.#key('replicas'), this.#o.replica, JSON.stringify(status)));
   }
-}
-
-/** An event as published (with its sender), or null for anything else on the channel. */
-function parseEvent(text: string): { event: LiveEvent; from: string | undefined } | null {
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-  } catch {
-    return null;
-  }
-  if (typeof v !== 'object' || v === null) return null;
-  const o = v as Record<string, unknown>;
-  const from = typeof o.from === 'string' ? o.from : undefined;
-  let event: LiveEvent | null = null;
-  if (o.t === 'reload') event = { t: 'reload' };
-  else if (o.t === 'token' && typeof o.keyHash === 'string') event = { t: 'token', keyHash: o.keyHash };
-  else if (o.t === 'breaker' && typeof o.channel === 'string' && (o.state === 'open' || o.state === 'closed')) {
-    const n = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) ? x : null);
-    event = { t: 'breaker', channel: o.channel, state: o.state, openedAt: n(o.openedAt), retryAt: n(o.retryAt) };
-  }
-  return event && { event, from };
-}
-
-function parseStatus(text: string): ReplicaStatus | null {
-  try {
-    const s = JSON.parse(text) as ReplicaStatus;
-    return typeof s.replica === 'string' && typeof s.seenAt === 'string' ? s : null;
-  } catch {
-    return null;
-  }
-}
-
-/** The pub/sub channel (after the prefix) every replica's events go through. */
-const EVENTS = 'events';
-
-/** An event as published: what happened and who says so (a replica ignores its own; parseEvent reads it). */
-function eventMessage(event: LiveEvent, from: string): string {
-  return JSON.stringify({ ...event, from });
 }
 
 /**

@@ -35,6 +35,8 @@ export interface LimitReplicas {
   burst(n: number, send: (base: string, i: number) => Promise<Response>): Promise<number[]>;
   /** A replica's /metrics text. */
   metrics(base: string): Promise<string>;
+  /** What a replica has logged so far. */
+  output(base: string): string;
   /** Stops Redis and waits until every replica reports it gone (`gateway_redis_up 0`). */
   stopRedis(): Promise<void>;
   stop(): Promise<void>;
@@ -77,10 +79,12 @@ export async function startLimitReplicas(databaseUrl: string, configDir: string 
     };
     // One after another: three configurations compiled at once on a busy two-core machine can pass the start's bound.
     const bases: string[] = [];
+    const procs = new Map<string, Running>();
     for (const id of ['r1', 'r2', 'r3']) {
       const r = await startGatewayProcess({ ...env, GATEWAY_REPLICA_ID: id });
       running.push(r.proc);
       bases.push(r.base);
+      procs.set(r.base, r.proc);
     }
     const shared = redis;
     const token = (args: string[], group = 'default') => {
@@ -116,6 +120,7 @@ export async function startLimitReplicas(databaseUrl: string, configDir: string 
           }),
         ),
       metrics,
+      output: (base) => procs.get(base)?.output() ?? '',
       async stopRedis() {
         await shared.stop();
         for (const base of bases) await until(`${base} to see Redis gone`, async () => /gateway_redis_up 0/.test(await metrics(base)), 20_000);

@@ -2,13 +2,16 @@
  * A key's rate limits across three real gateway processes over one PostgreSQL schema
  * (DATABASE_URL) and one Redis (a redis-server of the test's own, so the test can stop it), in
  * front of one `gateway sims` process: requests per minute and in flight held exactly under
- * concurrent load spread over the replicas; then Redis stopped mid-test, and each replica keeps
- * serving with the limits of its own process (docs/tokens-and-quota.md, "Rate limits").
+ * concurrent load spread over the replicas; Redis hung (SIGSTOP) under load, and each request waits
+ * at most one timeout for it; Redis restarted empty, and the window rebuilt from the replicas; then
+ * Redis stopped mid-test, and each replica keeps serving with the limits of its own process
+ * (docs/tokens-and-quota.md, "Rate limits").
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { count, startLimitReplicas, type LimitReplicas } from '../helpers/limit-replicas.js';
 import { serviceUrl } from '../helpers/services.js';
+import { until } from '../helpers/until.js';
 
 const databaseUrl = serviceUrl('DATABASE_URL', 'rate limits of keys across replicas over PostgreSQL and Redis');
 if (databaseUrl) {
@@ -36,6 +39,57 @@ if (databaseUrl) {
       assert.deepEqual([count(statuses, 200), count(statuses, 429)], [4, 11], statuses.join(','));
       const after = await set.burst(3, (base) => set.models(base, k));
       assert.deepEqual(after, [200, 200, 200], 'every slot was given back when its answer ended');
+    });
+
+    test('Redis hung (SIGSTOP) under load: each replica waits one timeout at most, then counts in its own process; shared again soon after SIGCONT', async () => {
+      const k = set.key(['--rpm', '5', '--max-parallel', '3']);
+      assert.deepEqual(await set.burst(3, (base) => set.models(base, k)), [200, 200, 200], 'shared while Redis answers');
+      set.redis.pause();
+      try {
+        // Each replica in turn, its requests one after another: without the rule each would wait
+        // for Redis twice (the slot, then the window), a second each, for as long as Redis hangs.
+        for (const base of set.bases) {
+          const started = performance.now();
+          const statuses = [];
+          for (let i = 0; i < 8; i++) statuses.push((await set.models(base, k)).status);
+          const ms = performance.now() - started;
+          assert.deepEqual(statuses, [200, 200, 200, 200, 429, 429, 429, 429], `${base}: 5 a minute in its own window, the one it counted shared included`);
+          assert.ok(ms < 4_000, `${base}: 8 requests took ${Math.round(ms)} ms with Redis hung (one timeout is 1 s; 16 would be 16 s)`);
+          const text = await set.metrics(base);
+          assert.match(text, /gateway_redis_up 0/, `${base}: Redis reported away while it hangs`);
+          const cut = Number(/gateway_dependency_timeouts_total\{dependency="redis"\} (\d+)/.exec(text)?.[1] ?? 0);
+          assert.ok(
+            cut >= 1 && cut <= 3,
+            `${base}: commands cut by the timeout: ${cut} (a request's first check, or a background one, finds Redis hung; nothing after waits)`,
+          );
+          assert.equal(set.output(base).match(/Redis unreachable/g)?.length, 1, `${base}: one warning`);
+        }
+      } finally {
+        set.redis.resume();
+      }
+      for (const base of set.bases) await until(`${base} to share again after SIGCONT`, async () => /gateway_redis_up 1/.test(await set.metrics(base)), 10_000);
+      const fresh = set.key(['--rpm', '2']);
+      const statuses = await set.burst(6, (base) => set.models(base, fresh));
+      assert.deepEqual([count(statuses, 200), count(statuses, 429)], [2, 4], 'exact across the replicas again');
+    });
+
+    test('Redis restarted empty: the window is rebuilt from what each replica counted, so a key gets at most N times its rpm in one window', async () => {
+      const k = set.key(['--rpm', '4']);
+      assert.deepEqual(await set.burst(3, (base) => set.models(base, k)), [200, 200, 200], 'one counted shared on each replica');
+      await set.redis.stop();
+      for (const base of set.bases) await until(`${base} to see Redis gone`, async () => /gateway_redis_up 0/.test(await set.metrics(base)), 20_000);
+      let away = 0;
+      for (const base of set.bases) {
+        const statuses = [];
+        for (let i = 0; i < 5; i++) statuses.push((await set.models(base, k)).status);
+        assert.deepEqual(statuses, [200, 200, 200, 429, 429], `${base}: its own window goes on from the one it counted`);
+        away += count(statuses, 200);
+      }
+      await set.redis.start();
+      for (const base of set.bases) await until(`${base} to share again`, async () => /gateway_redis_up 1/.test(await set.metrics(base)), 20_000);
+      const after = await set.burst(6, (base) => set.models(base, k));
+      assert.deepEqual(after, [429, 429, 429, 429, 429, 429], 'the rebuilt window holds what the replicas counted');
+      assert.equal(3 + away, 12, 'in one window: at most 3 replicas × rpm 4 (before this fix: 3 + 12 + 4 more after the restart)');
     });
 
     test('Redis stopped mid-test: every replica keeps serving, each holding the limit in its own process', async () => {
