@@ -171,6 +171,7 @@ const RUNTIME_ROOMS = [
   'tasks',
   'store',
   'live',
+  'dependencies',
   'tokens',
   'webhooks',
   'admin',
@@ -181,7 +182,7 @@ const RUNTIME_ROOMS = [
   'cli.ts',
 ];
 /** The rooms of the running engine, which read the snapshot and never compile it. */
-const ENGINE_ROOMS = ['http', 'operations', 'pipeline', 'routing', 'quota', 'links', 'upstream', 'tasks', 'store', 'live', 'webhooks'];
+const ENGINE_ROOMS = ['http', 'operations', 'pipeline', 'routing', 'quota', 'links', 'upstream', 'tasks', 'store', 'live', 'dependencies', 'webhooks'];
 
 /** Vendor names and the headers that belong to a vendor or a route, read from the YAML that declares them. */
 function vendorWords(): string[] {
