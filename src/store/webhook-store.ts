@@ -113,9 +113,12 @@ export interface WebhookStore {
   putTaskCallback(taskId: string, endpointId: string, url: string, now: number): Promise<void>;
   /**
    * Leases up to `limit` pending deliveries due at `now` whose lease is free or ran out to `owner`
-   * until `until`, earliest due first. Two calls never take the same delivery.
+   * until `until`. Fair across endpoints: no endpoint ends with more than `perEndpoint` live leases
+   * of `owner` (those it holds already count), and the earliest due of each endpoint come first,
+   * round-robin (every endpoint's first, then every endpoint's second, …). Two calls never take
+   * the same delivery.
    */
-  claimDeliveries(owner: string, now: number, until: number, limit: number): Promise<WebhookDelivery[]>;
+  claimDeliveries(owner: string, now: number, until: number, limit: number, perEndpoint: number): Promise<WebhookDelivery[]>;
   /** Writes an attempt's outcome and frees the lease, if `owner` still holds it; false when not. */
   finishAttempt(id: string, owner: string, outcome: AttemptOutcome): Promise<boolean>;
   getDelivery(id: string): Promise<WebhookDelivery | null>;
@@ -243,6 +246,32 @@ export function toDelivery(r: DeliveryRow): WebhookDelivery {
     lastAt: num(r.last_at),
     deliveredAt: num(r.delivered_at),
   };
+}
+
+/**
+ * The ids a fair claim takes (WebhookStore.claimDeliveries), for both SQL drivers; `p` names the
+ * driver's placeholders of the owner, `now`, `perEndpoint` and `limit`. The due deliveries free to
+ * lease are ranked within their endpoint (earliest due first), the live leases the owner already
+ * holds on each endpoint are added to the rank, and what stays within `perEndpoint` is taken rank
+ * by rank: one endpoint with a long queue (a receiver that never answers) gets at most its share
+ * of a replica's slots and never delays another's first deliveries. A lease is only taken on a
+ * due delivery and `next_at` changes only as the lease is freed, so the live leases are among the
+ * due rows too: both parts read the same range of the `webhook_deliveries_due` index.
+ */
+export function fairClaimSql(p: { readonly owner: string; readonly now: string; readonly perEndpoint: string; readonly limit: string }): string {
+  return `WITH busy AS (
+      SELECT endpoint_id, count(*) AS n FROM webhook_deliveries
+      WHERE status = 'pending' AND next_at <= ${p.now} AND lease_owner = ${p.owner} AND lease_until > ${p.now}
+      GROUP BY endpoint_id
+    ), ranked AS (
+      SELECT id, endpoint_id, next_at, row_number() OVER (PARTITION BY endpoint_id ORDER BY next_at, id) AS rk
+      FROM webhook_deliveries
+      WHERE status = 'pending' AND next_at <= ${p.now} AND (lease_owner IS NULL OR lease_until <= ${p.now})
+    )
+    SELECT r.id FROM ranked r LEFT JOIN busy b ON b.endpoint_id = r.endpoint_id
+    WHERE r.rk + COALESCE(b.n, 0) <= ${p.perEndpoint}
+    ORDER BY r.rk, r.next_at, r.id
+    LIMIT ${p.limit}`;
 }
 
 /** The columns an endpoint change sets, as [column, value as stored]. */
