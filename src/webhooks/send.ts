@@ -33,7 +33,11 @@ export class Sender {
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
       keepAliveTimeout: 4_000,
-      connections: 8,
+      // No cap per origin: the worker's slots (GATEWAY_WEBHOOK_CONCURRENCY, at most
+      // GATEWAY_WEBHOOK_PER_ENDPOINT per endpoint) already bound the connections. A cap here made
+      // attempts wait in undici's queue behind a receiver's other attempts and time out without
+      // ever being sent, yet count as failed attempts of their deliveries.
+      connections: null,
     });
   }
 
