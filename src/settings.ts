@@ -109,7 +109,11 @@ export const SETTINGS: readonly Setting[] = [
     default: '0',
     about: '1: webhooks may go to private, loopback and link-local addresses, and over http:// (for receivers on your own network).',
   },
-  { name: 'GATEWAY_WEBHOOK_TIMEOUT_MS', default: '10000', about: "A webhook attempt's whole exchange must end within this, else it is retried (100-60000)." },
+  {
+    name: 'GATEWAY_WEBHOOK_TIMEOUT_MS',
+    default: '10000',
+    about: "A webhook attempt's answer (status and headers) must arrive within this, else it is retried (100-60000).",
+  },
   {
     name: 'GATEWAY_WEBHOOK_RETRY_BASE_MS',
     default: '5000',

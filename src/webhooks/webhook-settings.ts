@@ -7,7 +7,7 @@
 export interface WebhookSettings {
   /** GATEWAY_WEBHOOK_ALLOW_PRIVATE: private, loopback and link-local addresses (and http://) allowed. */
   readonly allowPrivate: boolean;
-  /** GATEWAY_WEBHOOK_TIMEOUT_MS: an attempt's whole exchange (connect, answer) must end within this. */
+  /** GATEWAY_WEBHOOK_TIMEOUT_MS: an attempt's answer (its status and headers, the connection included) must arrive within this. */
   readonly timeoutMs: number;
   /** GATEWAY_WEBHOOK_RETRY_BASE_MS: the wait after the first failed attempt; each next one doubles, with jitter. */
   readonly retryBaseMs: number;
