@@ -255,22 +255,24 @@ export function toDelivery(r: DeliveryRow): WebhookDelivery {
  * holds on each endpoint are added to the rank, and what stays within `perEndpoint` is taken rank
  * by rank: one endpoint with a long queue (a receiver that never answers) gets at most its share
  * of a replica's slots and never delays another's first deliveries. A lease is only taken on a
- * due delivery and `next_at` changes only as the lease is freed, so the live leases are among the
- * due rows too: both parts read the same range of the `webhook_deliveries_due` index.
+ * due delivery and `next_at` changes only as the lease is freed, so the owner's live leases are
+ * among the due rows too: one read of the `webhook_deliveries_due` index finds both, whatever the
+ * size of the delivery log (the cost grows with the deliveries due, not with those kept).
  */
 export function fairClaimSql(p: { readonly owner: string; readonly now: string; readonly perEndpoint: string; readonly limit: string }): string {
-  return `WITH busy AS (
-      SELECT endpoint_id, count(*) AS n FROM webhook_deliveries
-      WHERE status = 'pending' AND next_at <= ${p.now} AND lease_owner = ${p.owner} AND lease_until > ${p.now}
-      GROUP BY endpoint_id
+  return `WITH due AS MATERIALIZED (
+      SELECT id, endpoint_id, next_at,
+        CASE WHEN lease_owner IS NULL OR lease_until <= ${p.now} THEN 1 ELSE 0 END AS free,
+        CASE WHEN lease_owner = ${p.owner} AND lease_until > ${p.now} THEN 1 ELSE 0 END AS mine
+      FROM webhook_deliveries WHERE status = 'pending' AND next_at <= ${p.now}
     ), ranked AS (
-      SELECT id, endpoint_id, next_at, row_number() OVER (PARTITION BY endpoint_id ORDER BY next_at, id) AS rk
-      FROM webhook_deliveries
-      WHERE status = 'pending' AND next_at <= ${p.now} AND (lease_owner IS NULL OR lease_until <= ${p.now})
+      SELECT id, next_at, free,
+        row_number() OVER (PARTITION BY endpoint_id, free ORDER BY next_at, id) AS rk,
+        sum(mine) OVER (PARTITION BY endpoint_id) AS busy
+      FROM due
     )
-    SELECT r.id FROM ranked r LEFT JOIN busy b ON b.endpoint_id = r.endpoint_id
-    WHERE r.rk + COALESCE(b.n, 0) <= ${p.perEndpoint}
-    ORDER BY r.rk, r.next_at, r.id
+    SELECT id FROM ranked WHERE free = 1 AND rk + busy <= ${p.perEndpoint}
+    ORDER BY rk, next_at, id
     LIMIT ${p.limit}`;
 }
 
