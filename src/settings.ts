@@ -109,7 +109,11 @@ export const SETTINGS: readonly Setting[] = [
     default: '0',
     about: '1: webhooks may go to private, loopback and link-local addresses, and over http:// (for receivers on your own network).',
   },
-  { name: 'GATEWAY_WEBHOOK_TIMEOUT_MS', default: '10000', about: "A webhook attempt's whole exchange must end within this, else it is retried (100-60000)." },
+  {
+    name: 'GATEWAY_WEBHOOK_TIMEOUT_MS',
+    default: '10000',
+    about: "A webhook attempt's answer (status and headers) must arrive within this, else it is retried (100-60000).",
+  },
   {
     name: 'GATEWAY_WEBHOOK_RETRY_BASE_MS',
     default: '5000',
@@ -122,5 +126,11 @@ export const SETTINGS: readonly Setting[] = [
     about: 'A webhook delivery is retried until this long after its event, then failed (1000-604800000).',
   },
   { name: 'GATEWAY_WEBHOOK_POLL_MS', default: '1000', about: 'How often each replica looks for webhook deliveries due (10-60000).' },
+  { name: 'GATEWAY_WEBHOOK_CONCURRENCY', default: '16', about: 'Webhook attempts each replica has under way at once (1-256).' },
+  {
+    name: 'GATEWAY_WEBHOOK_PER_ENDPOINT',
+    default: '4',
+    about: 'Of those, how many may go to one endpoint, so a receiver that never answers holds only its share (1 to the concurrency).',
+  },
   { name: 'GATEWAY_WEBHOOK_DAYS', default: '7', about: 'Days finished webhook deliveries stay in the delivery log; 0 keeps them (0-3650).' },
 ];

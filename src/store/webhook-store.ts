@@ -113,9 +113,12 @@ export interface WebhookStore {
   putTaskCallback(taskId: string, endpointId: string, url: string, now: number): Promise<void>;
   /**
    * Leases up to `limit` pending deliveries due at `now` whose lease is free or ran out to `owner`
-   * until `until`, earliest due first. Two calls never take the same delivery.
+   * until `until`. Fair across endpoints: no endpoint ends with more than `perEndpoint` live leases
+   * of `owner` (those it holds already count), and the earliest due of each endpoint come first,
+   * round-robin (every endpoint's first, then every endpoint's second, …). Two calls never take
+   * the same delivery.
    */
-  claimDeliveries(owner: string, now: number, until: number, limit: number): Promise<WebhookDelivery[]>;
+  claimDeliveries(owner: string, now: number, until: number, limit: number, perEndpoint: number): Promise<WebhookDelivery[]>;
   /** Writes an attempt's outcome and frees the lease, if `owner` still holds it; false when not. */
   finishAttempt(id: string, owner: string, outcome: AttemptOutcome): Promise<boolean>;
   getDelivery(id: string): Promise<WebhookDelivery | null>;
@@ -243,6 +246,34 @@ export function toDelivery(r: DeliveryRow): WebhookDelivery {
     lastAt: num(r.last_at),
     deliveredAt: num(r.delivered_at),
   };
+}
+
+/**
+ * The ids a fair claim takes (WebhookStore.claimDeliveries), for both SQL drivers; `p` names the
+ * driver's placeholders of the owner, `now`, `perEndpoint` and `limit`. The due deliveries free to
+ * lease are ranked within their endpoint (earliest due first), the live leases the owner already
+ * holds on each endpoint are added to the rank, and what stays within `perEndpoint` is taken rank
+ * by rank: one endpoint with a long queue (a receiver that never answers) gets at most its share
+ * of a replica's slots and never delays another's first deliveries. A lease is only taken on a
+ * due delivery and `next_at` changes only as the lease is freed, so the owner's live leases are
+ * among the due rows too: one read of the `webhook_deliveries_due` index finds both, whatever the
+ * size of the delivery log (the cost grows with the deliveries due, not with those kept).
+ */
+export function fairClaimSql(p: { readonly owner: string; readonly now: string; readonly perEndpoint: string; readonly limit: string }): string {
+  return `WITH due AS MATERIALIZED (
+      SELECT id, endpoint_id, next_at,
+        CASE WHEN lease_owner IS NULL OR lease_until <= ${p.now} THEN 1 ELSE 0 END AS free,
+        CASE WHEN lease_owner = ${p.owner} AND lease_until > ${p.now} THEN 1 ELSE 0 END AS mine
+      FROM webhook_deliveries WHERE status = 'pending' AND next_at <= ${p.now}
+    ), ranked AS (
+      SELECT id, next_at, free,
+        row_number() OVER (PARTITION BY endpoint_id, free ORDER BY next_at, id) AS rk,
+        sum(mine) OVER (PARTITION BY endpoint_id) AS busy
+      FROM due
+    )
+    SELECT id FROM ranked WHERE free = 1 AND rk + busy <= ${p.perEndpoint}
+    ORDER BY rk, next_at, id
+    LIMIT ${p.limit}`;
 }
 
 /** The columns an endpoint change sets, as [column, value as stored]. */

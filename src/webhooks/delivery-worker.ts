@@ -4,6 +4,8 @@
  * never take the same one, and a dead replica's lease runs out and another takes it over), sends
  * each, and writes the outcome: a 2xx is delivered; anything else is tried again after an
  * exponential wait with jitter, until GATEWAY_WEBHOOK_GIVE_UP_MS after the event, then failed.
+ * At most GATEWAY_WEBHOOK_CONCURRENCY attempts are under way at once, at most
+ * GATEWAY_WEBHOOK_PER_ENDPOINT of them to one endpoint (the store's fair claim).
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -17,8 +19,6 @@ import { Sender } from './send.js';
 import { signatureHeader, signingSecrets } from './signature.js';
 import type { WebhookSettings } from './webhook-settings.js';
 
-/** Deliveries one replica sends at once. */
-export const DELIVERY_CONCURRENCY = 16;
 /** Attempts of one delivery at most (a bound besides the give-up time). */
 export const MAX_ATTEMPTS = 50;
 
@@ -92,10 +92,12 @@ export class DeliveryWorker {
     if (this.#ticking || this.#stopped) return;
     this.#ticking = true;
     try {
-      const room = DELIVERY_CONCURRENCY - this.#inflight.size;
+      const { concurrency, perEndpoint } = this.#deps.settings;
+      const room = concurrency - this.#inflight.size;
       if (room <= 0) return;
       const now = this.#now();
-      const due = await this.#deps.store.claimDeliveries(this.#owner, now, now + this.leaseMs, room);
+      // Fair across endpoints: a receiver that never answers holds at most `perEndpoint` slots.
+      const due = await this.#deps.store.claimDeliveries(this.#owner, now, now + this.leaseMs, room, perEndpoint);
       for (const d of due) {
         const p: Promise<void> = this.#attempt(d)
           .catch((err: unknown) =>

@@ -7,7 +7,7 @@
 export interface WebhookSettings {
   /** GATEWAY_WEBHOOK_ALLOW_PRIVATE: private, loopback and link-local addresses (and http://) allowed. */
   readonly allowPrivate: boolean;
-  /** GATEWAY_WEBHOOK_TIMEOUT_MS: an attempt's whole exchange (connect, answer) must end within this. */
+  /** GATEWAY_WEBHOOK_TIMEOUT_MS: an attempt's answer (its status and headers, the connection included) must arrive within this. */
   readonly timeoutMs: number;
   /** GATEWAY_WEBHOOK_RETRY_BASE_MS: the wait after the first failed attempt; each next one doubles, with jitter. */
   readonly retryBaseMs: number;
@@ -19,6 +19,10 @@ export interface WebhookSettings {
   readonly pollMs: number;
   /** GATEWAY_WEBHOOK_DAYS: days finished deliveries stay in the log; 0 keeps them. */
   readonly days: number;
+  /** GATEWAY_WEBHOOK_CONCURRENCY: attempts one replica has under way at once (its slots; each holds at most one connection). */
+  readonly concurrency: number;
+  /** GATEWAY_WEBHOOK_PER_ENDPOINT: of those slots, how many one endpoint may hold, so a receiver that never answers cannot take them all. */
+  readonly perEndpoint: number;
 }
 
 export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
@@ -29,6 +33,8 @@ export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
   giveUpMs: 86_400_000,
   pollMs: 1_000,
   days: 7,
+  concurrency: 16,
+  perEndpoint: 4,
 };
 
 /** The settings from the environment, each checked; throws naming the first bad one. */
@@ -41,6 +47,7 @@ export function webhookSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): We
     return n;
   };
   const flag = env.GATEWAY_WEBHOOK_ALLOW_PRIVATE;
+  const concurrency = whole(env.GATEWAY_WEBHOOK_CONCURRENCY, 'GATEWAY_WEBHOOK_CONCURRENCY', d.concurrency, 1, 256);
   const s: WebhookSettings = {
     allowPrivate: flag !== undefined && /^(1|true|yes|on)$/i.test(flag.trim()),
     timeoutMs: whole(env.GATEWAY_WEBHOOK_TIMEOUT_MS, 'GATEWAY_WEBHOOK_TIMEOUT_MS', d.timeoutMs, 100, 60_000),
@@ -49,6 +56,9 @@ export function webhookSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): We
     giveUpMs: whole(env.GATEWAY_WEBHOOK_GIVE_UP_MS, 'GATEWAY_WEBHOOK_GIVE_UP_MS', d.giveUpMs, 1_000, 604_800_000),
     pollMs: whole(env.GATEWAY_WEBHOOK_POLL_MS, 'GATEWAY_WEBHOOK_POLL_MS', d.pollMs, 10, 60_000),
     days: whole(env.GATEWAY_WEBHOOK_DAYS, 'GATEWAY_WEBHOOK_DAYS', d.days, 0, 3650),
+    concurrency,
+    // Unset, the default share, within a smaller concurrency; set, it must fit in the slots.
+    perEndpoint: whole(env.GATEWAY_WEBHOOK_PER_ENDPOINT, 'GATEWAY_WEBHOOK_PER_ENDPOINT', Math.min(d.perEndpoint, concurrency), 1, concurrency),
   };
   if (s.retryMaxMs < s.retryBaseMs) throw new Error('GATEWAY_WEBHOOK_RETRY_MAX_MS must be at least GATEWAY_WEBHOOK_RETRY_BASE_MS');
   return s;

@@ -106,7 +106,7 @@ test('webhooks deliveries lists the log, filtered; resend makes a delivery pendi
     });
     const q = await store.updateTask('task_cli', 1, { status: 'queued', upstreamId: 'u', updatedAt: 2 });
     await store.updateTask('task_cli', q!.version, { status: 'completed', completedAt: 3, updatedAt: 3, settle: 0 });
-    const [d] = await store.claimDeliveries('test', Date.now() + 1000, Date.now() + 2000, 1);
+    const [d] = await store.claimDeliveries('test', Date.now() + 1000, Date.now() + 2000, 1, 1);
     id = d!.id;
     await store.finishAttempt(id, 'test', { status: 'failed', nextAt: 0, code: 500, error: 'answered 500', at: Date.now() });
   } finally {

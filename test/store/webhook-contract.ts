@@ -178,23 +178,23 @@ export function webhookContract(driver: string, open: () => Promise<Store>): voi
       assert.equal(all.length, 3);
       const due = Math.max(...all.map((d) => d.nextAt));
       assert.deepEqual(await store.pendingDeliveries(), { count: 3, oldestAt: Math.min(...all.map((d) => d.createdAt)) });
-      const [one, two] = await Promise.all([store.claimDeliveries('r1', due, due + 1000, 2), store.claimDeliveries('r2', due, due + 1000, 2)]);
+      const [one, two] = await Promise.all([store.claimDeliveries('r1', due, due + 1000, 2, 10), store.claimDeliveries('r2', due, due + 1000, 2, 10)]);
       assert.equal(one.length + two.length, 3, 'every due delivery once');
       assert.equal(new Set([...one, ...two].map((d) => d.id)).size, 3, 'none twice');
-      assert.deepEqual(await store.claimDeliveries('r3', due + 10, due + 1000, 10), [], 'all leased');
+      assert.deepEqual(await store.claimDeliveries('r3', due + 10, due + 1000, 10, 10), [], 'all leased');
       const mine = one[0] ?? two[0];
       assert.ok(mine);
       const holder = one.includes(mine) ? 'r1' : 'r2';
       assert.equal(await store.finishAttempt(mine.id, 'r3', { status: 'delivered', nextAt: 0, code: 200, error: null, at: due + 5 }), false, 'not its lease');
       // A lease that ran out is taken by another, and the first holder's answer no longer counts.
-      const taken = await store.claimDeliveries('r3', due + 1000, due + 6000, 10);
+      const taken = await store.claimDeliveries('r3', due + 1000, due + 6000, 10, 10);
       assert.equal(taken.length, 3);
       assert.equal(await store.finishAttempt(mine.id, holder, { status: 'delivered', nextAt: 0, code: 200, error: null, at: due + 1001 }), false);
       assert.equal(await store.finishAttempt(mine.id, 'r3', { status: 'pending', nextAt: due + 5000, code: 503, error: 'answered 503', at: due + 1002 }), true);
       let d = await store.getDelivery(mine.id);
       assert.deepEqual([d?.status, d?.attempts, d?.lastCode, d?.lastError, d?.nextAt], ['pending', 1, 503, 'answered 503', due + 5000]);
-      assert.deepEqual(await store.claimDeliveries('r4', due + 4999, due + 9000, 10), [], 'not due yet, the others still leased');
-      assert.equal((await store.claimDeliveries('r4', due + 5000, due + 9000, 10)).length, 1);
+      assert.deepEqual(await store.claimDeliveries('r4', due + 4999, due + 9000, 10, 10), [], 'not due yet, the others still leased');
+      assert.equal((await store.claimDeliveries('r4', due + 5000, due + 9000, 10, 10)).length, 1);
       assert.equal(await store.finishAttempt(mine.id, 'r4', { status: 'delivered', nextAt: 0, code: 204, error: null, at: due + 5001 }), true);
       d = await store.getDelivery(mine.id);
       assert.deepEqual([d?.status, d?.attempts, d?.lastCode, d?.deliveredAt], ['delivered', 2, 204, due + 5001]);
@@ -215,11 +215,81 @@ export function webhookContract(driver: string, open: () => Promise<Store>): voi
       assert.equal(await store.resendDelivery('msg_none', 1), null);
       // Purge: finished deliveries before the time only.
       await store.finishAttempt(mine.id, 'r4', { status: 'failed', nextAt: 0, code: null, error: 'x', at: 1 });
-      const r4 = await store.claimDeliveries('r5', due + 7000, due + 9000, 10);
+      const r4 = await store.claimDeliveries('r5', due + 7000, due + 9000, 10, 10);
       for (const x of r4) await store.finishAttempt(x.id, 'r5', { status: 'failed', nextAt: 0, code: 500, error: 'gave up', at: due + 7001 });
       assert.equal(await store.deleteDeliveriesBefore(Number.MAX_SAFE_INTEGER, 2), 2, 'bounded by the limit');
       assert.equal(await store.deleteDeliveriesBefore(Number.MAX_SAFE_INTEGER, 10), 1);
       assert.deepEqual(await store.pendingDeliveries(), { count: 0, oldestAt: null });
+    } finally {
+      await store.close();
+    }
+  });
+
+  test(`${driver} store: a claim is fair across endpoints: at most perEndpoint of one (the owner's live leases counted), round-robin within the limit`, async () => {
+    const store = await open();
+    try {
+      const a = await store.createToken({ name: 'fa', keyHash: 'fa', group: 'gfa', models: null, quota: null });
+      const b = await store.createToken({ name: 'fb', keyHash: 'fb', group: 'gfb', models: null, quota: null });
+      const dead = await store.createWebhookEndpoint(endpoint({ tokenId: a.id }, ['task.completed'], { url: 'https://dead.example/h' }), 10);
+      const live = await store.createWebhookEndpoint(endpoint({ tokenId: b.id }, ['task.completed'], { url: 'https://live.example/h' }), 10);
+      assert.ok(dead && live);
+      // Seven events for the dead receiver, written before the live one's two.
+      const complete = async (tokenId: string, id: string, at: number) => {
+        const t = await accepted(store, tokenId, id);
+        await store.updateTask(id, t.version, { status: 'completed', completedAt: at, updatedAt: at, settle: 2 });
+      };
+      for (let i = 0; i < 7; i++) await complete(a.id, `task_fd${i}`, 2000 + i);
+      for (let i = 0; i < 2; i++) await complete(b.id, `task_fl${i}`, 3000 + i);
+      const all = await store.listDeliveries({ limit: 20 });
+      const due = Math.max(...all.map((d) => d.nextAt));
+      const until = due + 1000;
+      // In the order a claim ranks them: earliest due first, then by id.
+      const deadIds = all
+        .filter((d) => d.endpointId === dead.id)
+        .sort((x, y) => x.nextAt - y.nextAt || (x.id < y.id ? -1 : 1))
+        .map((d) => d.id);
+      assert.equal(deadIds.length, 7);
+      const count = (ds: readonly { endpointId: string }[]) => [
+        ds.filter((d) => d.endpointId === dead.id).length,
+        ds.filter((d) => d.endpointId === live.id).length,
+      ];
+
+      const first = await store.claimDeliveries('o1', due, until, 2, 3);
+      assert.deepEqual(count(first), [1, 1], 'the limit goes round the endpoints: the first of each, not the two oldest');
+      assert.equal(first.find((d) => d.endpointId === dead.id)?.id, deadIds[0], "the dead endpoint's earliest due first");
+      const second = await store.claimDeliveries('o1', due, until, 16, 3);
+      assert.deepEqual(count(second), [2, 1], 'the dead endpoint up to its share of 3 with the lease o1 holds, the live one its last');
+      assert.deepEqual(
+        second
+          .filter((d) => d.endpointId === dead.id)
+          .map((d) => d.id)
+          .sort(),
+        deadIds.slice(1, 3).sort(),
+      );
+      assert.deepEqual(await store.claimDeliveries('o1', due, until, 16, 3), [], "o1's share of the dead endpoint is full, and nothing else is due");
+      const other = await store.claimDeliveries('o2', due, until, 16, 3);
+      assert.deepEqual(count(other), [3, 0], "another owner's leases are not its own: it has its own share");
+      // One of o1's attempts ends (retried later): its slot is free for the next of that endpoint.
+      const done = second.find((d) => d.endpointId === dead.id);
+      assert.ok(done);
+      assert.equal(await store.finishAttempt(done.id, 'o1', { status: 'pending', nextAt: due + 1_000_000, code: null, error: 'no answer', at: due + 1 }), true);
+      const next = await store.claimDeliveries('o1', due + 2, until, 16, 3);
+      assert.deepEqual(
+        next.map((d) => d.id),
+        [deadIds[6]],
+        'one more, the last one due',
+      );
+      // Leases that ran out count for nobody: o1 takes its full share again.
+      const later = await store.claimDeliveries('o1', until + 1, until + 2000, 16, 3);
+      assert.deepEqual(count(later), [3, 2]);
+      // Owners racing for the same rows never take one twice; what a race skipped is taken next time.
+      const owners = ['q1', 'q2', 'q3', 'q4'];
+      const raced = (await Promise.all(owners.map((o) => store.claimDeliveries(o, until + 3000, until + 9000, 16, 2)))).flat();
+      const rest = [];
+      for (const o of owners) rest.push(...(await store.claimDeliveries(o, until + 3000, until + 9000, 16, 2)));
+      const ids = [...raced, ...rest].map((d) => d.id);
+      assert.equal(new Set(ids).size, ids.length, 'none twice');
+      assert.equal(ids.length, 8, 'every delivery due (six dead, two live) once');
     } finally {
       await store.close();
     }

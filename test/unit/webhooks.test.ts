@@ -8,6 +8,7 @@ import { retryDelay } from '../../src/webhooks/delivery-worker.js';
 import { isPrivateAddress, resolvedProblem, urlProblem } from '../../src/webhooks/outbound-url.js';
 import { queryRouteFor } from '../../src/webhooks/payload.js';
 import { newSecret, signatureHeader, signingSecrets } from '../../src/webhooks/signature.js';
+import { webhookSettingsFromEnv } from '../../src/webhooks/webhook-settings.js';
 
 const headersOf = (secrets: string[], id: string, ts: number, body: string) => ({
   'webhook-id': id,
@@ -66,6 +67,19 @@ test('webhook retries wait twice as long each time, jittered in the upper half, 
     const d = retryDelay(5, 1000, 60_000, Math.random);
     assert.ok(d >= 8000 && d <= 16_000, `${d}`);
   }
+});
+
+test("webhook slots: 16 per replica and 4 per endpoint by default; an endpoint's share must fit in the slots", () => {
+  const of = (env: NodeJS.ProcessEnv) => {
+    const s = webhookSettingsFromEnv(env);
+    return [s.concurrency, s.perEndpoint];
+  };
+  assert.deepEqual(of({}), [16, 4]);
+  assert.deepEqual(of({ GATEWAY_WEBHOOK_CONCURRENCY: '64', GATEWAY_WEBHOOK_PER_ENDPOINT: '8' }), [64, 8]);
+  assert.deepEqual(of({ GATEWAY_WEBHOOK_CONCURRENCY: '2' }), [2, 2], 'the default share within fewer slots');
+  assert.throws(() => of({ GATEWAY_WEBHOOK_PER_ENDPOINT: '17' }), /GATEWAY_WEBHOOK_PER_ENDPOINT must be a whole number from 1 to 16/);
+  assert.throws(() => of({ GATEWAY_WEBHOOK_PER_ENDPOINT: '0' }), /GATEWAY_WEBHOOK_PER_ENDPOINT/);
+  assert.throws(() => of({ GATEWAY_WEBHOOK_CONCURRENCY: '0' }), /GATEWAY_WEBHOOK_CONCURRENCY must be a whole number from 1 to 256/);
 });
 
 test('webhook URLs: https only, no private, loopback, link-local, CGNAT, unique-local or metadata address, unless allowed', async () => {

@@ -2,6 +2,7 @@ import type { QueryResult, QueryResultRow } from 'pg';
 import {
   deliveryPageSql,
   endpointChangeColumns,
+  fairClaimSql,
   NEW_ENDPOINT_COLUMNS,
   newEndpointValues,
   toDelivery,
@@ -83,10 +84,21 @@ export async function insertProgressEvents(db: Runs, events: readonly TaskEventR
   await insertTaskEvents(db, events).catch(() => undefined);
 }
 
-const CLAIM = `UPDATE webhook_deliveries SET lease_owner = $1, lease_until = $3 WHERE id IN (
-    SELECT id FROM webhook_deliveries WHERE status = 'pending' AND next_at <= $2 AND (lease_owner IS NULL OR lease_until <= $2)
-    ORDER BY next_at LIMIT $4 FOR UPDATE SKIP LOCKED
-  ) RETURNING *`;
+/**
+ * The fair claim. PostgreSQL refuses FOR UPDATE beside a window function, so the ids are chosen
+ * first (on the statement's snapshot) and then locked with SKIP LOCKED, the lock re-checking that
+ * the lease is still free on the row's newest version: a replica that leased one of them meanwhile
+ * either still holds its lock (skipped) or has committed (the re-check drops it). The UPDATE checks
+ * once more. Two replicas never take the same delivery; a race costs at most a smaller claim.
+ */
+const CLAIM = `WITH chosen AS (${fairClaimSql({ owner: '$1', now: '$2::bigint', perEndpoint: '$5::bigint', limit: '$4::bigint' })}),
+  locked AS (
+    SELECT id FROM webhook_deliveries WHERE id IN (SELECT id FROM chosen) AND status = 'pending' AND (lease_owner IS NULL OR lease_until <= $2::bigint)
+    FOR UPDATE SKIP LOCKED
+  )
+  UPDATE webhook_deliveries SET lease_owner = $1, lease_until = $3
+  WHERE id IN (SELECT id FROM locked) AND status = 'pending' AND (lease_owner IS NULL OR lease_until <= $2::bigint)
+  RETURNING *`;
 
 /** Endpoints, callbacks and deliveries (../webhook-store.ts). */
 export function webhookMethods(db: Database): WebhookStore {
@@ -148,8 +160,8 @@ export function webhookMethods(db: Database): WebhookStore {
         [taskId, endpointId, url, now],
       );
     },
-    async claimDeliveries(owner, now, until, limit) {
-      const { rows } = await db.query<DeliveryRow>(CLAIM, [owner, now, until, limit]);
+    async claimDeliveries(owner, now, until, limit, perEndpoint) {
+      const { rows } = await db.query<DeliveryRow>(CLAIM, [owner, now, until, limit, perEndpoint]);
       return rows.map(toDelivery).sort((a, b) => a.nextAt - b.nextAt);
     },
     async finishAttempt(id, owner, o) {

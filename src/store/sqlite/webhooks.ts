@@ -1,6 +1,7 @@
 import {
   deliveryPageSql,
   endpointChangeColumns,
+  fairClaimSql,
   NEW_ENDPOINT_COLUMNS,
   newEndpointValues,
   toDelivery,
@@ -49,10 +50,9 @@ export function webhookMethods(db: Db, { write }: GroupCommit): WebhookStore {
   const putCallback = db.prepare(
     'INSERT INTO webhook_callbacks (task_id, endpoint_id, url, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (task_id) DO UPDATE SET endpoint_id = excluded.endpoint_id, url = excluded.url',
   );
+  // One writer at a time (the group commit): the ids chosen are still free when they are updated.
   const claim = db.prepare(
-    `UPDATE webhook_deliveries SET lease_owner = ?, lease_until = ? WHERE id IN (
-       SELECT id FROM webhook_deliveries WHERE status = 'pending' AND next_at <= ? AND (lease_owner IS NULL OR lease_until <= ?) ORDER BY next_at LIMIT ?
-     ) RETURNING *`,
+    `UPDATE webhook_deliveries SET lease_owner = ?1, lease_until = ?3 WHERE id IN (${fairClaimSql({ owner: '?1', now: '?2', perEndpoint: '?5', limit: '?4' })}) RETURNING *`,
   );
   const finish = db.prepare(
     `UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, next_at = ?, last_code = ?, last_error = ?, last_at = ?,
@@ -116,8 +116,8 @@ export function webhookMethods(db: Db, { write }: GroupCommit): WebhookStore {
     async putTaskCallback(taskId, endpointId, url, now) {
       await write(() => putCallback.run(taskId, endpointId, url, now));
     },
-    claimDeliveries(owner, now, until, limit) {
-      return write(() => (claim.all(owner, until, now, now, limit) as DeliveryRow[]).map(toDelivery).sort((a, b) => a.nextAt - b.nextAt));
+    claimDeliveries(owner, now, until, limit, perEndpoint) {
+      return write(() => (claim.all(owner, now, until, limit, perEndpoint) as DeliveryRow[]).map(toDelivery).sort((a, b) => a.nextAt - b.nextAt));
     },
     finishAttempt(id, owner, o) {
       return write(() => finish.run(o.status, o.nextAt, o.code, o.error, o.at, o.status, o.at, id, owner).changes === 1);
