@@ -130,7 +130,10 @@ export class DeliveryWorker {
     const { store, settings } = this.#deps;
     const endpoint = await store.getWebhookEndpoint(d.endpointId);
     const task = await store.getTask(d.taskId);
-    const gone = !endpoint ? 'the endpoint was deleted' : !endpoint.enabled ? 'the endpoint is disabled' : !task ? 'the task was deleted' : null;
+    // Past its window (a backlog held it in its endpoint's line that long): failed unsent, as the
+    // give-up time promises, so a dead receiver's line empties instead of costing one more attempt each.
+    const late = this.#now() >= d.windowStart + settings.giveUpMs ? 'its retry window ended before it could be sent again' : null;
+    const gone = !endpoint ? 'the endpoint was deleted' : !endpoint.enabled ? 'the endpoint is disabled' : !task ? 'the task was deleted' : late;
     if (gone || !endpoint || !task) {
       await this.#finish(d, { status: 'failed', nextAt: d.nextAt, code: null, error: gone, at: this.#now() });
       return;
