@@ -22,6 +22,13 @@ export interface ArchiveSettings {
   /** GATEWAY_ARCHIVE_COPIES, GATEWAY_ARCHIVE_ATTEMPTS. */
   readonly copies: number;
   readonly attempts: number;
+  /**
+   * GATEWAY_ARCHIVE_TIMEOUT_MS: the most a download waits for the archive's answer before it goes
+   * to the vendor (and the archive is away); default 10 s.
+   */
+  readonly timeoutMs?: number;
+  /** GATEWAY_ARCHIVE_IDLE_TIMEOUT_MS: a copy that moves no byte this long is cut and tried again; default 30 s. */
+  readonly idleTimeoutMs?: number;
   /** Tests: how often jobs are claimed (default 2 s), the first retry's delay (default 30 s), the purge's period (default an hour). */
   readonly tickMs?: number;
   readonly retryMs?: number;
@@ -36,8 +43,16 @@ export interface ArchiveOptions {
   readonly settings: ArchiveSettings;
 }
 
-/** Defaults of GATEWAY_ARCHIVE_KEEP_DAYS, _MAX_MB, _COPIES, _ATTEMPTS. */
-export const ARCHIVE_DEFAULTS = { keepDays: 7, maxMb: 4096, copies: 2, attempts: 8 } as const;
+/** Defaults of GATEWAY_ARCHIVE_KEEP_DAYS, _MAX_MB, _COPIES, _ATTEMPTS, _S3_CONNECT_TIMEOUT_MS, _TIMEOUT_MS, _IDLE_TIMEOUT_MS. */
+export const ARCHIVE_DEFAULTS = {
+  keepDays: 7,
+  maxMb: 4096,
+  copies: 2,
+  attempts: 8,
+  s3ConnectTimeoutMs: 3_000,
+  timeoutMs: 10_000,
+  idleTimeoutMs: 30_000,
+} as const;
 
 /** How often gauges read the store's totals at most: a scrape never scans the archive's records each time. */
 const TOTALS_MS = 30_000;
