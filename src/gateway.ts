@@ -187,7 +187,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
   const admin = {
     webhooks,
     // Read at request time, once `requests` (below) exists.
-    health: healthOf(opts.store, () => requests.draining),
+    health: { ...healthOf(opts.store, () => requests.draining), archiveUp: () => (archive ? archive.up : null) },
     adminKey: opts.adminKey ?? null,
     metrics,
     store: opts.store,

@@ -87,6 +87,21 @@ export const SETTINGS: readonly Setting[] = [
     default: '0',
     about: '1: address the bucket in the path (most S3-compatible servers); the AWS_* variables say where it is.',
   },
+  {
+    name: 'GATEWAY_ARCHIVE_S3_CONNECT_TIMEOUT_MS',
+    default: '3000',
+    about: 'An S3 archive: the longest wait for a connection to the bucket (100-600000).',
+  },
+  {
+    name: 'GATEWAY_ARCHIVE_TIMEOUT_MS',
+    default: '10000',
+    about: "The longest wait for the archive's answer (a GET's first byte, a HEAD); past it a download goes to the vendor (100-600000).",
+  },
+  {
+    name: 'GATEWAY_ARCHIVE_IDLE_TIMEOUT_MS',
+    default: '30000',
+    about: 'A copy or S3 connection in which no byte moves this long is cut; the copy is tried again (100-3600000).',
+  },
   { name: 'GATEWAY_DEMO_KEY', default: null, about: 'gateway demo only: the API key to accept (unset: the demo makes one).' },
   { name: 'GATEWAY_ADMIN_KEY', default: null, about: 'Opens /admin/* and /metrics to "Authorization: Bearer <key>" (unset: closed to everyone).' },
   { name: 'GATEWAY_WATCH', default: '1', about: '0 stops reloading when a config file changes (SIGHUP and POST /admin/reload still reload).' },

@@ -14,6 +14,8 @@ export interface Health {
   readonly draining: () => boolean;
   /** Whether the store answered its last ping (asked again when that is older than a second). */
   storeUp(): Promise<boolean>;
+  /** Whether the result archive answers (null: no archive); said by /readyz, never a reason to take the replica out. */
+  readonly archiveUp?: () => boolean | null;
 }
 
 /** What the operator routes read and act on. */

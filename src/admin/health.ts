@@ -73,14 +73,23 @@ export async function healthz(): Promise<AdminAnswer> {
 /**
  * `GET /readyz`: this replica should get traffic: a configuration is serving (always true once
  * started: a failed reload keeps the previous one), the store answers, and no stop is under way.
- * 503 otherwise, with the check that failed.
+ * 503 otherwise, with the check that failed. The result archive, when there is one, is said
+ * (`archive`) but never makes it 503: while it is away, downloads are served by the vendor, and
+ * taking every replica out for it would serve nothing at all.
  */
 export async function readyz({ snapshot, deps }: AdminContext): Promise<AdminAnswer> {
   const draining = deps.health.draining();
   const store = await deps.health.storeUp();
+  const archive = deps.health.archiveUp?.() ?? null;
   const ready = store && !draining;
   return {
     status: ready ? 200 : 503,
-    json: { status: ready ? 'ready' : 'not_ready', config: snapshot.version, store: store ? 'ok' : 'unreachable', draining },
+    json: {
+      status: ready ? 'ready' : 'not_ready',
+      config: snapshot.version,
+      store: store ? 'ok' : 'unreachable',
+      draining,
+      ...(archive === null ? {} : { archive: archive ? 'ok' : 'unreachable' }),
+    },
   };
 }

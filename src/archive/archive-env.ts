@@ -10,6 +10,10 @@ export interface ArchiveEnv {
   readonly copies: number;
   readonly attempts: number;
   readonly s3PathStyle: boolean;
+  /** GATEWAY_ARCHIVE_S3_CONNECT_TIMEOUT_MS, GATEWAY_ARCHIVE_TIMEOUT_MS, GATEWAY_ARCHIVE_IDLE_TIMEOUT_MS. */
+  readonly s3ConnectTimeoutMs: number;
+  readonly timeoutMs: number;
+  readonly idleTimeoutMs: number;
 }
 
 /** GATEWAY_ARCHIVE and its companions; null when GATEWAY_ARCHIVE is unset or empty (no archive). Malformed numbers are NaN, refused at start. */
@@ -24,6 +28,9 @@ export function archiveFromEnv(env: NodeJS.ProcessEnv): ArchiveEnv | null {
     copies: num(env.GATEWAY_ARCHIVE_COPIES, ARCHIVE_DEFAULTS.copies),
     attempts: num(env.GATEWAY_ARCHIVE_ATTEMPTS, ARCHIVE_DEFAULTS.attempts),
     s3PathStyle: /^(1|true|yes|on)$/i.test(env.GATEWAY_ARCHIVE_S3_PATH_STYLE?.trim() ?? ''),
+    s3ConnectTimeoutMs: num(env.GATEWAY_ARCHIVE_S3_CONNECT_TIMEOUT_MS, ARCHIVE_DEFAULTS.s3ConnectTimeoutMs),
+    timeoutMs: num(env.GATEWAY_ARCHIVE_TIMEOUT_MS, ARCHIVE_DEFAULTS.timeoutMs),
+    idleTimeoutMs: num(env.GATEWAY_ARCHIVE_IDLE_TIMEOUT_MS, ARCHIVE_DEFAULTS.idleTimeoutMs),
   };
 }
 
@@ -38,6 +45,20 @@ export async function openArchive(e: ArchiveEnv): Promise<ArchiveOptions> {
   check('GATEWAY_ARCHIVE_MAX_MB', e.maxMb, 1, 1_048_576, 'whole megabytes');
   check('GATEWAY_ARCHIVE_COPIES', e.copies, 1, 64, 'a whole number');
   check('GATEWAY_ARCHIVE_ATTEMPTS', e.attempts, 1, 100, 'a whole number');
-  const backend = await openArchiveBackend(e.spec, { pathStyle: e.s3PathStyle });
-  return { backend, settings: { keepDays: e.keepDays, maxBytes: e.maxMb * 1024 * 1024, copies: e.copies, attempts: e.attempts } };
+  check('GATEWAY_ARCHIVE_S3_CONNECT_TIMEOUT_MS', e.s3ConnectTimeoutMs, 100, 600_000, 'a whole number of ms');
+  check('GATEWAY_ARCHIVE_TIMEOUT_MS', e.timeoutMs, 100, 600_000, 'a whole number of ms');
+  check('GATEWAY_ARCHIVE_IDLE_TIMEOUT_MS', e.idleTimeoutMs, 100, 3_600_000, 'a whole number of ms');
+  const s3Timeouts = { connectMs: e.s3ConnectTimeoutMs, answerMs: e.timeoutMs, idleMs: e.idleTimeoutMs };
+  const backend = await openArchiveBackend(e.spec, { pathStyle: e.s3PathStyle, s3Timeouts });
+  return {
+    backend,
+    settings: {
+      keepDays: e.keepDays,
+      maxBytes: e.maxMb * 1024 * 1024,
+      copies: e.copies,
+      attempts: e.attempts,
+      timeoutMs: e.timeoutMs,
+      idleTimeoutMs: e.idleTimeoutMs,
+    },
+  };
 }

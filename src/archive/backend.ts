@@ -17,12 +17,18 @@ export interface ArchiveBackend {
    * A put that fails or is aborted leaves nothing half written where `get` would find it.
    */
   put(key: string, body: Readable, opts: PutOptions): Promise<{ readonly size: number }>;
-  /** The bytes of `key`, from `range.start` to `range.end` (inclusive) or whole; `ArchiveMissing` when it is not there. */
-  get(key: string, range: ByteRange | null): Promise<Readable>;
+  /**
+   * The bytes of `key`, from `range.start` to `range.end` (inclusive) or whole; `ArchiveMissing` when
+   * it is not there. `signal` cuts the wait for the answer only: once it resolved, the body is the
+   * caller's and no timer or signal of the call can cut it.
+   */
+  get(key: string, range: ByteRange | null, signal?: AbortSignal): Promise<Readable>;
   /** Its size, or null when it is not there. */
-  stat(key: string): Promise<{ readonly size: number } | null>;
+  stat(key: string, signal?: AbortSignal): Promise<{ readonly size: number } | null>;
   /** Deletes it; a key not there is no error. */
-  delete(key: string): Promise<void>;
+  delete(key: string, signal?: AbortSignal): Promise<void>;
+  /** A cheap call that resolves while the archive answers (S3: HeadBucket; a directory: its root is there); the archive's gate sends it while the archive is away. */
+  probe(signal: AbortSignal): Promise<void>;
   /** Lets go of what it holds (connections); pending writes are the caller's to finish first. */
   close(): Promise<void>;
 }
@@ -56,6 +62,14 @@ export class ArchiveMissing extends Error {
   constructor(key: string) {
     super(`the archive has no file ${key}`);
     this.name = 'ArchiveMissing';
+  }
+}
+
+/** A call the archive did not answer within its timeout (GATEWAY_ARCHIVE_TIMEOUT_MS, _S3_CONNECT_TIMEOUT_MS, _IDLE_TIMEOUT_MS). */
+export class ArchiveTimeout extends Error {
+  constructor(what: string) {
+    super(what);
+    this.name = 'ArchiveTimeout';
   }
 }
 

@@ -1,3 +1,4 @@
+import { pipeline, Transform } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { CompiledChannel, Snapshot } from '../config/snapshot.js';
 import { requestIds } from '../http/request-id.js';
@@ -29,6 +30,16 @@ export interface CopyDeps {
 /** A copy that will never succeed (a file over the bound): the job is given up at once, not retried. */
 export class CopyRefused extends Error {}
 
+/** What a copy tells its watcher (the copier): while a file streams into the archive, and each time bytes move. */
+export interface CopyProgress {
+  /** A file starts (true) or ends (false) streaming from the vendor into the archive. */
+  streaming(on: boolean): void;
+  /** Bytes moved (read from the vendor, taken by the archive as fast as it writes). */
+  moved(): void;
+}
+
+const NO_WATCH: CopyProgress = { streaming: () => undefined, moved: () => undefined };
+
 /** A media type fit for a header, as the vendor named it (parameters kept); else none. */
 const MEDIA_TYPE = /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,63}\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,63}(\s*;\s*[A-Za-z0-9_.+-]{1,40}=[A-Za-z0-9_.+"-]{1,80}){0,3}$/;
 
@@ -40,7 +51,7 @@ const MEDIA_TYPE = /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,63}\/[A-Za-z0-9][A-Za-z0-
  * backend, never held. Resolves with the number of files copied; throws when one could not be
  * (CopyRefused when it never can).
  */
-export async function copyJob(job: ArchiveJob, deps: CopyDeps, signal: AbortSignal): Promise<number> {
+export async function copyJob(job: ArchiveJob, deps: CopyDeps, signal: AbortSignal, progress: CopyProgress = NO_WATCH): Promise<number> {
   const snapshot = deps.snapshot();
   const route = snapshot.routes.find((r) => r.id === job.route);
   const days = keepDaysFor(job.kind, route, await deps.store.getTokenArchiveDays(job.tokenId), deps.keepDays);
@@ -58,7 +69,7 @@ export async function copyJob(job: ArchiveJob, deps: CopyDeps, signal: AbortSign
     addCallerHeaders(req, ids);
     const signed = signFor(channel, req, new Date(deps.now()));
     const answer = await fetchVendorFile(deps.pools, channel, { req, signed }, ids, null, signal);
-    await store(deps, answer, { owner: job.id, index: 0, key: linkFileKey(job.id) }, days, signal);
+    await store(deps, answer, { owner: job.id, index: 0, key: linkFileKey(job.id) }, days, signal, progress);
     return 1;
   }
   const task = await deps.store.getTask(job.id);
@@ -97,7 +108,7 @@ export async function copyJob(job: ArchiveJob, deps: CopyDeps, signal: AbortSign
         );
       }
     }
-    await store(deps, answer, { owner: task.id, index, key: taskFileKey(task.id, index) }, days, signal);
+    await store(deps, answer, { owner: task.id, index, key: taskFileKey(task.id, index) }, days, signal, progress);
     copied++;
   }
   return copied;
@@ -110,6 +121,7 @@ async function store(
   at: { owner: string; index: number; key: string },
   days: number,
   signal: AbortSignal,
+  progress: CopyProgress,
 ): Promise<void> {
   if (answer.statusCode !== 200) {
     discard(answer.body);
@@ -122,14 +134,27 @@ async function store(
   }
   const type = answer.headers['content-type'];
   const contentType = typeof type === 'string' && MEDIA_TYPE.test(type.trim()) ? type.trim() : null;
+  // The bytes are counted as they pass (read only as fast as the archive takes them): a copy in
+  // which nothing moves (a hung archive, a vendor gone silent) is seen by the copier and cut.
+  const counted = new Transform({
+    transform(chunk, _encoding, done) {
+      progress.moved();
+      done(null, chunk);
+    },
+  });
+  pipeline(answer.body, counted, () => undefined);
   let size: number;
+  progress.streaming(true);
   try {
-    ({ size } = await deps.backend.put(at.key, answer.body, { contentType, maxBytes: deps.maxBytes, signal }));
+    ({ size } = await deps.backend.put(at.key, counted, { contentType, maxBytes: deps.maxBytes, signal }));
   } catch (err) {
     // The vendor's connection is let go at once, not held until its body timeout.
     answer.body.destroy();
+    counted.destroy();
     if (err instanceof ArchiveTooLarge) throw new CopyRefused(err.message);
     throw err;
+  } finally {
+    progress.streaming(false);
   }
   const now = deps.now();
   await deps.store.putArchivedFile({ ...at, size, contentType, archivedAt: now, expiresAt: now + days * DAY_MS });

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, open, readdir, rename, rm, rmdir, stat, unlink } from 'node:fs/promises';
+import { access, mkdir, open, readdir, rename, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -69,6 +69,12 @@ export function dirBackend(root: string): ArchiveBackend & { sweepTemp(now: numb
       });
       // A task's folder goes with its last file; one still in use stays (ENOTEMPTY).
       await rmdir(dirname(path)).catch(() => undefined);
+    },
+    async probe() {
+      // The root is made by the first copy: not there yet is no outage; an unreadable one (a volume gone) is.
+      await access(root).catch((err: NodeJS.ErrnoException) => {
+        if (err.code !== 'ENOENT') throw err;
+      });
     },
     async close() {},
     /** Deletes files a crash left half written; returns how many. */

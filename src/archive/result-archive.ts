@@ -2,11 +2,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { Counter } from 'prom-client';
 import type { CompiledChannel, Snapshot, SyncRoute } from '../config/snapshot.js';
+import { DependencyAway, type DependencyGate } from '../dependencies/dependency-gate.js';
 import type { Metrics } from '../metrics/metrics.js';
-import type { ArchivedFiles, ServeIds } from '../operations/deps.js';
+import type { ArchiveAnswer, ArchivedFiles, ServeIds } from '../operations/deps.js';
 import type { ArchiveTotals, LinkRecord, Store, TaskRecord } from '../store/store.js';
 import { startSweeper } from '../store/sweeper.js';
 import type { Pools } from '../upstream/pools.js';
+import { archiveGate } from './archive-gate.js';
 import { type ArchiveBackend, ArchiveMissing } from './backend.js';
 import { ArchiveCopier, type CopierSettings } from './copier.js';
 import { purgeArchive } from './purge.js';
@@ -22,6 +24,15 @@ export interface ArchiveSettings {
   /** GATEWAY_ARCHIVE_COPIES, GATEWAY_ARCHIVE_ATTEMPTS. */
   readonly copies: number;
   readonly attempts: number;
+  /**
+   * GATEWAY_ARCHIVE_TIMEOUT_MS: the most a download waits for the archive's answer before it goes
+   * to the vendor (and the archive is away); default 10 s.
+   */
+  readonly timeoutMs?: number;
+  /** GATEWAY_ARCHIVE_IDLE_TIMEOUT_MS: a copy that moves no byte this long is cut and tried again; default 30 s. */
+  readonly idleTimeoutMs?: number;
+  /** Tests: how often the archive is asked whether it is back while away (default 1 s). */
+  readonly probeEveryMs?: number;
   /** Tests: how often jobs are claimed (default 2 s), the first retry's delay (default 30 s), the purge's period (default an hour). */
   readonly tickMs?: number;
   readonly retryMs?: number;
@@ -36,8 +47,16 @@ export interface ArchiveOptions {
   readonly settings: ArchiveSettings;
 }
 
-/** Defaults of GATEWAY_ARCHIVE_KEEP_DAYS, _MAX_MB, _COPIES, _ATTEMPTS. */
-export const ARCHIVE_DEFAULTS = { keepDays: 7, maxMb: 4096, copies: 2, attempts: 8 } as const;
+/** Defaults of GATEWAY_ARCHIVE_KEEP_DAYS, _MAX_MB, _COPIES, _ATTEMPTS, _S3_CONNECT_TIMEOUT_MS, _TIMEOUT_MS, _IDLE_TIMEOUT_MS. */
+export const ARCHIVE_DEFAULTS = {
+  keepDays: 7,
+  maxMb: 4096,
+  copies: 2,
+  attempts: 8,
+  s3ConnectTimeoutMs: 3_000,
+  timeoutMs: 10_000,
+  idleTimeoutMs: 30_000,
+} as const;
 
 /** How often gauges read the store's totals at most: a scrape never scans the archive's records each time. */
 const TOTALS_MS = 30_000;
@@ -55,6 +74,10 @@ export class ResultArchive implements ArchivedFiles {
   readonly #log: Logger;
   readonly #now: () => number;
   readonly #copier: ArchiveCopier;
+  readonly #gate: DependencyGate;
+  readonly #fallbacks: Counter<'reason'>;
+  /** The backend's get as a download calls it: through the gate, within its budget. */
+  readonly #reach: Pick<ArchiveBackend, 'get'>;
   #stopPurge: () => void = () => undefined;
 
   constructor(
@@ -81,7 +104,22 @@ export class ResultArchive implements ArchivedFiles {
       labelNames: ['outcome'] as const,
       registers: [deps.metrics.registry],
     });
+    this.#fallbacks = new Counter({
+      name: 'gateway_archive_fallbacks_total',
+      help: 'Downloads of archived files served by the vendor instead, by reason: away (the archive did not answer), missing (the file was not there)',
+      labelNames: ['reason'] as const,
+      registers: [deps.metrics.registry],
+    });
     const s = opts.settings;
+    this.#gate = archiveGate(opts.backend, {
+      log: deps.log,
+      metrics: deps.metrics,
+      timeoutMs: s.timeoutMs ?? ARCHIVE_DEFAULTS.timeoutMs,
+      probeEveryMs: s.probeEveryMs,
+      onBack: () => this.#copier.tick(),
+    });
+    const gate = this.#gate;
+    this.#reach = { get: (key, range) => gate.run((signal) => opts.backend.get(key, range, signal)) };
     const settings: CopierSettings = {
       owner: deps.lease.owner,
       leaseMs: deps.lease.ms,
@@ -89,6 +127,7 @@ export class ResultArchive implements ArchivedFiles {
       attempts: s.attempts,
       tickMs: s.tickMs ?? 2_000,
       retryMs: s.retryMs ?? 30_000,
+      idleMs: s.idleTimeoutMs ?? ARCHIVE_DEFAULTS.idleTimeoutMs,
     };
     this.#copier = new ArchiveCopier(
       {
@@ -102,6 +141,17 @@ export class ResultArchive implements ArchivedFiles {
         maxBytes: s.maxBytes,
         log: deps.log,
         outcome: (o) => copies.inc({ outcome: o }),
+        archive: {
+          up: () => gate.up,
+          // Asked after a copy failed: an archive that does not answer its probe is away (and the copy waits for it).
+          check: () =>
+            gate
+              .run((signal) => opts.backend.probe(signal))
+              .then(
+                () => gate.up,
+                () => false,
+              ),
+        },
       },
       settings,
     );
@@ -115,7 +165,8 @@ export class ResultArchive implements ArchivedFiles {
     const every = this.#settings.purgeMs ?? 3_600_000;
     this.#stopPurge = startSweeper(
       'the archive',
-      (now) => purgeArchive(this.#store, this.#backend, now, this.#log),
+      // While the archive is away there is nothing to purge it with; the next purge does it.
+      (now) => (this.#gate.up ? purgeArchive(this.#store, this.#backend, now, this.#log) : Promise.resolve(0)),
       this.#log,
       () => new Date(this.#now()),
       every,
@@ -139,8 +190,14 @@ export class ResultArchive implements ArchivedFiles {
     return this.#copier.running;
   }
 
+  /** Whether the archive answers (gateway_archive_up): away, downloads go to the vendor and no copy starts. */
+  get up(): boolean {
+    return this.#gate.up;
+  }
+
   async close(): Promise<void> {
     this.stop();
+    this.#gate.close();
     await this.#backend.close();
   }
 
@@ -149,26 +206,44 @@ export class ResultArchive implements ArchivedFiles {
     return keepDaysFor('link', route, await this.#store.getTokenArchiveDays(tokenId), this.#settings.keepDays);
   }
 
-  serveTask(req: IncomingMessage, res: ServerResponse, task: TaskRecord, index: number, ids: ServeIds): Promise<boolean> {
+  serveTask(req: IncomingMessage, res: ServerResponse, task: TaskRecord, index: number, ids: ServeIds): Promise<ArchiveAnswer> {
     return this.#serve(req, res, task.id, index, ids);
   }
 
-  serveLink(req: IncomingMessage, res: ServerResponse, link: LinkRecord, ids: ServeIds): Promise<boolean> {
+  serveLink(req: IncomingMessage, res: ServerResponse, link: LinkRecord, ids: ServeIds): Promise<ArchiveAnswer> {
     const maxAge = Math.max(0, Math.floor((link.expiresAt - this.#now()) / 1000));
     return this.#serve(req, res, link.id, 0, ids, { 'cache-control': `private, max-age=${maxAge}` });
   }
 
-  async #serve(req: IncomingMessage, res: ServerResponse, owner: string, index: number, ids: ServeIds, extra?: Record<string, string>): Promise<boolean> {
+  /**
+   * Serves an archived file, or says why not: not archived, or the archive unavailable (away already:
+   * the vendor is asked at once, the archive not; or its answer failed as an outage or ran past
+   * GATEWAY_ARCHIVE_TIMEOUT_MS, which marks it away). Nothing is written unless it was served.
+   */
+  async #serve(req: IncomingMessage, res: ServerResponse, owner: string, index: number, ids: ServeIds, extra?: Record<string, string>): Promise<ArchiveAnswer> {
     const file = await this.#store.getArchivedFile(owner, index, this.#now());
-    if (!file) return false;
+    if (!file) return 'not_archived';
+    const logged = { req_id: ids.requestId, key: file.key };
+    if (!this.#gate.up) {
+      this.#fallbacks.inc({ reason: 'away' });
+      ids.log.info(logged, 'the result archive is away; asking the vendor');
+      return 'unavailable';
+    }
     try {
-      await serveArchived(req, res, this.#backend, file, ids, extra);
-      return true;
+      await serveArchived(req, res, this.#reach, file, ids, extra);
+      return 'served';
     } catch (err) {
+      if (res.headersSent) throw err;
       // Lost behind the gateway's back, or purged this instant: the vendor may still have it.
-      if (err instanceof ArchiveMissing && !res.headersSent) {
-        ids.log.warn({ req_id: ids.requestId, key: file.key }, 'an archived file is missing; asking the vendor');
-        return false;
+      if (err instanceof ArchiveMissing) {
+        this.#fallbacks.inc({ reason: 'missing' });
+        ids.log.warn(logged, 'an archived file is missing; asking the vendor');
+        return 'not_archived';
+      }
+      if (err instanceof DependencyAway) {
+        this.#fallbacks.inc({ reason: 'away' });
+        ids.log.warn({ ...logged, err: err.message }, 'the result archive did not serve an archived file; asking the vendor');
+        return 'unavailable';
       }
       throw err;
     }

@@ -51,7 +51,7 @@ export function wantedOf(req: IncomingMessage, size: number, etag: string, lastM
 export async function serveArchived(
   req: IncomingMessage,
   res: ServerResponse,
-  backend: ArchiveBackend,
+  backend: Pick<ArchiveBackend, 'get'>,
   file: ArchivedFile,
   ids: { readonly requestId: string; readonly log: Logger },
   extra: Readonly<Record<string, string>> = {},

@@ -28,6 +28,8 @@ export interface GateOptions {
   readonly connected?: () => boolean;
   /** Whether a failed call means the dependency is away (default: every failure does); a "not found" does not. */
   readonly isOutage?: (err: unknown) => boolean;
+  /** Whether a failed call is the dependency's own timeout (counted as one cut by the budget is); default: none is. */
+  readonly isTimeout?: (err: unknown) => boolean;
   /** Runs once the probe answered, before the gate opens again (rebuild what was kept meanwhile); bounded by the budget. */
   readonly beforeBack?: () => Promise<void>;
   /** Called after each move between up and away has been logged. */
@@ -102,7 +104,7 @@ export class DependencyGate {
     try {
       return await within(this.#o.timeoutMs, call);
     } catch (err) {
-      const over = err instanceof OverBudget;
+      const over = err instanceof OverBudget || (this.#o.isTimeout?.(err) ?? false);
       if (over) this.#timeouts.inc({ dependency: this.#o.name });
       if (!over && !(this.#o.isOutage?.(err) ?? true)) throw err;
       const why = (err as Error).message ?? String(err);

@@ -102,7 +102,7 @@ export const catalogue = {
   upstream_unavailable: {
     status: 503,
     shape: 'A',
-    when: 'The upstream says the model is temporarily overloaded or unavailable, or every channel for the model is taken out by its circuit breaker (`Retry-After`: the wait the vendor stated, or when a probe may go).',
+    when: 'The upstream says the model is temporarily overloaded or unavailable, or every channel for the model is taken out by its circuit breaker (`Retry-After`: the wait the vendor stated, or when a probe may go); or a download whose file the result archive holds while the archive is unreachable, and the vendor no longer serves the file.',
   },
   server_busy: {
     status: 503,

@@ -39,15 +39,21 @@ export interface TaskDeps extends SyncDeps {
   readonly archive?: ArchivedFiles | null;
 }
 
+/**
+ * What the archive did with a download: `served` it (the answer is written); the file is
+ * `not_archived` (not copied yet, purged, or lost: the vendor is asked, as without an archive); or
+ * the archive holds it but is `unavailable` (unreachable, or it did not answer in time): the vendor
+ * is asked, and a vendor that no longer has it is the archive's outage, not the vendor's error.
+ * Nothing is written unless it was served.
+ */
+export type ArchiveAnswer = 'served' | 'not_archived' | 'unavailable';
+
 /** The result archive as downloads see it (src/archive/, docs/archive.md). */
 export interface ArchivedFiles extends LinkArchive {
-  /**
-   * Serves result `index` of a completed task from the archive when it holds it (Range included);
-   * false, with nothing written, when it does not: the vendor is asked, as without an archive.
-   */
-  serveTask(req: IncomingMessage, res: ServerResponse, task: TaskRecord, index: number, ids: ServeIds): Promise<boolean>;
-  /** Serves the file behind a link from the archive when it holds it; false, with nothing written, when it does not. */
-  serveLink(req: IncomingMessage, res: ServerResponse, link: LinkRecord, ids: ServeIds): Promise<boolean>;
+  /** Serves result `index` of a completed task from the archive when it holds it and answers (Range included). */
+  serveTask(req: IncomingMessage, res: ServerResponse, task: TaskRecord, index: number, ids: ServeIds): Promise<ArchiveAnswer>;
+  /** Serves the file behind a link from the archive when it holds it and answers. */
+  serveLink(req: IncomingMessage, res: ServerResponse, link: LinkRecord, ids: ServeIds): Promise<ArchiveAnswer>;
 }
 
 /** What serving a file says in its answer and its log lines. */

@@ -12,7 +12,7 @@ import { findOwnTask, taskIdOf } from './find-task.js';
 import type { TaskDeps } from './deps.js';
 import type { TaskUpdate } from '../tasks/task-update.js';
 import { resolveResults, vendorView } from '../tasks/vendor-query.js';
-import { abortOnClose, fetchVendorFile, GONE, type Ranged, rangeOf, streamVendorFile } from './vendor-file.js';
+import { abortOnClose, fetchVendorFile, GONE, type Ranged, rangeOf, streamVendorFile, unlessServable } from './vendor-file.js';
 
 /** Whether a result is what `?variant=` asks for: its type (`video`), or the variant its profile marked it as (`thumbnail`). */
 function isVariant(result: TaskResult, variant: string): boolean {
@@ -128,8 +128,10 @@ export async function downloadResult(ctx: RequestContext<TaskContentRoute>, next
     throw new GatewayError('task_not_ready', `task ${task.id} is ${task.status}; its result can be downloaded once it is completed`);
   }
   const { result, index } = pickResult(ctx, task);
-  // Archived (docs/archive.md): served from the archive, and the vendor is not asked.
-  if (deps.archive && (await deps.archive.serveTask(req, res, task, index, ctx))) return next(ctx);
+  // Archived (docs/archive.md): served from the archive, and the vendor is not asked; an archive
+  // that is away leaves it to the vendor, whose refusal is then the archive's outage.
+  const archived = deps.archive ? await deps.archive.serveTask(req, res, task, index, ctx) : 'not_archived';
+  if (archived === 'served') return next(ctx);
   // An unfinished task's pinned definition, else the channel of that name when the request started.
   const channel = deps.poller.channelFor(task, ctx.snapshot);
   if (!channel) throw new GatewayError('upstream_unavailable', 'the channel that ran this task is no longer configured');
@@ -147,6 +149,6 @@ export async function downloadResult(ctx: RequestContext<TaskContentRoute>, next
       answer = await fetchResult(ctx, deps, channel, fresh, again as TaskResult & { url: string }, index, range, signal);
     }
   }
-  await streamVendorFile(answer, res, channel, ctx.requestId, ctx.log, { task: task.id });
+  await streamVendorFile(archived === 'unavailable' ? unlessServable(answer) : answer, res, channel, ctx.requestId, ctx.log, { task: task.id });
   return next(ctx);
 }

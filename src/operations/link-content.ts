@@ -8,7 +8,7 @@ import type { UpstreamRequest } from '../upstream/upstream-request.js';
 import type { ArchivedFiles } from './deps.js';
 import type { Pools } from '../upstream/pools.js';
 import { addCallerHeaders } from '../upstream/trace-headers.js';
-import { abortOnClose, fetchVendorFile, FILE_HEADERS, rangeOf, streamVendorFile } from './vendor-file.js';
+import { abortOnClose, fetchVendorFile, FILE_HEADERS, rangeOf, streamVendorFile, unlessServable } from './vendor-file.js';
 
 /** A secret as links carry them (base64url); anything else is no link of ours, and never reaches the store. */
 const SECRET = /^[A-Za-z0-9_-]{16,128}$/;
@@ -29,7 +29,9 @@ export async function runLinkContent(
   const found = SECRET.test(secret) ? await deps.store.getLink(linkIdOf(secret), link.now.getTime()) : null;
   if (!found) throw new GatewayError('not_found', 'this link is unknown or has expired');
   if (found.data) return sendStored(res, found, found.data, link);
-  if (deps.archive && found.url !== null && (await deps.archive.serveLink(req, res, found, link))) return;
+  // Archived: served from the archive; one away leaves it to the vendor, whose refusal is then the archive's outage.
+  const archived = deps.archive && found.url !== null ? await deps.archive.serveLink(req, res, found, link) : 'not_archived';
+  if (archived === 'served') return;
   const channel = link.snapshot.channelsByName.get(found.channel);
   if (!channel) throw new GatewayError('upstream_unavailable', 'the channel that made this file is no longer configured');
   // A link stands for stored bytes or for a vendor's URL.
@@ -39,7 +41,7 @@ export async function runLinkContent(
   // Presigned URLs carry their own credentials; the channel's go only to the channel's own origin.
   const signed = signFor(channel, upstream, link.now);
   const answer = await fetchVendorFile(deps.pools, channel, { req: upstream, signed }, link, rangeOf(req), abortOnClose(res));
-  await streamVendorFile(answer, res, channel, link.requestId, link.log, { link: found.id.slice(0, 12) });
+  await streamVendorFile(archived === 'unavailable' ? unlessServable(answer) : answer, res, channel, link.requestId, link.log, { link: found.id.slice(0, 12) });
 }
 
 /** A file the gateway stored: its bytes at once, cacheable by the client until the link expires. */

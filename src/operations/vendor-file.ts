@@ -95,6 +95,21 @@ export async function fetchVendorFile(
   }
 }
 
+/**
+ * A download whose file the archive holds but could not serve (it is away: GATEWAY_ARCHIVE), and
+ * whose vendor did not serve it either: the archive's outage, 503 `upstream_unavailable`, never the
+ * vendor's `bad_response`. An answer the client can have (200, 206, 416) passes.
+ */
+export function unlessServable(answer: Dispatcher.ResponseData): Dispatcher.ResponseData {
+  const status = answer.statusCode;
+  if (status === 200 || status === 206 || status === 416) return answer;
+  discard(answer.body);
+  const vendor = GONE.has(status) ? 'the vendor no longer serves the file' : `the vendor answered the download with HTTP ${status}`;
+  throw new GatewayError('upstream_unavailable', `the result archive that holds this file is unreachable, and ${vendor}; try again later`, {
+    cause: { status, archive: 'unavailable' },
+  });
+}
+
 /** An abort signal that fires when the client goes away before its answer is complete. */
 export function abortOnClose(res: ServerResponse): AbortSignal {
   const abort = new AbortController();

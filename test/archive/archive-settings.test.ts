@@ -20,6 +20,9 @@ test('a malformed archive setting stops gateway start with exit 2 naming it', as
     [{ GATEWAY_ARCHIVE_KEEP_DAYS: '0' }, /GATEWAY_ARCHIVE_KEEP_DAYS must be whole days from 1 to 3650/],
     [{ GATEWAY_ARCHIVE_MAX_MB: 'lots' }, /GATEWAY_ARCHIVE_MAX_MB must be whole megabytes/],
     [{ GATEWAY_ARCHIVE_COPIES: '65' }, /GATEWAY_ARCHIVE_COPIES must be a whole number from 1 to 64/],
+    [{ GATEWAY_ARCHIVE_TIMEOUT_MS: '10s' }, /GATEWAY_ARCHIVE_TIMEOUT_MS must be a whole number of ms from 100 to 600000/],
+    [{ GATEWAY_ARCHIVE_S3_CONNECT_TIMEOUT_MS: '50' }, /GATEWAY_ARCHIVE_S3_CONNECT_TIMEOUT_MS must be a whole number of ms from 100/],
+    [{ GATEWAY_ARCHIVE_IDLE_TIMEOUT_MS: '1.5' }, /GATEWAY_ARCHIVE_IDLE_TIMEOUT_MS must be a whole number of ms from 100 to 3600000/],
     [{ GATEWAY_ARCHIVE: 'ftp://somewhere/x' }, /GATEWAY_ARCHIVE: a directory, or s3:\/\/<bucket>/],
   ];
   for (const [i, [env, message]] of cases.entries()) {
@@ -49,5 +52,8 @@ test('GATEWAY_ARCHIVE unset or empty: no archive; its companions are read only w
     copies: 2,
     attempts: 8,
     s3PathStyle: true,
+    s3ConnectTimeoutMs: 3000,
+    timeoutMs: 10000,
+    idleTimeoutMs: 30000,
   });
 });

@@ -15,6 +15,10 @@ export interface VideoVendor {
   readonly url: string;
   /** Answers of each video's content, in order. */
   contentAnswers(id: string): Transfer[];
+  /** The ids of the videos made so far, in order. */
+  made(): string[];
+  /** From now on the content of `id` is answered 404, as a vendor past its retention answers. */
+  forget(id: string): void;
   close(): Promise<void>;
 }
 
@@ -22,6 +26,8 @@ export interface VideoVendor {
 export async function startVideoVendor(): Promise<VideoVendor> {
   let seq = 0;
   const answers = new Map<string, Transfer[]>();
+  const made: string[] = [];
+  const forgotten = new Set<string>();
   const video = (id: string) => {
     const now = Math.floor(Date.now() / 1000);
     return {
@@ -51,11 +57,14 @@ export async function startVideoVendor(): Promise<VideoVendor> {
       if (req.method === 'POST' && path === '/v1/videos') {
         const text = Buffer.concat(chunks).toString('latin1');
         const bytes = /\[bytes=([0-9]{1,13})\]/.exec(text)?.[1] ?? '1024';
-        return json(200, video(`video_${++seq}b${bytes}`));
+        const id = `video_${++seq}b${bytes}`;
+        made.push(id);
+        return json(200, video(id));
       }
       const m = /^\/v1\/videos\/(video_([0-9]+)b([0-9]+))(\/content)?$/.exec(path);
       if (req.method === 'GET' && m) {
         if (!m[4]) return json(200, video(m[1]!));
+        if (forgotten.has(m[1]!)) return json(404, { error: { message: 'no such video', type: 'invalid_request_error', code: null } });
         const t = serveGenerated(req, res, { seed: Number(m[2]), size: Number(m[3]), contentType: 'video/mp4' });
         answers.set(m[1]!, [...(answers.get(m[1]!) ?? []), t]);
         return;
@@ -64,5 +73,11 @@ export async function startVideoVendor(): Promise<VideoVendor> {
     });
   });
   const url = await listenLocal(server);
-  return { url, contentAnswers: (id) => answers.get(id) ?? [], close: () => closeLocal(server) };
+  return {
+    url,
+    contentAnswers: (id) => answers.get(id) ?? [],
+    made: () => [...made],
+    forget: (id) => void forgotten.add(id),
+    close: () => closeLocal(server),
+  };
 }
