@@ -100,13 +100,18 @@ export async function fetchVendorFile(
  * whose vendor did not serve it either: the archive's outage, 503 `upstream_unavailable`, never the
  * vendor's `bad_response`. An answer the client can have (200, 206, 416) passes.
  */
+/** The `Retry-After` of a download neither the archive (away) nor the vendor could serve, in seconds. */
+const ARCHIVE_RETRY_AFTER_S = 5;
+
 export function unlessServable(answer: Dispatcher.ResponseData): Dispatcher.ResponseData {
   const status = answer.statusCode;
   if (status === 200 || status === 206 || status === 416) return answer;
   discard(answer.body);
   const vendor = GONE.has(status) ? 'the vendor no longer serves the file' : `the vendor answered the download with HTTP ${status}`;
+  // The archive is asked again every second while away: a retry within seconds may find it back.
   throw new GatewayError('upstream_unavailable', `the result archive that holds this file is unreachable, and ${vendor}; try again later`, {
     cause: { status, archive: 'unavailable' },
+    retryAfter: ARCHIVE_RETRY_AFTER_S,
   });
 }
 

@@ -19,7 +19,7 @@ import type { Running } from '../helpers/process.js';
 import { runCli } from '../helpers/process.js';
 import { type S3Process, startS3Process } from '../helpers/s3-process.js';
 import { until } from '../helpers/until.js';
-import { startVideoVendor, VIDEO_VENDOR_KEY, type VideoVendor } from './video-vendor.js';
+import { completedVideo, startVideoVendor, VIDEO_VENDOR_KEY, type VideoVendor } from './video-vendor.js';
 
 const MB = 2 ** 20;
 const ADMIN = 'archive-outage-admin';
@@ -47,27 +47,6 @@ function gatewayEnv(tmp: string, vendor: VideoVendor, s3: S3Process): NodeJS.Pro
   };
 }
 
-/** Submits a video of `bytes`, waits until it is completed; its id and the vendor's. */
-async function completedVideo(base: string, key: string, vendor: VideoVendor, bytes: number): Promise<{ id: string; upstream: string }> {
-  const auth = { authorization: `Bearer ${key}` };
-  const before = vendor.made().length;
-  const res = await fetch(`${base}/v1/videos`, {
-    method: 'POST',
-    headers: { ...auth, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'epsilon-video-3', prompt: `a short take [bytes=${bytes}]` }),
-  });
-  const task = (await res.json()) as { id: string };
-  assert.equal(res.status, 200, JSON.stringify(task));
-  await until(
-    'the task completes',
-    async () => ((await (await fetch(`${base}/v1/videos/${task.id}`, { headers: auth })).json()) as { status: string }).status === 'completed',
-    10_000,
-  );
-  const upstream = vendor.made()[before];
-  assert.ok(upstream, 'the vendor made the video');
-  return { id: task.id, upstream };
-}
-
 /** The task's archive as GET /admin/tasks/{id} shows it. */
 async function archiveOf(base: string, id: string): Promise<{ files: { index: number; size: number }[]; job: { attempts: number } | null }> {
   const res = await fetch(`${base}/admin/tasks/${id}`, { headers: { authorization: `Bearer ${ADMIN}` } });
@@ -83,11 +62,11 @@ async function metric(base: string, sample: string): Promise<number> {
 }
 
 /** Downloads a task's file, bounded in time; its status, whether the archive served it (its ETag), its bytes and how long it took. */
-async function download(base: string, key: string, id: string): Promise<{ status: number; archived: boolean; body: Buffer; ms: number }> {
+async function download(base: string, key: string, id: string): Promise<{ status: number; archived: boolean; body: Buffer; ms: number; headers: Headers }> {
   const started = performance.now();
   const res = await fetch(`${base}/v1/videos/${id}/content`, { headers: { authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(DOWNLOAD_BOUND_MS) });
   const body = Buffer.from(await res.arrayBuffer());
-  return { status: res.status, archived: res.headers.get('etag')?.startsWith('"a-') ?? false, body, ms: performance.now() - started };
+  return { status: res.status, archived: res.headers.get('etag')?.startsWith('"a-') ?? false, body, ms: performance.now() - started, headers: res.headers };
 }
 
 /** The seed of a vendor video id (`video_<seed>b<size>`). */
@@ -145,6 +124,7 @@ describe('result archive: its S3 refused or hung, under a real gateway process',
     vendor.forget(a.upstream);
     const gone = await download(gw.base, key, a.id);
     assert.equal(gone.status, 503, gone.body.toString());
+    assert.equal(gone.headers.get('retry-after'), '5', 'the client is told when to try again');
     const err = JSON.parse(gone.body.toString()) as { error: { code: string; message: string } };
     assert.equal(err.error.code, 'upstream_unavailable');
     assert.match(err.error.message, /archive .*unreachable.*vendor no longer serves the file/);

@@ -18,7 +18,7 @@ import type { Running } from '../helpers/process.js';
 import { runCli } from '../helpers/process.js';
 import { startS3Server } from '../helpers/s3-server.js';
 import { until } from '../helpers/until.js';
-import { startVideoVendor, VIDEO_VENDOR_KEY, type VideoVendor } from './video-vendor.js';
+import { completedVideo, startVideoVendor, VIDEO_VENDOR_KEY, type VideoVendor } from './video-vendor.js';
 
 const GB = 2 ** 30;
 const MB = 2 ** 20;
@@ -47,24 +47,6 @@ function gatewayEnv(tmp: string, vendor: VideoVendor, archive: Record<string, st
     GATEWAY_ARCHIVE_MAX_MB: '2048',
     ...archive,
   };
-}
-
-/** Submits a video of `bytes` and waits until the gateway says it is completed; its id. */
-async function completedVideo(base: string, key: string, bytes: number): Promise<string> {
-  const auth = { authorization: `Bearer ${key}` };
-  const res = await fetch(`${base}/v1/videos`, {
-    method: 'POST',
-    headers: { ...auth, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'epsilon-video-3', prompt: `a long take [bytes=${bytes}]` }),
-  });
-  const task = (await res.json()) as { id: string };
-  assert.equal(res.status, 200, JSON.stringify(task));
-  await until(
-    'the task completes',
-    async () => ((await (await fetch(`${base}/v1/videos/${task.id}`, { headers: auth })).json()) as { status: string }).status === 'completed',
-    20_000,
-  );
-  return task.id;
 }
 
 /** The task's archived files, as GET /admin/tasks/{id} shows them. */
@@ -120,7 +102,7 @@ describe('result archive: real gateway processes, a 1 GB result', () => {
 
     const first = await startGatewayProcess(env);
     running.push(first.proc);
-    const id = await completedVideo(first.base, key, GB);
+    const { id } = await completedVideo(first.base, key, vendor, GB);
     const upstream = await until('the vendor is asked for the file', () => [...vendorIds(vendor)].find((v) => vendor.contentAnswers(v).length > 0));
     await until('a quarter of the copy is sent', () => (vendor.contentAnswers(upstream)[0]?.sent() ?? 0) > GB / 4, 60_000);
     await first.proc.stop('SIGKILL');
@@ -159,7 +141,7 @@ describe('result archive: real gateway processes, a 1 GB result', () => {
     running.push(gw.proc);
     const pid = gw.proc.child.pid!;
     const idle = memoryOf(pid).rss;
-    const id = await completedVideo(gw.base, key, GB);
+    const { id } = await completedVideo(gw.base, key, vendor, GB);
     await until('the copy is done', async () => (await archivedFiles(gw.base, id))[0], 120_000);
     const upstream = [...vendorIds(vendor)].find((v) => vendor.contentAnswers(v).length > 0)!;
     const afterCopy = memoryOf(pid);

@@ -4,9 +4,11 @@
  * answer counted. A video is `completed` at once; its id names its seed and size
  * (`video_<seed>b<size>`), set by the prompt's `[bytes=N]`.
  */
+import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { serveGenerated, type Transfer } from '../../src/sim/generated-file.js';
 import { closeLocal, listenLocal } from '../helpers/local-server.js';
+import { until } from '../helpers/until.js';
 
 export const VIDEO_VENDOR_KEY = 'archive-vendor-key';
 
@@ -80,4 +82,28 @@ export async function startVideoVendor(): Promise<VideoVendor> {
     forget: (id) => void forgotten.add(id),
     close: () => closeLocal(server),
   };
+}
+
+/**
+ * Submits a video of `bytes` through the gateway at `base` (the shipped route, served by `vendor`)
+ * and waits until the gateway says it is completed: the gateway's task id and the vendor's video id.
+ */
+export async function completedVideo(base: string, key: string, vendor: VideoVendor, bytes: number): Promise<{ id: string; upstream: string }> {
+  const auth = { authorization: `Bearer ${key}` };
+  const before = vendor.made().length;
+  const res = await fetch(`${base}/v1/videos`, {
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'epsilon-video-3', prompt: `a take [bytes=${bytes}]` }),
+  });
+  const task = (await res.json()) as { id: string };
+  assert.equal(res.status, 200, JSON.stringify(task));
+  await until(
+    'the task completes',
+    async () => ((await (await fetch(`${base}/v1/videos/${task.id}`, { headers: auth })).json()) as { status: string }).status === 'completed',
+    20_000,
+  );
+  const upstream = vendor.made()[before];
+  assert.ok(upstream, 'the vendor made the video');
+  return { id: task.id, upstream };
 }
