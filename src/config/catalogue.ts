@@ -1,6 +1,7 @@
 import { describeImageRule, IMAGE_KEYWORD, type ImageRule } from '../schema/image-keyword.js';
 import { describeMediaRule, MEDIA_KEYWORD, type MediaRule } from '../schema/media-keyword.js';
 import { isModelRoute, routeServesModel } from './lookups.js';
+import { proofOf } from './profile-proof.js';
 import type { CompiledFamily, CompiledProfile, CompiledRoute, ModelRoute, Snapshot } from './snapshot.js';
 
 /**
@@ -20,12 +21,20 @@ export function renderCatalogue(snapshot: Pick<Snapshot, 'families' | 'routes'> 
   return lines.join('\n');
 }
 
-/** One row per profile: the vendor documents and official SDKs it was checked against, and when (`profiles.*.sources`). */
+/**
+ * One row per profile: what proves it (its strictest pinned vendor artifact, and its kind), and the
+ * vendor documents and official SDKs it was checked against, and when (`profiles.*.sources`).
+ */
 function sourcesTable(profiles: ReadonlyMap<string, CompiledProfile>): string[] {
-  const rows = ['| Profile | Checked against |', '|---|---|'];
+  const rows = ['| Profile | Proven by | Checked against |', '|---|---|---|'];
   for (const p of [...profiles.values()].sort((a, b) => (a.name < b.name ? -1 : 1))) {
-    const said = p.sources.map((s) => `${cell(s.name)}, ${s.checked}${s.note ? `: ${cell(s.note)}` : ''}`);
-    rows.push(`| ${code(p.name)} | ${said.length > 0 ? said.join('<br>') : "(no source named: our reading of the vendor's docs)"} |`);
+    const said = p.sources.map(
+      (s) => `${cell(s.name)}${s.kind ? ` (${s.kind}${s.pinned ? `, pinned: ${code(s.pinned)}` : ''})` : ''}, ${s.checked}${s.note ? `: ${cell(s.note)}` : ''}`,
+    );
+    const proof = proofOf(p);
+    rows.push(
+      `| ${code(p.name)} | ${proof ? `${proof.kind}: ${code(proof.pinned ?? '')}` : 'none: our own reading'} | ${said.length > 0 ? said.join('<br>') : "(no source named: our reading of the vendor's docs)"} |`,
+    );
   }
   return rows;
 }

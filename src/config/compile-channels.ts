@@ -13,6 +13,7 @@ import type {
   CompiledProfile,
   CompiledTaskProtocol,
   LeftOutChannel,
+  SourceKind,
 } from './snapshot.js';
 import type { MissingEnv } from './env.js';
 import { parseSize } from '../schema/sizes.js';
@@ -28,7 +29,7 @@ interface RawOperation {
   await?: { answer: string; interval_ms?: number; timeout_ms?: number; result_type?: string };
 }
 interface RawProfile {
-  sources?: { name: string; checked: string; note?: string }[];
+  sources?: { name: string; checked: string; note?: string; kind?: SourceKind; pinned?: string }[];
   /** Checked by its scheme's schema (src/signers/). */
   auth: { type: string };
   operations: Record<string, RawOperation>;
@@ -193,7 +194,9 @@ function compileProfiles(src: YamlSource, raw: Record<string, RawProfile>, route
         src.issue(['profiles', name], `profile ${name} serves task operation ${submitOps.join(', ')} but has no tasks: block saying how to query its tasks`),
       );
     }
-    const sources = Object.freeze((p.sources ?? []).map((x) => Object.freeze({ name: x.name, checked: x.checked, note: x.note ?? null })));
+    const sources = Object.freeze(
+      (p.sources ?? []).map((x) => Object.freeze({ name: x.name, checked: x.checked, note: x.note ?? null, kind: x.kind ?? null, pinned: x.pinned ?? null })),
+    );
     profiles.set(name, Object.freeze({ name, sources, auth: compileAuth(p.auth), operations, tasks }));
   }
   return profiles;

@@ -1,5 +1,6 @@
 import { isModelRoute, routeServesModel } from './lookups.js';
 import { channelsForModel, upstreamModelOf } from './lookups.js';
+import { proofText } from './profile-proof.js';
 import type { Snapshot } from './snapshot.js';
 
 /**
@@ -29,7 +30,7 @@ export function explainModel(snapshot: Snapshot, model: string, group?: string):
     for (const c of tier) {
       const ops = routes.filter((r) => c.profile.operations.has(r.operation)).map((r) => r.id);
       lines.push(
-        `    ${c.name}  weight ${c.weight} (${Math.round((100 * c.weight) / total)}%)  profile ${c.profile.name}  ${c.origin}${c.basePath}` +
+        `    ${c.name}  weight ${c.weight} (${Math.round((100 * c.weight) / total)}%)  profile ${c.profile.name} (proof: ${proofText(c.profile)})  ${c.origin}${c.basePath}` +
           `  upstream model ${upstreamModelOf(c, model)}  groups ${[...c.groups].join(',')}  serves ${ops.join(',') || 'no route of this model'}` +
           `  timeouts connect ${c.timeouts.connectMs} ms, headers ${c.timeouts.headersMs} ms, body ${c.timeouts.bodyMs} ms`,
       );

@@ -66,7 +66,14 @@ export interface ProfileSource {
   /** YYYY-MM-DD. */
   readonly checked: string;
   readonly note: string | null;
+  /** What it is (`sdk`, `specification`, `reference-text`: the vendor's; `protocol-note`: ours); null when not said. */
+  readonly kind: SourceKind | null;
+  /** Where the checked copy is kept (`npm:<package>@<version>` or a repository file); null when none is. */
+  readonly pinned: string | null;
 }
+
+/** The kinds of a profile's source: the vendor's own artifacts, strictest first, then our own note. */
+export type SourceKind = 'sdk' | 'specification' | 'reference-text' | 'protocol-note';
 
 /** How a profile follows its tasks (channels.yaml `profiles.*.tasks`). */
 export interface CompiledTaskProtocol {

@@ -103,7 +103,7 @@ test('the catalogue says an image rule in words, under the path of the items it 
   );
 });
 
-test('the catalogue lists every profile with the sources it was checked against, or says it names none', () => {
+test('the catalogue lists every profile with what proves it and the sources it was checked against, or says it names none', () => {
   const profile = (name: string, sources: CompiledProfile['sources']) => ({ name, sources }) as unknown as CompiledProfile;
   const page = renderCatalogue({
     routes: [],
@@ -113,15 +113,15 @@ test('the catalogue lists every profile with the sources it was checked against,
       [
         'aa-vendor',
         profile('aa-vendor', [
-          { name: 'aa-sdk 1.2.3 (npm)', checked: '2026-11-28', note: 'every call | its errors' },
-          { name: 'https://aa.example/docs', checked: '2026-11-01', note: null },
+          { name: 'aa-sdk 1.2.3 (npm)', checked: '2026-11-28', note: 'every call | its errors', kind: 'sdk', pinned: 'npm:aa-sdk@1.2.3' },
+          { name: 'https://aa.example/docs', checked: '2026-11-01', note: null, kind: null, pinned: null },
         ]),
       ],
     ]),
   });
   assert.match(
     page,
-    /\| Profile \| Checked against \|\n\|---\|---\|\n\| `aa-vendor` \| aa-sdk 1\.2\.3 \(npm\), 2026-11-28: every call \\\| its errors<br>https:\/\/aa\.example\/docs, 2026-11-01 \|\n\| `zz-vendor` \| \(no source named/,
+    /\| Profile \| Proven by \| Checked against \|\n\|---\|---\|---\|\n\| `aa-vendor` \| sdk: `npm:aa-sdk@1\.2\.3` \| aa-sdk 1\.2\.3 \(npm\) \(sdk, pinned: `npm:aa-sdk@1\.2\.3`\), 2026-11-28: every call \\\| its errors<br>https:\/\/aa\.example\/docs, 2026-11-01 \|\n\| `zz-vendor` \| none: our own reading \| \(no source named/,
   );
 });
 

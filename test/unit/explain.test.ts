@@ -25,3 +25,11 @@ test('explain for a group keeps only the channels that serve it', () => {
 test('explain says null for a model no route serves', () => {
   assert.equal(explainModel(snapshot, 'nope'), null);
 });
+
+test("explain shows each channel's profile proof: the pinned vendor artifact that proves it, or none", () => {
+  const shipped = loadConfigOrThrow(PROJECT_ROOT, { env: { ZETA_BASE_URL: 'http://127.0.0.1:9', ZETA_API_KEY: 'k' } });
+  const zeta = explainModel(shipped, 'zeta-image-2')?.join('\n') ?? '';
+  assert.match(zeta, /profile zeta-openai \(proof: sdk npm:openai@6\.49\.0\)/);
+  const text = explainModel(snapshot, 'm1')!.join('\n');
+  assert.match(text, /\(proof: none \(our own reading\)\)/, 'a profile that names no pinned vendor artifact says so');
+});
