@@ -43,7 +43,7 @@ import {
  *   disabled (default disabled: one image; auto: max_images images, integer 1..15, default 4; inputs plus
  *   outputs ≤ 15); `stream: true` is refused (not simulated). `[sim:fail]` in the prompt refuses the call
  *   with 400 OutputImageSensitiveContentDetected, `[sim:fail=R]` with code R.
- *   → 200 `{model, created, data:[{url, size:"WxH"} | {b64_json, size}], usage:{generated_images,
+ *   → 200 `{model, created_at, data:[{url, size:"WxH"} | {b64_json, size}], usage:{generated_images,
  *   output_tokens: W*H/256 per image, total_tokens}}`. `size` is the nominal size; the PNG itself is 1/16
  *   of it on each side (at least 4 px). URLs `/files/img-<hex>-<w>x<h>.png`.
  *
@@ -63,13 +63,13 @@ import {
  *   -1..4294967295; watermark, generate_audio, return_last_frame booleans; callback_url an http(s) URL
  *   (never called); execution_expires_after integer seconds 3600..259200 (default 172800).
  *   Markers `[sim:…]` (task-book.ts) are read from the text item.
- * GET /api/v3/contents/generations/tasks/{id} → 200 `{id, model, status, error, content?, usage:
+ * GET /api/v3/contents/generations/tasks/{id} → 200 `{id, model, status, error?, content?, usage:
  *   {completion_tokens, total_tokens}, created_at, updated_at, seed, resolution, ratio, duration}` (times in
  *   Unix seconds). status: queued → running → succeeded (adds `content:{video_url}` and, when
  *   return_last_frame was true, `last_frame_url`; usage W*H*24*duration/1024, else 0) | failed (`error:
  *   {code, message}`, code OutputVideoSensitiveContentDetected for `[sim:fail]`, R for `[sim:fail=R]`) |
  *   cancelled | expired (still unfinished execution_expires_after seconds after creation, e.g. with
- *   `[sim:never]`); `[sim:status=WORD]` reports WORD. `error` is null unless failed. An unset or -1 seed is
+ *   `[sim:never]`); `[sim:status=WORD]` reports WORD. `error` is there only when failed. An unset or -1 seed is
  *   reported as a seed derived from the id; "adaptive" is reported as the ratio used, 16:9.
  *   Unknown (or deleted) id → 404 ResourceNotFound.
  * DELETE /api/v3/contents/generations/tasks/{id} → 200 `{}`: a queued task becomes cancelled; an ended one
@@ -158,8 +158,9 @@ export async function startDeltaArkSimulator(opts: DeltaArkSimOptions = {}): Pro
       id: t.id,
       model: t.model,
       status: word,
-      error: word === 'failed' ? { code: reason, message: `The video generation failed: ${reason}.` } : null,
     };
+    // The SDK types `error` as an object, not Optional (content_generation_task.py): present only on a failure.
+    if (word === 'failed') view.error = { code: reason, message: `The video generation failed: ${reason}.` };
     if (word === 'succeeded')
       view.content = { video_url: `${base}/files/${t.id}.mp4`, ...(v.returnLastFrame ? { last_frame_url: `${base}/files/${t.id}-last.png` } : {}) };
     Object.assign(view, {
@@ -204,7 +205,7 @@ export async function startDeltaArkSimulator(opts: DeltaArkSimOptions = {}): Pro
       return { ...item, size: `${im.width}x${im.height}` };
     });
     const tokens = im.count * Math.floor((im.width * im.height) / 256);
-    return { model: im.model, created: sec(clock()), data, usage: { generated_images: im.count, output_tokens: tokens, total_tokens: tokens } };
+    return { model: im.model, created_at: sec(clock()), data, usage: { generated_images: im.count, output_tokens: tokens, total_tokens: tokens } };
   }
 
   function createAsset(a: AssetRequest): unknown {
