@@ -156,7 +156,7 @@ function parseProto(text, file) {
   }
 
   function parseField(msg, scope, label, oneof) {
-    let type = label ? next() : label === null ? next() : undefined;
+    const type = next();
     let key;
     let mapValue;
     if (type === 'map') {
