@@ -15,7 +15,6 @@ interface Usage {
   promptTokenCount: number;
   candidatesTokenCount?: number;
   totalTokenCount: number;
-  trafficType?: string;
 }
 /** A part: text, or anything else (inlineData), passed on whole. */
 interface Part {
@@ -40,8 +39,8 @@ export function alphaChunks(answer: AlphaAnswer): unknown[] {
   const cand = answer.candidates?.[0];
   if (!cand) return [answer];
   const pieces: Part[] = cand.content.parts.flatMap((p) => (typeof p.text === 'string' ? halves(p.text).map((text) => ({ text })) : [p]));
-  const { promptTokenCount, trafficType } = answer.usageMetadata;
-  const early = { promptTokenCount, totalTokenCount: promptTokenCount, trafficType };
+  const { promptTokenCount } = answer.usageMetadata;
+  const early = { promptTokenCount, totalTokenCount: promptTokenCount };
   const chunk = (parts: Part[], last: boolean) => ({
     candidates: [{ content: { role: cand.content.role, parts }, ...(last ? { finishReason: cand.finishReason } : {}), index: cand.index }],
     usageMetadata: last ? answer.usageMetadata : early,

@@ -156,7 +156,6 @@ export async function startAlphaSimulator(opts: AlphaSimOptions = {}): Promise<S
       promptTokenCount,
       candidatesTokenCount: candidates,
       totalTokenCount: promptTokenCount + candidates,
-      trafficType: 'ON_DEMAND',
     });
     const responseId = randomBytes(8).toString('hex');
     if (prompt.includes('[sim:block]')) {

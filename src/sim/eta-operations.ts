@@ -50,8 +50,9 @@ import { TaskBook, type SimTask } from './task-book.js';
  *
  * Poll `GET /v1beta/models/{model}/operations/{id}` (the `name`; the model must match) → 200:
  *   queued (first third of the run)  `{name}`  (no `done` at all)
- *   running, and for ever with `[sim:never]`  `{name, done:false, metadata:{progressPercent}}` (1–99;
- *     50 when stuck); the two forms let the gateway meet both ways the vendor says "not done"
+ *   running, and for ever with `[sim:never]`  `{name, done:false, metadata:{"@type":METADATA_TYPE}}`
+ *     (PredictLongRunningMetadata has no fields: the vendor states no progress); the two forms let
+ *     the gateway meet both ways the vendor says "not done"
  *   succeeded  `{name, done:true, response:{"@type":RESPONSE_TYPE, generateVideoResponse:
  *     {generatedSamples:[{video:{uri}}, …]}}}`, one sample per sampleCount; the uri of sample i is
  *     the file `{id}` (i = 0) or `{id}s{i}`: an id of [a-z0-9] only, as the SDK reads it from the uri
@@ -85,8 +86,9 @@ export interface EtaSimOptions {
 }
 
 const MODELS = new Set(['eta_3_1', 'eta_3_1-fast']);
-/** The response's type URL; the package part is neutral on purpose. */
-export const RESPONSE_TYPE = 'type.googleapis.com/eta.v1beta.PredictLongRunningResponse';
+/** The type URLs of the operation's response and metadata (prediction_service.proto's operation_info). */
+export const RESPONSE_TYPE = 'type.googleapis.com/google.ai.generativelanguage.v1beta.PredictLongRunningResponse';
+export const METADATA_TYPE = 'type.googleapis.com/google.ai.generativelanguage.v1beta.PredictLongRunningMetadata';
 export const FILTER_REASON = 'The video could not be generated because the prompt or the output may violate the usage guidelines.';
 const UNREGISTERED =
   "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.";
@@ -112,10 +114,10 @@ export async function startEtaOperationsSimulator(opts: EtaSimOptions = {}): Pro
   /** The operation resource as a poll answers it now. */
   function operation(task: SimTask): unknown {
     const name = opName(task);
-    const { phase, progress } = tasks.state(task);
+    const { phase } = tasks.state(task);
     if (phase === 'queued') return { name };
     if (phase === 'failed') return { name, done: true, error: { code: 3, message: task.failReason } };
-    if (phase !== 'done') return { name, done: false, metadata: { progressPercent: progress } };
+    if (phase !== 'done') return { name, done: false, metadata: { '@type': METADATA_TYPE } };
     const generateVideoResponse = filtered(task)
       ? { raiMediaFilteredCount: 1, raiMediaFilteredReasons: [FILTER_REASON] }
       : {

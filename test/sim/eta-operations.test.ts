@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Simulator } from '../../src/sim/http.js';
-import { FILTER_REASON, RESPONSE_TYPE, startEtaOperationsSimulator } from '../../src/sim/eta-operations.js';
+import { FILTER_REASON, METADATA_TYPE, RESPONSE_TYPE, startEtaOperationsSimulator } from '../../src/sim/eta-operations.js';
 import { type Answer, answerOf, simClient } from '../helpers/sim-client.js';
 
 const PNG = { bytesBase64Encoded: 'iVBORw0KGgo=', mimeType: 'image/png' };
@@ -55,7 +55,7 @@ describe('eta-operations simulator (fake clock)', () => {
     now += 1500;
     q = await c.poll(name);
     assert.equal(q.body.done, false);
-    assert.equal(q.body.metadata.progressPercent, 50);
+    assert.deepEqual(q.body.metadata, { '@type': METADATA_TYPE }, 'PredictLongRunningMetadata has no fields');
     assert.equal(q.body.response, undefined);
 
     now += 1500;
@@ -129,7 +129,7 @@ describe('eta-operations simulator (fake clock)', () => {
 
     const s = (await c.poll(stuck)).body;
     assert.equal(s.done, false);
-    assert.equal(s.metadata.progressPercent, 50);
+    assert.deepEqual(s.metadata, { '@type': METADATA_TYPE });
 
     const o = (await c.poll(odd)).body;
     assert.equal(o.done, true);
