@@ -48,7 +48,8 @@ import { baseResp, DIMENSIONS, effective, invalidSubmit, isObject, pickThetaFaul
  * word. file_id is "" and width/height 0 until Success; then a decimal file id and 768P = 1366x768,
  * 1080P = 1920x1080, 2K = 2560x1440. Fail: base_resp 1026 (content refused) for `[sim:fail]`; for
  * `[sim:fail=NNNN]` (1000..9999) that code, e.g. 1027 output refused; for `[sim:fail=TEXT]` code 1000
- * with status_msg TEXT.
+ * with status_msg TEXT; for `[sim:fail=0]` base_resp 0 "success", the only Fail the vendor's own client
+ * reads as a failed task (it takes any non-zero code for an API error before it reads `status`).
  * Missing task_id or unknown task: 2013 "invalid params, task not found" (also for forgotten tasks).
  *
  * Retrieve `GET /v1/files/retrieve?file_id=ID` → `{file:{file_id, bytes, created_at (unix s of the
@@ -114,9 +115,10 @@ export async function startThetaNativeSimulator(opts: ThetaSimOptions = {}): Pro
     return words[phase] ?? task.oddStatus ?? '';
   }
 
-  /** base_resp of a failed task: 1026 by default, a 4-digit reason as the code, other reasons as 1000. */
+  /** base_resp of a failed task: 1026 by default, 0 for the reason "0", a 4-digit reason as the code, other reasons as 1000. */
   function failResp(reason: string): BaseResp {
     if (reason === 'generation_failed') return baseResp(1026);
+    if (reason === '0') return OK;
     return /^[1-9][0-9]{3}$/.test(reason) ? baseResp(Number(reason)) : { status_code: 1000, status_msg: reason };
   }
 

@@ -15,6 +15,7 @@ export interface GoldenUpstream {
   readonly file: string;
   readonly method: string;
   readonly path: string;
+  readonly query: Readonly<Record<string, string>>;
   readonly headers: Readonly<Record<string, string>>;
   readonly body: unknown;
 }
@@ -47,7 +48,7 @@ export function goldenUpstreams(profile: string): GoldenUpstream[] {
       for (const [k, v] of Object.entries(node)) {
         const u = v as Partial<GoldenUpstream> | null;
         if (k === 'upstream' && u && typeof u.method === 'string' && typeof u.path === 'string')
-          out.push({ file, method: u.method, path: u.path, headers: u.headers ?? {}, body: u.body ?? null });
+          out.push({ file, method: u.method, path: u.path, query: u.query ?? {}, headers: u.headers ?? {}, body: u.body ?? null });
         else walk(v, file);
       }
     }

@@ -19,7 +19,7 @@ import { proofOf } from '../../src/config/profile-proof.js';
 import type { CompiledProfile } from '../../src/config/snapshot.js';
 
 /** Shipped profiles still on our own reading (issue 38, item 3): no vendor artifact pinned yet. */
-const NOT_YET_PROVEN = new Set(['beta-native', 'iota-native', 'lambda-native', 'theta-native']);
+const NOT_YET_PROVEN = new Set(['beta-native', 'iota-native', 'lambda-native']);
 
 const SPECS = 'test/contract/specs';
 

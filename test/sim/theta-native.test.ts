@@ -159,12 +159,13 @@ describe('theta-native simulator (fake clock)', () => {
     assert.match(withFrame.body.base_resp.status_msg, /a remix takes only/);
   });
 
-  test('failures: [sim:fail] → 1026, [sim:fail=1027] → 1027, [sim:fail=TEXT] → 1000 TEXT; no file', async () => {
+  test('failures: [sim:fail] → 1026, [sim:fail=1027] → 1027, [sim:fail=TEXT] → 1000 TEXT, [sim:fail=0] → 0; no file', async () => {
     const c = client(sim);
     const cases: [string, number, string | RegExp][] = [
       ['[sim:fail]', 1026, /^input new_sensitive/],
       ['[sim:fail=1027]', 1027, /^output new_sensitive/],
       ['[sim:fail=ModelOverloaded]', 1000, 'ModelOverloaded'],
+      ['[sim:fail=0]', 0, 'success'],
     ];
     for (const [marker, code, message] of cases) {
       const id = await finished(h3(`bad ${marker}`));
