@@ -12,6 +12,7 @@ import { findOwnTask, taskIdOf } from './find-task.js';
 import type { TaskDeps } from './deps.js';
 import type { TaskUpdate } from '../tasks/task-update.js';
 import { resolveResults, vendorView } from '../tasks/vendor-query.js';
+import { askedIn, withAsked } from '../tasks/asked.js';
 import { abortOnClose, fetchVendorFile, GONE, type Ranged, rangeOf, streamVendorFile, unlessServable } from './vendor-file.js';
 
 /** Whether a result is what `?variant=` asks for: its type (`video`), or the variant its profile marked it as (`thumbnail`). */
@@ -103,7 +104,7 @@ export async function refreshResults(
     progress: 100,
     results: task.results,
     error: null,
-    context: task.context,
+    context: vendorView(task).context,
     seconds: task.seconds,
     size: task.size,
   };
@@ -111,7 +112,7 @@ export async function refreshResults(
   if (!outcome.ok || outcome.value.status !== 'completed' || !outcome.value.results) return null;
   return deps.store.updateTask(task.id, task.version, {
     results: outcome.value.results,
-    ...(outcome.value.context !== undefined ? { context: outcome.value.context } : {}),
+    ...(outcome.value.context !== undefined ? { context: withAsked(outcome.value.context, askedIn(task.context)) } : {}),
   });
 }
 

@@ -18,6 +18,7 @@ import { findOwnTask } from './find-task.js';
 import type { TaskDeps } from './deps.js';
 import { patchFor, readTaskUpdate, refusalIn2xx } from '../tasks/task-update.js';
 import { vendorView } from '../tasks/vendor-query.js';
+import { withAsked, type Asked } from '../tasks/asked.js';
 import { CALLBACK_HEADER, checkedCallback, namedCallback } from '../webhooks/callback.js';
 
 type SubmitContext = RequestContext<TaskSubmitRoute>;
@@ -58,6 +59,9 @@ async function submit(ctx: SubmitContext, deps: TaskDeps): Promise<unknown> {
   const now = ctx.now.getTime();
   const id = deps.newId();
   const [first] = candidates;
+  // What the public task shows of the request (the video object's prompt and remixed_from_video_id).
+  const prompt = (body as { prompt?: unknown } | null)?.prompt;
+  const asked: Asked = { prompt: typeof prompt === 'string' ? prompt : null, remixOf: source?.id ?? null };
   // Ranking gives at least one channel or refuses the request.
   if (!first) throw new GatewayError('internal_error', 'no channel was chosen for the task');
   // Priced once, before any vendor call, from the model and the body: the channel plays no part.
@@ -121,6 +125,7 @@ async function submit(ctx: SubmitContext, deps: TaskDeps): Promise<unknown> {
         const patch = patchFor(current, { ...update, lost: false, status: update.status ?? 'queued' }, now);
         const record = await writeAcceptance(deps.store, current, {
           ...patch,
+          context: withAsked(patch?.context === undefined ? current.context : patch.context, asked),
           upstreamId: update.id,
           channel: channel.name,
           upstreamModel,

@@ -97,6 +97,16 @@ export class TaskBook {
     return this.#tasks.get(id);
   }
 
+  /** Every task the book holds, oldest first. */
+  list(): SimTask[] {
+    return [...this.#tasks.values()];
+  }
+
+  /** Forgets a task (the vendor deleted it); true when there was one. */
+  delete(id: string): boolean {
+    return this.#tasks.delete(id);
+  }
+
   /** How many tasks the book holds. */
   get size(): number {
     return this.#tasks.size;

@@ -1,6 +1,6 @@
-import { makePng } from './png.js';
 import { Invalid, oneOf, text, type Fields, type Upload } from './zeta-openai-body.js';
 import type { SimTask } from './task-book.js';
+import { makeFlatWebp } from './zeta-webp.js';
 
 /**
  * The video create checks of the zeta-openai simulator and the pictures of its content variants.
@@ -83,9 +83,41 @@ export function checkVideo(fields: Fields, files: Upload[]): { model: string; pr
   return { model, prompt, body: { seconds, size, references, remixOf: null } };
 }
 
-/** The picture served for a variant of a video (`thumbnail`, `spritesheet`: four frames side by side), 1/16 of its size. */
+/**
+ * The picture served for a variant of a video (`thumbnail`, `spritesheet`: four frames side by side),
+ * 1/16 of its size: a WebP, the image type OpenAI's specification gives the content route.
+ */
 export function variantBytes(task: SimTask, variant: string): Buffer {
   const [w, h] = (task.body as VideoBody).size.split('x').map((n) => Math.max(4, Math.round(Number(n) / 16))) as [number, number];
   const seed = parseInt(task.id.slice(6, 8), 16);
-  return variant === 'spritesheet' ? makePng(w * 4, h, seed) : makePng(w, h, seed);
+  return variant === 'spritesheet' ? makeFlatWebp(w * 4, h, seed) : makeFlatWebp(w, h, seed);
+}
+
+/**
+ * One page of `GET /v1/videos` in the list envelope of OpenAI's specification (`VideoListResource`):
+ * `order` desc (default, newest first) or asc, `limit` 0..100 (default 20), `after` the last id of the
+ * page before. `all` is oldest first.
+ */
+export function videoList(all: readonly SimTask[], query: URLSearchParams, view: (t: SimTask) => unknown): Record<string, unknown> {
+  const order = oneOf('order', query.get('order') ?? 'desc', ['asc', 'desc']);
+  const rawLimit = query.get('limit') ?? '20';
+  const limit = Number(rawLimit);
+  if (!/^[0-9]{1,3}$/.test(rawLimit) || limit > 100)
+    throw new Invalid(`Invalid 'limit': expected an integer from 0 to 100, but got '${rawLimit.slice(0, 20)}'.`, 'limit', 'invalid_value');
+  const sorted = order === 'desc' ? [...all].reverse() : [...all];
+  const after = query.get('after');
+  let start = 0;
+  if (after !== null) {
+    const at = sorted.findIndex((t) => t.id === after);
+    if (at < 0) throw new Invalid(`Invalid 'after': no video with id '${after.slice(0, 80)}'.`, 'after', 'invalid_value');
+    start = at + 1;
+  }
+  const page = sorted.slice(start, start + limit);
+  return {
+    object: 'list',
+    data: page.map(view),
+    first_id: page[0]?.id ?? null,
+    last_id: page.at(-1)?.id ?? null,
+    has_more: start + page.length < sorted.length,
+  };
 }

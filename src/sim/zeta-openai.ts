@@ -6,7 +6,7 @@ import { group } from './invariants.js';
 import { makeMp4, serveBytes } from './media.js';
 import { Invalid, isMultipart, oneOf, readBody, text, zetaError } from './zeta-openai-body.js';
 import { checkEdit, checkGeneration, imageFile, imagesAnswer } from './zeta-openai-images.js';
-import { checkVideo, VARIANTS, variantBytes, type VideoBody } from './zeta-openai-videos.js';
+import { checkVideo, VARIANTS, variantBytes, videoList, type VideoBody } from './zeta-openai-videos.js';
 import { TaskBook, type SimTask } from './task-book.js';
 
 /**
@@ -32,9 +32,15 @@ import { TaskBook, type SimTask } from './task-book.js';
  *                                   an array of strings (the package sends neither) is 400 invalid_type.
  *                                   Answer 200: the video object.
  *   GET  /v1/videos/{id}            200 video object; 404 unknown id (code `video_not_found`).
- *   GET  /v1/videos/{id}/content    200 the MP4 (Range → 206/416); `?variant=thumbnail` a PNG at 1/16 of the
- *                                   video's size, `?variant=spritesheet` four such frames side by side (PNG:
- *                                   the vendor's own image formats are not simulated); other variants 400.
+ *   GET  /v1/videos                 200 the list envelope `{object: "list", data, first_id, last_id, has_more}`
+ *                                   of the videos not deleted: `?order=desc` (default) newest first or `asc`,
+ *                                   `?limit=` 0..100 (default 20), `?after=` the last id of the page before
+ *                                   (unknown: 400 on `after`); other values 400.
+ *   DELETE /v1/videos/{id}          200 `{id, object: "video.deleted", deleted: true}` for a completed or
+ *                                   failed video, which is then gone (404); one under way 400 `invalid_value`.
+ *   GET  /v1/videos/{id}/content    200 the MP4 (Range → 206/416); `?variant=thumbnail` a WebP at 1/16 of the
+ *                                   video's size, `?variant=spritesheet` four such frames side by side (WebP,
+ *                                   as OpenAI's specification types them: one colour); other variants 400.
  *                                   Needs the key. 404 (code `video_not_ready`) until completed; a failed
  *                                   video stays 404. No faults here.
  *   POST /v1/videos/{id}/remix      JSON `{prompt}` → 200 a new video object (model, seconds and size of the
@@ -104,7 +110,7 @@ import { TaskBook, type SimTask } from './task-book.js';
  * Not simulated: per-model limits beyond these (the square shape of a dall-e-2 edit, mask dimensions,
  * gpt-image-2's own sizes and its refusal of transparent backgrounds), per-model quality/background/
  * output_format support, streaming (`stream`, `partial_images`), `input_fidelity` and `user` (ignored
- * like any unknown field), the package's other video calls (list, delete, edit, extend, characters).
+ * like any unknown field), the package's other video calls (edit, extend, characters).
  */
 
 export { zetaError };
@@ -196,7 +202,20 @@ export async function startZetaOpenaiSimulator(opts: ZetaSimOptions = {}): Promi
         if (tasks.state(task).phase !== 'done')
           return json(res, 404, zetaError(404, 'Video is not ready yet; wait until its status is completed.', null, 'video_not_ready'));
         if (variant === 'video') return serveBytes(req, res, makeMp4(task.id), 'video/mp4');
-        return serveBytes(req, res, variantBytes(task, variant), 'image/png');
+        return serveBytes(req, res, variantBytes(task, variant), 'image/webp');
+      }
+      if (req.method === 'GET' && path === '/v1/videos') {
+        stats.queries++;
+        return await reply(req, res, url, '', () => videoList(tasks.list(), url.searchParams, videoObject));
+      }
+      if (req.method === 'DELETE' && task && !action) {
+        const { phase } = tasks.state(task);
+        if (phase !== 'done' && phase !== 'failed')
+          throw new Invalid(`Video '${task.id}' is still in progress; only completed or failed videos can be deleted.`, 'video_id', 'invalid_value');
+        return await reply(req, res, url, '', () => {
+          tasks.delete(task.id);
+          return { id: task.id, object: 'video.deleted', deleted: true };
+        });
       }
       if (req.method === 'POST' && task && action === '/remix') {
         const { fields } = await readBody(req, raw);

@@ -1,5 +1,6 @@
 import type { Snapshot, TaskContentRoute } from '../config/snapshot.js';
 import type { TaskRecord, TaskStatus } from '../store/store.js';
+import { askedIn } from './asked.js';
 
 /**
  * A task as answer mappings see it (docs/routes-yaml.md, "Answer mappings"): public fields only. The vendor's
@@ -20,6 +21,10 @@ export interface PublicTask {
   readonly completed_at: number | null;
   readonly seconds: string | null;
   readonly size: string | null;
+  /** The prompt submitted, when the request had one (a string). */
+  readonly prompt: string | null;
+  /** The id of the task this one remixes, or null. */
+  readonly remixed_from_video_id: string | null;
   readonly error: { readonly code: string; readonly message: string } | null;
   /** Downloadable results, each with a gateway URL; empty until completed. */
   readonly results: readonly { readonly index: number; readonly type: string; readonly url: string | null; readonly meta: unknown }[];
@@ -54,6 +59,7 @@ export function contentUrl(snapshot: Snapshot, base: string, task: TaskRecord, i
 /** The public view of a task record. `base` is the gateway's own URL as the client reached it. */
 export function publicTask(snapshot: Snapshot, base: string, task: TaskRecord): PublicTask {
   const done = task.status === 'completed';
+  const asked = askedIn(task.context);
   const results = done
     ? task.results.map((r, index) => ({ index, type: r.type, url: r.url === null ? null : contentUrl(snapshot, base, task, index), meta: r.meta ?? null }))
     : [];
@@ -70,6 +76,8 @@ export function publicTask(snapshot: Snapshot, base: string, task: TaskRecord): 
     completed_at: task.completedAt === null ? null : seconds(task.completedAt),
     seconds: task.seconds,
     size: task.size,
+    prompt: asked.prompt,
+    remixed_from_video_id: asked.remixOf,
     error: task.error,
     results,
     content_url: results.find((r) => r.url !== null)?.url ?? null,

@@ -3,6 +3,7 @@ import { finalCharge } from '../quota/settle.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Store, TaskError, TaskPatch, TaskRecord, TaskResult, TaskStatus } from '../store/store.js';
 import { TERMINAL_STATUSES } from '../store/store.js';
+import { askedIn, mappingContext, withAsked } from './asked.js';
 
 /**
  * What a profile's submit or query mapping says about a task (docs/channels-yaml.md, "Task updates"), checked
@@ -95,7 +96,9 @@ export function patchFor(task: TaskRecord, u: TaskUpdate, now: number): TaskPatc
   if (TERMINAL_STATUSES.has(task.status) || u.lost) return null;
   const patch: { -readonly [K in keyof TaskPatch]: TaskPatch[K] } = {};
   if (u.vendorStatus !== null && u.vendorStatus !== task.vendorStatus) patch.vendorStatus = u.vendorStatus;
-  if (u.context !== undefined && JSON.stringify(u.context) !== JSON.stringify(task.context)) patch.context = u.context;
+  // The mapping's context replaces its own; what the client asked stays beside it (asked.ts).
+  if (u.context !== undefined && JSON.stringify(u.context) !== JSON.stringify(mappingContext(task.context)))
+    patch.context = withAsked(u.context, askedIn(task.context));
   if (u.seconds !== null && task.seconds === null) patch.seconds = u.seconds;
   if (u.size !== null && task.size === null) patch.size = u.size;
 

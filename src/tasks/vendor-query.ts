@@ -7,6 +7,7 @@ import type { Pools } from '../upstream/pools.js';
 import type { UpstreamResponse } from '../upstream/upstream-request.js';
 import type { CallerIds } from '../upstream/trace-headers.js';
 import { readTaskUpdate, type TaskUpdate } from './task-update.js';
+import { mappingContext } from './asked.js';
 
 /** What one look at the vendor gave: news about the task(s), or a failure to try again later. */
 export type QueryOutcome<T> =
@@ -27,7 +28,8 @@ export function vendorView(task: VendorTask) {
   return {
     id: task.id,
     upstream_id: task.upstreamId,
-    context: task.context,
+    // The mappings' own context, without what the client asked (asked.ts).
+    context: mappingContext(task.context),
     model: task.upstreamModel,
     public_model: task.model,
     created_at: Math.floor(task.createdAt / 1000),
@@ -112,7 +114,7 @@ export async function resolveResults(
 ): Promise<QueryOutcome<TaskUpdate>> {
   const op = protocol.result;
   if (!op || update.status !== 'completed') return { ok: true, value: update };
-  const context = update.context === undefined ? task.context : update.context;
+  const context = update.context === undefined ? mappingContext(task.context) : update.context;
   const input = {
     task: { ...vendorView(task), context },
     update: { status: update.status, vendor_status: update.vendorStatus, context, seconds: update.seconds, size: update.size },

@@ -16,6 +16,7 @@ import OpenAI, { toFile } from 'openai';
 import type { Simulator } from '../../src/sim/http.js';
 import { makePng, pngSize } from '../../src/sim/png.js';
 import { SIMULATORS } from '../../src/sim/registry.js';
+import { webpSize } from '../../src/sim/zeta-webp.js';
 import { assertImages, assertVideo, failsWith } from './helpers-openai-shapes.js';
 
 const png = (w: number, h: number, seed: number, name: string) => toFile(makePng(w, h, seed), name, { type: 'image/png' });
@@ -183,8 +184,8 @@ describe('openai 6.49.0 against the zeta-openai simulator', () => {
       for (const variant of ['thumbnail', 'spritesheet'] as const) {
         const r = await client.videos.downloadContent(created.id, { variant });
         assert.equal(r.status, 200, variant);
-        assert.match(r.headers.get('content-type') ?? '', /^image\//, variant);
-        assert.ok(pngSize(await bytesOf(r)), `${variant} is a picture`);
+        assert.equal(r.headers.get('content-type'), 'image/webp', variant);
+        assert.ok(webpSize(await bytesOf(r)), `${variant} is a WebP picture`);
       }
 
       const remix = await client.videos.remix(created.id, { prompt: 'the same boat, at night' });
@@ -194,6 +195,30 @@ describe('openai 6.49.0 against the zeta-openai simulator', () => {
         [remix.remixed_from_video_id, remix.model, remix.seconds, remix.size, remix.status],
         [created.id, 'zeta-video-2', '8', '1280x720', 'queued'],
       );
+    });
+  });
+
+  describe('videos.list and videos.delete', () => {
+    test('list pages newest first in the list envelope; delete removes a finished video, refuses one under way', async () => {
+      const a = await client.videos.create({ model: 'zeta-video-2', prompt: 'list one' });
+      const b = await client.videos.create({ model: 'zeta-video-2', prompt: 'list two [sim:finish=60000]' });
+      const page = await client.videos.list({ limit: 2 });
+      for (const v of page.data) assertVideo(v);
+      assert.deepEqual(
+        page.data.map((v) => v.id),
+        [b.id, a.id],
+      );
+      assert.equal(page.hasNextPage(), page.has_more);
+      const asc = await client.videos.list({ order: 'asc', limit: 100 });
+      assert.ok(asc.data.findIndex((v) => v.id === a.id) < asc.data.findIndex((v) => v.id === b.id), 'asc is oldest first');
+
+      await ended(a.id);
+      const gone = await client.videos.delete(a.id);
+      assert.deepEqual(gone, { id: a.id, object: 'video.deleted', deleted: true });
+      assert.equal((await failsWith(client.videos.retrieve(a.id), OpenAI.NotFoundError)).code, 'video_not_found');
+      assert.ok(!(await client.videos.list({ limit: 100 })).data.some((v) => v.id === a.id), 'a deleted video is not listed');
+      const busy = await failsWith(client.videos.delete(b.id), OpenAI.BadRequestError);
+      assert.deepEqual([busy.param, busy.code], ['video_id', 'invalid_value']);
     });
   });
 

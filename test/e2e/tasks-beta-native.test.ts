@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { makeFlatPng } from '../../src/sim/png.js';
+import { mappingContext } from '../../src/tasks/asked.js';
 import { startTaskHarness, type TaskHarness } from '../helpers/task-harness.js';
 
 // A 128×128 PNG (section 8's smallest image) as bare base64: the public route takes it, the vendor wants a data: URI.
@@ -34,7 +35,7 @@ describe('video tasks on beta-native (Token auth, four submit kinds, creations q
     assert.equal(sub.json.seconds, '6', 'duration wins over seconds');
     const { rec, sim, body } = await vendorTask(id);
     assert.equal(sim.kind, 'text2video');
-    assert.deepEqual(rec.context, { kind: 'text2video' });
+    assert.deepEqual(mappingContext(rec.context), { kind: 'text2video' });
     assert.equal(body.duration, 6);
     assert.equal(body.aspect_ratio, '16:9');
     assert.equal(body.resolution, '1080p');
@@ -88,7 +89,7 @@ describe('video tasks on beta-native (Token auth, four submit kinds, creations q
     assert.equal(sub.json.status, 'processing');
     const { rec, sim, body } = await vendorTask(id);
     assert.equal(sim.kind, 'reference2video');
-    assert.deepEqual(rec.context, { kind: 'reference2video' });
+    assert.deepEqual(mappingContext(rec.context), { kind: 'reference2video' });
     assert.equal(body.duration, 5, 'the betaq2 default duration');
     assert.equal(body.resolution, '720p', 'the betaq2 default resolution');
     assert.equal(body.voice_id, 'v_global', 'the global voice id goes through for betaq2');
@@ -148,7 +149,7 @@ describe('video tasks on beta-native (Token auth, four submit kinds, creations q
       assert.equal(sub.status, 200, sub.text);
       const { rec, sim, body } = await vendorTask(sub.json.id);
       assert.equal(sim.kind, kind, JSON.stringify(extra));
-      assert.deepEqual(rec.context, { kind });
+      assert.deepEqual(mappingContext(rec.context), { kind });
       for (const [k, v] of Object.entries(sent as Record<string, unknown>)) assert.deepEqual(body[k], v, `${kind}: ${k}`);
       if (extra.seconds) assert.equal(body.duration, 4, 'seconds "4" is the integer duration 4');
       const done = await h.waitFor(sub.json.id, (t) => t.status === 'completed');

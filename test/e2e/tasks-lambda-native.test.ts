@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { mappingContext } from '../../src/tasks/asked.js';
 import { startTaskHarness, type TaskHarness } from '../helpers/task-harness.js';
 
 // A 1×1 PNG: the simulator checks raw base64, so this also proves the data: prefix is stripped.
@@ -25,7 +26,7 @@ describe('video tasks on lambda-native (JWT auth, per-kind query), end to end', 
     assert.equal(sub.json.seconds, '10', 'seconds 8 wins over duration and rounds to the vendor\'s "10"');
     const { rec, sim } = await vendorTask(id);
     assert.equal(sim.kind, 'text2video');
-    assert.deepEqual(rec.context, { kind: 'text2video' });
+    assert.deepEqual(mappingContext(rec.context), { kind: 'text2video' });
     const body = sim.body as Record<string, unknown>;
     assert.equal(body.external_task_id, id);
     assert.equal(body.duration, '10');
@@ -64,7 +65,7 @@ describe('video tasks on lambda-native (JWT auth, per-kind query), end to end', 
     assert.equal(sub.status, 200, sub.text);
     const { rec, sim } = await vendorTask(sub.json.id);
     assert.equal(sim.kind, 'image2video');
-    assert.deepEqual(rec.context, { kind: 'image2video' });
+    assert.deepEqual(mappingContext(rec.context), { kind: 'image2video' });
     const body = sim.body as Record<string, unknown>;
     assert.equal(body.image, PNG_B64);
     assert.equal(body.image_tail, PNG_B64);

@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Simulator } from '../../src/sim/http.js';
 import { pngSize } from '../../src/sim/png.js';
+import { webpSize } from '../../src/sim/zeta-webp.js';
 import { startZetaOpenaiSimulator } from '../../src/sim/zeta-openai.js';
 import { simClient } from '../helpers/sim-client.js';
 
@@ -91,10 +92,10 @@ describe('zeta-openai simulator (fake clock)', () => {
     ] as const) {
       const r = await fetch(`${sim.url}/v1/videos/${id}/content?variant=${variant}`, { headers: { authorization: `Bearer ${sim.secrets.key}` } });
       assert.equal(r.status, 200, variant);
-      assert.equal(r.headers.get('content-type'), 'image/png');
+      assert.equal(r.headers.get('content-type'), 'image/webp', 'the type OpenAI specifies for the preview variants');
       const bytes = Buffer.from(await r.arrayBuffer());
       assert.deepEqual(bytes, sim.result!(id, index), `${variant} is result ${index}`);
-      assert.deepEqual(pngSize(bytes), { width, height: 45 }, `${variant}: 1/16 of 1280x720`);
+      assert.deepEqual(webpSize(bytes), { width, height: 45 }, `${variant}: 1/16 of 1280x720`);
     }
     assert.equal((await c.get(`/v1/videos/${id}/content?variant=poster`)).status, 400);
     assert.ok(sim.stats.submits! >= 1 && sim.stats.queries! >= 2 && sim.stats.downloads! >= 3);
