@@ -29,7 +29,8 @@ test('explain says null for a model no route serves', () => {
 test("explain shows each channel's profile proof: the pinned vendor artifact that proves it, or none", () => {
   const shipped = loadConfigOrThrow(PROJECT_ROOT, { env: { ZETA_BASE_URL: 'http://127.0.0.1:9', ZETA_API_KEY: 'k' } });
   const zeta = explainModel(shipped, 'zeta-image-2')?.join('\n') ?? '';
-  assert.match(zeta, /profile zeta-openai \(proof: sdk npm:openai@6\.49\.0\)/);
+  // Its strictest pinned artifact: OpenAI's specification, ahead of the openai package also pinned.
+  assert.match(zeta, /profile zeta-openai \(proof: specification test\/contract\/specs\/openai-openapi\.json\)/);
   const text = explainModel(snapshot, 'm1')!.join('\n');
   assert.match(text, /\(proof: none \(our own reading\)\)/, 'a profile that names no pinned vendor artifact says so');
 });
