@@ -39,6 +39,11 @@ export interface LimitReplicas {
   output(base: string): string;
   /** Stops Redis and waits until every replica reports it gone (`gateway_redis_up 0`). */
   stopRedis(): Promise<void>;
+  /**
+   * Waits until every replica reports Redis back (`gateway_redis_up 1`) and counts a limited request
+   * through it: one round of requests of a key of its own moves no replica's in-process count.
+   */
+  sharedAgain(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -121,6 +126,21 @@ export async function startLimitReplicas(databaseUrl: string, configDir: string 
         ),
       metrics,
       output: (base) => procs.get(base)?.output() ?? '',
+      async sharedAgain() {
+        for (const base of bases) await until(`${base} to share again`, async () => /gateway_redis_up 1/.test(await metrics(base)), 20_000);
+        const probe = token(['--rpm', '100000']).key;
+        const counted = async () =>
+          (await Promise.all(bases.map(metrics))).map((t) => /gateway_redis_fallbacks_total\{op="window"\} (\d+)/.exec(t)?.[1] ?? '0').join(',');
+        await until(
+          'a round of limited requests counted through Redis on every replica',
+          async () => {
+            const before = await counted();
+            for (const base of bases) await (await boundedFetch(`${base}/v1/models`, { headers: { authorization: `Bearer ${probe}` } })).arrayBuffer();
+            return (await counted()) === before;
+          },
+          20_000,
+        );
+      },
       async stopRedis() {
         await shared.stop();
         for (const base of bases) await until(`${base} to see Redis gone`, async () => /gateway_redis_up 0/.test(await metrics(base)), 20_000);
