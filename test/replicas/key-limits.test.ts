@@ -62,7 +62,15 @@ if (databaseUrl) {
             cut >= 1 && cut <= 3,
             `${base}: commands cut by the timeout: ${cut} (a request's first check, or a background one, finds Redis hung; nothing after waits)`,
           );
-          assert.equal(set.output(base).match(/Redis unreachable/g)?.length, 1, `${base}: one warning:\n${set.output(base).split('\n').filter((l) => /Redis/.test(l)).join('\n')}`);
+          assert.equal(
+            set.output(base).match(/Redis unreachable/g)?.length,
+            1,
+            `${base}: one warning:\n${set
+              .output(base)
+              .split('\n')
+              .filter((l) => /Redis/.test(l))
+              .join('\n')}`,
+          );
         }
       } finally {
         set.redis.resume();
