@@ -7,7 +7,7 @@
  * (`gateway_<name>_up`); calls cut by the budget are counted (`gateway_dependency_timeouts_total`).
  */
 import type { Logger } from 'pino';
-import { Counter } from 'prom-client';
+import type { Counter } from 'prom-client';
 import type { Metrics } from '../metrics/metrics.js';
 
 /** What a gate needs to know of its dependency. */
@@ -73,14 +73,11 @@ export class DependencyGate {
   constructor(o: GateOptions) {
     this.#o = o;
     this.#said = o.sayFirst ? null : true;
-    this.#timeouts =
-      (o.metrics.registry.getSingleMetric(TIMEOUTS_METRIC) as Counter<'dependency'> | undefined) ??
-      new Counter({
-        name: TIMEOUTS_METRIC,
-        help: 'Calls to an optional dependency cut by their budget, by dependency (each marks it away until a probe answers)',
-        labelNames: ['dependency'] as const,
-        registers: [o.metrics.registry],
-      });
+    this.#timeouts = o.metrics.counter(
+      TIMEOUTS_METRIC,
+      'Calls to an optional dependency cut by their budget, by dependency (each marks it away until a probe answers)',
+      ['dependency'],
+    );
     o.metrics.gauge(`gateway_${o.name}_up`, o.help, [], () => [[{}, this.up ? 1 : 0]]);
   }
 

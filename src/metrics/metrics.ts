@@ -185,6 +185,16 @@ export class Metrics {
   }
 
   /**
+   * The counter of this name on the registry, made on first use: several owners (two webhook
+   * workers, every dependency gate) may count into one without registering it twice.
+   */
+  counter<L extends string>(name: string, help: string, labelNames: readonly L[]): Counter<L> {
+    return (
+      (this.registry.getSingleMetric(name) as Counter<L> | undefined) ?? new Counter({ name, help, labelNames: [...labelNames], registers: [this.registry] })
+    );
+  }
+
+  /**
    * Adds a gauge whose values are read when scraped (breaker state, in-flight calls): the owner
    * keeps the numbers, the registry asks for them.
    */

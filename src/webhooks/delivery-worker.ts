@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { Counter } from 'prom-client';
+import type { Counter } from 'prom-client';
 import type { Snapshot } from '../config/snapshot.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { AttemptOutcome, Store, WebhookDelivery } from '../store/store.js';
@@ -65,14 +65,7 @@ export class DeliveryWorker {
     this.#random = deps.random ?? Math.random;
     this.#sender = new Sender(deps.settings.timeoutMs, deps.settings.allowPrivate);
     // One counter per registry, should two workers ever share one.
-    this.#outcomes =
-      (deps.metrics.registry.getSingleMetric(ATTEMPTS_METRIC) as Counter<'outcome'> | undefined) ??
-      new Counter({
-        name: ATTEMPTS_METRIC,
-        help: 'Webhook delivery attempts, by outcome (delivered, retry, failed)',
-        labelNames: ['outcome'] as const,
-        registers: [deps.metrics.registry],
-      });
+    this.#outcomes = deps.metrics.counter(ATTEMPTS_METRIC, 'Webhook delivery attempts, by outcome (delivered, retry, failed)', ['outcome']);
   }
 
   /** A lease outlasts the longest attempt, so a live replica never loses one it is sending. */

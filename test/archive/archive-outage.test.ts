@@ -19,7 +19,7 @@ import type { Running } from '../helpers/process.js';
 import { runCli } from '../helpers/process.js';
 import { type S3Process, startS3Process } from '../helpers/s3-process.js';
 import { until } from '../helpers/until.js';
-import { completedVideo, startVideoVendor, VIDEO_VENDOR_KEY, type VideoVendor } from './video-vendor.js';
+import { completedVideo, seedOf, startVideoVendor, VIDEO_VENDOR_KEY, type VideoVendor } from './video-vendor.js';
 
 const MB = 2 ** 20;
 const ADMIN = 'archive-outage-admin';
@@ -68,9 +68,6 @@ async function download(base: string, key: string, id: string): Promise<{ status
   const body = Buffer.from(await res.arrayBuffer());
   return { status: res.status, archived: res.headers.get('etag')?.startsWith('"a-') ?? false, body, ms: performance.now() - started, headers: res.headers };
 }
-
-/** The seed of a vendor video id (`video_<seed>b<size>`). */
-const seedOf = (upstream: string) => Number(/^video_([0-9]+)b/.exec(upstream)?.[1]);
 
 describe('result archive: its S3 refused or hung, under a real gateway process', () => {
   const running: Running[] = [];

@@ -18,7 +18,7 @@ import type { Running } from '../helpers/process.js';
 import { runCli } from '../helpers/process.js';
 import { startS3Server } from '../helpers/s3-server.js';
 import { until } from '../helpers/until.js';
-import { completedVideo, startVideoVendor, VIDEO_VENDOR_KEY, type VideoVendor } from './video-vendor.js';
+import { completedVideo, seedOf, startVideoVendor, VIDEO_VENDOR_KEY, type VideoVendor } from './video-vendor.js';
 
 const GB = 2 ** 30;
 const MB = 2 ** 20;
@@ -79,9 +79,6 @@ async function downloadAndCheck(base: string, key: string, id: string, seed: num
   assert.ok(Buffer.from(await part.arrayBuffer()).equals(generatedBytes(seed, from, from + 99)));
   return pos;
 }
-
-/** The seed of a vendor video id (`video_<seed>b<size>`). */
-const seedOf = (upstream: string) => Number(/^video_([0-9]+)b/.exec(upstream)?.[1]);
 
 describe('result archive: real gateway processes, a 1 GB result', () => {
   const running: Running[] = [];

@@ -12,6 +12,9 @@ import { until } from '../helpers/until.js';
 
 export const VIDEO_VENDOR_KEY = 'archive-vendor-key';
 
+/** The seed of a vendor video id (`video_<seed>b<size>`). */
+export const seedOf = (upstream: string) => Number(/^video_([0-9]+)b/.exec(upstream)?.[1]);
+
 /** The running vendor. */
 export interface VideoVendor {
   readonly url: string;
