@@ -139,8 +139,9 @@ export class KeyLimiter {
   /** A request the shared window counted, noted in this process's log too (for when Redis goes away or comes back empty). */
   #noteShared(id: string, hit: WindowHit, member: string): WindowHit {
     if (!hit.admitted) return hit;
-    const hits = this.#log(id, this.#now());
-    const mine = { at: this.#now(), member };
+    const now = this.#now();
+    const hits = this.#log(id, now);
+    const mine = { at: now, member };
     hits.push(mine);
     this.#windows.set(id, hits);
     return {
