@@ -18,14 +18,23 @@ import type {
 import type { MissingEnv } from './env.js';
 import { parseSize } from '../schema/sizes.js';
 import { placeOf, type YamlSource } from './yaml-source.js';
-import { routeMayServePrefix, type RouteDraft } from './compile-route-draft.js';
+import { modelSet, routeMayServePrefix, type RouteDraft } from './compile-route-draft.js';
+import type { EventFraming } from '../upstream/event-stream.js';
 import { DEFAULT_POLLING, routeServesModel } from './lookups.js';
 import { channelConcurrency, keepAliveMs, queuePolicy, type RawQueue } from './compile-limits.js';
 
 interface RawOperation {
   request: { method: string; path: string; query?: string; headers?: string; body?: string; encoding?: 'json' | 'multipart' };
-  response: { body: string; max_bytes?: number | string; type?: 'json' | 'bytes' };
+  response: {
+    body: string;
+    max_bytes?: number | string;
+    type?: 'json' | 'bytes' | 'stream';
+    events?: EventFraming;
+    idle_ms?: number;
+    max_ms?: number;
+  };
   error?: string;
+  models?: string[];
   await?: { answer: string; interval_ms?: number; timeout_ms?: number; result_type?: string };
 }
 interface RawProfile {
@@ -78,6 +87,8 @@ interface RawChannels {
 const DEFAULT_TIMEOUTS = { connectMs: 10_000, headersMs: 120_000, bodyMs: 120_000 };
 
 const DEFAULT_RESPONSE_BYTES = 64 * 1024 * 1024;
+/** The longest a streamed answer may last unless its operation says (`response.max_ms`). */
+const DEFAULT_STREAM_MS = 600_000;
 const DEFAULT_BATCH_IDS = 50;
 const DEFAULT_BREAKER = { consecutiveFailures: 5, windowMs: 60_000, minRequests: 20, cooldownMs: 30_000 };
 const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 3, backoffMs: 100, backoffMaxMs: 2_000, deadlineMs: 60_000, retryAfterS: 1 };
@@ -343,15 +354,24 @@ function compileOperation(src: YamlSource, op: RawOperation, at: (string | numbe
   const error = m(op.error, 'error');
   const awaited = op.await ? m(op.await.answer, 'await', 'answer') : null;
   const maxBytes = op.response.max_bytes === undefined ? DEFAULT_RESPONSE_BYTES : parseSize(op.response.max_bytes);
+  const type = op.response.type ?? 'json';
+  const r = op.response;
+  if (type !== 'stream') {
+    for (const key of ['events', 'idle_ms', 'max_ms'] as const)
+      if (r[key] !== undefined) issues.push(src.issue([...at, 'response', key], `${key} is for a streamed answer (response.type: stream)`));
+  }
+  if (type === 'stream' && op.await) issues.push(src.issue([...at, 'await'], 'a streamed answer cannot be awaited as a task'));
   if (errorsSince(issues, before) || !path || !answerBody || (op.await && !awaited)) return null;
   return {
     request: { method: op.request.method, path, query, headers, body, encoding: op.request.encoding ?? 'json' },
     response: {
       body: answerBody,
       maxBytes,
-      type: op.response.type ?? 'json',
+      type,
+      stream: type === 'stream' ? Object.freeze({ framing: r.events ?? 'sse', idleMs: r.idle_ms ?? null, maxMs: r.max_ms ?? DEFAULT_STREAM_MS }) : null,
     },
     error,
+    models: op.models ? modelSet(op.models) : null,
     await:
       op.await && awaited
         ? {

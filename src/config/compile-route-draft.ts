@@ -1,6 +1,5 @@
 import type { Mapping } from '../mapping/mapping.js';
 import type {
-  AnswerStream,
   CompiledBody,
   CompiledResponse,
   CompiledRoute,
@@ -13,6 +12,7 @@ import type {
   ResourceReference,
   RouteArchive,
   RouteKind,
+  RouteStream,
   TaskIdSource,
 } from './snapshot.js';
 
@@ -41,7 +41,7 @@ export interface RouteDraft {
   readonly task: TaskDraft | null;
   readonly example: { readonly path: string; readonly body: unknown } | null;
   readonly matchQuery: Readonly<Record<string, string>>;
-  readonly stream: AnswerStream | null;
+  readonly stream: RouteStream | null;
   readonly mode: Mapping | null;
   readonly resource: CompiledRouteResource | null;
   readonly answer: Mapping | null;

@@ -8,7 +8,7 @@ import type { RawRoute } from './compile-route-rules.js';
 import { routeServesModel } from './lookups.js';
 import type { SchemaCompiler } from './schema-compiler.js';
 import type { Mapping } from '../mapping/mapping.js';
-import type { CompiledBody, KeySource, LinkPlaces, ModelSet, ModelSource, PathMatcher, TaskIdSource } from './snapshot.js';
+import type { CompiledBody, KeySource, LinkPlaces, ModelSet, ModelSource, PathMatcher, RouteStream, TaskIdSource } from './snapshot.js';
 
 /**
  * The parts of a route that compile on their own: its body schema, its task block, its example,
@@ -165,6 +165,30 @@ export function linkPlacesOf(r: RawRoute): LinkPlaces {
   if (r.pass_vendor_url) return { mode: 'pass' };
   if (r.links === undefined) return { mode: 'scan' };
   return { mode: 'at', places: r.links.map(pointerOf) };
+}
+
+/**
+ * A route's `stream`, compiled: `sse` is the short form of a route that always streams through its
+ * own operation. Asked by a body field, the field must be one the body can carry.
+ */
+export function compileRouteStream(
+  r: RawRoute,
+  mapping: (expr: string, at: (string | number)[]) => Mapping | null,
+  report: (at: (string | number)[], msg: string) => void,
+): RouteStream | null {
+  const s = r.stream;
+  if (s === undefined) return null;
+  if (s === 'sse') return Object.freeze({ askedBy: null, operation: null, links: null, error: null });
+  if (s.when !== undefined && !r.body) report(['stream', 'when'], 'a stream asked for by a body field needs a route body');
+  if (s.operation !== undefined && s.operation === r.operation && s.when !== undefined) {
+    report(['stream', 'operation'], "a stream asked for by a body field calls an operation of its own; leave stream.operation out to use the route's");
+  }
+  return Object.freeze({
+    askedBy: s.when !== undefined ? Object.freeze(pointerOf(s.when)) : null,
+    operation: s.operation ?? null,
+    links: s.links !== undefined ? Object.freeze({ mode: 'at' as const, places: s.links.map(pointerOf) }) : null,
+    error: s.error !== undefined ? mapping(s.error, ['stream', 'error']) : null,
+  });
 }
 
 /** A route's `auth` list, compiled: header names in lower case, as Node gives them. */

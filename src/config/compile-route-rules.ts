@@ -1,6 +1,6 @@
 import type { RawResources } from './compile-resources.js';
 import type { RawRouteArchive } from './compile-route-archive.js';
-import type { AnswerStream, PathMatcher, RouteKind } from './snapshot.js';
+import type { PathMatcher, RouteKind } from './snapshot.js';
 
 /** The raw shape of a route, as routes.schema.json admits it. */
 export interface RawRoute extends RawResources {
@@ -27,12 +27,21 @@ export interface RawRoute extends RawResources {
   example?: { params: Record<string, string>; body?: unknown };
   match_query?: Record<string, string>;
   mode?: string;
-  stream?: AnswerStream;
+  /** `sse`: the route always streams, through its own operation; else when and how it streams. */
+  stream?: 'sse' | RawRouteStream;
   answer?: string;
   list?: string;
   links?: string[];
   pass_vendor_url?: boolean;
   archive?: RawRouteArchive;
+}
+
+/** routes.yaml `stream` in its long form (docs/routes-yaml.md). */
+export interface RawRouteStream {
+  when?: string;
+  operation?: string;
+  links?: string[];
+  error?: string;
 }
 
 /** What each kind of route must and must not declare. */

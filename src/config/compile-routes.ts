@@ -1,5 +1,15 @@
 import { compileMappingAt } from './compile-mapping.js';
-import { compileBody, bodyValidator, compileExample, compileTask, keySourcesOf, linkPlacesOf, modelSourceOf, type BodySchema } from './compile-route-parts.js';
+import {
+  compileBody,
+  bodyValidator,
+  compileExample,
+  compileTask,
+  compileRouteStream,
+  keySourcesOf,
+  linkPlacesOf,
+  modelSourceOf,
+  type BodySchema,
+} from './compile-route-parts.js';
 import { modelSet, typedRoute, type RouteDraft } from './compile-route-draft.js';
 import { compileRouteArchive } from './compile-route-archive.js';
 import { checkKindRules, type RawRoute } from './compile-route-rules.js';
@@ -97,7 +107,7 @@ export function compileRoutes(
         task,
         example,
         matchQuery: Object.freeze({ ...(r.match_query ?? {}) }),
-        stream: r.stream ?? null,
+        stream: r.kind === 'sync' ? compileRouteStream(r, (expr, rest) => compileMappingAt(src, expr, at(...rest), issues), report) : null,
         mode: r.mode !== undefined ? compileMappingAt(src, r.mode, at('mode'), issues) : null,
         resource,
         references,

@@ -1,7 +1,7 @@
 import { isModelRoute, routeServesModel } from './lookups.js';
 import { channelsForModel, upstreamModelOf } from './lookups.js';
 import { proofText } from './profile-proof.js';
-import type { Snapshot } from './snapshot.js';
+import type { RouteStream, Snapshot } from './snapshot.js';
 
 /**
  * What the snapshot does with a model, in words: the routes that accept it and the channels that
@@ -13,9 +13,7 @@ export function explainModel(snapshot: Snapshot, model: string, group?: string):
   if (routes.length === 0) return null;
   const lines = [`model ${model}`, 'routes:'];
   for (const r of routes)
-    lines.push(
-      `  ${r.id}  ${r.method} ${r.path}  (operation ${r.operation}${r.kind === 'sync' && r.stream === 'sse' ? ', answered as Server-Sent Events' : ''})`,
-    );
+    lines.push(`  ${r.id}  ${r.method} ${r.path}  (operation ${r.operation}${r.kind === 'sync' && r.stream ? streamNote(r.stream) : ''})`);
 
   const channels = channelsForModel(snapshot, model).filter((c) => !group || c.groups.has(group));
   lines.push(
@@ -37,4 +35,10 @@ export function explainModel(snapshot: Snapshot, model: string, group?: string):
     }
   }
   return lines;
+}
+
+/** How `explain` says a route streams. */
+function streamNote(s: RouteStream): string {
+  const via = s.operation ? ` through ${s.operation}` : '';
+  return s.askedBy ? `; Server-Sent Events${via} when the body asks with /${s.askedBy.join('/')}: true` : `, answered as Server-Sent Events${via}`;
 }

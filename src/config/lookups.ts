@@ -2,7 +2,7 @@
  * The read side of the snapshot: the lookups the running engine makes in it. The compilers build
  * the snapshot; everything outside config/ reads it through these and the types of snapshot.ts.
  */
-import type { CompiledChannel, CompiledFamily, CompiledRoute, ModelRoute, ModelSet, Snapshot } from './snapshot.js';
+import type { CompiledChannel, CompiledFamily, CompiledOperation, CompiledRoute, ModelRoute, ModelSet, Snapshot } from './snapshot.js';
 
 /** Polling of a channel that says nothing (docs/channels-yaml.md, `polling`); also the poller's fallback. */
 export const DEFAULT_POLLING = { intervalMs: 5_000, concurrency: 16, deadlineMs: 2 * 3600_000, staleMs: 2_000, lostAfterMs: 10 * 60_000 };
@@ -67,6 +67,16 @@ export function channelsForModel(snapshot: Snapshot, model: string): readonly Co
 /** The name the vendor knows a public model by on a channel (patterns keep the client's name). */
 export function upstreamModelOf(channel: CompiledChannel, model: string): string {
   return channel.models.get(model) ?? model;
+}
+
+/**
+ * The operation `name` of a channel's profile, when it serves `model` there: the operation's
+ * `models` (the vendor's names) include the model as the channel sends it, or it lists none.
+ */
+export function operationServing(channel: CompiledChannel, name: string, model: string): CompiledOperation | undefined {
+  const op = channel.profile.operations.get(name);
+  if (!op || (op.models !== null && !routeServesModel({ models: op.models }, upstreamModelOf(channel, model)))) return undefined;
+  return op;
 }
 
 /** A snapshot with only the channels that pass `keep` (golden runs pin one profile this way). */

@@ -70,8 +70,8 @@ interface OperationRoute extends RouteBase {
 export interface SyncRoute extends OperationRoute {
   readonly kind: 'sync';
   readonly model: ModelSource;
-  /** How it delivers its answer (`stream`): `sse`, as Server-Sent Events; null: one JSON answer. */
-  readonly stream: AnswerStream | null;
+  /** Whether and how it answers as Server-Sent Events (`stream`); null: one JSON answer. */
+  readonly stream: RouteStream | null;
   /** Where its answers carry files, each handed out as a gateway link. */
   readonly links: LinkPlaces;
 }
@@ -191,8 +191,21 @@ export interface ResourceReference {
   readonly prefix: string;
 }
 
-/** How a streaming route sends its answer (routes.yaml `stream`); only Server-Sent Events so far. */
-export type AnswerStream = 'sse';
+/**
+ * How a route answers as Server-Sent Events (routes.yaml `stream`, docs/routes-yaml.md): always, or
+ * when the client asks; through which profile operation; and how the protocol writes an error that
+ * happens once the stream has begun.
+ */
+export interface RouteStream {
+  /** The body field (a JSON pointer, as segments) whose value `true` asks for a stream; null: the route always streams. */
+  readonly askedBy: readonly string[] | null;
+  /** The profile operation a streamed request calls; null: the route's own. */
+  readonly operation: string | null;
+  /** Where each event's data carries files, each handed out as a gateway link; null: the route's `links`. */
+  readonly links: LinkPlaces | null;
+  /** The error event of the client's protocol (JSONata over the error: `{code, message, param, status, error}`); null: `event: error` with the error body. */
+  readonly error: Mapping | null;
+}
 
 /** Which engine runs a route (docs/routes-yaml.md, "routes.yaml"). */
 export type RouteKind = 'sync' | 'task-submit' | 'task-query' | 'task-content' | 'task-list' | 'task-delete' | 'model-list' | 'model-get' | 'link-content';

@@ -6,6 +6,7 @@ import type { ValidateFunction } from 'ajv';
 import type { Mapping } from '../mapping/mapping.js';
 import type { Secret } from './secret.js';
 import type { CompiledAuth } from '../signers/signer.js';
+import type { EventFraming } from '../upstream/event-stream.js';
 import type { CompiledRoute, ModelSet } from './snapshot-routes.js';
 
 export type * from './snapshot-routes.js';
@@ -48,9 +49,15 @@ export interface CompiledOperation {
     /** How the body mapping's output is sent: JSON text, or multipart/form-data (data URIs become files). */
     readonly encoding: 'json' | 'multipart';
   };
-  /** `type`: how a 2xx answer is read, parsed as JSON or kept as bytes of any media type (docs/channels-yaml.md, `response.type`). */
-  readonly response: { readonly body: Mapping; readonly maxBytes: number; readonly type: 'json' | 'bytes' };
+  /**
+   * `type`: how a 2xx answer is read, parsed as JSON, kept as bytes of any media type, or read as a
+   * stream of events, each mapped by `body` as it arrives (docs/channels-yaml.md, `response.type`).
+   * `maxBytes` bounds the whole answer, or one event of a stream.
+   */
+  readonly response: { readonly body: Mapping; readonly maxBytes: number; readonly type: 'json' | 'bytes' | 'stream'; readonly stream: StreamLimits | null };
   readonly error: Mapping | null;
+  /** The vendor models the operation serves (`models`: names, or patterns ending in `*`); null: every model. */
+  readonly models: ModelSet | null;
   /**
    * Synchronous routes over an asynchronous vendor: the response mapping gives a task update, the
    * engine follows it with the profile's task query until it ends, then `answer` maps the finished
@@ -58,6 +65,15 @@ export interface CompiledOperation {
    */
   /** `resultType`: the type of a result the vendor leaves untyped. */
   readonly await: { readonly answer: Mapping; readonly intervalMs: number; readonly timeoutMs: number; readonly resultType: string } | null;
+}
+
+/** How a streamed answer is read (`response.type: stream`): its framing and how long it may idle or last. */
+export interface StreamLimits {
+  readonly framing: EventFraming;
+  /** Longest wait for the vendor's next event (or for a slow client to take the last one); null: the channel's `timeouts.body_ms`. */
+  readonly idleMs: number | null;
+  /** Longest the whole stream may last. */
+  readonly maxMs: number;
 }
 
 /** A vendor document or official SDK a profile was checked against, and when. */

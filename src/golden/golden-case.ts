@@ -36,7 +36,8 @@ export interface GoldenStep {
   readonly then?: readonly { readonly upstream_response: UpstreamAnswer; readonly upstream: RecordedRequest | null }[];
   /**
    * The public answer; headers listed here are compared, others ignored. A body that is not JSON is
-   * its text; an event stream (`text/event-stream`) is the list of its frames' data, parsed as JSON.
+   * its text; an event stream (`text/event-stream`) is the list of its frames: each frame's data
+   * parsed as JSON, or `{event, data}` for a frame that names its event.
    */
   readonly response: { readonly status: number; readonly headers?: Record<string, string>; readonly body: unknown };
 }
@@ -52,6 +53,14 @@ export interface UpstreamAnswer {
   readonly body?: unknown;
   readonly raw_body?: string;
   readonly body_base64?: string;
+  /**
+   * A streamed answer (`text/event-stream` unless the headers say otherwise): its events in order,
+   * each written on its own, `{event?, data}` as one SSE event (`data` sent as JSON) or `{raw}`, text
+   * sent as it is (a malformed event, NDJSON lines).
+   */
+  readonly events?: readonly ({ readonly event?: string; readonly data: unknown } | { readonly raw: string })[];
+  /** How a streamed answer ends: `end` (default) or `cut`, the connection destroyed after the last event. */
+  readonly stream_end?: 'end' | 'cut';
 }
 
 /** A request as the fake vendor received it. */

@@ -1,6 +1,6 @@
 import busboy from 'busboy';
 import { createHash } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { GoldenStep, RecordedRequest, UpstreamAnswer } from './golden-case.js';
 
@@ -53,7 +53,8 @@ export async function startRecordingVendor(): Promise<RecordingVendor> {
           status: 500,
           raw_body: `golden case has no upstream_response for vendor call ${n + 1}`,
         };
-        if (answer.body_base64 !== undefined) res.writeHead(answer.status, answer.headers).end(Buffer.from(answer.body_base64, 'base64'));
+        if (answer.events !== undefined) await sendEvents(res, answer);
+        else if (answer.body_base64 !== undefined) res.writeHead(answer.status, answer.headers).end(Buffer.from(answer.body_base64, 'base64'));
         else
           res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers }).end(answer.raw_body ?? JSON.stringify(answer.body ?? null));
       })();
@@ -89,12 +90,31 @@ export function scriptedAnswerProblems(step: GoldenStep): string[] {
   ];
   return answers.flatMap(([where, answer]) => {
     if (!answer) return [];
-    const given = (['body', 'raw_body', 'body_base64'] as const).filter((k) => answer[k] !== undefined);
-    const problems = given.length > 1 ? [`${where} gives ${given.join(' and ')}; give one of body, raw_body, body_base64`] : [];
+    const given = (['body', 'raw_body', 'body_base64', 'events'] as const).filter((k) => answer[k] !== undefined);
+    const problems = given.length > 1 ? [`${where} gives ${given.join(' and ')}; give one of body, raw_body, body_base64, events`] : [];
+    if (answer.stream_end !== undefined && answer.events === undefined) problems.push(`${where}.stream_end needs events`);
     if (answer.body_base64 !== undefined && (typeof answer.body_base64 !== 'string' || !BASE64.test(answer.body_base64)))
       problems.push(`${where}.body_base64 is not base64 (standard alphabet, padded)`);
     return problems;
   });
+}
+
+/**
+ * A scripted event stream: each event written on its own and flushed before the next (the gateway
+ * must relay them as they come), then the end or, for `stream_end: cut`, a destroyed connection
+ * (no end of the chunked body: a vendor cut off mid-stream).
+ */
+async function sendEvents(res: ServerResponse, answer: UpstreamAnswer): Promise<void> {
+  res.writeHead(answer.status, { 'content-type': 'text/event-stream', ...answer.headers });
+  for (const e of answer.events ?? []) {
+    const text = 'raw' in e ? e.raw : `${e.event !== undefined ? `event: ${e.event}\n` : ''}data: ${JSON.stringify(e.data)}\n\n`;
+    if (!res.write(text)) await new Promise((r) => res.once('drain', r));
+  }
+  if (answer.stream_end === 'cut') {
+    // Let the events written go out first: the cut is of the stream's end, not of its events.
+    await new Promise<void>((r) => res.socket?.write('', () => r()) ?? r());
+    res.socket?.destroy();
+  } else res.end();
 }
 
 /** The parts of a multipart body as a case records them: text parts by value, files by size and digest. */

@@ -170,16 +170,20 @@ function send(base: string, gcase: GoldenStep): Promise<Exchange['response']> {
 }
 
 /**
- * An event stream as a case records it: the data of its frames, each parsed as JSON, when the text
- * is exactly such frames (`data: <json>` and a blank line, CRLF line ends). Anything else throws,
+ * An event stream as a case records it: its frames in order, each its data parsed as JSON, or
+ * `{event, data}` when the frame names its event, when the text is exactly such frames (an optional
+ * `event: <name>` line, one `data: <json>` line, a blank line, CRLF line ends). Anything else throws,
  * and the caller records the text itself: a change of framing shows in the diff.
  */
 function sseEvents(text: string): unknown[] {
   const frames = text.split('\r\n\r\n');
   if (frames.pop() !== '') throw new Error('the stream does not end with a whole frame');
   return frames.map((f) => {
-    if (!f.startsWith('data: ') || /[\r\n]/.test(f)) throw new Error(`not a one-line data frame: ${f.slice(0, 40)}`);
-    return JSON.parse(f.slice('data: '.length)) as unknown;
+    const named = /^event: ([^\r\n]*)\r\n(data: [^\r\n]*)$/.exec(f);
+    const line = named ? (named[2] ?? '') : f;
+    if (!line.startsWith('data: ') || /[\r\n]/.test(line)) throw new Error(`not a one-line data frame: ${f.slice(0, 40)}`);
+    const data = JSON.parse(line.slice('data: '.length)) as unknown;
+    return named ? { event: named[1], data } : data;
   });
 }
 

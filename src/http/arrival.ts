@@ -48,6 +48,7 @@ export class Arrival<R extends KeyedRoute> implements RequestContext<R> {
   warning: string | null = null;
   holder: string | null = null;
   source: { readonly task: TaskRecord; readonly choice: ChannelChoice } | null = null;
+  streamed = false;
   candidates: readonly ChannelChoice[] = NO_CHANNELS;
   served = '';
   answer: unknown = undefined;

@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { catalogue } from '../errors/catalogue.js';
 import { GatewayError } from '../errors/gateway-error.js';
+import type { Mapping } from '../mapping/mapping.js';
 
 /** The body of an error answer: shape A or shape B of docs/spec/interface.md section 7. */
 export function errorBody(err: GatewayError): unknown {
@@ -23,8 +24,10 @@ export function sendError(res: ServerResponse, thrown: unknown, log: Logger, req
   else if (status >= 500 && err.code !== 'store_unavailable') log.warn(fields, err.message);
   else log.info(fields, err.message);
   if (res.headersSent) {
-    // Too late for a clean answer: cut the connection so the client sees a failure, not a short body.
-    res.destroy();
+    // A stream that failed after its first event has already written the protocol's error event and
+    // ended (streamErrorEvent); anything else is too late for a clean answer: cut the connection so
+    // the client sees a failure, not a short body.
+    if (!res.writableEnded) res.destroy();
     return;
   }
   const body = JSON.stringify(errorBody(err));
@@ -37,6 +40,32 @@ export function sendError(res: ServerResponse, thrown: unknown, log: Logger, req
   if (err.details.retryAfter !== undefined && waitMeansSomething(status)) headers['retry-after'] = Math.max(1, Math.ceil(err.details.retryAfter));
   res.writeHead(status, headers);
   res.end(body);
+}
+
+/**
+ * The error event a stream ends with when it fails after its first event (docs/routes-yaml.md,
+ * "Streams"): the route's `stream.error` mapping over `{code, message, param, status, error}` (the
+ * usual error body as `error`), which gives `{event?, data}` in the client's protocol; without one,
+ * or when it fails, `event: error` with the usual body. The status can no longer be sent: it is
+ * only in the event.
+ */
+export async function streamErrorEvent(err: GatewayError, mapping: Mapping | null): Promise<{ event: string | null; data: unknown }> {
+  const body = errorBody(err);
+  const fallback = { event: 'error', data: body };
+  if (!mapping) return fallback;
+  try {
+    const out = (await mapping.evaluate({
+      code: err.code,
+      message: err.message,
+      param: err.details.param ?? '',
+      status: catalogue[err.code].status,
+      error: body,
+    })) as { event?: unknown; data?: unknown } | undefined;
+    if (!out || typeof out !== 'object' || out.data === undefined) return fallback;
+    return { event: typeof out.event === 'string' && out.event !== '' ? out.event : null, data: out.data };
+  } catch {
+    return fallback;
+  }
 }
 
 /**

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { CompiledRoute, LinkPlaces, SyncRoute } from '../config/snapshot.js';
 import type { Next } from '../pipeline/compose.js';
+import { StreamAnswer } from '../pipeline/open-stream.js';
 import type { RequestContext } from '../pipeline/context.js';
 import type { LinkRecord, Store } from '../store/store.js';
 
@@ -55,7 +56,13 @@ const MEDIA_TYPE = /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,63}\/[A-Za-z0-9][A-Za-z0-
 
 /** The `linkFiles` stage: the answer's files become gateway links (`handOutLinks`), through the channel that served it. */
 export async function linkFiles(ctx: RequestContext<SyncRoute>, next: Next<RequestContext<SyncRoute>>, deps: LinkDeps): Promise<void> {
-  ctx.answer = await handOutLinks(ctx, ctx.answer, ctx.served, deps);
+  const { answer } = ctx;
+  if (answer instanceof StreamAnswer) {
+    // A stream's files are handed out event by event as the relay writes them, at the stream's places.
+    const places = ctx.route.links.mode === 'pass' ? ctx.route.links : (ctx.route.stream?.links ?? ctx.route.links);
+    const channel = ctx.served;
+    if (places.mode !== 'pass') answer.rewrite = (data) => handOutLinks(ctx, data, channel, deps, places);
+  } else ctx.answer = await handOutLinks(ctx, answer, ctx.served, deps);
   return next(ctx);
 }
 
@@ -65,8 +72,13 @@ export async function linkFiles(ctx: RequestContext<SyncRoute>, next: Next<Reque
  * a stored result), or every vendor URL of the answer when it names none. An answer the route
  * passes as it is (`pass_vendor_url`) is returned untouched, as is one that carries no file.
  */
-export async function handOutLinks(ctx: RequestContext<SyncRoute>, answer: unknown, channel: string, deps: LinkDeps): Promise<unknown> {
-  const places = ctx.route.links;
+export async function handOutLinks(
+  ctx: RequestContext<SyncRoute>,
+  answer: unknown,
+  channel: string,
+  deps: LinkDeps,
+  places: LinkPlaces = ctx.route.links,
+): Promise<unknown> {
   const route = ctx.snapshot.routes.find((r) => r.kind === 'link-content');
   if (!places || places.mode === 'pass' || !route) return answer;
   const now = ctx.now.getTime();

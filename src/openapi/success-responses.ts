@@ -63,12 +63,24 @@ function successResponses(r: CompiledRoute, schemas: SchemaComponents): Record<s
   switch (r.kind) {
     case 'sync': {
       const headers = { ...REQUEST_ID, ...WARNING };
-      if (r.stream === 'sse') {
-        const frame = r.response ? `a \`${schemas.refOf(r.response).$ref.split('/').at(-1)}\` (components/schemas)` : "the route's answer";
-        const description =
-          `Server-Sent Events: one frame \`data: <answer JSON>\` followed by a blank line (CRLF line ends), where the answer is ${frame}; ` +
-          'the stream ends when the answer ends, with no `[DONE]` event. Errors come before the stream, as JSON with their status.';
-        return { '200': { description, headers, content: { 'text/event-stream': { schema: { type: 'string' } } } } };
+      if (r.stream) {
+        const events = { 'text/event-stream': { schema: { type: 'string' } } };
+        const frame = r.response ? `\`${schemas.refOf(r.response).$ref.split('/').at(-1)}\` (components/schemas)` : "the route's answer";
+        const how =
+          'Server-Sent Events, each `event: <name>` (where the protocol names its events) and `data: <JSON>` followed by a blank line (CRLF line ends). ' +
+          `A vendor that streams is relayed event by event, in this route's public shape (for a vendor that answers whole: one frame, a ${frame}); ` +
+          'the stream ends with the answer, with no `[DONE]` event. Errors before the first event are JSON with their status; ' +
+          'a failure after it is the protocol\'s error event, and the stream ends (docs/routes-yaml.md, "Streams").';
+        if (!r.stream.askedBy) return { '200': { description: how, headers, content: events } };
+        const json = jsonAnswer(r, schemas, "The vendor's answer in this route's public shape.");
+        const field = r.stream.askedBy.join('.');
+        return {
+          '200': {
+            description: `${json.description} With \`${field}: true\` (for the models whose vendor streams): ${how}`,
+            headers,
+            content: { ...json.content, ...events },
+          },
+        };
       }
       return { '200': { ...jsonAnswer(r, schemas, "The vendor's answer in this route's public shape."), headers } };
     }

@@ -1,12 +1,11 @@
 import type { ServerResponse } from 'node:http';
 
 /**
- * The answer of a route with `stream: sse` (docs/routes-yaml.md, "routes.yaml reference"): Server-Sent Events
- * as the streaming APIs these routes stand in for send them, and as their official clients read
- * them. The vendors behind such routes answer whole, so the gateway sends the mapped answer as one
- * frame once it is complete: every failure comes before the first byte and is the route's usual
- * JSON error with its status (error-boundary.ts), which the clients read as they do for the JSON
- * route. Nothing is left to fail once the first byte is written, so no error frame is needed.
+ * Server-Sent Events as the streaming APIs our routes stand in for send them, and as their official
+ * clients read them (docs/routes-yaml.md, "Streams"). A vendor that streams is relayed event by event
+ * (relay-stream.ts); one whose operation answers whole is sent as one frame once its answer is
+ * complete (`sendSse`): every failure then comes before the first byte and is the route's usual
+ * JSON error with its status (error-boundary.ts).
  */
 
 /** The event stream's media type, with no parameters (as those APIs send it). */
@@ -17,8 +16,9 @@ export const SSE_CONTENT_TYPE = 'text/event-stream';
  * SSE format allows, and the one those APIs use; their clients split on it as on LF). JSON.stringify
  * escapes every line break inside strings, so the data is a single line: no second `data:` line.
  */
-export function sseFrame(value: unknown): string {
-  return `data: ${JSON.stringify(value)}\r\n\r\n`;
+export function sseFrame(value: unknown, event: string | null = null): string {
+  // An event name is one line: a line break in it would start a field of the client's choosing.
+  return event === null ? `data: ${JSON.stringify(value)}\r\n\r\n` : `event: ${event.replace(/[\r\n]/g, ' ')}\r\ndata: ${JSON.stringify(value)}\r\n\r\n`;
 }
 
 /**

@@ -5,6 +5,7 @@ import { quote } from '../quota/price.js';
 import { withFallback } from '../routing/attempts.js';
 import { callOperation } from '../pipeline/call-operation.js';
 import { mapAnswer } from '../pipeline/call-upstream.js';
+import { openStream, StreamAnswer } from '../pipeline/open-stream.js';
 import type { Next } from '../pipeline/compose.js';
 import type { RequestContext } from '../pipeline/context.js';
 import { awaitTask } from './awaited.js';
@@ -13,7 +14,8 @@ import type { SyncDeps } from './deps.js';
 /**
  * The stages of a synchronous operation after its channels are chosen (docs/routing.md, "Retries and
  * fallback"): hold the price, call the channels in turn until one answers; the answer's resources
- * and files are then recorded (`recordCreated`, `linkFiles`) before the hold settles.
+ * and files are then recorded (`recordCreated`, `linkFiles`) before the hold settles. A vendor that
+ * streams answers once its first event is in; the rest is relayed by `respond` (relay-stream.ts).
  */
 
 /**
@@ -30,10 +32,24 @@ export async function holdQuota(ctx: RequestContext<SyncRoute>, next: Next<Reque
   const hold = await holdPrice(deps.store, ctx.token, price, { ref: ctx.ref, model, expiresAt }, ctx.log, ctx.now.getTime());
   try {
     await next(ctx);
+    // A stream is still to be relayed: its relay settles the hold before the event that delivers
+    // the result, or refunds it (relay-stream.ts).
+    if (ctx.answer instanceof StreamAnswer) {
+      ctx.answer.settlement = {
+        settle: async () => {
+          await hold.settle();
+          ctx.facts.units = price;
+        },
+        refund: () => hold.refund(),
+      };
+      return;
+    }
     // Before the answer leaves: once the client has it, a crash must not give its price back.
     await hold.settle();
     ctx.facts.units = price;
   } catch (err) {
+    // A stream opened by a stage that then failed is closed with the request.
+    if (ctx.answer instanceof StreamAnswer) ctx.answer.stream.cut();
     await hold.refund();
     throw err;
   }
@@ -53,6 +69,11 @@ export async function callWithFallback(ctx: RequestContext<SyncRoute>, next: Nex
     async (choice, attempt) => {
       ctx.served = choice.channel.name;
       const op = choice.operation;
+      // A vendor that streams: the call succeeds once its first event is in (open-stream.ts).
+      if (op.response.type === 'stream') {
+        const { stream, first } = await openStream(ctx, choice, deps.pools);
+        return new StreamAnswer(stream, first);
+      }
       const { res, mctx } = await callOperation(ctx, choice, deps.pools);
       const mapped = await mapAnswer(op, res, mctx);
       if (!op.await) return mapped;

@@ -77,6 +77,8 @@ export interface RequestContext<R extends CompiledRoute = CompiledRoute> {
   holder: string | null;
   /** `sourceTask`: a remix's source task and the one channel that can work on it. */
   source: { readonly task: TaskRecord; readonly choice: ChannelChoice } | null;
+  /** `chooseChannels`: whether the answer is a stream of events (routes.yaml `stream`: the route always streams, or the client asked). */
+  streamed: boolean;
   /** `rankChannels`: the channels to try, in order. */
   candidates: readonly ChannelChoice[];
   /** `callWithFallback`: the channel whose call served the request. */

@@ -1,4 +1,4 @@
-import { channelsForModel, isModelRoute, routeServesModel } from '../config/lookups.js';
+import { channelsForModel, isModelRoute, operationServing, routeServesModel } from '../config/lookups.js';
 import type { ModelRoute, Snapshot } from '../config/snapshot.js';
 import type { TokenRecord } from '../store/store.js';
 
@@ -21,7 +21,7 @@ export function mayUseModel(snapshot: Snapshot, token: Pick<TokenRecord, 'group'
   if (token.models && !token.models.includes(model)) return false;
   const channels = channelsForModel(snapshot, model).filter((c) => c.groups.has(token.group));
   if (channels.length === 0) return false;
-  return namingRoutes(snapshot).some((r) => routeServesModel(r, model) && channels.some((c) => c.profile.operations.has(r.operation)));
+  return namingRoutes(snapshot).some((r) => routeServesModel(r, model) && channels.some((c) => operationServing(c, r.operation, model) !== undefined));
 }
 
 /**

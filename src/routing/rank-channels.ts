@@ -1,4 +1,4 @@
-import { channelsForModel, routeServesModel, upstreamModelOf } from '../config/lookups.js';
+import { channelsForModel, operationServing, routeServesModel, upstreamModelOf } from '../config/lookups.js';
 import type { CompiledChannel, CompiledOperation, ModelRoute, Snapshot } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { TokenRecord } from '../store/store.js';
@@ -25,8 +25,15 @@ export type RankedFor = Pick<TokenRecord, 'group' | 'models'>;
  * (each place drawn by weight among the channels not yet placed), so the first choice follows the
  * weights and a fallback spreads the same way.
  */
-export function rankChannels(snapshot: Snapshot, route: ModelRoute, model: string, token: RankedFor, random: () => number = Math.random): ChannelChoice[] {
-  return inTiers(eligibleChannels(snapshot, route, model, token), model, random);
+export function rankChannels(
+  snapshot: Snapshot,
+  route: ModelRoute,
+  model: string,
+  token: RankedFor,
+  random: () => number = Math.random,
+  operation: string = route.operation,
+): ChannelChoice[] {
+  return inTiers(eligibleChannels(snapshot, route, model, token, operation), model, random);
 }
 
 /**
@@ -35,15 +42,16 @@ export function rankChannels(snapshot: Snapshot, route: ModelRoute, model: strin
  * depend on chance (the admin playground).
  */
 export function likeliestOrder(snapshot: Snapshot, route: ModelRoute, model: string, token: RankedFor): ChannelChoice[] {
-  return inTiers(eligibleChannels(snapshot, route, model, token), model, null);
+  return inTiers(eligibleChannels(snapshot, route, model, token, route.operation), model, null);
 }
 
 /**
  * The channels that may serve a request, in declaration order: the channel serves the model
- * (exactly, or by pattern when none names it), its profile defines the route's operation, and it
- * serves the token's group. None is the client's error: `model_not_found` or `model_not_allowed`.
+ * (exactly, or by pattern when none names it), its profile defines the operation (the route's, or
+ * its stream's) for that model, and it serves the token's group. None is the client's error:
+ * `model_not_found` or `model_not_allowed`.
  */
-function eligibleChannels(snapshot: Snapshot, route: ModelRoute, model: string, token: RankedFor): Serving[] {
+function eligibleChannels(snapshot: Snapshot, route: ModelRoute, model: string, token: RankedFor, name: string): Serving[] {
   if (!routeServesModel(route, model)) {
     throw new GatewayError('model_not_found', `model ${JSON.stringify(model.slice(0, 200))} is not served on this route`, { param: 'model' });
   }
@@ -52,7 +60,7 @@ function eligibleChannels(snapshot: Snapshot, route: ModelRoute, model: string, 
   }
   const serving: Serving[] = [];
   for (const channel of channelsForModel(snapshot, model)) {
-    const operation = channel.profile.operations.get(route.operation);
+    const operation = operationServing(channel, name, model);
     if (operation) serving.push({ channel, operation });
   }
   if (serving.length === 0) {

@@ -77,7 +77,11 @@ export async function send(pools: Pools, channel: CompiledChannel, req: Upstream
  * channel's header and body timeouts and the operation's size limit.
  */
 export async function dispatch(pools: Pools, channel: CompiledChannel, req: UpstreamRequest, maxBytes: number): Promise<UpstreamResponse> {
-  const res = await send(pools, channel, req);
+  return readAnswer(await send(pools, channel, req), channel, maxBytes);
+}
+
+/** Reads an answer `send` returned whole, within `maxBytes` (a streamed operation's error answer is read this way). */
+export async function readAnswer(res: Dispatcher.ResponseData, channel: CompiledChannel, maxBytes: number): Promise<UpstreamResponse> {
   const declared = Number(res.headers['content-length'] ?? NaN);
   const tooLarge = () => new GatewayError('bad_response', `the upstream answer is larger than ${maxBytes} bytes`, { upstream: { phase: 'unknown' } });
   if (declared > maxBytes) {

@@ -1,8 +1,8 @@
 /**
  * The streaming alpha route, `POST /v1beta/models/{model}:streamGenerateContent?alt=sse`, on the
  * wire (test/clients/google-client.test.ts drives it with the official client): the exact bytes of the
- * answer, Server-Sent Events of one frame framed as the Google API frames them; the JSON errors it
- * answers before any frame; and its requests in the metrics under their own route.
+ * answer, the vendor's chunks relayed as Server-Sent Events framed as the Google API frames them; the
+ * JSON errors it answers before any frame; and its requests in the metrics under their own route.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -60,34 +60,48 @@ describe('POST /v1beta/models/{model}:streamGenerateContent?alt=sse on the wire'
   });
   after(() => h.close());
 
-  test('one frame `data: <json>\\r\\n\\r\\n` as text/event-stream of undeclared length; its JSON is what generateContent answers', async () => {
+  test("the vendor's chunks, each `data: <json>\\r\\n\\r\\n`, as text/event-stream of undeclared length; joined, they are what generateContent answers", async () => {
+    const streams = h.sim.stats.requests;
     const a = await post(h.url, `${STREAM}?alt=sse`, requestBody(), { ...auth, 'x-request-id': 'stream-bytes-1' });
     const text = a.body.toString('utf8');
     assert.equal(a.status, 200, text.slice(0, 300));
+    assert.equal(h.sim.stats.requests, streams + 1, 'one vendor call');
     assert.equal(a.headers['content-type'], 'text/event-stream');
     // A stream: its length is not declared up front, the end of the stream ends it (no `[DONE]`).
     assert.equal(a.headers['content-length'], undefined);
     assert.equal(a.headers['transfer-encoding'], 'chunked');
     assert.equal(a.headers['x-request-id'], 'stream-bytes-1');
-    assert.match(text, /^data: \{[^\r\n]*\}\r\n\r\n$/, `not one frame: ${JSON.stringify(text.slice(0, 100))} … ${JSON.stringify(text.slice(-20))}`);
-    const frame = JSON.parse(text.slice('data: '.length, -'\r\n\r\n'.length));
+    assert.match(text, /^(data: \{[^\r\n]*\}\r\n\r\n)+$/, `not data frames: ${JSON.stringify(text.slice(0, 100))} … ${JSON.stringify(text.slice(-20))}`);
+    const frames = text
+      .split('\r\n\r\n')
+      .slice(0, -1)
+      .map((f) => JSON.parse(f.slice('data: '.length)));
+    // The simulator streams the text in two pieces, then the image: relayed as they are, not joined.
+    assert.equal(frames.length, 3, `${frames.length} frames`);
+    const last = frames.at(-1);
+    for (const f of frames.slice(0, -1)) assert.equal(f.candidates[0].finishReason, undefined, 'only the last chunk finishes');
+    assert.equal(last.candidates[0].finishReason, 'STOP');
 
     const plain = await postJson(h.url, `/v1beta/models/${MODEL}:generateContent`, requestBody(), auth);
     assert.equal(plain.status, 200, plain.text.slice(0, 300));
-    // The same answer mapping: the same fields, the same usage; only the vendor's random parts differ.
-    assert.deepEqual(Object.keys(frame).sort(), Object.keys(plain.json).sort());
-    assert.deepEqual(frame.usageMetadata, plain.json.usageMetadata);
-    assert.equal(frame.modelVersion, MODEL);
-    const [textPart, imagePart] = frame.candidates[0].content.parts;
-    assert.equal(textPart.text, plain.json.candidates[0].content.parts[0].text);
+    // The same normalisation: the last chunk has the fields and the whole usage of generateContent's answer.
+    assert.deepEqual(Object.keys(last).sort(), Object.keys(plain.json).sort());
+    assert.deepEqual(last.usageMetadata, plain.json.usageMetadata);
+    for (const f of frames) assert.equal(f.modelVersion, MODEL);
+    const parts = frames.flatMap((f) => f.candidates[0].content.parts);
+    const joined = parts
+      .filter((p) => typeof p.text === 'string')
+      .map((p) => p.text)
+      .join('');
+    assert.equal(joined, plain.json.candidates[0].content.parts[0].text);
+    const imagePart = parts.find((p) => p.inlineData);
     assert.equal(imagePart.inlineData.mimeType, 'image/png');
     const size = pngSize(Buffer.from(imagePart.inlineData.data, 'base64'));
-    assert.ok(size, 'the frame carries no PNG');
+    assert.ok(size, 'the stream carries no PNG');
     assert.equal(size.width * 4, size.height * 3, `${size.width}x${size.height} is not 3:4`);
-    assert.equal(frame.candidates[0].finishReason, 'STOP');
   });
 
-  test('a blocked prompt is a frame too (a 200 with promptFeedback, as generateContent answers it)', async () => {
+  test('a blocked prompt is one frame (a 200 with promptFeedback, as generateContent answers it)', async () => {
     const body = requestBody();
     body.contents[0]!.parts[0]!.text = 'a lighthouse [sim:block]';
     const a = await post(h.url, `${STREAM}?alt=sse`, body, auth);

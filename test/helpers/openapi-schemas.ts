@@ -51,10 +51,10 @@ export function operationOfRoute(doc: OpenApiDocument, r: CompiledRoute): { path
 
 /**
  * A validator of a route's JSON answers as the document states them: the operation's answer with
- * `status`; on a `stream: sse` route, of each frame's data (its declared answer's component).
+ * `status`; on a route that always streams, of each frame's data (its declared answer's component).
  */
 export function answerValidator(doc: OpenApiDocument, schemas: DocumentSchemas, r: CompiledRoute, status = '200'): ValidateFunction {
-  if (r.kind === 'sync' && r.stream === 'sse') {
+  if (r.kind === 'sync' && r.stream !== null && r.stream.askedBy === null) {
     if (!r.response) throw new Error(`route ${r.id} declares no answer schema`);
     return schemas.component(basename(r.response.schemaFile).replace(/\.json$/, ''));
   }
