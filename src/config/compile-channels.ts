@@ -1,6 +1,6 @@
 import { type ConfigIssue, errorsSince } from './issues.js';
 import { compileMappingAt as mapping } from './compile-mapping.js';
-import type { Mapping } from '../mapping/mapping.js';
+import { compileOperation, type RawOperation } from './compile-operation.js';
 import { Secret } from './secret.js';
 import { compileAuth } from '../signers/registry.js';
 import type {
@@ -16,27 +16,11 @@ import type {
   SourceKind,
 } from './snapshot.js';
 import type { MissingEnv } from './env.js';
-import { parseSize } from '../schema/sizes.js';
 import { placeOf, type YamlSource } from './yaml-source.js';
-import { modelSet, routeMayServePrefix, type RouteDraft } from './compile-route-draft.js';
-import type { EventFraming } from '../upstream/event-stream.js';
+import { routeMayServePrefix, type RouteDraft } from './compile-route-draft.js';
 import { DEFAULT_POLLING, routeServesModel } from './lookups.js';
 import { channelConcurrency, keepAliveMs, queuePolicy, type RawQueue } from './compile-limits.js';
 
-interface RawOperation {
-  request: { method: string; path: string; query?: string; headers?: string; body?: string; encoding?: 'json' | 'multipart' };
-  response: {
-    body: string;
-    max_bytes?: number | string;
-    type?: 'json' | 'bytes' | 'stream';
-    events?: EventFraming;
-    idle_ms?: number;
-    max_ms?: number;
-  };
-  error?: string;
-  models?: string[];
-  await?: { answer: string; interval_ms?: number; timeout_ms?: number; result_type?: string };
-}
 interface RawProfile {
   sources?: { name: string; checked: string; note?: string; kind?: SourceKind; pinned?: string }[];
   /** Checked by its scheme's schema (src/signers/). */
@@ -85,15 +69,9 @@ interface RawChannels {
 }
 
 const DEFAULT_TIMEOUTS = { connectMs: 10_000, headersMs: 120_000, bodyMs: 120_000 };
-
-const DEFAULT_RESPONSE_BYTES = 64 * 1024 * 1024;
-/** The longest a streamed answer may last unless its operation says (`response.max_ms`). */
-const DEFAULT_STREAM_MS = 600_000;
 const DEFAULT_BATCH_IDS = 50;
 const DEFAULT_BREAKER = { consecutiveFailures: 5, windowMs: 60_000, minRequests: 20, cooldownMs: 30_000 };
 const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 3, backoffMs: 100, backoffMaxMs: 2_000, deadlineMs: 60_000, retryAfterS: 1 };
-/** A synchronous route over an asynchronous vendor: how often to look, and for how long. */
-const DEFAULT_AWAIT = { intervalMs: 1_000, timeoutMs: 120_000, resultType: 'image' };
 
 /** A channel of the file after `${ENV}` interpolation, with the references that had no value. */
 export interface InterpolatedChannel {
@@ -339,49 +317,6 @@ function breakerPolicy(b: RawChannel['breaker']): BreakerPolicy {
       : null,
     cooldownMs: b?.cooldown_ms ?? DEFAULT_BREAKER.cooldownMs,
   });
-}
-
-/** Compiles one operation's mappings; null when one of them failed (the failure is an issue). */
-function compileOperation(src: YamlSource, op: RawOperation, at: (string | number)[], issues: ConfigIssue[]): CompiledOperation | null {
-  const m = (expr: string | undefined, ...rest: string[]): Mapping | null => (expr === undefined ? null : mapping(src, expr, [...at, ...rest], issues));
-  const before = issues.length;
-  // Compiled in this order, so their issues come in it.
-  const path = m(op.request.path, 'request', 'path');
-  const query = m(op.request.query, 'request', 'query');
-  const headers = m(op.request.headers, 'request', 'headers');
-  const body = m(op.request.body, 'request', 'body');
-  const answerBody = m(op.response.body, 'response', 'body');
-  const error = m(op.error, 'error');
-  const awaited = op.await ? m(op.await.answer, 'await', 'answer') : null;
-  const maxBytes = op.response.max_bytes === undefined ? DEFAULT_RESPONSE_BYTES : parseSize(op.response.max_bytes);
-  const type = op.response.type ?? 'json';
-  const r = op.response;
-  if (type !== 'stream') {
-    for (const key of ['events', 'idle_ms', 'max_ms'] as const)
-      if (r[key] !== undefined) issues.push(src.issue([...at, 'response', key], `${key} is for a streamed answer (response.type: stream)`));
-  }
-  if (type === 'stream' && op.await) issues.push(src.issue([...at, 'await'], 'a streamed answer cannot be awaited as a task'));
-  if (errorsSince(issues, before) || !path || !answerBody || (op.await && !awaited)) return null;
-  return {
-    request: { method: op.request.method, path, query, headers, body, encoding: op.request.encoding ?? 'json' },
-    response: {
-      body: answerBody,
-      maxBytes,
-      type,
-      stream: type === 'stream' ? Object.freeze({ framing: r.events ?? 'sse', idleMs: r.idle_ms ?? null, maxMs: r.max_ms ?? DEFAULT_STREAM_MS }) : null,
-    },
-    error,
-    models: op.models ? modelSet(op.models) : null,
-    await:
-      op.await && awaited
-        ? {
-            answer: awaited,
-            intervalMs: op.await.interval_ms ?? DEFAULT_AWAIT.intervalMs,
-            timeoutMs: op.await.timeout_ms ?? DEFAULT_AWAIT.timeoutMs,
-            resultType: op.await.result_type ?? DEFAULT_AWAIT.resultType,
-          }
-        : null,
-  };
 }
 
 /** Compiles a profile's task protocol: query, optional batch query, result, adoption lookups and content download. */

@@ -1,5 +1,5 @@
 import { isModelRoute, routeServesModel } from './lookups.js';
-import { channelsForModel, upstreamModelOf } from './lookups.js';
+import { channelsForModel, operationServing, upstreamModelOf } from './lookups.js';
 import { proofText } from './profile-proof.js';
 import type { RouteStream, Snapshot } from './snapshot.js';
 
@@ -26,10 +26,14 @@ export function explainModel(snapshot: Snapshot, model: string, group?: string):
     const total = tier.reduce((s, c) => s + c.weight, 0);
     lines.push(`  priority ${p}:`);
     for (const c of tier) {
-      const ops = routes.filter((r) => c.profile.operations.has(r.operation)).map((r) => r.id);
+      const ops = routes.filter((r) => operationServing(c, r.operation, model)).map((r) => r.id);
+      // Routes a client may ask to stream, and whether this channel streams the model there.
+      const asked = routes.flatMap((r) => (r.kind === 'sync' && r.stream?.askedBy && r.stream.operation ? [{ r, op: r.stream.operation }] : []));
+      const streams = asked.filter(({ op }) => operationServing(c, op, model)).map(({ r }) => r.id);
+      const streamNote = asked.length === 0 ? '' : `  streams ${streams.join(',') || 'none (stream: true is refused)'}`;
       lines.push(
         `    ${c.name}  weight ${c.weight} (${Math.round((100 * c.weight) / total)}%)  profile ${c.profile.name} (proof: ${proofText(c.profile)})  ${c.origin}${c.basePath}` +
-          `  upstream model ${upstreamModelOf(c, model)}  groups ${[...c.groups].join(',')}  serves ${ops.join(',') || 'no route of this model'}` +
+          `  upstream model ${upstreamModelOf(c, model)}  groups ${[...c.groups].join(',')}  serves ${ops.join(',') || 'no route of this model'}${streamNote}` +
           `  timeouts connect ${c.timeouts.connectMs} ms, headers ${c.timeouts.headersMs} ms, body ${c.timeouts.bodyMs} ms`,
       );
     }

@@ -6,7 +6,6 @@ import type { ValidateFunction } from 'ajv';
 import type { Mapping } from '../mapping/mapping.js';
 import type { Secret } from './secret.js';
 import type { CompiledAuth } from '../signers/signer.js';
-import type { EventFraming } from '../upstream/event-stream.js';
 import type { CompiledRoute, ModelSet } from './snapshot-routes.js';
 
 export type * from './snapshot-routes.js';
@@ -66,6 +65,9 @@ export interface CompiledOperation {
   /** `resultType`: the type of a result the vendor leaves untyped. */
   readonly await: { readonly answer: Mapping; readonly intervalMs: number; readonly timeoutMs: number; readonly resultType: string } | null;
 }
+
+/** How a vendor frames a streamed answer's events (`response.events`): Server-Sent Events, or newline-delimited JSON. */
+export type EventFraming = 'sse' | 'ndjson';
 
 /** How a streamed answer is read (`response.type: stream`): its framing and how long it may idle or last. */
 export interface StreamLimits {

@@ -1,3 +1,4 @@
+import type { EventFraming } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
 
 /**
@@ -9,8 +10,7 @@ import { GatewayError } from '../errors/gateway-error.js';
  * base64 image) is joined once, from the chunks it came in, when its end arrives.
  */
 
-/** How a vendor frames its events (`response.events`). */
-export type EventFraming = 'sse' | 'ndjson';
+export type { EventFraming };
 
 /** One event as the vendor sent it: its name (SSE `event:`; null when none) and its data, as text. */
 export interface VendorEvent {

@@ -62,12 +62,13 @@ test('the sweep gives back expired holds in pages until none is left, and no liv
   await store.close();
 });
 
-test('a hold outlives the request: deadline, one backoff, the slowest call of any candidate (an await: its timeout and one more look)', () => {
+test('a hold outlives the request: deadline, one backoff, the slowest call of any candidate (an await: its timeout and one more look; a stream: its max_ms)', () => {
   const retry: RetryPolicy = { maxAttempts: 3, backoffMs: 100, backoffMaxMs: 2_000, deadlineMs: 60_000, retryAfterS: 1 };
   const channel = (connectMs: number, headersMs: number, bodyMs: number) =>
     ({ channel: { timeouts: { connectMs, headersMs, bodyMs } } }) as unknown as ChannelChoice;
-  const plain = { await: null } as unknown as CompiledOperation;
-  const awaiting = { await: { timeoutMs: 100_000 } } as unknown as CompiledOperation;
+  const plain = { await: null, response: { stream: null } } as unknown as CompiledOperation;
+  const awaiting = { await: { timeoutMs: 100_000 }, response: { stream: null } } as unknown as CompiledOperation;
+  const streaming = { await: null, response: { stream: { maxMs: 600_000 } } } as unknown as CompiledOperation;
   const a = channel(10_000, 120_000, 60_000);
   const b = channel(1_000, 5_000, 1_000);
   assert.equal(
@@ -77,5 +78,10 @@ test('a hold outlives the request: deadline, one backoff, the slowest call of an
   assert.equal(
     holdLifetimeMs(retry, [b], (c) => (c === b ? awaiting : plain)),
     60_000 + 2_000 + 7_000 + 100_000 + 7_000 + 5_000,
+  );
+  // A streamed answer lasts up to its max_ms, not the body's idle timeout.
+  assert.equal(
+    holdLifetimeMs(retry, [a, b], (c) => (c === b ? streaming : plain)),
+    60_000 + 2_000 + 1_000 + 5_000 + 600_000 + 5_000,
   );
 });
