@@ -1,6 +1,7 @@
 import { type ConfigIssue, errorsSince } from './issues.js';
 import { compileMappingAt as mapping } from './compile-mapping.js';
 import { compileOperation, type RawOperation } from './compile-operation.js';
+import { nearestName } from './did-you-mean.js';
 import { Secret } from './secret.js';
 import { compileAuth } from '../signers/registry.js';
 import type {
@@ -140,6 +141,7 @@ export function compileChannels(
     } else out.push(compiled);
   });
   unusedProfiles(src, profiles, channels, issues);
+  unknownStreamOperations(src, profiles, routes, issues);
   return { profiles, groups, groupConcurrency, groupQueue, groupLimits, retry: retryPolicy(raw.routing), channels: out, leftOut };
 }
 
@@ -153,6 +155,23 @@ function unusedProfiles(
   const used = new Set(channels.map((c) => c.raw.profile));
   for (const name of profiles.keys()) {
     if (!used.has(name)) issues.push(src.issue(['profiles', name], `profile ${name} is not used by any channel`, 'warning'));
+  }
+}
+
+/**
+ * A route that streams through an operation no profile defines could never stream: every request
+ * asking for it would be refused. An error, as an unknown operation of a channel's model is.
+ */
+function unknownStreamOperations(src: YamlSource, profiles: ReadonlyMap<string, CompiledProfile>, routes: readonly RouteDraft[], issues: ConfigIssue[]): void {
+  for (const r of routes) {
+    const op = r.stream?.operation;
+    if (op && ![...profiles.values()].some((p) => p.operations.has(op))) {
+      const near = nearestName(
+        op,
+        [...profiles.values()].flatMap((p) => [...p.operations.keys()]),
+      );
+      issues.push(src.issue(['profiles'], `route ${r.id} streams through operation ${op}, which no profile defines${near ? ` (did you mean ${near}?)` : ''}`));
+    }
   }
 }
 

@@ -178,6 +178,8 @@ export function compileRouteStream(
 ): RouteStream | null {
   const s = r.stream;
   if (s === undefined) return null;
+  // A created resource's id is read from the whole answer, which a stream never has.
+  if (r.resource?.creates !== undefined) report(['stream'], 'a route that creates a resource answers whole; it cannot stream');
   if (s === 'sse') return Object.freeze({ askedBy: null, operation: null, links: null, error: null });
   if (s.when !== undefined && !r.body) report(['stream', 'when'], 'a stream asked for by a body field needs a route body');
   if (s.operation !== undefined && s.operation === r.operation && s.when !== undefined) {
