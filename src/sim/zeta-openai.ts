@@ -12,9 +12,10 @@ import { TaskBook, type SimTask } from './task-book.js';
 
 /**
  * A fake vendor speaking zeta-openai (docs/spec/upstream-protocols.md): asynchronous videos and synchronous
- * images, streamed on request. Secret name `key`; auth `Authorization: Bearer KEY` on every route but `/files/`. The
- * official `openai` package (6.49.0) is the reference: what it sends is accepted, what it documents
- * is enforced, and every answer carries the fields its types require (test/contract/openai-zeta.test.ts).
+ * images, streamed on request. Secret name `key`; auth `Authorization: Bearer KEY` on every route but
+ * `/files/`. The official `openai` package (6.49.0) is the reference: what it sends is accepted, what
+ * it documents is enforced, and every answer carries the fields its types require
+ * (test/contract/openai-zeta.test.ts).
  *
  * Model lines: zeta-image-1 and zeta-image-2 are GPT-image-style, zeta-draw-3 and zeta-draw-2 the
  * dall-e-3 and dall-e-2 style, zeta-video-2 the default video model (the package's `sora-2`); the
@@ -116,8 +117,8 @@ import { TaskBook, type SimTask } from './task-book.js';
  * spritesheet.
  *
  * Errors: `{"error":{"message","type","param","code"}}`. 400 `invalid_request_error` (code
- * `missing_required_parameter` | `invalid_type` | `invalid_value` | `unknown_parameter` | `invalid_json` |
- * null, `param` the field); 401 (missing or wrong key) `invalid_request_error` / `invalid_api_key`; 404
+ * `missing_required_parameter` | `invalid_type` | `invalid_value` | `unknown_parameter` | `unsupported_value` |
+ * `invalid_json` | null, `param` the field); 401 (missing or wrong key) `invalid_request_error` / `invalid_api_key`; 404
  * `invalid_request_error` / null (`video_not_found` for an unknown video id on every /v1/videos/{id}
  * route, the vendor's own word that it does not know the video; `video_not_ready` on content); 429 `requests` / `rate_limit_exceeded`
  * (with `retry-after`); any 5xx `server_error` / `server_error`; other statuses `invalid_request_error` / null.
