@@ -7,11 +7,12 @@
  *
  *   node scripts/spec-extracts/openai.mjs <path to openapi.yaml> [<commit>]
  *
- * Keeps the operations the gateway and the zeta profile use (images generations and edits; videos
- * create, list, retrieve, delete, content and remix) and every component schema they reach through
- * `$ref`, plus the error object (`ErrorResponse`); drops the documentation-only `x-oaiMeta` and the
- * image routes' `text/event-stream` answers (no route streams images). Schemas are otherwise copied
- * as the vendor wrote them: the test converts them for ajv. Prints the source's SHA-256; given the
+ * Keeps the operations the gateway and the zeta profile use (images generations and edits, with
+ * their `text/event-stream` answers: ImageGenStreamEvent and ImageEditStreamEvent, which the
+ * simulator's image streams are held to; videos create, list, retrieve, delete, content and remix)
+ * and every component schema they reach through `$ref`, plus the error object (`ErrorResponse`);
+ * drops the documentation-only `x-oaiMeta`. Schemas are otherwise copied as the vendor wrote them:
+ * the test converts them for ajv. Prints the source's SHA-256; given the
  * commit the file was read at, also writes the extract's entry in test/contract/specs/sources.json.
  * Both files are then formatted by biome (the repository's JSON style).
  */
@@ -36,8 +37,6 @@ const OPERATIONS = {
 };
 /** Components kept whether or not an operation names them: the error answer of every route. */
 const ALSO = ['ErrorResponse'];
-/** Answer media types left out (no gateway route streams images). */
-const DROPPED_MEDIA = new Set(['text/event-stream']);
 
 const [source, commit] = process.argv.slice(2);
 if (!source || (commit !== undefined && !/^[0-9a-f]{40}$/.test(commit))) {
@@ -85,8 +84,6 @@ for (const [path, methods] of Object.entries(OPERATIONS)) {
   for (const method of methods) {
     const op = clean(item[method]);
     if (!op) throw new Error(`the document has no ${method.toUpperCase()} ${path}`);
-    for (const answer of Object.values(op.responses ?? {}))
-      for (const media of Object.keys(answer.content ?? {})) if (DROPPED_MEDIA.has(media)) delete answer.content[media];
     reach(op);
     paths[path][method] = op;
   }
@@ -103,7 +100,7 @@ const extract = {
   'x-extract': {
     from: 'openai/openai-openapi openapi.yaml (see sources.json)',
     by: 'scripts/spec-extracts/openai.mjs',
-    kept: 'the operations below and the component schemas they reach, plus ErrorResponse; x-oaiMeta and text/event-stream answers dropped',
+    kept: 'the operations below (with their text/event-stream answers) and the component schemas they reach, plus ErrorResponse; x-oaiMeta dropped',
   },
   paths,
   components: { schemas: Object.fromEntries([...kept].sort().map((n) => [n, clean(schemas[n])])) },

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { setTimeout as delay } from 'node:timers/promises';
+import { sendEventStream, type StreamEnd, type StreamFault, type StreamStats } from './faults.js';
 import { json } from './http.js';
 
 /**
@@ -9,6 +9,11 @@ import { json } from './http.js';
  * pieces, so a client has to join them): each chunk has the candidate's role and index, the
  * answer's modelVersion and responseId, and usage so far (the prompt only); the last chunk alone
  * has the finishReason and the whole usage. A blocked prompt is one chunk with promptFeedback.
+ *
+ * Mid-stream faults (faults.ts) act after the first chunk: the vendor's error chunk is a frame whose
+ * data is the error body of a 500 (`{"error":{code, message, status}}`, the google.rpc.Status
+ * @google/genai throws as ApiError when a chunk has one), the malformed frame a chunk cut inside
+ * its JSON.
  */
 
 interface Usage {
@@ -57,20 +62,34 @@ function halves(text: string): string[] {
   return cut <= 0 ? [text] : [text.slice(0, cut + 1), text.slice(cut + 1)];
 }
 
+/** How a stream is written: the vendor's error body for its error chunk, the wait between chunks, its fault, what to count. */
+export interface AlphaStreamOptions {
+  readonly error: unknown;
+  readonly gapMs: number;
+  readonly fault: StreamFault | null;
+  readonly stats: StreamStats;
+}
+
+/** One Server-Sent Event as the API frames it: `data: <json>`, CRLF line ends. */
+const frame = (data: unknown) => `data: ${JSON.stringify(data)}\r\n\r\n`;
+
 /**
  * Sends the chunks: with `alt=sse` as Server-Sent Events (`text/event-stream`, each frame `data:
- * <json>` and a blank line, CRLF line ends, no `[DONE]`), written one by one; without it, as the
- * API does, one JSON array of the same chunks. `pauseMs` (a slow-body fault) stalls the stream
- * after its first half.
+ * <json>` and a blank line, CRLF line ends, no `[DONE]`), one write each, the next once the socket
+ * took the last; without it, as the API does, one JSON array of the same chunks (stream faults are
+ * ignored there). A slow-body fault stalls the stream before its second half.
  */
-export async function sendAlphaStream(res: ServerResponse, chunks: readonly unknown[], sse: boolean, pauseMs = 0): Promise<void> {
-  if (!sse) return json(res, 200, chunks);
-  res.writeHead(200, { 'content-type': 'text/event-stream' });
-  const half = Math.ceil(chunks.length / 2);
-  for (const [i, c] of chunks.entries()) {
-    if (pauseMs > 0 && i === half) await delay(pauseMs);
-    if (res.destroyed) return;
-    res.write(`data: ${JSON.stringify(c)}\r\n\r\n`);
+export async function sendAlphaStream(res: ServerResponse, chunks: readonly unknown[], sse: boolean, opts: AlphaStreamOptions): Promise<StreamEnd> {
+  if (!sse) {
+    json(res, 200, chunks);
+    return 'complete';
   }
-  res.end();
+  return sendEventStream(res, {
+    frames: chunks.map((c) => () => frame(c)),
+    errorFrame: frame(opts.error),
+    malformedFrame: 'data: {"candidates": [{"content": {"role": "model", "parts": [{"inlineData": {"mimeType": "image/png", "data": "iVBORw0KGgo\r\n\r\n',
+    gapMs: opts.gapMs,
+    fault: opts.fault,
+    stats: opts.stats,
+  });
 }

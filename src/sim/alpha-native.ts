@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { alphaChunks, sendAlphaStream, type AlphaAnswer } from './alpha-native-stream.js';
-import { applyFault, pickFault } from './faults.js';
+import { applyFault, pickFault, streamFault } from './faults.js';
 import { json, listen, type Simulator } from './http.js';
 import { dropOldest, group } from './invariants.js';
 import { makePng } from './png.js';
@@ -14,6 +14,8 @@ export interface AlphaSimOptions {
   readonly key?: string;
   /** `url` answers `inlineData.data` as a URL served by the simulator instead of base64. */
   readonly imageDelivery?: 'base64' | 'url';
+  /** Milliseconds between two chunks of a `:streamGenerateContent?alt=sse` stream (default 0). */
+  readonly streamGapMs?: number;
 }
 
 const MODELS = new Set(['alpha-3-pro-image-preview', 'alpha-2.5-flash-image-preview', 'alpha-3.1-flash-image-preview']);
@@ -94,13 +96,17 @@ interface Body {
  * shaped like the requested aspect ratio, and can produce every fault of faults.ts (`STATUS:wait:S`
  * states the wait in the body: alphaFaultError). `POST …:streamGenerateContent` streams the same
  * answer in chunks (alpha-native-stream.ts): Server-Sent Events with `?alt=sse`, else a JSON array;
- * errors come before the stream, as JSON with their status, as on generateContent. Prompt markers:
+ * errors come before the stream, as JSON with their status, as on generateContent; the stream forms of
+ * faults.ts (stream-stall, stream-cut, stream-error, stream-malformed, and slow-body) act inside an
+ * SSE stream, after its first chunk, and are ignored elsewhere. Option `streamGapMs`: a wait between
+ * chunks. Stats: requests; of SSE streams: streams, events (chunks written), blocked (streams waiting
+ * for their client to read), abandoned (streams the client left before their end). Prompt markers:
  * `[sim:block]` blocks the prompt (no candidates), `[sim:no-image]` finishes with NO_IMAGE and text only.
  */
 export async function startAlphaSimulator(opts: AlphaSimOptions = {}): Promise<Simulator> {
   const key = opts.key ?? `sim-alpha-${randomBytes(6).toString('hex')}`;
   const faults: string[] = [];
-  const stats = { requests: 0 };
+  const stats = { requests: 0, streams: 0, events: 0, blocked: 0, abandoned: 0 };
   const files = new Map<string, Buffer>();
   let base = '';
   let counter = 0;
@@ -135,9 +141,9 @@ export async function startAlphaSimulator(opts: AlphaSimOptions = {}): Promise<S
     const prompt = parts.map((p) => p.text ?? '').join(' ');
     const fault = pickFault(req, url, prompt, faults);
     const answer = () => answerFor(model, body, prompt, parts);
-    // A slow stream stalls between its frames, not inside one JSON body.
-    const slowStream = stream && fault?.kind === 'slow-body' ? fault.ms : 0;
-    if (fault && !slowStream && (await applyFault(fault, res, alphaFaultError, answer))) return;
+    // A stream's faults act inside it (a slow stream stalls between its frames, not inside one JSON body).
+    const inside = stream ? streamFault(fault) : null;
+    if (fault && !inside && (await applyFault(fault, res, alphaFaultError, answer))) return;
 
     if (!MODELS.has(model)) return json(res, 404, alphaError(404, `models/${model} is not found for API version v1beta.`));
     if (parts.length === 0) return json(res, 400, alphaError(400, '* GenerateContentRequest.contents: contents is not specified'));
@@ -146,7 +152,13 @@ export async function startAlphaSimulator(opts: AlphaSimOptions = {}): Promise<S
         return json(res, 400, alphaError(400, 'Invalid value at inline_data.data: Base64 decoding failed.'));
       }
     }
-    if (stream) return sendAlphaStream(res, alphaChunks(answer()), url.searchParams.get('alt') === 'sse', slowStream);
+    if (stream) {
+      const sse = url.searchParams.get('alt') === 'sse';
+      if (sse) stats.streams++;
+      const end = await sendAlphaStream(res, alphaChunks(answer()), sse, { error: alphaError(500), gapMs: opts.streamGapMs ?? 0, fault: inside, stats });
+      if (end === 'gone') stats.abandoned++;
+      return;
+    }
     json(res, 200, answer());
   }
 

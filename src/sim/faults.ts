@@ -17,6 +17,17 @@ import { json } from './http.js';
  *   `reset`            destroy the connection without an answer
  *   `malformed-json`   a 200 whose body is cut-off JSON
  *   `hang`             never answer
+ * Forms that act inside a streamed answer (Server-Sent Events), each after its first event has been
+ * written; on an answer that is not streamed they are ignored and the answer is normal:
+ *   `stream-stall:MS`  wait MS before the rest of the events (a stalled vendor; the wait ends if
+ *                      the client goes away)
+ *   `stream-cut`       destroy the connection: the chunked body never ends
+ *   `stream-error`     the vendor's own mid-stream error event, then the end of the stream
+ *   `stream-malformed` one frame whose data is cut-off JSON, then the end of the stream
+ * On a streamed answer `slow-body:MS` stalls before the second half of the events, as a slow vendor
+ * streams; every other form acts as on any answer, before it (a status is the vendor's JSON error).
+ * sendEventStream below writes a stream and applies these; the vendor's error event and malformed
+ * frame are the simulator's own.
  */
 export type Fault =
   | { kind: 'status'; status: number; waitS?: number }
@@ -25,7 +36,14 @@ export type Fault =
   | { kind: 'slow-body'; ms: number }
   | { kind: 'reset' }
   | { kind: 'malformed-json' }
-  | { kind: 'hang' };
+  | { kind: 'hang' }
+  | { kind: 'stream-stall'; ms: number }
+  | { kind: 'stream-cut' }
+  | { kind: 'stream-error' }
+  | { kind: 'stream-malformed' };
+
+/** The faults that act inside a streamed answer (slow-body among them: a stream is slow between its events). */
+export type StreamFault = Extract<Fault, { kind: 'slow-body' | 'stream-stall' | 'stream-cut' | 'stream-error' | 'stream-malformed' }>;
 
 /** Parses a fault form; null when it is not one. */
 export function parseFault(text: string | null | undefined): Fault | null {
@@ -39,6 +57,9 @@ export function parseFault(text: string | null | undefined): Fault | null {
   const m = /^(slow-headers|slow-body):([0-9]{1,6})$/.exec(t);
   if (m) return { kind: m[1] as 'slow-headers' | 'slow-body', ms: Number(m[2]) };
   if (t === 'reset' || t === 'malformed-json' || t === 'hang') return { kind: t };
+  const s = /^stream-stall:([0-9]{1,6})$/.exec(t);
+  if (s) return { kind: 'stream-stall', ms: Number(s[1]) };
+  if (t === 'stream-cut' || t === 'stream-error' || t === 'stream-malformed') return { kind: t };
   return null;
 }
 
@@ -97,5 +118,125 @@ export async function applyFault(
       return true;
     case 'hang':
       return true;
+    // Mid-stream faults mean nothing to an answer that is not a stream: it is answered normally.
+    case 'stream-stall':
+    case 'stream-cut':
+    case 'stream-error':
+    case 'stream-malformed':
+      return false;
   }
+}
+
+/** The fault as one acting inside a stream, or null when it acts before the answer (or there is none). */
+export function streamFault(fault: Fault | null): StreamFault | null {
+  if (!fault) return null;
+  const k = fault.kind;
+  return k === 'slow-body' || k === 'stream-stall' || k === 'stream-cut' || k === 'stream-error' || k === 'stream-malformed' ? fault : null;
+}
+
+// ---- event streams --------------------------------------------------------------------------------
+
+/** What the stream writer does, counted for a simulator's stats. */
+export interface StreamStats {
+  /** Events written (handed to the socket), all streams. */
+  events: number;
+  /** Streams now waiting for their client to take what was written ('drain'). */
+  blocked: number;
+}
+
+/** A simulator's event stream, as sendEventStream writes it. */
+export interface EventStream {
+  /** The events in order, each a whole frame, built only when it is about to be written. */
+  readonly frames: readonly (() => string)[];
+  /** The vendor's own mid-stream error event, a whole frame (`stream-error`). */
+  readonly errorFrame: string;
+  /** A frame whose data is cut-off JSON (`stream-malformed`). */
+  readonly malformedFrame: string;
+  /** Milliseconds between two events (a paced vendor); 0 by default. */
+  readonly gapMs?: number;
+  readonly fault?: StreamFault | null;
+  readonly stats?: StreamStats;
+}
+
+/** How a stream ended: all written, ended by its fault, or left by the client first. */
+export type StreamEnd = 'complete' | 'fault' | 'gone';
+
+/**
+ * Writes an event stream (200, `text/event-stream`) the way a vendor does: one write per event, and
+ * the next event only once the socket took the last one ('drain'), so a slow reader slows the
+ * simulator and a stream is never held whole in memory; it stops when the client goes away, in a
+ * wait as much as in a write. A stream fault acts as the module comment says.
+ */
+export async function sendEventStream(res: ServerResponse, s: EventStream): Promise<StreamEnd> {
+  // 'close' also comes after a normal end, but the writer has stopped looking by then.
+  let closed = false;
+  res.once('close', () => (closed = true));
+  const gone = () => closed || res.destroyed;
+  const stats = s.stats ?? { events: 0, blocked: 0 };
+  // Resolves once the last frame left the process (a cut must not drop the event it cuts after).
+  let flushed: Promise<void> = Promise.resolve();
+  const write = async (frame: string): Promise<boolean> => {
+    if (gone()) return false;
+    stats.events++;
+    let taken = true;
+    flushed = new Promise((resolve) => {
+      taken = res.write(frame, () => resolve());
+    });
+    if (!taken) {
+      stats.blocked++;
+      await until(res, 'drain');
+      stats.blocked--;
+    }
+    return !gone();
+  };
+  const fault = s.fault ?? null;
+  // slow-body stalls before the second half of the events, as it did before streams had faults of their own.
+  const half = Math.ceil(s.frames.length / 2);
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  for (const [i, frame] of s.frames.entries()) {
+    const pause = i === 0 ? 0 : fault?.kind === 'slow-body' && i === half ? fault.ms : (s.gapMs ?? 0);
+    if (pause > 0 && !gone()) await wait(res, pause);
+    if (!(await write(frame()))) return 'gone';
+    if (i > 0 || !fault) continue;
+    if (fault.kind === 'stream-stall') await wait(res, fault.ms);
+    else if (fault.kind === 'stream-cut') {
+      // The first write with the headers is corked until the next tick: destroyed now, it would be lost.
+      await Promise.race([flushed, until(res, 'close')]);
+      res.destroy();
+      return 'fault';
+    } else if (fault.kind === 'stream-error' || fault.kind === 'stream-malformed') {
+      if (!(await write(fault.kind === 'stream-error' ? s.errorFrame : s.malformedFrame))) return 'gone';
+      res.end();
+      return 'fault';
+    }
+  }
+  if (gone()) return 'gone';
+  res.end();
+  return 'complete';
+}
+
+/** Resolves on `event` or when the response closes (the client went away), whichever is first. */
+function until(res: ServerResponse, event: string): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off(event, done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on(event, done);
+    res.on('close', done);
+  });
+}
+
+/** Waits `ms`, or less when the client goes away meanwhile. */
+function wait(res: ServerResponse, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      res.off('close', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    res.on('close', done);
+  });
 }

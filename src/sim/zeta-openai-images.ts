@@ -1,12 +1,14 @@
 import { randomBytes } from 'node:crypto';
+import { crc32, deflateSync } from 'node:zlib';
 import { group } from './invariants.js';
 import { makePng } from './png.js';
 import { integer, Invalid, oneOf, text, type Body, type Fields, type Upload } from './zeta-openai-body.js';
 
 /**
  * The synchronous image routes of the zeta-openai simulator (generations and edits): their checks
- * and answers, and the PNG files behind `url` answers. The rules are written out in the top comment
- * of zeta-openai.ts; where the official `openai` package (6.49.0) documents a rule, it is the source.
+ * and answers, and the PNG files behind `url` answers (a streamed answer's events are made from the
+ * same answer: zeta-openai-stream.ts). The rules are written out in the top comment of
+ * zeta-openai.ts; where the official `openai` package (6.49.0) documents a rule, it is the source.
  */
 
 const IMAGE_LINE = ['auto', '1024x1024', '1536x1024', '1024x1536'];
@@ -39,6 +41,8 @@ const DEFAULT_GPT_MODEL = 'zeta-image-1';
 /** Tokens an answer reports per output image and per input image of an edit (arbitrary, stable). */
 const OUT_TOKENS = 1056;
 const IN_IMAGE_TOKENS = 272;
+/** OpenAI's PartialImages: 0 to 3 partial images before the final one. */
+const MAX_PARTIAL_IMAGES = 3;
 
 /** How a model's line answers: GPT image (base64 only, usage), dall-e style (no usage), or another line speaking the protocol. */
 type Style = 'gpt' | 'draw' | 'other';
@@ -59,6 +63,9 @@ export interface ImageJob {
   readonly background: string;
   readonly outputFormat: string;
   readonly quality: string;
+  /** Answered as Server-Sent Events (`stream: true`), with `partials` partial images before the final one. */
+  readonly stream: boolean;
+  readonly partials: number;
 }
 
 /** The pixel size of `size` for `model`: one of the model's official sizes, else "auto" or WxH of 64..4096. */
@@ -75,7 +82,30 @@ function checkSize(model: string, size: string | undefined): [number, number] {
   return [w, h];
 }
 
-/** The fields both image routes share: n, size, response_format, quality, background, output_format. */
+/**
+ * `stream` (a JSON boolean, or the text "true"/"false" of a form, as the package sends it) and
+ * `partial_images` (an integer 0..3, default 0; a decimal string in a form). Only the GPT image
+ * models stream, as OpenAI documents `stream`; the others refuse `true` the way OpenAI refuses a
+ * value a model does not support. A stream makes one image: its events carry no image index, so
+ * the images of n > 1 could not be told apart, and the simulator refuses n > 1 with `stream`.
+ */
+function checkStream(body: Body, gpt: boolean, n: number): { stream: boolean; partials: number } {
+  const v = body.fields.stream;
+  const stream = v === undefined || v === null ? false : body.form && (v === 'true' || v === 'false') ? v === 'true' : v;
+  if (typeof stream !== 'boolean')
+    throw new Invalid(`Invalid type for 'stream': expected a boolean, but got ${Array.isArray(v) ? 'an array' : typeof v} instead.`, 'stream', 'invalid_type');
+  const partials = integer(body, 'partial_images', 0, 0, MAX_PARTIAL_IMAGES);
+  if (stream && !gpt)
+    throw new Invalid(
+      "Unsupported value: 'stream' does not support true with this model. Only the default (false) value is supported.",
+      'stream',
+      'unsupported_value',
+    );
+  if (stream && n > 1) throw new Invalid(`Invalid value for 'n': a streamed request makes exactly 1 image, but got ${n} instead.`, 'n', 'invalid_value');
+  return { stream, partials };
+}
+
+/** The fields both image routes share: n, size, response_format, quality, background, output_format, stream, partial_images. */
 function checkCommon(body: Body, prompt: string, model: string, inputs: number, edit: boolean): ImageJob {
   const max = MAX_N[model] ?? 10;
   const n = integer(body, 'n', 1, 1, max);
@@ -91,6 +121,7 @@ function checkCommon(body: Body, prompt: string, model: string, inputs: number, 
   const output = text(body.fields, 'output_format', false);
   if (output !== undefined) oneOf('output_format', output, ['png', 'jpeg', 'webp']);
   const quality = text(body.fields, 'quality', false);
+  const { stream, partials } = checkStream(body, gpt, n);
   return {
     prompt,
     model,
@@ -103,6 +134,8 @@ function checkCommon(body: Body, prompt: string, model: string, inputs: number, 
     background: background === 'transparent' ? 'transparent' : 'opaque',
     outputFormat: output ?? 'png',
     quality: quality === 'low' || quality === 'high' ? quality : 'medium',
+    stream,
+    partials,
   };
 }
 
@@ -187,8 +220,54 @@ export function checkEdit(body: Body): ImageJob {
   return checkCommon(body, prompt, model, inputs, true);
 }
 
+/** The seed of an image id (its first byte), so an image is made again from its id and nothing is stored. */
+const seedOf = (id: string) => parseInt(id.slice(4, 6), 16);
 /** The PNG of an image id; the id carries the seed and the pixel size, so nothing is stored. */
-const imageBytes = (id: string, w: number, h: number) => makePng(w, h, parseInt(id.slice(4, 6), 16));
+const imageBytes = (id: string, w: number, h: number) => makePng(w, h, seedOf(id));
+
+/** One PNG chunk: length, type, data, CRC of type and data. */
+function pngChunk(type: string, data: Buffer): Buffer {
+  const head = Buffer.alloc(8);
+  head.writeUInt32BE(data.length);
+  head.write(type, 4, 'ascii');
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(crc32(data, crc32(type)));
+  return Buffer.concat([head, data, crc]);
+}
+
+/**
+ * A PNG at the full asked size with random pixels: a photograph's entropy, so it weighs what the
+ * vendor's do (a 1536x1024 one about 4.7 MB). Stored, not compressed: random bytes do not shrink.
+ */
+function photoPng(width: number, height: number): Buffer {
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr[8] = 8; // bit depth
+  ihdr[9] = 2; // colour type RGB
+  const row = 1 + width * 3;
+  const raw = randomBytes(row * height);
+  for (let y = 0; y < height; y++) raw[y * row] = 0; // filter: none
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    pngChunk('IHDR', ihdr),
+    pngChunk('IDAT', deflateSync(raw, { level: 0 })),
+    pngChunk('IEND', Buffer.alloc(0)),
+  ]);
+}
+
+/** The pixel size of a job's images: 1/16 of the asked size (at least 4), or the asked size when `full`. */
+const pixelsOf = (job: ImageJob, full: boolean): [number, number] =>
+  full ? [job.w, job.h] : [Math.max(4, Math.round(job.w / 16)), Math.max(4, Math.round(job.h / 16))];
+
+/**
+ * One image of a job as a PNG: a small gradient tinted by `seed`, or with `full` one at the asked
+ * size with a photograph's weight (random pixels; `seed` plays no part).
+ */
+export function jobPng(job: ImageJob, seed: number, full = false): Buffer {
+  const [w, h] = pixelsOf(job, full);
+  return full ? photoPng(w, h) : makePng(w, h, seed);
+}
 
 /** The bytes behind an image URL path (`/files/img_<hex>_<W>x<H>.png`); null for any other path. */
 export function imageFile(path: string): Buffer | null {
@@ -198,18 +277,19 @@ export function imageFile(path: string): Buffer | null {
 
 /**
  * The answer to a checked image request: PNGs at 1/16 of the asked size, by URL under `base` or
- * inline. By style: GPT image answers say what they made (`background`, `output_format`, `quality`,
- * `size`) and report usage with its input details, revising no prompt; dall-e-style answers carry
- * no usage, and only the zeta-draw-3 style a revised prompt; other lines revise and report usage.
+ * inline (inline ones at the asked size with a photograph's weight when `full`; URL files stay
+ * small). By style: GPT image answers say what they made (`background`, `output_format`,
+ * `quality`, `size`) and report usage with its input details, revising no prompt; dall-e-style
+ * answers carry no usage, and only the zeta-draw-3 style a revised prompt; other lines revise and
+ * report usage.
  */
-export function imagesAnswer(job: ImageJob, base: string, created: number): unknown {
+export function imagesAnswer(job: ImageJob, base: string, created: number, full = false): unknown {
   const style = styleOf(job.model);
-  const w = Math.max(4, Math.round(job.w / 16));
-  const h = Math.max(4, Math.round(job.h / 16));
+  const [w, h] = pixelsOf(job, false);
   const revises = !job.edit && (style === 'other' || job.model === 'zeta-draw-3');
   const data = Array.from({ length: job.n }, () => {
     const id = `img_${randomBytes(8).toString('hex')}`;
-    const item = job.b64 ? { b64_json: imageBytes(id, w, h).toString('base64') } : { url: `${base}/files/${id}_${w}x${h}.png` };
+    const item = job.b64 ? { b64_json: jobPng(job, seedOf(id), full).toString('base64') } : { url: `${base}/files/${id}_${w}x${h}.png` };
     return revises ? { ...item, revised_prompt: job.prompt } : item;
   });
   if (style === 'draw') return { created, data };

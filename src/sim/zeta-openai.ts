@@ -1,19 +1,21 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { applyFault, pickFault } from './faults.js';
+import { applyFault, pickFault, streamFault } from './faults.js';
 import { json, listen, type Simulator } from './http.js';
 import { group } from './invariants.js';
 import { makeMp4, serveBytes } from './media.js';
 import { Invalid, isMultipart, oneOf, readBody, text, zetaError } from './zeta-openai-body.js';
-import { checkEdit, checkGeneration, imageFile, imagesAnswer } from './zeta-openai-images.js';
+import { checkEdit, checkGeneration, imageFile, imagesAnswer, type ImageJob } from './zeta-openai-images.js';
+import { sendImageStream } from './zeta-openai-stream.js';
 import { checkVideo, VARIANTS, variantBytes, videoList, type VideoBody } from './zeta-openai-videos.js';
 import { TaskBook, type SimTask } from './task-book.js';
 
 /**
  * A fake vendor speaking zeta-openai (docs/spec/upstream-protocols.md): asynchronous videos and synchronous
- * images. Secret name `key`; auth `Authorization: Bearer KEY` on every route but `/files/`. The
- * official `openai` package (6.49.0) is the reference: what it sends is accepted, what it documents
- * is enforced, and every answer carries the fields its types require (test/contract/openai-zeta.test.ts).
+ * images, streamed on request. Secret name `key`; auth `Authorization: Bearer KEY` on every route but
+ * `/files/`. The official `openai` package (6.49.0) is the reference: what it sends is accepted, what
+ * it documents is enforced, and every answer carries the fields its types require
+ * (test/contract/openai-zeta.test.ts).
  *
  * Model lines: zeta-image-1 and zeta-image-2 are GPT-image-style, zeta-draw-3 and zeta-draw-2 the
  * dall-e-3 and dall-e-2 style, zeta-video-2 the default video model (the package's `sora-2`); the
@@ -51,8 +53,9 @@ import { TaskBook, type SimTask } from './task-book.js';
  *                                   zeta-draw-2, or zeta-image-1 when a parameter only GPT image models take is
  *                                   given (background, moderation, output_compression, output_format,
  *                                   partial_images, stream, input_fidelity, quality low|medium|high), as the
- *                                   package documents. A multipart body is read too (text parts; `n` then a
- *                                   decimal string).
+ *                                   package documents. `stream` a boolean (default false), `partial_images`
+ *                                   an integer 0..3 (default 0). A multipart body is read too (text parts;
+ *                                   `n` and `partial_images` then decimal strings, `stream` "true"|"false").
  *   POST /v1/images/edits           multipart/form-data only (any other content type: 400, code null,
  *                                   "Invalid Content-Type header (…), expected multipart/form-data.").
  *                                   File parts: `image` (or `image[]`, as the package sends an array), 1..16
@@ -63,7 +66,8 @@ import { TaskBook, type SimTask } from './task-book.js';
  *                                   field: 400 invalid_value. Text parts `prompt` (required), `model` (default
  *                                   zeta-image-1), `n` (decimal string), `size`, `response_format`, `quality`,
  *                                   `background`, `output_format` as on generations; unknown text parts are
- *                                   ignored. Models that edit: zeta-image-1, zeta-image-2, zeta-draw-2 and any
+ *                                   ignored; `stream` "true"|"false" and `partial_images` "0".."3" as the
+ *                                   package sends them. Models that edit: zeta-image-1, zeta-image-2, zeta-draw-2 and any
  *                                   non-`zeta-` model; zeta-draw-3 (and any other `zeta-` name) → 400
  *                                   invalid_value, param `model`.
  *                                 Both image routes, per model (the vendor takes only its official sizes;
@@ -88,7 +92,21 @@ import { TaskBook, type SimTask } from './task-book.js';
  *                                   text_tokens}, output_tokens, total_tokens}`: text a quarter of the
  *                                   prompt's length, 272 image tokens per input image of an edit, 1056
  *                                   output tokens per image. Images are always PNGs of 1/16 the requested
- *                                   width and height ("auto" counts as 1024x1024), whatever output_format says.
+ *                                   width and height ("auto" counts as 1024x1024), whatever output_format says
+ *                                   (option `fullSizeImages`: inline ones at the asked size, random pixels).
+ *                                 Streams (`stream: true`, both image routes; zeta-openai-stream.ts): only the
+ *                                   GPT image models stream; any other model → 400 `unsupported_value`, param
+ *                                   `stream` ("Unsupported value: 'stream' does not support true with this
+ *                                   model. …"); n > 1 → 400 invalid_value, param `n` (a stream makes one
+ *                                   image: its events carry no image index); partial_images outside 0..3 →
+ *                                   400 invalid_value (a non-integer invalid_type), param `partial_images`.
+ *                                   Answer 200 `text/event-stream`: `partial_images` events
+ *                                   `image_generation.partial_image` (edits: `image_edit.partial_image`), then
+ *                                   one `image_generation.completed` (`image_edit.completed`) with the image
+ *                                   and usage of the JSON answer; OpenAI's ImageGenStreamEvent and
+ *                                   ImageEditStreamEvent. One write per event, the next once the socket took
+ *                                   it; a client that goes away ends the stream. Option `streamGapMs`: a
+ *                                   wait between events.
  *   GET  /files/<id>.png            the image of a `url` answer; no auth (like a presigned URL), Range works.
  *
  * Video object: `{id:"video_<hex>", object:"video", model, status, progress, created_at, completed_at,
@@ -99,18 +117,23 @@ import { TaskBook, type SimTask } from './task-book.js';
  * spritesheet.
  *
  * Errors: `{"error":{"message","type","param","code"}}`. 400 `invalid_request_error` (code
- * `missing_required_parameter` | `invalid_type` | `invalid_value` | `unknown_parameter` | `invalid_json` |
- * null, `param` the field); 401 (missing or wrong key) `invalid_request_error` / `invalid_api_key`; 404
+ * `missing_required_parameter` | `invalid_type` | `invalid_value` | `unknown_parameter` | `unsupported_value` |
+ * `invalid_json` | null, `param` the field); 401 (missing or wrong key) `invalid_request_error` / `invalid_api_key`; 404
  * `invalid_request_error` / null (`video_not_found` for an unknown video id on every /v1/videos/{id}
  * route, the vendor's own word that it does not know the video; `video_not_ready` on content); 429 `requests` / `rate_limit_exceeded`
  * (with `retry-after`); any 5xx `server_error` / `server_error`; other statuses `invalid_request_error` / null.
- * Faults (faults.ts) apply after auth and validation, on every route but downloads.
+ * Faults (faults.ts) apply after auth and validation, on every route but downloads; the stream forms
+ * (stream-stall, stream-cut, stream-error, stream-malformed) act inside an image stream, after its first
+ * event, and are ignored on a JSON answer; errors before a stream (auth, validation, status faults) are
+ * JSON with their status, as on any answer.
  * Stats: requests, submits (video creates and remixes), queries, downloads (content and files), images
- * (generations), edits.
+ * (generations), edits; of image streams: streams (begun), events (written), blocked (streams now
+ * waiting for their client to read), abandoned (streams the client left before their end).
  * Not simulated: per-model limits beyond these (the square shape of a dall-e-2 edit, mask dimensions,
  * gpt-image-2's own sizes and its refusal of transparent backgrounds), per-model quality/background/
- * output_format support, streaming (`stream`, `partial_images`), `input_fidelity` and `user` (ignored
- * like any unknown field), the package's other video calls (edit, extend, characters).
+ * output_format support, a final image sent before all its partial images (the vendor may; the
+ * simulator always sends them all), `input_fidelity` and `user` (ignored like any unknown field),
+ * the package's other video calls (edit, extend, characters).
  */
 
 export { zetaError };
@@ -123,6 +146,14 @@ export interface ZetaSimOptions {
   readonly finishMs?: number;
   readonly key?: string;
   readonly clock?: () => number;
+  /** Milliseconds between two events of an image stream (default 0), so a client sees partial images come before the final one. */
+  readonly streamGapMs?: number;
+  /**
+   * Inline (b64_json) images at the asked size with a photograph's weight (random pixels, a
+   * 1536x1024 PNG about 4.7 MB) instead of 1/16-size gradients: for a benchmark or a backpressure
+   * test that needs the vendor's real sizes. URL answers keep their small files.
+   */
+  readonly fullSizeImages?: boolean;
 }
 
 const sec = (ms: number) => Math.floor(ms / 1000);
@@ -131,7 +162,8 @@ const sec = (ms: number) => Math.floor(ms / 1000);
 export async function startZetaOpenaiSimulator(opts: ZetaSimOptions = {}): Promise<Simulator> {
   const key = opts.key ?? `sim-zeta-${randomBytes(6).toString('hex')}`;
   const faults: string[] = [];
-  const stats = { requests: 0, submits: 0, queries: 0, downloads: 0, images: 0, edits: 0 };
+  const stats = { requests: 0, submits: 0, queries: 0, downloads: 0, images: 0, edits: 0, streams: 0, events: 0, blocked: 0, abandoned: 0 };
+  const full = opts.fullSizeImages ?? false;
   const clock = opts.clock ?? Date.now;
   const tasks = new TaskBook({ finishMs: opts.finishMs, clock });
   let base = '';
@@ -165,6 +197,21 @@ export async function startZetaOpenaiSimulator(opts: ZetaSimOptions = {}): Promi
     const fault = pickFault(req, url, prompt, faults);
     if (fault && (await applyFault(fault, res, (s) => zetaError(s), once))) return;
     json(res, 200, once());
+  }
+
+  /**
+   * An image answer: JSON, or with `stream` its events. A fault acting before an answer (a status,
+   * a proxy page, a reset, …) acts on a stream as on JSON; a stream fault acts inside the stream.
+   */
+  async function answerImages(req: IncomingMessage, res: ServerResponse, url: URL, job: ImageJob): Promise<void> {
+    const answer = () => imagesAnswer(job, base, sec(clock()), full);
+    if (!job.stream) return reply(req, res, url, job.prompt, answer);
+    const fault = pickFault(req, url, job.prompt, faults);
+    const inside = streamFault(fault);
+    if (fault && !inside && (await applyFault(fault, res, (s) => zetaError(s), answer))) return;
+    stats.streams++;
+    const end = await sendImageStream(res, job, answer(), { full, gapMs: opts.streamGapMs ?? 0, fault: inside, stats });
+    if (end === 'gone') stats.abandoned++;
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse, raw: Buffer, url: URL): Promise<void> {
@@ -230,14 +277,14 @@ export async function startZetaOpenaiSimulator(opts: ZetaSimOptions = {}): Promi
       if (req.method === 'POST' && path === '/v1/images/generations') {
         const job = checkGeneration(await readBody(req, raw));
         stats.images++;
-        return await reply(req, res, url, job.prompt, () => imagesAnswer(job, base, sec(clock())));
+        return await answerImages(req, res, url, job);
       }
       if (req.method === 'POST' && path === '/v1/images/edits') {
         if (!isMultipart(req))
           throw new Invalid(`Invalid Content-Type header (${req.headers['content-type'] ?? 'none'}), expected multipart/form-data.`, null, null);
         const job = checkEdit(await readBody(req, raw));
         stats.edits++;
-        return await reply(req, res, url, job.prompt, () => imagesAnswer(job, base, sec(clock())));
+        return await answerImages(req, res, url, job);
       }
     } catch (err) {
       if (err instanceof Invalid) return json(res, 400, zetaError(400, err.message, err.param, err.code));

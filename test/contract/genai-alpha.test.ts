@@ -213,6 +213,34 @@ describe('@google/genai straight at the alpha-native simulator', () => {
       assert.match(busy.message, /RESOURCE_EXHAUSTED/);
     });
 
+    /** The chunks a stream gave before it failed, and the error it failed with; fails the test when it does not fail. */
+    async function failsMidStream(p: GenerateContentParameters): Promise<{ chunks: GenerateContentResponse[]; err: unknown }> {
+      const chunks: GenerateContentResponse[] = [];
+      const err = await (async () => {
+        for await (const chunk of await ai.models.generateContentStream(p)) chunks.push(chunk);
+      })().then(
+        () => assert.fail(`the stream ended normally after ${chunks.length} chunk(s)`),
+        (e: unknown) => e,
+      );
+      return { chunks, err };
+    }
+
+    test("a vendor error chunk mid-stream (stream-error) is the SDK's ApiError, status 500, after the first chunk", async () => {
+      const { chunks, err } = await failsMidStream(params('a lighthouse [sim:fault=stream-error]'));
+      assert.equal(chunks.length, 1, 'the chunk before the error reached the client');
+      assert.ok(chunks[0] instanceof GenerateContentResponse);
+      assert.ok(err instanceof ApiError, `not an ApiError: ${String(err)}`);
+      assert.equal(err.status, 500);
+      assert.match(err.message, /INTERNAL/);
+    });
+
+    test('a stream cut after its first chunk (stream-cut) fails the iteration, after that chunk', async () => {
+      const { chunks, err } = await failsMidStream(params('a lighthouse [sim:fault=stream-cut]'));
+      assert.equal(chunks.length, 1);
+      assert.ok(err instanceof Error, String(err));
+      assert.ok(!(err instanceof ApiError), 'a cut is no answer of the vendor');
+    });
+
     test('on the wire: text/event-stream, `data: <json>` frames ended by CRLF CRLF; without alt the same chunks as one JSON array', async () => {
       const body = JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'a cat' }] }], generationConfig: { imageConfig: { aspectRatio: '1:1' } } });
       const headers = { 'content-type': 'application/json', 'x-goog-api-key': sim.secrets.key! };

@@ -9,7 +9,8 @@
  *    of each family;
  *  - every request the zeta-openai profile sends upstream (the zeta image channels and the epsilon
  *    lines): the golden cases of test/golden/zeta-openai, which the golden runner holds the mapping to;
- *  - every answer of the zeta-openai simulator.
+ *  - every answer of the zeta-openai simulator, and every event of its image streams (the
+ *    `text/event-stream` answers of generations and edits: ImageGenStreamEvent, ImageEditStreamEvent).
  * Where interface.md deliberately differs from OpenAI, the difference is listed once below
  * (INTERFACE_DIFFERENCES, with its section) and exactly that is let through; a listed difference
  * that nothing shows any more fails too, so the list stays true.
@@ -420,6 +421,70 @@ describe('the zeta-openai simulator: every answer', () => {
     form.append('image[]', new Blob([makePng(32, 32, 1)], { type: 'image/png' }), 'a.png');
     form.append('image[]', new Blob([makePng(32, 32, 2)], { type: 'image/png' }), 'b.png');
     assert.equal((await call('POST', '/v1/images/edits', form)).status, 200);
+    noProblems(found.splice(0));
+  });
+
+  /** Posts a streamed request and checks every event against the operation's `text/event-stream` answer; the events' names. */
+  async function stream(path: string, body: Record<string, unknown> | FormData, fault?: string): Promise<string[]> {
+    const op = spec.operation('POST', path);
+    assert.ok(op, `POST ${path} is an operation of the document`);
+    const check = spec.answer(op, 200, 'text/event-stream');
+    assert.ok(check, `${op.id}: the document describes a text/event-stream answer`);
+    const form = body instanceof FormData;
+    const res = await fetch(sim.url + path, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${sim.secrets.key}`,
+        ...(form ? {} : { 'content-type': 'application/json' }),
+        ...(fault ? { 'x-sim-fault': fault } : {}),
+      },
+      body: form ? body : JSON.stringify(body),
+    });
+    assert.equal(res.status, 200);
+    assert.ok(spec.answerTypes(op, 200).includes(res.headers.get('content-type') ?? ''), `a stream of type ${res.headers.get('content-type')}`);
+    const names: string[] = [];
+    for (const raw of (await res.text()).split('\n\n').filter((f) => f !== '')) {
+      const name = /^event: (.+)$/m.exec(raw)?.[1] ?? '';
+      const data = JSON.parse(/^data: (.*)$/m.exec(raw)?.[1] ?? 'null') as { type?: string };
+      names.push(name);
+      assert.equal(data.type, name, 'the data names its event');
+      // The document describes no error event on these routes: its `error` is the document's error object, as in ErrorResponse.
+      const problems = name === 'error' ? spec.component('ErrorResponse')(data) : check(data);
+      checked.simulator++;
+      found.push(...unexcused('simulator', op.id, problems).map((p) => `${op.id} ${name}: ${p.message}`));
+    }
+    return names;
+  }
+
+  test('image streams: every event of generations and edits, partial and completed, and the mid-stream error event', async () => {
+    const gen = '/v1/images/generations';
+    for (const body of [
+      { model: 'zeta-image-1', prompt: 'x', stream: true, partial_images: 3 },
+      {
+        model: 'zeta-image-2',
+        prompt: 'x',
+        stream: true,
+        partial_images: 1,
+        size: '1024x1536',
+        quality: 'high',
+        background: 'transparent',
+        output_format: 'webp',
+      },
+      { prompt: 'x', stream: true },
+    ]) {
+      const names = await stream(gen, body);
+      assert.equal(names.at(-1), 'image_generation.completed');
+      assert.equal(names.length, ((body as { partial_images?: number }).partial_images ?? 0) + 1);
+    }
+    const form = new FormData();
+    for (const [k, v] of Object.entries({ model: 'zeta-image-1', prompt: 'bluer', stream: 'true', partial_images: '2', size: '1536x1024', quality: 'low' }))
+      form.append(k, v);
+    form.append('image', new Blob([makePng(32, 32, 1)], { type: 'image/png' }), 'a.png');
+    assert.deepEqual(await stream('/v1/images/edits', form), ['image_edit.partial_image', 'image_edit.partial_image', 'image_edit.completed']);
+    assert.deepEqual(await stream(gen, { model: 'zeta-image-1', prompt: 'x', stream: true, partial_images: 2 }, 'stream-error'), [
+      'image_generation.partial_image',
+      'error',
+    ]);
     noProblems(found.splice(0));
   });
 

@@ -4,7 +4,9 @@
  * call the gateway's routes and profile use is driven as the package sends it (images.generate and
  * images.edit, videos.create/retrieve/downloadContent/remix) and must be accepted, and every answer
  * must carry the fields the package's types require; its error classes must come out of the
- * vendor's error answers. Where the simulator disagreed with the package, the package won.
+ * vendor's error answers. The image streams (`stream: true`) are iterated as the package reads
+ * them, every partial image before the completed event, and a mid-stream error event throws its
+ * APIError. Where the simulator disagreed with the package, the package won.
  *
  * The simulator's model names follow the vendor's lines: zeta-image-1/-2 are GPT-image-style
  * (answers always base64, token usage), zeta-draw-3/-2 the older dall-e-3/-2 style, zeta-video-2
@@ -17,9 +19,25 @@ import type { Simulator } from '../../src/sim/http.js';
 import { makePng, pngSize } from '../../src/sim/png.js';
 import { SIMULATORS } from '../../src/sim/registry.js';
 import { webpSize } from '../../src/sim/zeta-webp.js';
-import { assertImages, assertVideo, failsWith } from './helpers-openai-shapes.js';
+import { assertImages, assertUsage, assertVideo, failsWith, hasKeys } from './helpers-openai-shapes.js';
 
 const png = (w: number, h: number, seed: number, name: string) => toFile(makePng(w, h, seed), name, { type: 'image/png' });
+
+/** The fields the package's stream event types require (ImageGen…/ImageEdit… PartialImageEvent and CompletedEvent). */
+const EVENT_FIELDS = ['type', 'b64_json', 'background', 'created_at', 'output_format', 'quality', 'size'];
+
+/** Every event of a stream the package iterates, each checked for its type's required fields. */
+async function eventsOf(stream: AsyncIterable<OpenAI.Images.ImageGenStreamEvent | OpenAI.Images.ImageEditStreamEvent>): Promise<string[]> {
+  const types: string[] = [];
+  for await (const e of stream) {
+    hasKeys(e, [...EVENT_FIELDS, e.type.endsWith('.completed') ? 'usage' : 'partial_image_index'], e.type);
+    assert.ok(pngSize(Buffer.from(e.b64_json, 'base64')), `${e.type}: b64_json is a PNG`);
+    if (e.type.endsWith('.completed')) assertUsage((e as OpenAI.Images.ImageGenCompletedEvent).usage);
+    else assert.equal((e as OpenAI.Images.ImageGenPartialImageEvent).partial_image_index, types.length, 'partial images in order');
+    types.push(e.type);
+  }
+  return types;
+}
 const bytesOf = async (r: Response) => Buffer.from(await r.arrayBuffer());
 
 describe('openai 6.49.0 against the zeta-openai simulator', () => {
@@ -119,6 +137,46 @@ describe('openai 6.49.0 against the zeta-openai simulator', () => {
         OpenAI.BadRequestError,
       );
       assert.equal(err.param, 'image');
+    });
+  });
+
+  describe('image streams (stream: true)', () => {
+    test('images.generate({ stream: true, partial_images: 2 }) iterates both partial images, then the completed one', async () => {
+      const stream = await client.images.generate({ model: 'zeta-image-1', prompt: 'a lighthouse', stream: true, partial_images: 2 });
+      assert.deepEqual(await eventsOf(stream), ['image_generation.partial_image', 'image_generation.partial_image', 'image_generation.completed']);
+    });
+
+    test('images.edit({ stream: true, partial_images: 1 }): the package sends both as form fields; the partial image, then the completed one', async () => {
+      const stream = await client.images.edit({
+        model: 'zeta-image-2',
+        prompt: 'at night',
+        image: await png(8, 8, 7, 'day.png'),
+        stream: true,
+        partial_images: 1,
+      });
+      assert.deepEqual(await eventsOf(stream), ['image_edit.partial_image', 'image_edit.completed']);
+    });
+
+    test('a mid-stream error event (stream-error) makes the iterator throw APIError after the first event', async () => {
+      const stream = await client.images.generate(
+        { model: 'zeta-image-1', prompt: 'a lighthouse', stream: true, partial_images: 2 },
+        { headers: { 'x-sim-fault': 'stream-error' } },
+      );
+      const seen: string[] = [];
+      const err = await failsWith(
+        (async () => {
+          for await (const e of stream) seen.push(e.type);
+        })(),
+        OpenAI.APIError,
+      );
+      assert.deepEqual(seen, ['image_generation.partial_image']);
+      assert.deepEqual([err.type, err.code, err.param], ['server_error', 'server_error', null]);
+      assert.match(err.message, /The server had an error/);
+    });
+
+    test('a model that does not stream: BadRequestError naming stream, before any event', async () => {
+      const err = await failsWith(client.images.generate({ model: 'zeta-draw-3', prompt: 'x', stream: true }), OpenAI.BadRequestError);
+      assert.deepEqual([err.status, err.param, err.code], [400, 'stream', 'unsupported_value']);
     });
   });
 
