@@ -284,6 +284,28 @@ describe('official @google/genai client against the gateway', () => {
       assert.deepEqual(await h.store.ledgerBalance(token), { used: 2, debit: 3, refund: 1, settle: 0 });
     });
 
+    test("the vendor's chunks are relayed as they come: the first reaches the client while the vendor stalls; a mid-stream error chunk throws ApiError after it", async () => {
+      // Stalled after its first chunk for a minute: only a relay gives the client that chunk now.
+      const stalled = await client(h.key).models.generateContentStream({ ...params(), contents: 'a cat [sim:fault=stream-stall:60000]' });
+      const it = stalled[Symbol.asyncIterator]();
+      const first = await it.next();
+      assert.equal(first.done, false);
+      assert.equal(first.value?.candidates?.[0]?.finishReason, undefined, 'the first chunk is not the last');
+      assert.ok((first.value?.candidates?.[0]?.content?.parts ?? []).some((p) => typeof p.text === 'string'));
+      await it.return?.(undefined);
+
+      const seen: GenerateContentResponse[] = [];
+      const err = await (async () => {
+        for await (const c of await client(h.key).models.generateContentStream({ ...params(), contents: 'a cat [sim:fault=stream-error]' })) seen.push(c);
+      })().then(
+        () => assert.fail('the stream ended without an error'),
+        (e: unknown) => e,
+      );
+      assert.equal(seen.length, 1, 'the chunk before the error reached the client');
+      assert.ok(err instanceof ApiError, String(err));
+      assert.equal(err.status, 502);
+    });
+
     test('a wrong key makes generateContentStream throw an ApiError with status 401, as generateContent does', async () => {
       const from = sent.length;
       const err = await refusal(client('gw-not-a-real-key'), params());

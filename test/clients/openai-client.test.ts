@@ -3,13 +3,15 @@
  * GET /v1/videos/{id}, GET /v1/videos/{id}/content), in front of the zeta-openai simulator. The
  * client sends multipart/form-data for creation; an `input_reference` upload or `{image_url}` must
  * reach the vendor. And `images.generate`: a GPT-image-style model's base64 by default, and asked
- * for a URL a gateway link, never the vendor's.
+ * for a URL a gateway link, never the vendor's; with `stream: true`, `images.generate` and
+ * `images.edit` iterate the vendor's events relayed through the gateway (issue 39).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import OpenAI, { toFile } from 'openai';
-import { makePng } from '../../src/sim/png.js';
+import { makePng, pngSize } from '../../src/sim/png.js';
 import { startTaskHarness, type TaskHarness } from '../helpers/task-harness.js';
+import { until } from '../helpers/until.js';
 
 /** Retrieves a video through the client until it ends (bounded: 200 tries, 25 ms apart). */
 async function untilEnded(client: OpenAI, id: string): Promise<OpenAI.Videos.Video> {
@@ -182,5 +184,78 @@ describe('the official openai client on /v1/videos and /v1/images', () => {
         .subarray(1, 4)
         .equals(Buffer.from('PNG')),
     );
+  });
+  test('images.generate({stream: true, partial_images: 2}) iterates every partial image, in order, before the completed one', async () => {
+    const sim = h.sims['zeta-openai']!;
+    const streams = sim.stats.streams!;
+    const stream = await client.images.generate({ model: 'zeta-image-1', prompt: 'a red kite', stream: true, partial_images: 2 });
+    const events: OpenAI.Images.ImageGenStreamEvent[] = [];
+    for await (const event of stream) events.push(event);
+    assert.deepEqual(
+      events.map((e) => (e.type === 'image_generation.partial_image' ? `${e.type} ${e.partial_image_index}` : e.type)),
+      ['image_generation.partial_image 0', 'image_generation.partial_image 1', 'image_generation.completed'],
+    );
+    for (const e of events) assert.ok(pngSize(Buffer.from(e.b64_json, 'base64')), `${e.type}: not a PNG`);
+    const done = events.at(-1) as OpenAI.Images.ImageGenCompletedEvent;
+    assert.ok(done.usage.total_tokens > 0);
+    assert.equal(sim.stats.streams, streams + 1, "one vendor stream: the vendor's events, not a JSON answer cut up");
+  });
+
+  test('images.edit({stream: true}) iterates image_edit events: the partials, then the completed one', async () => {
+    const stream = await client.images.edit({
+      model: 'zeta-image-1',
+      prompt: 'make it blue',
+      image: await toFile(makePng(64, 64, 3), 'a.png', { type: 'image/png' }),
+      stream: true,
+      partial_images: 1,
+    });
+    const types: string[] = [];
+    for await (const event of stream) types.push(event.type);
+    assert.deepEqual(types, ['image_edit.partial_image', 'image_edit.completed']);
+  });
+
+  test('a partial image reaches the client while the vendor has not finished; the client aborting ends the vendor call', async () => {
+    const sim = h.sims['zeta-openai']!;
+    const abandoned = sim.stats.abandoned!;
+    // The vendor stalls after its first event for a minute: only a relay gives the client that event now.
+    const stream = await client.images.generate({
+      model: 'zeta-image-1',
+      prompt: 'a red kite [sim:fault=stream-stall:60000]',
+      stream: true,
+      partial_images: 2,
+    });
+    const it = stream[Symbol.asyncIterator]();
+    const first = await it.next();
+    assert.equal(first.done, false);
+    assert.equal((first.value as OpenAI.Images.ImageGenStreamEvent).type, 'image_generation.partial_image');
+    stream.controller.abort();
+    await it.next().catch(() => undefined);
+    // The gateway aborts its vendor call when its client goes: the simulator sees its stream left.
+    await until('the vendor stream abandoned', () => sim.stats.abandoned === abandoned + 1);
+  });
+
+  test("a vendor error after the first event: the client throws the gateway's error event as an APIError", async () => {
+    const stream = await client.images.generate({ model: 'zeta-image-1', prompt: 'a red kite [sim:fault=stream-error]', stream: true, partial_images: 1 });
+    const seen: string[] = [];
+    const err = await (async () => {
+      for await (const e of stream) seen.push(e.type);
+    })().then(
+      () => assert.fail('the stream ended without an error'),
+      (e: unknown) => e,
+    );
+    assert.deepEqual(seen, ['image_generation.partial_image']);
+    assert.ok(err instanceof OpenAI.APIError, String(err));
+    assert.match(err.message, /failed while making the image/);
+  });
+
+  test('stream: true on a model whose vendor does not stream is a BadRequestError naming stream, before any vendor call', async () => {
+    const images = h.sims['zeta-openai']!.stats.images;
+    const err = await client.images.generate({ model: 'zeta-draw-3', prompt: 'a red kite', stream: true }).then(
+      () => assert.fail('streamed'),
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof OpenAI.BadRequestError, String(err));
+    assert.equal((err.error as { param?: string }).param, 'stream');
+    assert.equal(h.sims['zeta-openai']!.stats.images, images);
   });
 });
