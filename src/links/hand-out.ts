@@ -82,10 +82,8 @@ export async function handOutLinks(
   const route = ctx.snapshot.routes.find((r) => r.kind === 'link-content');
   if (!places || places.mode === 'pass' || !route) return answer;
   const now = ctx.now.getTime();
-  // A route that archives its links keeps them serving as long as the archive keeps their files.
-  const keepDays = deps.archive ? await deps.archive.linkKeepDays(ctx.route, ctx.token.id) : 0;
-  const ttlMs = Math.max(deps.linkTtlMs, keepDays * 86_400_000);
-  const records: LinkRecord[] = [];
+  // The links' lifetime is read once a file is found: an answer (or a stream's event) with none asks nothing of the store.
+  const records: Omit<LinkRecord, 'expiresAt'>[] = [];
   const handedOut = new Set<string>();
   const link = (value: string, stored: boolean): string => {
     if (handedOut.has(value)) return value;
@@ -100,14 +98,17 @@ export async function handOutLinks(
       data: data ? Buffer.from(value.slice(data[0].length), 'base64') : null,
       contentType: data ? mediaTypeOf(data[1]) : null,
       createdAt: now,
-      expiresAt: now + ttlMs,
     });
     const url = linkUrl(ctx.publicBase, route, secret);
     handedOut.add(url);
     return url;
   };
   const out = rewrite(answer, places, link);
-  if (records.length > 0) await deps.store.putLinks(records);
+  if (records.length === 0) return out;
+  // A route that archives its links keeps them serving as long as the archive keeps their files.
+  const keepDays = deps.archive ? await deps.archive.linkKeepDays(ctx.route, ctx.token.id) : 0;
+  const expiresAt = now + Math.max(deps.linkTtlMs, keepDays * 86_400_000);
+  await deps.store.putLinks(records.map((r) => ({ ...r, expiresAt })));
   // Queued before the answer leaves: a crash before this loses the answer too, never only its copy.
   const copies = keepDays > 0 ? records.filter((r) => r.url !== null) : [];
   if (copies.length > 0)
