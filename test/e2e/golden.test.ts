@@ -30,7 +30,7 @@ for (const suite of GOLDEN_SUITES) {
   });
 }
 
-test('golden cases: an answer scripted two ways, or bytes that are not base64, fail the case, saying so', async () => {
+test('golden cases: an answer scripted two ways, bytes that are not base64, or a stream end without events, fail the case, saying so', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'gw-golden-malformed-'));
   try {
     mkdirSync(join(dir, 'alpha-native'));
@@ -49,12 +49,22 @@ test('golden cases: an answer scripted two ways, or bytes that are not base64, f
       then: [{ upstream_response: { status: 200, body_base64: 'not base64!' }, upstream: null }],
     };
     writeFileSync(join(dir, 'alpha-native/not-base64.yaml'), stringify({ description: 'd', steps: [step] }));
+    writeFileSync(
+      join(dir, 'alpha-native/stream-two-ways.yaml'),
+      stringify({ description: 'd', request, upstream_response: { status: 200, body: {}, events: [{ data: {} }] }, upstream: null, response }),
+    );
+    writeFileSync(
+      join(dir, 'alpha-native/cut-without-events.yaml'),
+      stringify({ description: 'd', request, upstream_response: { status: 200, body: {}, stream_end: 'cut' }, upstream: null, response }),
+    );
     const results = await runGolden(PROJECT_ROOT, dir);
     assert.deepEqual(
       results.map((r) => [r.name, r.ok, r.diff]),
       [
+        ['alpha-native/cut-without-events', false, 'the case is malformed: upstream_response.stream_end needs events'],
         ['alpha-native/not-base64', false, 'the case is malformed: step 1: then[0].upstream_response.body_base64 is not base64 (standard alphabet, padded)'],
-        ['alpha-native/two-bodies', false, 'the case is malformed: upstream_response gives body and body_base64; give one of body, raw_body, body_base64'],
+        ['alpha-native/stream-two-ways', false, 'the case is malformed: upstream_response gives body and events; give one of body, raw_body, body_base64, events'],
+        ['alpha-native/two-bodies', false, 'the case is malformed: upstream_response gives body and body_base64; give one of body, raw_body, body_base64, events'],
       ],
     );
   } finally {
