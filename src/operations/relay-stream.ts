@@ -1,5 +1,4 @@
 import type { ServerResponse } from 'node:http';
-import type { SyncRoute } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { streamErrorEvent } from '../http/error-boundary.js';
 import type { RequestContext } from '../pipeline/context.js';
@@ -15,7 +14,7 @@ import { SSE_CONTENT_TYPE, sseFrame } from './sse-answer.js';
  * protocol's error event, the stream ends, and the error is thrown on to the server, which logs it
  * and records its code. The client going away aborts the vendor's request.
  */
-export async function relayStream(ctx: RequestContext<SyncRoute>, answer: StreamAnswer, headers: Readonly<Record<string, string>>): Promise<void> {
+export async function relayStream(ctx: RequestContext, answer: StreamAnswer, headers: Readonly<Record<string, string>>): Promise<void> {
   const { res } = ctx;
   const { stream } = answer;
   let gone = false;
@@ -52,7 +51,8 @@ export async function relayStream(ctx: RequestContext<SyncRoute>, answer: Stream
       return;
     }
     const err = thrown instanceof GatewayError ? thrown : new GatewayError('internal_error', `internal error (request ${ctx.requestId})`, { cause: thrown });
-    const frame = await streamErrorEvent(err, ctx.route.stream?.error ?? null);
+    // Only a sync route streams; its `stream.error` writes the protocol's error event.
+    const frame = await streamErrorEvent(err, ctx.route.kind === 'sync' ? (ctx.route.stream?.error ?? null) : null);
     res.end(sseFrame(frame.data, frame.event));
     // The server's error boundary logs it (with the channel) and records its code; the answer has ended.
     err.details.channel ??= stream.channelName;

@@ -1,7 +1,6 @@
 import { encodeJson } from '../json/to-bytes.js';
 import type { Next } from '../pipeline/compose.js';
 import type { RequestContext } from '../pipeline/context.js';
-import type { SyncRoute } from '../config/snapshot.js';
 import { StreamAnswer } from '../pipeline/open-stream.js';
 import { relayStream } from './relay-stream.js';
 import { sendSse } from './sse-answer.js';
@@ -9,13 +8,14 @@ import { sendSse } from './sse-answer.js';
 /**
  * The `respond` stage: first in its list because it acts last. Once the stages after it have made
  * the answer (and settled its price), it writes it: as JSON, or as an event stream when the route
- * streams (a vendor's stream relayed event by event, or a whole answer as one frame). A failure on the way never reaches it: the server's error boundary answers that.
+ * streams (a vendor's stream relayed event by event, or a whole answer as one frame). A failure on
+ * the way never reaches it: the server's error boundary answers that.
  */
 export async function respond<C extends RequestContext>(ctx: C, next: Next<C>): Promise<void> {
   await next(ctx);
   const { res, answer, warning } = ctx;
   const headers = { 'x-request-id': ctx.requestId, ...(warning ? { warning } : {}) };
-  if (answer instanceof StreamAnswer) return relayStream(ctx as unknown as RequestContext<SyncRoute>, answer, headers);
+  if (answer instanceof StreamAnswer) return relayStream(ctx, answer, headers);
   // A streamed request whose vendor answered whole: one frame.
   if (ctx.streamed) return sendSse(res, answer, headers);
   // An answer carrying an inline image goes out as the one Buffer it is written into, not a text the socket copies again.

@@ -63,8 +63,16 @@ test('golden cases: an answer scripted two ways, bytes that are not base64, or a
       [
         ['alpha-native/cut-without-events', false, 'the case is malformed: upstream_response.stream_end needs events'],
         ['alpha-native/not-base64', false, 'the case is malformed: step 1: then[0].upstream_response.body_base64 is not base64 (standard alphabet, padded)'],
-        ['alpha-native/stream-two-ways', false, 'the case is malformed: upstream_response gives body and events; give one of body, raw_body, body_base64, events'],
-        ['alpha-native/two-bodies', false, 'the case is malformed: upstream_response gives body and body_base64; give one of body, raw_body, body_base64, events'],
+        [
+          'alpha-native/stream-two-ways',
+          false,
+          'the case is malformed: upstream_response gives body and events; give one of body, raw_body, body_base64, events',
+        ],
+        [
+          'alpha-native/two-bodies',
+          false,
+          'the case is malformed: upstream_response gives body and body_base64; give one of body, raw_body, body_base64, events',
+        ],
       ],
     );
   } finally {
