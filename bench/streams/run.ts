@@ -9,7 +9,8 @@
  *   2. many streams (500) held open at once mid-stream per target: the RSS of the target, the
  *      simulator before and while they are held, the growth per held stream, then
  *      every stream released to its completed event and checked;
- *   3. optionally phase 1 again with full-size images (a photograph's weight in every event).
+ *   3. phase 1 again with full-size images (a photograph's weight in every event), and
+ *   4. phase 2 again with full-size images and fewer streams.
  * Timings are printed, never asserted: the exit code is 0 unless something crashed or a stream
  * failed.
  *
@@ -28,7 +29,8 @@ import { fdCount, hold, type HoldRow } from './hold.js';
 import { startParties, STREAM_PATH, type Parties } from './parties.js';
 
 const USAGE = `usage: npm run bench:streams [-- options]
-  --quick            smoke run: 40 streams per target in 2 rounds, 100 held, 2 s stall, 3 full-size (~40 s after the build)
+  --quick            smoke run: 40 streams per target in 2 rounds, 100 held, 2 s stall, 3 full-size, none held full-size
+                     (~40 s after the build)
   --requests N       measured streams per target for the time to the first partial (env BENCH_REQUESTS, default 300)
   --rounds N         rounds, the targets' order rotating each round (env BENCH_ROUNDS, default 3)
   --warmup N         unmeasured streams per target first (env BENCH_WARMUP, default 10)
@@ -41,6 +43,8 @@ const USAGE = `usage: npm run bench:streams [-- options]
                      under the channel's 60 s idle limit)
   --full-size N      streams per target of phase 1 again with full-size images; 0 skips it
                      (env BENCH_FULL_SIZE, default 30)
+  --full-size-held N streams held at once per target as in phase 2, with full-size images; 0 skips it
+                     (env BENCH_FULL_SIZE_HELD, default 40, max 100: the gateway holds megabytes per stream)
   env BENCH_GATEWAY_NODE_ARGS  more node flags for the gateway, space separated`;
 
 /** Descriptors kept free beside the sockets: logs, the store and its WAL, pipes, the probe. */
@@ -56,6 +60,7 @@ interface Settings {
   readonly streams: number;
   readonly stallMs: number;
   readonly fullSize: number;
+  readonly fullSizeHeld: number;
   /** The quiet wait before each hold's idle reading. */
   readonly restMs: number;
 }
@@ -74,6 +79,7 @@ function settings(argv: string[]): Settings {
       streams: { type: 'string' },
       'stall-ms': { type: 'string' },
       'full-size': { type: 'string' },
+      'full-size-held': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     USAGE,
@@ -93,6 +99,7 @@ function settings(argv: string[]): Settings {
     stallMs: int('--stall-ms', values['stall-ms'] ?? env.BENCH_STALL_MS, quick ? 2000 : 10_000, 1000, 50_000),
     restMs: quick ? 1000 : 2000,
     fullSize: int('--full-size', values['full-size'] ?? env.BENCH_FULL_SIZE, quick ? 3 : 30, 0, 1000),
+    fullSizeHeld: int('--full-size-held', values['full-size-held'] ?? env.BENCH_FULL_SIZE_HELD, quick ? 0 : 40, 0, 100),
   };
 }
 
@@ -221,6 +228,25 @@ function holdReport(rows: readonly HoldRow[]): { table: string; lines: string[] 
   return { table, lines };
 }
 
+/** Holds `n` streams through each target in turn (hold.ts) and gives the report; failures are added to `failures`. */
+async function holds(parties: Parties, n: number, s: Settings, failures: string[]): Promise<string> {
+  const rows: HoldRow[] = [];
+  const body = streamBody(s.partials, `stream-stall:${s.stallMs}`);
+  for (const t of parties.targets) {
+    progress(`bench/streams: ${n} streams held through ${t.name}…\n`);
+    // Let the last phase's sockets close and the processes come to rest before the idle reading.
+    await new Promise((r) => setTimeout(r, s.restMs));
+    rows.push(await hold(t, parties.sim.pid, parties.simStats, { streams: n, partials: s.partials, stallMs: s.stallMs, body, settleMs: 1000 }));
+  }
+  for (const h of rows) failures.push(...h.failures);
+  const report = holdReport(rows);
+  return (
+    `RSS idle: just before the streams were opened; held: 1 s after the last client got its first event; KB/stream: (held - idle) / streams held;\n` +
+    `sim KB/stream: the simulator's growth over the same moments (direct: the simulator is the target); after: 0.5 s after the last stream ended\n` +
+    `${report.table}\n${report.lines.join('\n')}\n`
+  );
+}
+
 /** The gateway's log lines (its probe's lines left out), and how many at warn or above. */
 function gatewayLog(gw: Child): string {
   const lines = jsonLines(gw).filter((l) => l.probe === undefined);
@@ -255,6 +281,7 @@ async function main(): Promise<number> {
         `simulator: zeta-openai, ${s.gapMs} ms between events (a stream lasts about ${perStream} ms after its first event), small images (64x64 PNG)\n` +
         `phase 1: ${s.requests} measured streams per target (+${s.warmup} warm-up), ${s.concurrency} at a time, ${s.rounds} round(s), the order rotating\n` +
         `phase 2: ${streams} streams held at once per target, each stalled ${s.stallMs} ms after its first event ([sim:fault=stream-stall:${s.stallMs}])\n` +
+        `phases 3 and 4: ${s.fullSize} streams per target as in 1 and ${Math.min(s.fullSizeHeld, allowed)} held as in 2, with full-size images (0: skipped)\n` +
         `gateway: the shipped config (channel zeta-images, operation streamImage); pass-through: node:http -> undici Pool, answer piped\n` +
         `open files: limit ${limit} per process; a proxy holds ${idleFds} idle + 2 per stream\n`,
     );
@@ -277,49 +304,43 @@ async function main(): Promise<number> {
 
     // Phase 2: streams held at once.
     if (streams > 0) {
-      const holds: HoldRow[] = [];
-      const body = streamBody(s.partials, `stream-stall:${s.stallMs}`);
-      for (const t of parties.targets) {
-        progress(`bench/streams: ${streams} streams held through ${t.name}…\n`);
-        // Let the last phase's sockets close and the processes come to rest before the idle reading.
-        await new Promise((r) => setTimeout(r, s.restMs));
-        holds.push(await hold(t, parties.sim.pid, parties.simStats, { streams, partials: s.partials, stallMs: s.stallMs, body, settleMs: 1000 }));
-      }
-      for (const h of holds) failures.push(...h.failures);
-      const two = holdReport(holds);
-      process.stdout.write(
-        `2. ${streams} streams held at once, stalled after their first event, then released to their completed event\n` +
-          `RSS idle: just before the streams were opened; held: 1 s after the last client got its first event; KB/stream: (held - idle) / streams held;\n` +
-          `sim KB/stream: the simulator's growth over the same moments (direct: the simulator is the target); after: 0.5 s after the last stream ended\n` +
-          `${two.table}\n${two.lines.join('\n')}\n\n`,
-      );
+      const two = await holds(parties, streams, s, failures);
+      process.stdout.write(`2. ${streams} streams held at once, stalled after their first event, then released to their completed event\n${two}\n`);
     }
     process.stdout.write(gatewayLog(gw));
 
-    // Phase 3: phase 1 with full-size images, on a simulator (and so a gateway and a pass-through) of its own.
-    if (s.fullSize > 0) {
+    // Phases 3 and 4: phases 1 and 2 with full-size images, on a simulator (and so a gateway and a
+    // pass-through) of their own.
+    const fullHeld = Math.min(s.fullSizeHeld, allowed);
+    if (s.fullSize > 0 || fullHeld > 0) {
       for (const c of [parties.gw, parties.pass, parties.sim]) await stopChild(c);
       const full = await startParties(tmp, children, { gapMs: s.gapMs, fullSize: true }, ' (full size)');
       await new Promise((r) => setTimeout(r, 1000));
-      const fullRows = await firstPartial(
-        full.targets,
-        full.sim.pid,
-        {
-          requests: s.fullSize,
-          rounds: Math.min(s.rounds, s.fullSize),
-          warmup: Math.min(s.warmup, 3),
-          concurrency: 1,
-          partials: s.partials,
-          body: streamBody(s.partials),
-        },
-        progress,
-      );
-      for (const r of fullRows) failures.push(...r.failures);
-      const three = firstPartialReport(fullRows, false);
-      process.stdout.write(
-        `\n3. the same as 1 with full-size images (a 1024x1024 PNG of random pixels, ~4 MB of base64 in every event), ${s.fullSize} streams per target\n` +
-          `${three.table}\n${three.lines.join('\n')}\n`,
-      );
+      if (s.fullSize > 0) {
+        const fullRows = await firstPartial(
+          full.targets,
+          full.sim.pid,
+          {
+            requests: s.fullSize,
+            rounds: Math.min(s.rounds, s.fullSize),
+            warmup: Math.min(s.warmup, 3),
+            concurrency: 1,
+            partials: s.partials,
+            body: streamBody(s.partials),
+          },
+          progress,
+        );
+        for (const r of fullRows) failures.push(...r.failures);
+        const three = firstPartialReport(fullRows, false);
+        process.stdout.write(
+          `\n3. the same as 1 with full-size images (a 1024x1024 PNG of random pixels, ~4 MB of base64 in every event), ${s.fullSize} streams per target\n` +
+            `${three.table}\n${three.lines.join('\n')}\n`,
+        );
+      }
+      if (fullHeld > 0) {
+        const four = await holds(full, fullHeld, s, failures);
+        process.stdout.write(`\n4. the same as 2 with full-size images, ${fullHeld} streams held at once per target\n${four}`);
+      }
       process.stdout.write(gatewayLog(full.gw));
     }
 
