@@ -3,7 +3,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 import { streamErrorEvent } from '../http/error-boundary.js';
 import type { RequestContext } from '../pipeline/context.js';
 import type { PublicEvent, StreamAnswer } from '../pipeline/open-stream.js';
-import { SSE_CONTENT_TYPE, sseFrame } from './sse-answer.js';
+import { SSE_CONTENT_TYPE, sseFrame, sseFrameBytes } from './sse-answer.js';
 
 /**
  * Relays a vendor's stream to the client (docs/routes-yaml.md, "Streams"), event by event: the next
@@ -29,14 +29,14 @@ export async function relayStream(ctx: RequestContext, answer: StreamAnswer, hea
   let settled = false;
   let sent = 0;
   try {
-    let ev: PublicEvent | null = answer.first;
+    let ev: PublicEvent | null = answer.takeFirst();
     while (ev !== null) {
       if (ev.final && !settled) {
         await answer.settlement?.settle();
         settled = true;
       }
       const data = answer.rewrite ? await answer.rewrite(ev.data) : ev.data;
-      await write(res, sseFrame(data, ev.event), stream.idleMs);
+      await write(res, sseFrameBytes(data, ev.event), stream.idleMs);
       sent++;
       ev = await stream.next();
     }
@@ -75,7 +75,7 @@ async function refund(ctx: RequestContext, answer: StreamAnswer): Promise<void> 
  * Writes one frame; when the socket's buffer is full, waits until the client has taken it, at most
  * `idleMs` (a client that stops reading must not hold the vendor's connection open for ever).
  */
-function write(res: ServerResponse, frame: string, idleMs: number): Promise<void> {
+function write(res: ServerResponse, frame: string | Buffer, idleMs: number): Promise<void> {
   if (res.destroyed) return Promise.reject(new GatewayError('bad_response', 'the client closed the stream'));
   if (res.write(frame)) return Promise.resolve();
   return new Promise((resolve, reject) => {

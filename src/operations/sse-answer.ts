@@ -1,3 +1,4 @@
+import { encodeJson } from '../json/to-bytes.js';
 import type { ServerResponse } from 'node:http';
 
 /**
@@ -8,6 +9,20 @@ import type { ServerResponse } from 'node:http';
  * JSON error with its status (error-boundary.ts).
  */
 
+/**
+ * One event as bytes: as `sseFrame` gives it, byte for byte, but an event carrying a long string (a
+ * base64 image) is one Buffer into which the string was written straight from the value
+ * (json/to-bytes.ts): no JSON text of several megabytes made first.
+ */
+export function sseFrameBytes(value: unknown, event: string | null = null): string | Buffer {
+  const json = encodeJson(value);
+  if (typeof json === 'string') return sseFrame(value, event, json);
+  const head = event === null ? 'data: ' : `event: ${event.replace(/[\r\n]/g, ' ')}\r\ndata: `;
+  return Buffer.concat([Buffer.from(head), json, FRAME_END]);
+}
+
+const FRAME_END = Buffer.from('\r\n\r\n');
+
 /** The event stream's media type, with no parameters (as those APIs send it). */
 export const SSE_CONTENT_TYPE = 'text/event-stream';
 
@@ -16,9 +31,9 @@ export const SSE_CONTENT_TYPE = 'text/event-stream';
  * SSE format allows, and the one those APIs use; their clients split on it as on LF). JSON.stringify
  * escapes every line break inside strings, so the data is a single line: no second `data:` line.
  */
-export function sseFrame(value: unknown, event: string | null = null): string {
+export function sseFrame(value: unknown, event: string | null = null, json = JSON.stringify(value)): string {
   // An event name is one line: a line break in it would start a field of the client's choosing.
-  return event === null ? `data: ${JSON.stringify(value)}\r\n\r\n` : `event: ${event.replace(/[\r\n]/g, ' ')}\r\ndata: ${JSON.stringify(value)}\r\n\r\n`;
+  return event === null ? `data: ${json}\r\n\r\n` : `event: ${event.replace(/[\r\n]/g, ' ')}\r\ndata: ${json}\r\n\r\n`;
 }
 
 /**

@@ -3,7 +3,7 @@ import { isErrorCode } from '../errors/catalogue.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { ChannelChoice } from '../routing/rank-channels.js';
 import { discard, readAnswer, send, transportError } from '../upstream/dispatch.js';
-import { vendorEvents, type VendorEvent } from '../upstream/event-stream.js';
+import { EventReader, type VendorEvent } from '../upstream/event-stream.js';
 import type { Pools } from '../upstream/pools.js';
 import { upstreamRequest } from './call-upstream.js';
 import { operationInput } from './call-operation.js';
@@ -48,7 +48,7 @@ export class VendorStream {
   readonly #deadline: NodeJS.Timeout;
 
   constructor(
-    private readonly events: AsyncGenerator<VendorEvent>,
+    private readonly events: EventReader,
     private readonly op: CompiledOperation,
     private readonly mctx: ResponseContext & { readonly status: number; readonly headers: unknown },
     private readonly channel: CompiledChannel,
@@ -95,8 +95,7 @@ export class VendorStream {
     if (this.#cutBy) throw this.#cutBy;
     const idle = setTimeout(() => this.cut(new GatewayError('upstream_timeout', `the upstream sent no event for ${this.idleMs} ms`)), this.idleMs);
     try {
-      const r = await this.events.next();
-      return r.done ? null : r.value;
+      return await this.events.next();
     } catch (err) {
       if (this.#cutBy) throw this.#cutBy;
       if (err instanceof GatewayError) throw err;
@@ -165,7 +164,7 @@ export async function openStream(ctx: RequestContext, choice: ChannelChoice, poo
   const res = await send(pools, channel, req, abort.signal);
   const mctx = { model: choice.upstreamModel, public_model: ctx.model, now: ctx.now.toISOString(), request: ctx.body };
   if (res.statusCode < 200 || res.statusCode >= 300) throw await mapFailure(op, await readAnswer(res, channel, op.response.maxBytes), mctx);
-  const events = vendorEvents(res.body as AsyncIterable<Buffer>, limits.framing, op.response.maxBytes);
+  const events = new EventReader(res.body as AsyncIterable<Buffer>, limits.framing, op.response.maxBytes);
   const stream = new VendorStream(
     events,
     op,
@@ -205,9 +204,22 @@ export class StreamAnswer {
   settlement: StreamSettlement | null = null;
   /** Each event's data with its files handed out as links; null: passed as the vendor's mapping gave it. */
   rewrite: ((data: unknown) => Promise<unknown>) | null = null;
+  #first: PublicEvent | null;
 
   constructor(
     readonly stream: VendorStream,
-    readonly first: PublicEvent,
-  ) {}
+    first: PublicEvent,
+  ) {
+    this.#first = first;
+  }
+
+  /**
+   * The first event, once: the relay takes it to write it, and nothing keeps it after (a stream held
+   * open for minutes must not keep an image it already sent).
+   */
+  takeFirst(): PublicEvent | null {
+    const first = this.#first;
+    this.#first = null;
+    return first;
+  }
 }

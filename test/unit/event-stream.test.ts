@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { GatewayError } from '../../src/errors/gateway-error.js';
-import { vendorEvents, type EventFraming, type VendorEvent } from '../../src/upstream/event-stream.js';
+import { EventReader, type EventFraming, type VendorEvent } from '../../src/upstream/event-stream.js';
 
 async function* chunked(bytes: Buffer, cuts: readonly number[]): AsyncGenerator<Buffer> {
   let at = 0;
@@ -18,11 +18,12 @@ async function* chunked(bytes: Buffer, cuts: readonly number[]): AsyncGenerator<
 
 async function parse(text: string, framing: EventFraming = 'sse', cuts: readonly number[] = [], maxBytes = 1 << 20): Promise<VendorEvent[]> {
   const out: VendorEvent[] = [];
-  for await (const e of vendorEvents(chunked(Buffer.from(text, 'utf8'), cuts), framing, maxBytes)) out.push(e);
+  const reader = new EventReader(chunked(Buffer.from(text, 'utf8'), cuts), framing, maxBytes);
+  for (let e = await reader.next(); e !== null; e = await reader.next()) out.push(e);
   return out;
 }
 
-describe('vendorEvents', () => {
+describe('EventReader', () => {
   const text =
     ': a comment\r\n' +
     'event: image_generation.partial_image\r\ndata: {"a":1}\r\n\r\n' +
