@@ -6,23 +6,16 @@
  * And the schemas say something: an answer that breaks the video object is refused.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { parse } from 'yaml';
 import { loadConfigOrThrow } from '../../src/config/load.js';
 import { PROJECT_ROOT } from '../../src/config/paths.js';
 import type { CompiledRoute, Snapshot } from '../../src/config/snapshot.js';
-import type { GoldenCase, GoldenStep } from '../../src/golden/golden-case.js';
-import { listCases } from '../../src/golden/runner.js';
-import { matchRoute } from '../../src/http/match-route.js';
 import { openApiDocument } from '../../src/openapi/openapi-document.js';
 import type { OpenApiDocument } from '../../src/openapi/openapi-types.js';
 import { channelEnv } from '../helpers/channel-env.js';
+import { answersOf, goldenAnswers } from '../helpers/golden-answers.js';
 import { answerValidator, documentSchemas, type DocumentSchemas } from '../helpers/openapi-schemas.js';
 import { startTaskHarness, type TaskHarness } from '../helpers/task-harness.js';
-
-/** Kinds whose success answer is a file's bytes, not JSON. */
-const BYTES = new Set(['task-content', 'link-content']);
 
 /** Checks answers of routes against the document of `snapshot`; counts what it checked per route. */
 function answerChecker(snapshot: Snapshot) {
@@ -37,15 +30,10 @@ function answerChecker(snapshot: Snapshot) {
       const key = route.id;
       let validate = validators.get(key);
       if (!validate) validators.set(key, (validate = answerValidator(doc, schemas, route)));
-      // An event stream is recorded as its frames' data: on a route that always streams each is the
-      // route's answer; the events of a stream the client asks for have the vendor protocol's own
-      // schemas (test/contract/openai-spec.test.ts holds them to the vendor's specification).
-      const streamed = route.kind === 'sync' && route.stream !== null && Array.isArray(body);
-      if (streamed && route.stream?.askedBy) return;
-      // A stream that failed after its first frame ends with the protocol's error event, which is no answer.
-      const frames = streamed ? (body as unknown[]) : [body];
-      const last = frames.at(-1);
-      const answers = streamed && frames.length > 1 && last !== null && typeof last === 'object' && 'error' in last ? frames.slice(0, -1) : frames;
+      // An event stream is recorded as its frames' data: each is an answer, unless the client asked
+      // for the stream (its events are the vendor protocol's).
+      const answers = answersOf(route, body);
+      if (answers === null) return;
       for (const answer of answers)
         assert.equal(validate(answer), true, `${where} (route ${route.id}): ${JSON.stringify(validate.errors)}\n${JSON.stringify(answer).slice(0, 600)}`);
       seen.set(key, (seen.get(key) ?? 0) + 1);
@@ -57,17 +45,7 @@ describe('the golden answers pass the document', () => {
   test("every 2xx JSON answer of test/golden passes its operation's answer schema", () => {
     const shipped = loadConfigOrThrow(PROJECT_ROOT, { env: channelEnv() });
     const checker = answerChecker(shipped);
-    for (const file of listCases(`${PROJECT_ROOT}/test/golden`)) {
-      const c = parse(readFileSync(file, 'utf8')) as GoldenCase;
-      const steps: readonly GoldenStep[] = c.steps ?? [c];
-      steps.forEach((step, i) => {
-        if (step.response.status < 200 || step.response.status > 299) return;
-        const url = new URL(step.request.path, 'http://golden.test');
-        const { route } = matchRoute(shipped, step.request.method, url.pathname, url.searchParams);
-        if (BYTES.has(route.kind)) return;
-        checker.check(route, step.response.body, `${file.slice(PROJECT_ROOT.length + 1)} step ${i}`);
-      });
-    }
+    for (const { route, body, where } of goldenAnswers(shipped)) checker.check(route, body, where);
     const total = [...checker.seen.values()].reduce((a, b) => a + b, 0);
     assert.ok(total >= 500, `${total} answers checked`);
     // The golden cases reach every kind of answer but the list, the deletion and the models (below).
