@@ -3,6 +3,7 @@ import type { AuditQuery, AuditRecord, RequestQuery, RequestRecord } from '../st
 import { textParam, wholeParam } from './admin-input.js';
 import type { AdminAnswer, AdminContext } from './admin-types.js';
 import { readCursor, writeCursor } from './page-cursor.js';
+import { tokenNames } from './token-names.js';
 
 /** Records one page gives when `limit` is not set, and the most it may ask for. */
 const DEFAULT_LIMIT = 50;
@@ -12,13 +13,14 @@ const MAX_NAME = 200;
 /** Unix ms of 9999-12-31: an instant past it is no time anyone asks for. */
 const MAX_MS = 253_402_300_799_999;
 
-/** What operators see of one request (GET /admin/requests). */
-export function requestView(r: RequestRecord) {
+/** What operators see of one request (GET /admin/requests), with its token's name (null: none, deleted, or not looked up). */
+export function requestView(r: RequestRecord, tokenName: string | null = null) {
   return {
     id: r.id,
     at: r.at,
     request_id: r.requestId,
     token_id: r.tokenId,
+    token_name: tokenName,
     route: r.route,
     model: r.model,
     channel: r.channel,
@@ -30,9 +32,9 @@ export function requestView(r: RequestRecord) {
   };
 }
 
-/** What operators see of one action (GET /admin/audit). */
-export function auditView(r: AuditRecord) {
-  return { id: r.id, at: r.at, actor: r.actor, action: r.action, target: r.target, before: r.before, after: r.after };
+/** What operators see of one action (GET /admin/audit); `target_name` is the name of the token the target is, null for any other target. */
+export function auditView(r: AuditRecord, targetName: string | null = null) {
+  return { id: r.id, at: r.at, actor: r.actor, action: r.action, target: r.target, target_name: targetName, before: r.before, after: r.after };
 }
 
 /**
@@ -58,7 +60,12 @@ export async function listRequests({ query, deps }: AdminContext): Promise<Admin
     limit: limit + 1,
   };
   const rows = await deps.store.findRequests(q);
-  return { json: { requests: rows.slice(0, limit).map(requestView), next: nextCursor(rows, limit) } };
+  const shown = rows.slice(0, limit);
+  const names = await tokenNames(
+    deps.store,
+    shown.map((r) => r.tokenId),
+  );
+  return { json: { requests: shown.map((r) => requestView(r, (r.tokenId && names.get(r.tokenId)) ?? null)), next: nextCursor(rows, limit) } };
 }
 
 /** `GET /admin/audit?actor=&action=&target=&from=&to=&limit=&before=`: operator actions, newest first, in pages as above. */
@@ -66,7 +73,13 @@ export async function listAudit({ query, deps }: AdminContext): Promise<AdminAns
   const { from, to, limit, before } = page(query);
   const q: AuditQuery = { actor: text(query, 'actor'), action: text(query, 'action'), target: text(query, 'target'), from, to, before, limit: limit + 1 };
   const rows = await deps.store.findAudit(q);
-  return { json: { audit: rows.slice(0, limit).map(auditView), next: nextCursor(rows, limit) } };
+  const shown = rows.slice(0, limit);
+  // Only a token action's target is a token id; other targets (endpoints, reloads) are never looked up.
+  const names = await tokenNames(
+    deps.store,
+    shown.map((r) => (r.action.startsWith('token.') ? r.target : null)),
+  );
+  return { json: { audit: shown.map((r) => auditView(r, (r.target && names.get(r.target)) ?? null)), next: nextCursor(rows, limit) } };
 }
 
 /** The time range, page size and cursor both logs take; a bad one names its parameter. */

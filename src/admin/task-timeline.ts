@@ -8,6 +8,8 @@ import { TERMINAL_STATUSES } from '../store/store.js';
 export interface AdminTaskView {
   readonly id: string;
   readonly token_id: string;
+  /** The token's name; null once it is deleted. */
+  readonly token_name: string | null;
   readonly kind: string;
   readonly route: string;
   readonly model: string;
@@ -45,11 +47,12 @@ export type TimelineEvent =
     }
   | { readonly at: number; readonly event: LedgerEntry['kind']; readonly amount: number; readonly ledger_id: number };
 
-/** A task as operators see it in a list. */
-export function adminTaskView(t: TaskRecord): AdminTaskView {
+/** A task as operators see it in a list, with its token's name (null: deleted, or not looked up). */
+export function adminTaskView(t: TaskRecord, tokenName: string | null = null): AdminTaskView {
   return {
     id: t.id,
     token_id: t.tokenId,
+    token_name: tokenName,
     kind: t.kind,
     route: t.route,
     model: t.model,
@@ -69,8 +72,8 @@ export function adminTaskView(t: TaskRecord): AdminTaskView {
 }
 
 /** A task as operators see it alone. */
-export function adminTaskDetail(t: TaskRecord): AdminTaskDetail {
-  return { ...adminTaskView(t), seconds: t.seconds, size: t.size, deadline_at: t.deadlineAt, results: t.results.length };
+export function adminTaskDetail(t: TaskRecord, tokenName: string | null): AdminTaskDetail {
+  return { ...adminTaskView(t, tokenName), seconds: t.seconds, size: t.size, deadline_at: t.deadlineAt, results: t.results.length };
 }
 
 // Where an event goes among those of the same millisecond: the order in which they happen.

@@ -4,6 +4,7 @@ import type { TaskQuery, TaskStatus } from '../store/store.js';
 import { pathParam, textParam, wholeParam } from './admin-input.js';
 import type { AdminAnswer, AdminContext } from './admin-types.js';
 import { readCursor, writeCursor } from './page-cursor.js';
+import { tokenNames } from './token-names.js';
 import { adminTaskDetail, adminTaskView, timeline } from './task-timeline.js';
 
 /** Tasks one page gives when `limit` is not set, and the most it may ask for. */
@@ -35,7 +36,16 @@ export async function listAllTasks({ query, deps }: AdminContext): Promise<Admin
   const rows = await deps.store.findTasks(q);
   const page = rows.slice(0, limit);
   const last = page.at(-1);
-  return { json: { tasks: page.map(adminTaskView), next: rows.length > limit && last ? writeCursor(last.createdAt, last.id) : null } };
+  const names = await tokenNames(
+    deps.store,
+    page.map((t) => t.tokenId),
+  );
+  return {
+    json: {
+      tasks: page.map((t) => adminTaskView(t, names.get(t.tokenId) ?? null)),
+      next: rows.length > limit && last ? writeCursor(last.createdAt, last.id) : null,
+    },
+  };
 }
 
 /** `GET /admin/tasks/{task_id}`: one task, and what happened to it, oldest first. */
@@ -43,7 +53,8 @@ export async function getTaskTimeline({ params, deps }: AdminContext): Promise<A
   const id = pathParam(params, 'task_id');
   const history = await deps.store.taskHistory(id);
   if (!history) throw new GatewayError('not_found', `no task with id ${id.slice(0, 100)}`);
-  return { json: { task: adminTaskDetail(history.task), timeline: timeline(history), archive: await taskArchive(deps.store, id) } };
+  const token = await deps.store.getToken(history.task.tokenId);
+  return { json: { task: adminTaskDetail(history.task, token?.name ?? null), timeline: timeline(history), archive: await taskArchive(deps.store, id) } };
 }
 
 /** A filter's value; undefined when absent or empty. */

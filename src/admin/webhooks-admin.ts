@@ -22,6 +22,7 @@ import { adminBody, pathParam, textParam, wholeParam } from './admin-input.js';
 import type { AdminAnswer, AdminContext } from './admin-types.js';
 import { readCursor, writeCursor } from './page-cursor.js';
 import { operator } from './token-keys-admin.js';
+import { tokenNames } from './token-names.js';
 
 /** `POST /admin/webhooks/endpoints`. */
 export const CREATE_ENDPOINT_BODY = adminBody({ type: 'object', additionalProperties: false, required: ['events'], properties: ENDPOINT_FIELDS });
@@ -67,7 +68,11 @@ export async function listEndpoints({ query, deps }: AdminContext): Promise<Admi
   if (ref !== null && !token) throw new GatewayError('not_found', unknownToken(ref));
   const group = textParam(query.get('group'), 'group', 200) ?? token?.group ?? null;
   const endpoints = await deps.store.listWebhookEndpoints({ tokenId: token?.id ?? null, group });
-  return { json: { endpoints: endpoints.map(endpointView) } };
+  const names = await tokenNames(
+    deps.store,
+    endpoints.map((e) => e.tokenId),
+  );
+  return { json: { endpoints: endpoints.map((e) => ({ ...endpointView(e), token_name: (e.tokenId && names.get(e.tokenId)) ?? null })) } };
 }
 
 /** `POST /admin/webhooks/endpoints`: registers an endpoint; its secret is answered this once. */
@@ -125,7 +130,12 @@ export async function listDeliveries({ query, deps }: AdminContext): Promise<Adm
   });
   const page = rows.slice(0, limit);
   const last = page.at(-1);
-  return { json: { deliveries: page.map(deliveryView), next: rows.length > limit && last ? writeCursor(last.createdAt, last.id) : null } };
+  const names = await tokenNames(
+    deps.store,
+    page.map((d) => d.tokenId),
+  );
+  const deliveries = page.map((d) => ({ ...deliveryView(d), token_name: (d.tokenId && names.get(d.tokenId)) ?? null }));
+  return { json: { deliveries, next: rows.length > limit && last ? writeCursor(last.createdAt, last.id) : null } };
 }
 
 /** `GET /admin/webhooks/deliveries/{delivery_id}`. */

@@ -31,11 +31,19 @@ export interface Column<T> {
   readonly numeric?: boolean;
 }
 
+/**
+ * A table of rows, in a box of its own that scrolls sideways when the table is wider than its card
+ * (a phone): the page itself never gets wider than the screen.
+ */
 export function table<T>(columns: readonly Column<T>[], rows: readonly T[], opts: { empty?: string; testid?: string } = {}): HTMLElement {
   if (rows.length === 0) return h('p', { class: 'empty', 'data-testid': opts.testid }, opts.empty ?? 'Nothing yet.');
+  return h('div', { class: 'table-scroll' }, tableOf(columns, rows, opts.testid));
+}
+
+function tableOf<T>(columns: readonly Column<T>[], rows: readonly T[], testid: string | undefined): HTMLElement {
   return h(
     'table',
-    { 'data-testid': opts.testid },
+    { 'data-testid': testid },
     h(
       'thead',
       {},

@@ -1,4 +1,5 @@
 import { h, section, table, when } from './dom.js';
+import { shortId, tokenLabel } from './ids.js';
 import type { Page } from './page.js';
 import { urlFilters } from './url-filters.js';
 
@@ -10,6 +11,8 @@ interface AuditView {
   actor: string;
   action: string;
   target: string | null;
+  /** The name of the token a `token.*` action's target is; null otherwise. */
+  target_name: string | null;
   before: unknown;
   after: unknown;
 }
@@ -43,7 +46,15 @@ export const auditPage: Page = async ({ api, params, go }) => {
           { label: 'time', cell: (a) => when(a.at) },
           { label: 'actor', cell: (a) => h('code', {}, a.actor) },
           { label: 'action', cell: (a) => a.action },
-          { label: 'target', cell: (a) => (a.target ? h('code', {}, a.target) : '—') },
+          {
+            label: 'target',
+            cell: (a) =>
+              a.target === null
+                ? '—'
+                : a.target_name
+                  ? tokenLabel(a.target, a.target_name, `#tokens?token=${encodeURIComponent(a.target)}`)
+                  : shortId(a.target),
+          },
           { label: 'change', cell: change },
         ],
         audit,

@@ -1,4 +1,5 @@
 import { h, section, table, when } from './dom.js';
+import { shortId, tokenLabel } from './ids.js';
 import type { Page } from './page.js';
 import { urlFilters } from './url-filters.js';
 
@@ -10,6 +11,8 @@ interface RequestView {
   at: number;
   request_id: string;
   token_id: string | null;
+  /** Null without a token, or once it is deleted. */
+  token_name: string | null;
   route: string;
   model: string | null;
   channel: string | null;
@@ -43,8 +46,8 @@ export const requestsPage: Page = async ({ api, params, go }) => {
       table<RequestView>(
         [
           { label: 'time', cell: (r) => when(r.at) },
-          { label: 'request id', cell: (r) => h('code', {}, r.request_id) },
-          { label: 'token', cell: (r) => (r.token_id ? h('code', { title: r.token_id }, r.token_id.slice(0, 8)) : '—') },
+          { label: 'request id', cell: (r) => shortId(r.request_id) },
+          { label: 'token', cell: (r) => tokenLabel(r.token_id, r.token_name, r.token_id ? `#tokens?token=${encodeURIComponent(r.token_id)}` : undefined) },
           { label: 'route', cell: (r) => r.route },
           { label: 'model', cell: (r) => r.model ?? '—' },
           { label: 'channel', cell: (r) => r.channel ?? '—' },
@@ -52,7 +55,7 @@ export const requestsPage: Page = async ({ api, params, go }) => {
           { label: 'error', cell: (r) => r.error ?? '' },
           { label: 'ms', cell: (r) => r.ms, numeric: true },
           { label: 'units', cell: (r) => r.units ?? '—', numeric: true },
-          { label: 'task', cell: (r) => (r.task_id ? h('a', { href: `#tasks?id=${encodeURIComponent(r.task_id)}` }, h('code', {}, r.task_id)) : '') },
+          { label: 'task', cell: (r) => (r.task_id ? shortId(r.task_id, `#tasks?id=${encodeURIComponent(r.task_id)}`) : '') },
         ],
         requests,
         { empty: 'No request matches.', testid: 'requests' },

@@ -1,4 +1,5 @@
 import { h, section, stat, table, when } from './dom.js';
+import { copyButton, shortId, tokenLabel } from './ids.js';
 import type { Page, PageContext } from './page.js';
 import { archiveSection, type TaskArchive } from './task-archive.js';
 
@@ -8,6 +9,8 @@ const FILTERS = ['status', 'model', 'channel', 'token'] as const;
 interface TaskView {
   id: string;
   token_id: string;
+  /** Null once the token is deleted. */
+  token_name: string | null;
   kind: string;
   route: string;
   model: string;
@@ -77,14 +80,14 @@ async function oneTask({ api, go }: PageContext, id: string): Promise<Node> {
     h('p', {}, h('a', { href: '#tasks', onclick: (e: Event) => (e.preventDefault(), go('tasks')) }, '← every task')),
     section(
       'Task',
-      h('p', {}, h('code', { 'data-testid': 'task-id' }, t.id)),
+      h('p', { class: 'id-cell' }, h('code', { 'data-testid': 'task-id' }, t.id), copyButton(t.id)),
       h(
         'div',
         { class: 'stats', 'data-testid': 'task' },
         stat('status', badge(t.status)),
         stat('model', t.model),
         stat('channel', t.channel),
-        stat('token', h('code', {}, t.token_id)),
+        stat('token', tokenLabel(t.token_id, t.token_name, `#tokens?token=${encodeURIComponent(t.token_id)}`)),
         stat('route', t.route),
         stat('progress', `${t.progress} %`),
         stat('vendor status', t.vendor_status ?? '—'),
@@ -162,11 +165,11 @@ export const tasksPage: Page = async (ctx) => {
       table<TaskView>(
         [
           { label: 'created', cell: (t) => when(t.created_at) },
-          { label: 'task', cell: (t) => h('a', { href: `#tasks?id=${encodeURIComponent(t.id)}` }, h('code', {}, t.id)) },
+          { label: 'task', cell: (t) => shortId(t.id, `#tasks?id=${encodeURIComponent(t.id)}`) },
           { label: 'status', cell: (t) => badge(t.status) },
           { label: 'model', cell: (t) => t.model },
           { label: 'channel', cell: (t) => t.channel },
-          { label: 'token', cell: (t) => h('code', {}, t.token_id.slice(0, 8)) },
+          { label: 'token', cell: (t) => tokenLabel(t.token_id, t.token_name, `#tokens?token=${encodeURIComponent(t.token_id)}`) },
           { label: 'progress', cell: (t) => `${t.progress} %`, numeric: true },
           { label: 'vendor status', cell: (t) => t.vendor_status ?? '—' },
           { label: 'units', cell: money, numeric: true },

@@ -1,5 +1,6 @@
 import { barChart } from './chart.js';
 import { h, section, stat, table } from './dom.js';
+import { tokenLabel } from './ids.js';
 import type { Page } from './page.js';
 
 interface Figures {
@@ -103,7 +104,7 @@ export const usagePage: Page = async ({ api, params, go }) => {
         ),
         table(
           [
-            { label: 'token', cell: (r: Usage['by_token'][number]) => [h('code', {}, r.token_id), ' ', r.name ?? '(deleted)'] },
+            { label: 'token', cell: (r: Usage['by_token'][number]) => tokenLabel(r.token_id, r.name, `#tokens?token=${encodeURIComponent(r.token_id)}`) },
             ...figureColumns<Usage['by_token'][number]>(),
           ],
           u.by_token,

@@ -5,12 +5,15 @@
  */
 import { ApiError } from './api.js';
 import { h, section, table, when } from './dom.js';
+import { shortId, tokenLabel } from './ids.js';
 import type { Page, PageContext } from './page.js';
 import { urlFilters } from './url-filters.js';
 
 interface Endpoint {
   id: string;
   token_id: string | null;
+  /** In the list: null for a group's endpoint or a deleted token. */
+  token_name?: string | null;
   group: string | null;
   url: string | null;
   callback_origins: string[] | null;
@@ -126,8 +129,12 @@ export const webhooksPage: Page = async (ctx) => {
       'Endpoints',
       table<Endpoint>(
         [
-          { label: 'id', cell: (e) => h('code', {}, e.id) },
-          { label: 'owner', cell: (e) => (e.token_id ? `token ${e.token_id}` : `group ${e.group}`) },
+          { label: 'id', cell: (e) => shortId(e.id) },
+          {
+            label: 'owner',
+            cell: (e) =>
+              e.token_id ? ['token ', tokenLabel(e.token_id, e.token_name, `#tokens?token=${encodeURIComponent(e.token_id)}`)] : `group ${e.group}`,
+          },
           { label: 'sends to', cell: (e) => e.url ?? `callback URLs within ${(e.callback_origins ?? []).join(', ')}` },
           { label: 'events', cell: (e) => e.events.join(', ') },
           {
@@ -148,7 +155,7 @@ export const webhooksPage: Page = async (ctx) => {
         [
           { label: 'time', cell: (d) => when(d.created_at) },
           { label: 'event', cell: (d) => d.event },
-          { label: 'task', cell: (d) => h('code', {}, d.task_id) },
+          { label: 'task', cell: (d) => shortId(d.task_id, `#tasks?id=${encodeURIComponent(d.task_id)}`) },
           { label: 'to', cell: (d) => d.url },
           { label: 'status', cell: (d) => h('span', { class: `badge ${d.status}`, 'data-testid': 'delivery-status' }, d.status) },
           { label: 'attempts', cell: (d) => String(d.attempts), numeric: true },

@@ -5,6 +5,7 @@
  */
 import { ApiError } from './api.js';
 import { h, section, stat, when } from './dom.js';
+import { copyButton } from './ids.js';
 import type { PageContext } from './page.js';
 import {
   addressesValue,
@@ -116,7 +117,7 @@ export function tokenPanel(ctx: PageContext, t: Token, notice: HTMLElement, show
     h(
       'div',
       { class: 'stats', 'data-testid': 'token-summary' },
-      stat('id', h('code', {}, t.id)),
+      stat('id', h('span', { class: 'id-cell' }, h('code', {}, t.id), copyButton(t.id))),
       stat('group', t.group),
       stat('state', stateBadge(t)),
       stat('quota', quotaText(t)),

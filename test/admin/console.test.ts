@@ -108,7 +108,7 @@ describe('admin console', { skip: missing ?? false }, () => {
     const rowA = usage.by_token.find((t: any) => t.token_id === a.id);
     assert.ok(rowA && rowA.requests === 2, "the ledger has token a's two requests");
     // biome-ignore lint/performance/useDomNodeTextContent: Playwright's innerText is the rendered text, with whitespace between the cells that this pattern reads; textContent runs them together.
-    assert.match(await byToken.filter({ hasText: a.id }).innerText(), new RegExp(`usage-a\\s+2\\s+${rowA.charged}\\b`));
+    assert.match(await byToken.filter({ has: page.locator(`[data-token-id="${a.id}"]`) }).innerText(), new RegExp(`usage-a\\s+2\\s+${rowA.charged}\\b`));
     assert.equal(await page.locator('[data-testid="by-day-chart"] rect').count(), usage.by_day.length, 'a bar per day of the range');
     assert.equal(await page.locator('[data-testid="by-token-chart"] rect').count(), Math.min(12, usage.by_token.length), 'a bar per token');
     assert.equal(await page.locator('[data-testid="by-model-chart"] rect').count(), Math.min(12, usage.by_model.length), 'a bar per model');
@@ -151,12 +151,15 @@ describe('admin console', { skip: missing ?? false }, () => {
     const page = await open(`tasks?token=${json.token.id}`);
     const rows = page.locator('[data-testid="tasks"] tbody tr');
     assert.equal(await rows.count(), 2);
-    assert.match((await rows.nth(0).textContent()) ?? '', new RegExp(failed), 'newest first');
+    assert.equal(await rows.nth(0).locator('code.id').getAttribute('data-id'), failed, 'newest first');
+    assert.equal(await rows.nth(0).locator('.token-name').textContent(), 'tasks', 'the token by name');
     await shot(page, 'tasks');
     await page.getByLabel('status').selectOption('failed');
     await page.getByRole('button', { name: 'Filter' }).click();
-    await until('the failed task alone', async () => ((await rows.count()) === 1 && (await rows.textContent())?.includes(failed) ? true : null));
-    await page.getByRole('link', { name: failed }).click();
+    await until('the failed task alone', async () =>
+      (await rows.count()) === 1 && (await rows.locator(`code[data-id="${failed}"]`).count()) === 1 ? true : null,
+    );
+    await page.locator(`a[href="#tasks?id=${failed}"]`).click();
     await page.locator('[data-testid="timeline"] li[data-event="refund"]').waitFor();
 
     await page.goto(`${c.base}/admin/#tasks?id=${done}`);
@@ -209,7 +212,7 @@ describe('admin console', { skip: missing ?? false }, () => {
     await timeline.locator('main[data-page="requests"][aria-busy="false"]').waitFor();
     const its = timeline.locator('[data-testid="requests"] tbody tr');
     await until("the task's submission", async () => ((await its.count()) >= 1 ? true : null));
-    assert.match((await its.first().textContent()) ?? '', new RegExp(task));
+    assert.equal(await its.first().locator(`code[data-id="${task}"]`).count(), 1);
     await timeline.close();
   });
 

@@ -39,6 +39,7 @@ interface RequestView {
 describe('the request log and the audit log over HTTP', () => {
   let h: Harness;
   let tokenId: string;
+  let tokenName: string;
   /** The gateway's clock runs this far ahead of the system's (the purge's test moves it). */
   let offset = 0;
   const admin = async (path: string, init: RequestInit = {}): Promise<JsonAnswer> =>
@@ -58,7 +59,9 @@ describe('the request log and the audit log over HTTP', () => {
       adminKey: ADMIN_KEY,
       records: { requestLog: { days: 7, flushMs: 20, sweepMs: 50 }, audit: { days: 30, sweepMs: 50 }, clock: () => new Date(Date.now() + offset) },
     });
-    tokenId = (await h.store.listTokens()).find((t) => t.keyHash === hashKey(h.key))!.id;
+    const token = (await h.store.listTokens()).find((t) => t.keyHash === hashKey(h.key))!;
+    tokenId = token.id;
+    tokenName = token.name;
   });
   after(() => h.close());
 
@@ -87,6 +90,7 @@ describe('the request log and the audit log over HTTP', () => {
         ms: undefined,
         request_id: 'client-ok-1',
         token_id: tokenId,
+        token_name: tokenName,
         route: good!.route,
         model: MODEL,
         channel: good!.channel,

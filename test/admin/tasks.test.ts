@@ -14,6 +14,7 @@ const ADMIN_KEY = 'admin-tasks-test-admin-key';
 const LISTED = [
   'id',
   'token_id',
+  'token_name',
   'kind',
   'route',
   'model',
@@ -34,6 +35,7 @@ describe('admin routes for tasks', () => {
   let h: TaskHarness;
   let tokenA: string;
   let tokenB: string;
+  let tokenBName: string;
   /** Submitted in this order: a mu task that completes (running long enough to be seen running), an epsilon task of B that completes, a mu task of B that fails. */
   let slow: string;
   let epsilon: string;
@@ -67,6 +69,7 @@ describe('admin routes for tasks', () => {
     const tokens = await h.store.listTokens();
     tokenA = tokens.find((t) => t.keyHash === hashKey(h.key))!.id;
     tokenB = tokens.find((t) => t.keyHash === hashKey(keyB))!.id;
+    tokenBName = tokens.find((t) => t.id === tokenB)!.name;
     // 1.5 s to finish, polled every 100 ms: RUNNING (from 0.5 s on) is seen many times over.
     slow = await submit(h.key, { model: 'mu2.6-t2v:1280*720', prompt: 'a river at night [sim:finish=1500]', seconds: '5' });
     epsilon = await submit(keyB, { model: 'epsilon-video-3', prompt: 'a paper boat' });
@@ -101,6 +104,7 @@ describe('admin routes for tasks', () => {
       {
         id: failed,
         token_id: tokenB,
+        token_name: tokenBName,
         kind: 'video',
         route: rec.route,
         model: 'mu2.6-t2v:1280*720',
