@@ -98,10 +98,15 @@ async function serve(simulate: boolean, configDir: string | undefined): Promise<
   }
   stopOnSignals(app);
   trimHeapWhenIdle();
-  const scheme = settings.tlsCertFile === null ? 'http' : 'https';
-  const base = `${scheme}://${settings.host === '0.0.0.0' ? '127.0.0.1' : settings.host}:${app.port}`;
+  // The address really bound (0.0.0.0: every interface), and a URL that reaches it from here.
+  const { listenAddress } = await import('./http/listen-address.js');
+  const bound = listenAddress(app.gateway.server, settings.tlsCertFile !== null);
+  const base = bound.url;
   if (!demo) {
-    log.info({ url: base, admin: settings.adminKey !== null, watching: app.config.status().watching }, 'gateway listening');
+    log.info(
+      { url: base, address: bound.address, port: bound.port, admin: settings.adminKey !== null, watching: app.config.status().watching },
+      'gateway listening',
+    );
     return;
   }
   const key = process.env.GATEWAY_DEMO_KEY || demo.apiKey;
@@ -111,6 +116,7 @@ async function serve(simulate: boolean, configDir: string | undefined): Promise<
     demoBanner({
       snapshot: app.snapshot,
       base,
+      bound: `${bound.address}:${bound.port}`,
       apiKey: key,
       adminKey: settings.adminKey,
       simulators: app.simulators.map((s) => `${s.profile} at ${s.url}`),

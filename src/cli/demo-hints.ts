@@ -14,6 +14,8 @@ export interface DemoBannerFacts {
   readonly snapshot: Snapshot;
   /** The URL the examples call (a usable one, never a wildcard address). */
   readonly base: string;
+  /** The address and port really bound (`0.0.0.0:8080`: every interface). */
+  readonly bound: string;
   readonly apiKey: string;
   readonly adminKey: string | null;
   /** Each simulator serving a channel that lacks credentials, as `profile at url`. */
@@ -31,7 +33,7 @@ export function demoBanner(f: DemoBannerFacts): string {
   const cut = examples.some((l) => l.endsWith(`| cut -c1-${CUT_WIDTH}`));
   return `${[
     '',
-    `Generation Gateway demo listening on ${f.base}`,
+    `Generation Gateway demo listening on ${f.base}${f.base.endsWith(`//${f.bound}`) ? '' : ` (bound to ${f.bound})`}`,
     `Simulated vendors: ${f.simulators.join(', ') || 'none'}`,
     `API key: ${f.apiKey}`,
     `Admin key: ${f.adminKey}`,
@@ -115,7 +117,7 @@ function followUp(snapshot: Snapshot, submit: TaskSubmitRoute, base: string, key
   return lines;
 }
 
-/** The route whose path shares the most leading segments with the submission's (`/lambda/v1/videos/…` to lambda's own query); the first declared on a tie. */
+/** The route whose path shares the most leading segments with the submission's (a vendor-format submission to that vendor's own query route); the first declared on a tie. */
 function nearest<R extends CompiledRoute>(path: string, routes: readonly R[]): R | null {
   const mine = segments(path);
   let best: R | null = null;
@@ -135,8 +137,8 @@ function segments(path: string): string[] {
 
 /**
  * A request to a task route for `<id>`: the id where the route reads it; another path parameter from
- * the submission's path at the same place (lambda's `{kind}`: text2video); a body with the id at its
- * pointer and the example's fields the route's body also names (gamma's `req_key`).
+ * the submission's path at the same place (a `{kind}` segment: `text2video`); a body with the id at
+ * its pointer and the example's fields the route's body also names (the model's `req_key`).
  */
 function requestFor(route: TaskQueryRoute | TaskContentRoute, submit: TaskSubmitRoute, base: string, key: string, exampleBody: unknown, tail = ''): string {
   const id = route.task.id;
