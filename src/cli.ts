@@ -98,48 +98,30 @@ async function serve(simulate: boolean, configDir: string | undefined): Promise<
   }
   stopOnSignals(app);
   trimHeapWhenIdle();
-  const scheme = settings.tlsCertFile === null ? 'http' : 'https';
-  const base = `${scheme}://${settings.host === '0.0.0.0' ? '127.0.0.1' : settings.host}:${app.port}`;
+  // The address really bound (0.0.0.0: every interface), and a URL that reaches it from here.
+  const { listenAddress } = await import('./http/listen-address.js');
+  const bound = listenAddress(app.gateway.server, settings.tlsCertFile !== null);
+  const base = bound.url;
   if (!demo) {
-    log.info({ url: base, admin: settings.adminKey !== null, watching: app.config.status().watching }, 'gateway listening');
+    log.info(
+      { url: base, address: bound.address, port: bound.port, admin: settings.adminKey !== null, watching: app.config.status().watching },
+      'gateway listening',
+    );
     return;
   }
   const key = process.env.GATEWAY_DEMO_KEY || demo.apiKey;
   await keepDemoToken(app.store, key);
-  const examples = app.snapshot.routes.flatMap(({ method, example }) => {
-    if (!example) return [];
-    const data = example.body === undefined ? '' : ` \\\n    -H "Content-Type: application/json" -d '${JSON.stringify(example.body).replace(/'/g, "'\\''")}'`;
-    // Quoted: an example's query (`?Action=…&Version=…`) would otherwise end the command at `&`.
-    return [`  curl -s -X ${method} '${base}${example.path}' \\\n    -H "Authorization: Bearer ${key}"${data}`];
-  });
+  const { demoBanner } = await import('./cli/demo-hints.js');
   process.stdout.write(
-    [
-      '',
-      `Generation Gateway demo listening on ${base}`,
-      `Simulated vendors: ${app.simulators.map((s) => `${s.profile} at ${s.url}`).join(', ') || 'none'}`,
-      `API key: ${key}`,
-      `Admin key: ${settings.adminKey}`,
-      `Admin console: ${base}/admin/ (sign in with the admin key)`,
-      demo.secretFile
-        ? `The demo's keys stay the same at every start on this store (derived from ${demo.secretFile}; delete it for new ones); GATEWAY_DEMO_KEY and GATEWAY_ADMIN_KEY override them.`
-        : 'The demo makes new keys at every start: its store is not a file (GATEWAY_DEMO_KEY and GATEWAY_ADMIN_KEY name keys to keep).',
-      '',
-      ...(examples.length > 0 ? ['Try:', ...examples] : []),
-      ...(app.snapshot.routes.some((r) => r.kind === 'task-submit')
-        ? [
-            '',
-            'A task answers its id at once; follow it and download the result when it is completed:',
-            `  curl -s ${base}/v1/videos/<id> -H "Authorization: Bearer ${key}"`,
-            `  curl -s ${base}/v1/videos/<id>/content -H "Authorization: Bearer ${key}" -o video.mp4`,
-          ]
-        : []),
-      '',
-      'Operators: channel state, the configuration, and a reload after editing channels.yaml (saving reloads too):',
-      `  curl -s ${base}/admin/channels -H "Authorization: Bearer ${settings.adminKey}"`,
-      `  curl -s ${base}/admin/config -H "Authorization: Bearer ${settings.adminKey}"`,
-      `  curl -s -X POST ${base}/admin/reload -H "Authorization: Bearer ${settings.adminKey}"`,
-      '',
-    ].join('\n') + '\n',
+    demoBanner({
+      snapshot: app.snapshot,
+      base,
+      bound: `${bound.address}:${bound.port}`,
+      apiKey: key,
+      adminKey: settings.adminKey,
+      simulators: app.simulators.map((s) => `${s.profile} at ${s.url}`),
+      secretFile: demo.secretFile,
+    }),
   );
 }
 

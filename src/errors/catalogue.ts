@@ -42,7 +42,7 @@ export const catalogue = {
   task_not_found: {
     status: 404,
     shape: 'A',
-    when: "No task has this id, or it belongs to another API key, or to another route's family (a video id on an audio route).",
+    when: "No task has this id, or it belongs to another API key (answered alike), or it is the caller's own task of another route's family (a video id on an audio route): the message then says so and names a route that serves it.",
   },
   method_not_allowed: {
     status: 405,

@@ -137,6 +137,15 @@ function endWith(socket: Duplex, answer: string): void {
   socket.end(answer, () => socket.destroy());
 }
 
+/**
+ * Answers plain HTTP sent to the HTTPS port (plain-http-on-tls.ts) on its raw socket: a 400 in
+ * clear, since the client cannot read anything else, saying to call the same address with https.
+ */
+export function sendPlainHttpOnTls(socket: Duplex, host: string | null): void {
+  const where = host === null ? 'https:// instead of http://' : `https://${host}/ instead of http://${host}/`;
+  endWith(socket, rawAnswer(new GatewayError('invalid_request', `this port speaks HTTPS only: call ${where}`)));
+}
+
 /** Answers a CONNECT request (no route ever tunnels) on its raw socket. */
 export function sendConnectRefused(socket: Duplex): void {
   endWith(socket, rawAnswer(new GatewayError('method_not_allowed', 'CONNECT is not supported')));

@@ -14,7 +14,9 @@ import { drainUnread } from './drain-unread.js';
 import { sendClientError, sendConnectRefused, sendError } from './error-boundary.js';
 import { expectsContinue, sendContinue } from './expect-continue.js';
 import { matchRoute, routesOnPath } from './match-route.js';
+import { answerPlainHttpOnTls } from './plain-http-on-tls.js';
 import { requestIds } from './request-id.js';
+import { isRootRequest, sendRootAnswer } from './root-answer.js';
 import type { TlsPair } from './tls.js';
 import { clientAddress, TRUST_NOBODY, type TrustProxy } from './trust-proxy.js';
 
@@ -114,6 +116,11 @@ export function createHttpServer(opts: ServerOptions): Server {
         return answerPreflight(cors, req, res, routes);
       }
     }
+    if (isRootRequest(req, pathname) && routesOnPath(snapshot, pathname).length === 0) {
+      // No routes.yaml route: counted and left out of the request log as any unmatched path is.
+      seen.path = '/';
+      return sendRootAnswer(req, res);
+    }
     let matched: ReturnType<typeof matchRoute>;
     try {
       matched = matchRoute(snapshot, req.method ?? 'GET', pathname, search);
@@ -178,7 +185,12 @@ export function createHttpServer(opts: ServerOptions): Server {
   };
   const options: HttpOptions = { maxHeaderSize: 16 * 1024, connectionsCheckingInterval: TIMEOUT_CHECK_MS };
   // The same handler either way: HTTPS changes the transport, nothing a request sees but its scheme.
-  const server: Server = opts.tls ? createHttpsServer({ ...options, cert: opts.tls.cert, key: opts.tls.key }, onRequest) : createServer(options, onRequest);
+  let server: Server;
+  if (opts.tls) {
+    const https = createHttpsServer({ ...options, cert: opts.tls.cert, key: opts.tls.key }, onRequest);
+    answerPlainHttpOnTls(https, opts.headersTimeoutMs ?? 30_000);
+    server = https;
+  } else server = createServer(options, onRequest);
   // Ours to answer: `100 Continue` goes out only once the body is admitted (see handle), so a
   // refused client never sends it. Node would otherwise say Continue to everyone at once.
   server.on('checkContinue', onRequest);

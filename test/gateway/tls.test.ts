@@ -9,7 +9,7 @@ import { createPrivateKey } from 'node:crypto';
 import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { Agent, request } from 'node:https';
-import type { Socket } from 'node:net';
+import { connect as netConnect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -63,6 +63,20 @@ function handshake(port: number, ca: string[]): Promise<string> {
   });
 }
 
+/** Sends `text` on a plain TCP connection and resolves with everything the server wrote before it closed. */
+function rawExchange(port: number, text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = netConnect(port, '127.0.0.1', () => socket.write(text));
+    let got = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (d: string) => {
+      got += d;
+    });
+    socket.on('close', () => resolve(got));
+    socket.on('error', reject);
+  });
+}
+
 describe('HTTPS with GATEWAY_TLS_CERT and GATEWAY_TLS_KEY', { skip: missing ?? false }, () => {
   let dir: string;
   let a: Certificate;
@@ -97,7 +111,7 @@ describe('HTTPS with GATEWAY_TLS_CERT and GATEWAY_TLS_KEY', { skip: missing ?? f
     rmSync(dir, { recursive: true, force: true });
   });
 
-  test('a client trusting the certificate gets answers over HTTPS; one that does not, and plain HTTP, get none', async () => {
+  test('a client trusting the certificate gets answers over HTTPS; one that does not gets none', async () => {
     assert.match(h.url, /^https:\/\/127\.0\.0\.1:\d+$/);
     const trusting = new UndiciAgent({ connect: { ca: a.cert } });
     try {
@@ -111,7 +125,21 @@ describe('HTTPS with GATEWAY_TLS_CERT and GATEWAY_TLS_KEY', { skip: missing ?? f
     }
     assert.equal(await handshake(port, [a.cert]), a.fingerprint, 'the certificate shown is the one of GATEWAY_TLS_CERT');
     await assert.rejects(fetch(`${h.url}/healthz`), 'a client that does not trust the self-signed certificate refuses it');
-    await assert.rejects(fetch(`http://127.0.0.1:${port}/healthz`), 'plain HTTP on the TLS port gets no answer');
+  });
+
+  test('plain HTTP on the TLS port is answered 400 in clear, saying to use https; TLS on the same port still serves', async () => {
+    // It once got the connection closed with no answer at all.
+    const res = await fetch(`http://127.0.0.1:${port}/v1/models`, { headers: { authorization: `Bearer ${h.key}` } });
+    assert.equal(res.status, 400);
+    assert.equal(res.headers.get('connection'), 'close');
+    const body = (await res.json()) as { error: { code: string; message: string } };
+    assert.equal(body.error.code, 'invalid_request');
+    assert.equal(body.error.message, `this port speaks HTTPS only: call https://127.0.0.1:${port}/ instead of http://127.0.0.1:${port}/`);
+    // Without a Host header it still says which scheme to use.
+    const raw = await rawExchange(port, 'GET / HTTP/1.0\r\n\r\n');
+    assert.match(raw, /^HTTP\/1\.1 400 Bad Request\r\n/);
+    assert.match(raw, /this port speaks HTTPS only: call https:\/\/ instead of http:\/\//);
+    assert.equal(await handshake(port, [a.cert]), a.fingerprint, 'a TLS client on the same port still gets its handshake');
   });
 
   test('a renewed certificate serves new connections, while a kept-alive connection stays open and answers', async () => {
