@@ -92,10 +92,33 @@ test('deploy/gateway.service has the settings of the image', () => {
   assert.equal(one('KillSignal'), last(steps, 'STOPSIGNAL')?.args);
   assert.ok(seconds(one('TimeoutStopSec')) > DEFAULT_DRAIN_MS / 1000, 'systemd waits longer than the drain before SIGKILL');
   assert.equal(one('Restart'), 'on-failure');
+  // Exit 2 is a configuration or a setting that cannot work: restarted, it would fail every RestartSec for ever.
+  assert.equal(one('RestartPreventExitStatus'), '2');
+  // The store (key hashes, the ledger) and every other file the gateway makes are its user's alone.
+  assert.equal(one('UMask'), '0077');
+  assert.equal(one('StateDirectoryMode'), '0700');
+  assert.equal(one('NoNewPrivileges'), 'yes');
+  assert.equal(one('CapabilityBoundingSet'), '', 'no capability');
+  assert.equal(one('SystemCallErrorNumber'), 'EPERM', 'a call outside the filter fails rather than killing the gateway');
   // The install it describes in its comment is the package's.
   const text = readFileSync(join(PROJECT_ROOT, 'deploy/gateway.service'), 'utf8');
   const tarball = `./${pkg.name}-<version>.tgz`;
   for (const step of STEPS.install) assert.ok(text.includes(fill(step, { tarball, config: LAYOUT.config })), `the unit's install comment lacks: ${step}`);
+});
+
+const analyze = spawnSync('systemd-analyze', ['security', '--offline=yes', '--no-pager', join(PROJECT_ROOT, 'deploy/gateway.service')], {
+  encoding: 'utf8',
+  timeout: 30_000,
+});
+test('systemd-analyze security scores deploy/gateway.service as docs/deploying.md says', {
+  skip:
+    analyze.status !== 0 && `systemd-analyze security --offline=yes cannot run here: ${(analyze.stderr ?? analyze.error?.message ?? '').trim().slice(0, 120)}`,
+}, () => {
+  const [, score = '', level = ''] = /Overall exposure level for gateway\.service: (\d+\.\d) (\w+)/.exec(analyze.stdout) ?? [];
+  assert.ok(score, analyze.stdout.slice(-500));
+  const doc = readFileSync(join(PROJECT_ROOT, 'docs/deploying.md'), 'utf8');
+  assert.ok(doc.includes(`\`systemd-analyze security\`: ${score} ${level}`), `docs/deploying.md gives the score ${score} ${level}`);
+  assert.ok(Number(score) <= 2, `exposure ${score}`);
 });
 
 test('compose.yaml: two replicas of the image on PostgreSQL and Redis, started as the image starts them, with its healthcheck', () => {
