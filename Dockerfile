@@ -31,7 +31,8 @@ USER gateway
 WORKDIR /var/lib/gateway
 EXPOSE 8080
 # /healthz asks nothing of anyone (docs/deploying.md, "Health and shutdown"); node's own fetch, as
-# the slim image has no curl.
+# the slim image has no curl. An OCI image (podman build's default) drops it: podman build --format
+# docker keeps it (docs/deploying.md, "Containers with podman"); compose.yaml says it again.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # SIGTERM drains: requests in flight may finish for GATEWAY_DRAIN_MS (25 s), so give the container
 # 30 s to stop (docker stop -t 30, compose stop_grace_period); Docker's own default is 10 s.

@@ -9,8 +9,9 @@
 //   node scripts/dist-fresh.mjs --mark src   after a build of src/
 //   node scripts/dist-fresh.mjs src test     exits 1 naming the stale files and the command to run
 //   node scripts/dist-fresh.mjs --build      runs `npm run build` only when dist/ is not what src/
-//                                            says (the console included): npm start, npm run demo
-//                                            and npm pack run it first, so a current dist/ starts at once
+//                                            says (the console included), saying so first: npm pack
+//                                            runs it, and npm start and npm run demo through
+//                                            scripts/gateway.mjs, so a current dist/ starts at once
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -58,15 +59,25 @@ export function buildNeeded() {
   return changed.length === 0 ? null : `${changed.length} file(s) of src/ changed since the last build (${changed.slice(0, 3).join(', ')})`;
 }
 
+/**
+ * Runs `npm run build` when dist/ is not what src/ says, and returns its exit status (0 when nothing
+ * was to be done). It says so before it starts: a first build takes about a minute, silent
+ * otherwise, and looked like a gateway that would not start.
+ */
+export function buildIfNeeded() {
+  const why = buildNeeded();
+  if (why === null) return 0;
+  console.error(`${why}: building first with npm run build (a minute or so the first time; later only what changed)...`);
+  const started = Date.now();
+  const r = spawnSync('npm', ['run', 'build', '--silent'], { stdio: 'inherit' });
+  if (r.status === 0) console.error(`built in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  return r.status ?? 1;
+}
+
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const args = process.argv.slice(2);
   if (args[0] === '--build') {
-    const why = buildNeeded();
-    if (why !== null) {
-      console.error(`${why}: npm run build`);
-      const r = spawnSync('npm', ['run', 'build', '--silent'], { stdio: 'inherit' });
-      process.exit(r.status ?? 1);
-    }
+    process.exitCode = buildIfNeeded();
   } else if (args[0] === '--mark') {
     mkdirSync('dist', { recursive: true });
     writeFileSync(markOf(args[1]), `${new Date().toISOString()}\n`);

@@ -2,6 +2,7 @@
 import { resolve } from 'node:path';
 import type { App } from './app.js';
 import { CliExit, HelpAsked, parseCommand, usageError, usageOf, usageTable, wholeNumber, type UsageEntry } from './cli/args.js';
+import { requireCheckout } from './cli/checkout-only.js';
 import { GROUPS_USAGE, groupsCommand } from './cli/groups-command.js';
 import { INIT_USAGE, initCommand } from './cli/init-command.js';
 import { packageVersion } from './cli/package-info.js';
@@ -208,6 +209,7 @@ async function explain(args: string[]): Promise<void> {
 async function golden(args: string[]): Promise<void> {
   const { values, positionals } = parseCommand(args, usageOf(USAGE.golden), { update: { type: 'boolean' } }, { optional: ['filter'] });
   const filter = positionals[0];
+  requireCheckout('golden', ['test/golden', 'test/golden-made-up'], 'runs the golden cases of test/golden/ and test/golden-made-up/', 'npm run golden');
   const [{ runGolden }, { GOLDEN_SUITES }] = await Promise.all([import('./golden/runner.js'), import('./golden/suites.js')]);
   const results = [];
   for (const suite of GOLDEN_SUITES) results.push(...(await runGolden(suite.configDir, suite.casesDir, { update: values.update === true, filter })));
@@ -266,6 +268,7 @@ async function openapi(args: string[]): Promise<void> {
 /** Checks every generated document against what the config makes (exit 1 when one is stale), or with --write rewrites them. */
 async function docs(args: string[]): Promise<void> {
   const { values } = parseCommand(args, usageOf(USAGE.docs), { write: { type: 'boolean' } });
+  requireCheckout('docs', ['src/cli.ts', 'docs/generated'], 'checks docs/generated/ against the TypeScript of src/', 'npm run docs');
   const { committedDoc, DOCS_COMMAND, GENERATED_DOCS, writeGeneratedDoc } = await import('./docs/generated-docs.js');
   const snapshot = await shippedSnapshot();
   let stale = 0;

@@ -94,10 +94,10 @@ export function systemdUnit(path = join(PROJECT_ROOT, 'deploy/gateway.service'))
   return units;
 }
 
-/** compose.yaml, parsed (anchors and `<<` merges resolved). */
-export function composeFile(): {
+/** compose.yaml, or another compose file of the repository (compose.demo.yaml), parsed (anchors and `<<` merges resolved). */
+export function composeFile(name = 'compose.yaml'): {
   services: Record<string, Record<string, unknown>>;
   volumes?: Record<string, unknown>;
 } {
-  return parse(readFileSync(join(PROJECT_ROOT, 'compose.yaml'), 'utf8'), { merge: true }) as ReturnType<typeof composeFile>;
+  return parse(readFileSync(join(PROJECT_ROOT, name), 'utf8'), { merge: true }) as ReturnType<typeof composeFile>;
 }

@@ -5,12 +5,14 @@
  * test/package/package.test.ts runs for real, or from each other.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { PROJECT_ROOT } from '../../src/config/paths.js';
 import { DEFAULT_DRAIN_MS } from '../../src/http/drain.js';
-import { composeFile, dockerfile, execForm, finalEnv, last, runCommands, systemdUnit } from '../helpers/deploy-files.js';
+import { composeFile, dockerfile, dockerHealthcheck, execForm, finalEnv, last, runCommands, systemdUnit } from '../helpers/deploy-files.js';
 import { fill, LAYOUT, STEPS, words } from '../helpers/install-steps.js';
 
 const steps = dockerfile();
@@ -90,43 +92,202 @@ test('deploy/gateway.service has the settings of the image', () => {
   assert.equal(one('KillSignal'), last(steps, 'STOPSIGNAL')?.args);
   assert.ok(seconds(one('TimeoutStopSec')) > DEFAULT_DRAIN_MS / 1000, 'systemd waits longer than the drain before SIGKILL');
   assert.equal(one('Restart'), 'on-failure');
+  // Exit 2 is a configuration or a setting that cannot work: restarted, it would fail every RestartSec for ever.
+  assert.equal(one('RestartPreventExitStatus'), '2');
+  // The store (key hashes, the ledger) and every other file the gateway makes are its user's alone.
+  assert.equal(one('UMask'), '0077');
+  assert.equal(one('StateDirectoryMode'), '0700');
+  assert.equal(one('NoNewPrivileges'), 'yes');
+  assert.equal(one('CapabilityBoundingSet'), '', 'no capability');
+  assert.equal(one('SystemCallErrorNumber'), 'EPERM', 'a call outside the filter fails rather than killing the gateway');
   // The install it describes in its comment is the package's.
   const text = readFileSync(join(PROJECT_ROOT, 'deploy/gateway.service'), 'utf8');
   const tarball = `./${pkg.name}-<version>.tgz`;
   for (const step of STEPS.install) assert.ok(text.includes(fill(step, { tarball, config: LAYOUT.config })), `the unit's install comment lacks: ${step}`);
 });
 
-test('compose.yaml: two replicas of the image on PostgreSQL and Redis, the simulators under the demo profile', () => {
+const analyze = spawnSync('systemd-analyze', ['security', '--offline=yes', '--no-pager', join(PROJECT_ROOT, 'deploy/gateway.service')], {
+  encoding: 'utf8',
+  timeout: 30_000,
+});
+test('systemd-analyze security scores deploy/gateway.service as docs/deploying.md says', {
+  skip:
+    analyze.status !== 0 && `systemd-analyze security --offline=yes cannot run here: ${(analyze.stderr ?? analyze.error?.message ?? '').trim().slice(0, 120)}`,
+}, () => {
+  const [, score = '', level = ''] = /Overall exposure level for gateway\.service: (\d+\.\d) (\w+)/.exec(analyze.stdout) ?? [];
+  assert.ok(score, analyze.stdout.slice(-500));
+  const doc = readFileSync(join(PROJECT_ROOT, 'docs/deploying.md'), 'utf8');
+  assert.ok(doc.includes(`\`systemd-analyze security\`: ${score} ${level}`), `docs/deploying.md gives the score ${score} ${level}`);
+  assert.ok(Number(score) <= 2, `exposure ${score}`);
+});
+
+test('compose.yaml: two replicas of the image on PostgreSQL and Redis, started as the image starts them, with its healthcheck', () => {
   const { services, volumes } = composeFile();
-  const gateways = Object.entries(services).filter(([, s]) => Array.isArray(s.command) && s.profiles === undefined);
-  assert.equal(gateways.length, 2, 'two gateway replicas');
+  const gateways = Object.entries(services).filter(([, s]) => Array.isArray(s.command));
+  assert.deepEqual(
+    gateways.map(([name]) => name),
+    ['gateway-1', 'gateway-2'],
+    'two gateway replicas',
+  );
   const image = gateways[0]?.[1].image;
+  const [node, flag, script = ''] = dockerHealthcheck();
+  const imageCheck = /--interval=(\S+) --timeout=(\S+) --start-period=(\S+) --retries=(\d+)/.exec(last(steps, 'HEALTHCHECK')?.args ?? '');
+  assert.ok(imageCheck, "the Dockerfile's HEALTHCHECK names its interval, timeout, start period and retries");
   for (const [name, s] of gateways) {
     assert.equal(s.image, image, `${name}: one image`);
-    // The entrypoint reads the simulators' variables when present, then execs the image's own command.
-    const entry = s.entrypoint as string[];
-    assert.match(entry.at(-2) ?? '', /exec gateway "\$\$@"$/, `${name}: the shell execs the gateway (SIGTERM reaches it)`);
-    assert.deepEqual(['gateway', ...(s.command as string[])], START, `${name}: the image's start command`);
+    assert.equal(s.build, '.', `${name}: built from this Dockerfile`);
+    // No entrypoint of its own: the image's, in exec form, so the gateway is PID 1 and gets SIGTERM.
+    assert.equal(s.entrypoint, undefined, `${name}: the image's entrypoint`);
+    assert.deepEqual([...execForm(last(steps, 'ENTRYPOINT')?.args ?? 'null'), ...(s.command as string[])], START, `${name}: the image's start command`);
     const env = s.environment as Record<string, string>;
     assert.match(env.GATEWAY_DB ?? '', /^postgres:\/\/[^@]+@postgres:5432\//, `${name}: GATEWAY_DB is the postgres service`);
     assert.match(env.GATEWAY_REDIS ?? '', /^redis:\/\/redis:6379$/, `${name}: GATEWAY_REDIS is the redis service`);
     assert.ok(seconds(String(s.stop_grace_period)) > DEFAULT_DRAIN_MS / 1000, `${name}: compose waits longer than the drain`);
-    const deps = s.depends_on as Record<string, { condition: string; required?: boolean }>;
-    assert.equal(deps.postgres?.condition, 'service_healthy');
-    assert.equal(deps.redis?.condition, 'service_healthy');
-    assert.deepEqual(deps.sims, { condition: 'service_healthy', required: false }, `${name}: waits for the simulators only when the demo runs them`);
+    assert.deepEqual(s.depends_on, { postgres: { condition: 'service_healthy' }, redis: { condition: 'service_healthy' } });
+    // The Dockerfile's HEALTHCHECK said again: an OCI image (podman build's default) drops it. As a
+    // shell command: podman-compose 1.0.3 mangles a CMD list whose words hold quotes.
+    assert.equal(node, 'node');
+    assert.equal(flag, '-e');
+    assert.doesNotMatch(script, /["$\\]/, 'the check script holds nothing a shell would read inside double quotes');
+    assert.deepEqual(
+      s.healthcheck,
+      {
+        test: ['CMD-SHELL', `node -e "${script}"`],
+        interval: imageCheck[1],
+        timeout: imageCheck[2],
+        start_period: imageCheck[3],
+        retries: Number(imageCheck[4]),
+      },
+      `${name}: the healthcheck of the Dockerfile`,
+    );
   }
+  assert.ok(services.postgres && services.redis);
+  // The simulators are compose.demo.yaml's alone: without it nothing points a replica at them.
+  assert.doesNotMatch(JSON.stringify({ services, volumes }), /sims/);
+});
+
+test('compose.yaml and compose.demo.yaml use only what Docker Compose v2 and podman-compose 1.0.3 both read', () => {
+  for (const file of ['compose.yaml', 'compose.demo.yaml']) {
+    const { services } = composeFile(file);
+    for (const [name, s] of Object.entries(services)) {
+      const where = `${file}: ${name}`;
+      // podman-compose 1.0.3 ignores profiles: a profiled service would start at every `up`.
+      assert.equal(s.profiles, undefined, `${where}: profiles`);
+      // The long form ({path, required}, Compose 2.24) crashes podman-compose 1.0.3.
+      if (s.env_file !== undefined)
+        assert.ok(
+          [s.env_file].flat().every((e) => typeof e === 'string'),
+          `${where}: env_file in the short form`,
+        );
+      // `required` and `restart` of depends_on are Compose 2.20 and later; a condition is read by both (podman-compose waits for none).
+      for (const [dep, d] of Object.entries((s.depends_on ?? {}) as Record<string, object>))
+        assert.deepEqual(Object.keys(d), ['condition'], `${where}: depends_on.${dep}`);
+      // podman-compose 1.0.3 joins the words of a CMD list into one shell word: only plain words survive.
+      const check = (s.healthcheck as { test?: string[] } | undefined)?.test ?? [];
+      if (check[0] === 'CMD') for (const w of check.slice(1)) assert.match(w, /^[\w=/.:-]+$/, `${where}: healthcheck word ${w}`);
+      else if (check.length > 0) assert.equal(check[0], 'CMD-SHELL', `${where}: healthcheck`);
+    }
+  }
+});
+
+test('compose.demo.yaml: the simulators, and each replica reading their variables before it execs the gateway', () => {
+  const base = composeFile();
+  const { services, volumes } = composeFile('compose.demo.yaml');
+  const gateways = Object.keys(base.services).filter((n) => Array.isArray(base.services[n]?.command));
   const sims = services.sims;
   assert.ok(sims, 'a sims service');
-  assert.deepEqual(sims.profiles, ['demo']);
-  assert.equal(sims.image, image);
-  const simsCommand = (sims.entrypoint as string[]).join(' ');
-  const [, host, envFile] = /gateway sims --host (\S+) > (\S+)'?$/.exec(simsCommand) ?? [];
+  assert.equal(sims.image, base.services[gateways[0] ?? '']?.image, 'the simulators run from the replicas’ image');
+  const [, host, envFile = ''] = /exec gateway sims --host (\S+) > (\S+)$/.exec((sims.entrypoint as string[]).join(' ')) ?? [];
   assert.equal(host, sims.hostname, 'the simulators listen on, and name, the host the replicas reach');
-  for (const [name, s] of gateways)
-    assert.ok(envFile && (s.entrypoint as string[]).join(' ').includes(`. ${envFile};`), `${name} reads the file the simulators write`);
-  assert.ok(services.postgres && services.redis);
+  assert.deepEqual((sims.healthcheck as { test: string[] }).test, ['CMD', 'grep', '-q', '_BASE_URL=', envFile]);
+  assert.deepEqual(Object.keys(services).sort(), ['sims', ...gateways].sort(), 'the replicas of compose.yaml and the simulators, nothing else');
+  const dir = envFile.slice(0, envFile.lastIndexOf('/'));
+  for (const name of gateways) {
+    const s = services[name];
+    assert.ok(s, `${name} reads the simulators' variables`);
+    // Only what it adds: the image, the command and the rest stay compose.yaml's.
+    assert.deepEqual(Object.keys(s).sort(), ['depends_on', 'entrypoint', 'volumes']);
+    const entry = s.entrypoint as string[];
+    assert.deepEqual(entry.slice(0, 2), ['/bin/sh', '-c']);
+    assert.equal(entry.at(-1), 'gateway', "$0 of the shell; compose.yaml's command is its $@");
+    assert.match(entry[2] ?? '', new RegExp(`until grep -qs _BASE_URL= ${envFile};.*\\. ${envFile};.*exec gateway "\\$\\$@"$`), `${name}: waits, reads, execs`);
+    assert.deepEqual(s.volumes, [`sims-env:${dir}:ro`]);
+    assert.deepEqual(s.depends_on, { sims: { condition: 'service_healthy' } });
+  }
+  assert.deepEqual(sims.volumes, [`sims-env:${dir}`]);
   assert.ok(volumes && 'sims-env' in volumes);
+});
+
+test("the demo replicas' entrypoint, run by sh: it waits for the file, reads it, and the gateway replaces the shell", async () => {
+  const { services } = composeFile('compose.demo.yaml');
+  const [, , script = ''] = (services['gateway-1']?.entrypoint ?? []) as string[];
+  const dir = mkdtempSync(join(tmpdir(), 'gateway-compose-'));
+  try {
+    const envFile = join(dir, 'sims.env');
+    // As compose hands it over ($$ is a $), reading a file of this test's; `gateway` a stand-in that says who it is.
+    const shell = script.replaceAll('$$', '$').replaceAll('/run/sims/sims.env', envFile);
+    writeFileSync(join(dir, 'gateway'), '#!/bin/sh\necho "pid $$ args $* alpha $ALPHA_BASE_URL"\n', { mode: 0o755 });
+    const child = spawn('/bin/sh', ['-c', shell, 'gateway', ...START.slice(1)], { env: { PATH: `${dir}:/usr/bin:/bin` } });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal(child.exitCode, null, `it did not wait for the file:\n${out}`);
+    writeFileSync(envFile, 'ALPHA_BASE_URL=http://sims:4001\n');
+    assert.equal(await exited, 0, out);
+    assert.equal(
+      out,
+      `pid ${child.pid} args ${START.slice(1).join(' ')} alpha http://sims:4001\n`,
+      'the gateway is the shell’s process, with the command and the variables',
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+const podmanCompose = spawnSync('podman-compose', ['version'], { encoding: 'utf8' });
+test('podman-compose reads both files (a dry run: every podman command printed, none run)', {
+  skip: podmanCompose.status !== 0 && 'podman-compose is not installed (Debian: apt-get install podman-compose)',
+}, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gateway-podman-compose-'));
+  try {
+    for (const f of ['compose.yaml', 'compose.demo.yaml']) copyFileSync(join(PROJECT_ROOT, f), join(dir, f));
+    writeFileSync(join(dir, '.env'), 'POSTGRES_PASSWORD=letters0and0digits\n');
+    const up = (...files: string[]) => {
+      const r = spawnSync('podman-compose', ['--dry-run', '--podman-path', '/bin/true', ...files.flatMap((f) => ['-f', f]), 'up', '--no-build', '-d'], {
+        cwd: dir,
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      assert.equal(r.status, 0, `podman-compose ${files.join(' ')}:\n${r.stdout}\n${r.stderr}`);
+      return r.stdout.split('\n').filter((l) => / run --name=/.test(l));
+    };
+    const plain = up('compose.yaml');
+    assert.equal(plain.length, 4, plain.join('\n'));
+    assert.ok(!plain.some((l) => l.includes('sims')), 'no simulators without compose.demo.yaml');
+    for (const l of plain.filter((x) => /--name=\S+_gateway-\d/.test(x))) {
+      assert.ok(l.includes(`--env-file ${join(dir, '.env')}`), l);
+      assert.ok(l.includes('--healthcheck-command') && l.includes('/healthz'), l);
+      assert.ok(l.endsWith(`generation-gateway:local ${START.slice(1).join(' ')}`), l);
+    }
+    const demo = up('compose.yaml', 'compose.demo.yaml');
+    assert.equal(demo.length, 5, demo.join('\n'));
+    const simsAt = demo.findIndex((l) => /--name=\S+_sims_/.test(l));
+    assert.ok(simsAt !== -1, 'the simulators start');
+    for (const [n, l] of demo.entries())
+      if (/--name=\S+_gateway-\d/.test(l)) {
+        assert.ok(n > simsAt, 'after the simulators');
+        assert.match(l, /--entrypoint \["\/bin\/sh", "-c", "n=0; until grep/);
+        assert.match(l, /-v \S+_sims-env:\/run\/sims:ro/);
+      }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('docs/deploying.md shows the steps, the layout and the unit the files use', () => {

@@ -19,6 +19,7 @@ import { fill, STEPS, words } from '../helpers/install-steps.js';
 import { startProcess, type Running } from '../helpers/process.js';
 import { until } from '../helpers/until.js';
 import { dockerHealthcheck } from '../helpers/deploy-files.js';
+import { brokenLinks, relativeLinks } from '../helpers/markdown-links.js';
 
 const npm = spawnSync('npm', ['--version'], { encoding: 'utf8' });
 const version = (JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
@@ -45,6 +46,15 @@ async function listening(proc: Running): Promise<string> {
   return base;
 }
 
+/** The Markdown files under `dir` (node_modules aside), relative to it. */
+function markdownIn(dir: string, under = ''): string[] {
+  return readdirSync(join(dir, under), { withFileTypes: true }).flatMap((d) => {
+    const path = under === '' ? d.name : `${under}/${d.name}`;
+    if (d.isDirectory()) return d.name === 'node_modules' ? [] : markdownIn(dir, path);
+    return d.name.endsWith('.md') ? [path] : [];
+  });
+}
+
 if (npm.status !== 0) {
   if (process.env.CI === 'true') test('npm is installed', () => assert.fail('npm is not on PATH and CI=true: the package test must run in CI, not skip'));
   else test('the packed tarball installs and serves', { skip: 'npm is not on PATH: the package cannot be packed or installed' }, () => undefined);
@@ -55,6 +65,8 @@ if (npm.status !== 0) {
   const app = join(root, 'app');
   mkdirSync(app);
   const running: Running[] = [];
+  /** The installed package's folder, once the first test installed it. */
+  let installedAt: string | null = null;
   after(async () => {
     for (const p of running) await p.stop('SIGKILL');
     rmSync(root, { recursive: true, force: true });
@@ -76,8 +88,8 @@ if (npm.status !== 0) {
     // Only what runs went in: no TypeScript source, no tests, no source maps.
     const pkg = join(app, 'node_modules', 'generation-gateway');
     assert.ok(existsSync(join(pkg, 'dist/src/cli.js')) && existsSync(join(pkg, 'dist/console/main.js')));
-    for (const absent of ['src/cli.ts', 'test', 'dist/test', 'dist/src/cli.js.map', 'docs'])
-      assert.ok(!existsSync(join(pkg, absent)), `${absent} is in the package`);
+    for (const absent of ['src/cli.ts', 'test', 'dist/test', 'dist/src/cli.js.map']) assert.ok(!existsSync(join(pkg, absent)), `${absent} is in the package`);
+    installedAt = pkg;
     // npx of a name that is not installed would fetch whatever the registry calls it: the bin must be here first.
     assert.ok(existsSync(join(app, 'node_modules/.bin/gateway')));
 
@@ -173,5 +185,35 @@ if (npm.status !== 0) {
     assert.notEqual(unhealthy.status, 0, 'the HEALTHCHECK passed with no gateway listening');
     await until('the simulators to stop', async () => (await sims.stop('SIGTERM')) === 0);
     t.diagnostic(`pack, install, init and three processes took ${Date.now() - started} ms`);
+  });
+
+  test('the package holds what its documents cite, and says which commands need a clone', { timeout: 60_000 }, () => {
+    assert.ok(installedAt, 'the test before installed no package');
+    const pkg = installedAt;
+    // The unit the systemd steps copy, from where they copy it, and every relative link of every document shipped.
+    const app = join(pkg, '../..');
+    for (const doc of ['deploy/gateway.service', 'docs/deploying.md']) {
+      const copies = [...readFileSync(join(pkg, doc), 'utf8').matchAll(/\bcp (\S+) \/etc\/systemd\/system\//g)].map((m) => m[1] ?? '');
+      assert.equal(copies.length, 1, `${doc} copies the unit once`);
+      assert.ok(existsSync(join(app, copies[0] ?? '')), `${doc}: the install directory has no ${copies[0]} to copy`);
+    }
+    const documents = markdownIn(pkg);
+    for (const f of ['README.md', 'CHANGELOG.md', 'docs/deploying.md', 'docs/generated/errors.md'])
+      assert.ok(documents.includes(f), `${f} is not in the package`);
+    const links = documents.reduce((n, f) => n + relativeLinks(readFileSync(join(pkg, f), 'utf8')).length, 0);
+    assert.ok(links > 100, `only ${links} links in the package's documents`);
+    assert.deepEqual(brokenLinks(pkg, documents), [], 'links of the packed documents that go nowhere');
+
+    // golden and docs work on the repository's own files: from the package they say so, exit 2, no stack.
+    const bin = join(pkg, '../.bin/gateway');
+    for (const [command, script] of [
+      ['golden', 'npm run golden'],
+      ['docs', 'npm run docs'],
+    ] as const) {
+      const r = spawnSync(bin, [command], { cwd: app, env: cleanEnv(), encoding: 'utf8', timeout: 30_000 });
+      assert.equal(r.status, 2, `gateway ${command} exited ${r.status}:\n${r.stdout}${r.stderr}`);
+      assert.match(r.stderr, new RegExp(`^gateway: gateway ${command} needs a clone of the repository: .*\\(in a clone: npm ci, then ${script}\\)\n$`));
+      assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
+    }
   });
 }
