@@ -8,6 +8,7 @@ import { packageVersion } from './cli/package-info.js';
 import { tokensCommand, TOKENS_USAGE } from './cli/tokens-commands.js';
 import { webhooksCommand, WEBHOOKS_USAGE } from './cli/webhooks-commands.js';
 import { REPORT_FLAGS, reportLines, reportMode } from './cli/check-command.js';
+import { settingsHelp } from './cli/settings-help.js';
 import { formatIssue } from './config/issues.js';
 import { PROJECT_ROOT } from './config/paths.js';
 import type { Simulator } from './sim/http.js';
@@ -43,15 +44,7 @@ const USAGE = {
 const HELP = `usage: gateway <command>   (gateway <command> --help: that command alone; gateway --version)
 ${usageTable([INIT_USAGE, USAGE.start, USAGE.demo, USAGE.sims, USAGE.check, ...Object.values(TOKENS_USAGE), ...Object.values(WEBHOOKS_USAGE), GROUPS_USAGE, USAGE.explain, USAGE.golden, USAGE.catalogue, USAGE.openapi, USAGE.docs])}
 Flags take their value as --flag value or --flag=value; an unknown flag or a missing value is an error (exit 2).
-settings (environment): PORT (8080), HOST, GATEWAY_CONFIG_DIR (.), GATEWAY_CONFIG_EXTRA, GATEWAY_DB (data/gateway.db, or postgres://…), LOG_LEVEL (info),
-  GATEWAY_DB_CONNECT_TIMEOUT_MS (5000), GATEWAY_DB_STATEMENT_TIMEOUT_MS (10000), GATEWAY_DB_IDLE_TX_TIMEOUT_MS (10000),
-  GATEWAY_REDIS (redis://…: replicas share limits, breakers, token changes, reloads), GATEWAY_REDIS_PREFIX (gateway:),
-  GATEWAY_REPLICA_ID, GATEWAY_TASK_LEASE_MS (30000), GATEWAY_AUTH_CACHE_MS (5000; 1000 on PostgreSQL),
-  GATEWAY_ADMIN_KEY (unset: /admin and /metrics closed; demo makes one), GATEWAY_WATCH (1; 0: no reload on file changes),
-  GATEWAY_RELOAD_DEBOUNCE_MS (200), GATEWAY_BODY_BUDGET_MB (heap limit / 12), GATEWAY_HEADERS_TIMEOUT_MS (30000),
-  GATEWAY_REQUEST_TIMEOUT_MS (300000), GATEWAY_DRAIN_MS (25000), GATEWAY_STRICT (0; 1: unset channel variables fail the start),
-  GATEWAY_TLS_CERT + GATEWAY_TLS_KEY (PEM files: serve HTTPS), GATEWAY_TRUST_PROXY (false; true, hops, or addresses/CIDRs),
-  GATEWAY_CORS_ORIGINS (unset: no CORS; exact origins, or *)
+${settingsHelp()}
 signals: SIGHUP reloads the configuration (and the TLS certificate); SIGINT and SIGTERM stop`;
 
 /** The command could not do its job (not a usage error): exit 2, as these commands always have. */
