@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
 import type { App } from './app.js';
 import { CliExit, HelpAsked, parseCommand, usageError, usageOf, usageTable, wholeNumber, type UsageEntry } from './cli/args.js';
 import { requireCheckout } from './cli/checkout-only.js';
@@ -9,6 +9,8 @@ import { packageVersion } from './cli/package-info.js';
 import { tokensCommand, TOKENS_USAGE } from './cli/tokens-commands.js';
 import { webhooksCommand, WEBHOOKS_USAGE } from './cli/webhooks-commands.js';
 import { REPORT_FLAGS, reportLines, reportMode } from './cli/check-command.js';
+import { CONFIG_FLAG, configPlace, configWords, PLACE_FLAGS, placedEnv, PLACES_HELP, requireConfig, storePlace } from './cli/locate.js';
+import { settingsHelp } from './cli/settings-help.js';
 import { formatIssue } from './config/issues.js';
 import { PROJECT_ROOT } from './config/paths.js';
 import type { Simulator } from './sim/http.js';
@@ -19,21 +21,24 @@ import { trimHeapWhenIdle } from './heap-trim.js';
 
 /** The forms of every command but tokens' (./cli/tokens-commands.ts), for the usage texts. */
 const USAGE = {
-  start: { synopsis: 'start [--config DIR]', about: 'serve with the config of DIR (default: $GATEWAY_CONFIG_DIR, else .)' },
-  demo: { synopsis: 'demo [--config DIR]', about: 'serve with simulated vendors behind every channel lacking credentials' },
+  start: { synopsis: 'start [--config DIR] [--db FILE|URL]', about: 'serve the config of DIR on the store (made at the first start)' },
+  demo: {
+    synopsis: 'demo [--config DIR] [--db FILE|URL]',
+    about: 'serve with simulated vendors behind every channel lacking credentials',
+  },
   sims: {
-    synopsis: 'sims [--finish-ms N] [--host NAME]',
+    synopsis: 'sims [--config DIR] [--finish-ms N] [--host NAME]',
     about:
       'run every simulated vendor in this process until stopped; print the channel\nvariables (NAME=value) that point the configured channels at them\n(--host: listen on NAME and name it in the URLs; default 127.0.0.1)',
   },
   check: {
-    synopsis: 'check [dir] [--verbose|--quiet]',
+    synopsis: 'check [--config DIR | dir] [--verbose|--quiet]',
     about:
-      'validate routes.yaml and channels.yaml; print every error, then the warnings\n(unset variables in one line; --verbose: each; --quiet: none); exit 1 on errors',
+      'validate routes.yaml and channels.yaml of the config start would serve (or of dir);\nprint every error, then the warnings (unset variables in one line;\n--verbose: each; --quiet: none); exit 1 on errors',
   },
-  explain: { synopsis: 'explain <model> [--group G] [--verbose|--quiet]', about: 'show the routes and channels that would serve a model' },
+  explain: { synopsis: 'explain <model> [--config DIR] [--group G] [--verbose|--quiet]', about: 'show the routes and channels that would serve a model' },
   golden: { synopsis: 'golden [--update] [filter]', about: 'run the golden cases of test/golden and test/golden-made-up (those whose name contains filter)' },
-  catalogue: { synopsis: 'catalogue [--write]', about: 'print the family catalogue from the config (--write: into docs/generated/catalogue.md)' },
+  catalogue: { synopsis: 'catalogue [--write]', about: 'print the family catalogue of the shipped config (--write: into docs/generated/catalogue.md)' },
   openapi: { synopsis: 'openapi [--write]', about: 'print the OpenAPI document of the public routes (--write: into docs/generated/openapi.json)' },
   docs: {
     synopsis: 'docs [--write]',
@@ -44,15 +49,8 @@ const USAGE = {
 const HELP = `usage: gateway <command>   (gateway <command> --help: that command alone; gateway --version)
 ${usageTable([INIT_USAGE, USAGE.start, USAGE.demo, USAGE.sims, USAGE.check, ...Object.values(TOKENS_USAGE), ...Object.values(WEBHOOKS_USAGE), GROUPS_USAGE, USAGE.explain, USAGE.golden, USAGE.catalogue, USAGE.openapi, USAGE.docs])}
 Flags take their value as --flag value or --flag=value; an unknown flag or a missing value is an error (exit 2).
-settings (environment): PORT (8080), HOST, GATEWAY_CONFIG_DIR (.), GATEWAY_CONFIG_EXTRA, GATEWAY_DB (data/gateway.db, or postgres://…), LOG_LEVEL (info),
-  GATEWAY_DB_CONNECT_TIMEOUT_MS (5000), GATEWAY_DB_STATEMENT_TIMEOUT_MS (10000), GATEWAY_DB_IDLE_TX_TIMEOUT_MS (10000),
-  GATEWAY_REDIS (redis://…: replicas share limits, breakers, token changes, reloads), GATEWAY_REDIS_PREFIX (gateway:),
-  GATEWAY_REPLICA_ID, GATEWAY_TASK_LEASE_MS (30000), GATEWAY_AUTH_CACHE_MS (5000; 1000 on PostgreSQL),
-  GATEWAY_ADMIN_KEY (unset: /admin and /metrics closed; demo makes one), GATEWAY_WATCH (1; 0: no reload on file changes),
-  GATEWAY_RELOAD_DEBOUNCE_MS (200), GATEWAY_BODY_BUDGET_MB (heap limit / 12), GATEWAY_HEADERS_TIMEOUT_MS (30000),
-  GATEWAY_REQUEST_TIMEOUT_MS (300000), GATEWAY_DRAIN_MS (25000), GATEWAY_STRICT (0; 1: unset channel variables fail the start),
-  GATEWAY_TLS_CERT + GATEWAY_TLS_KEY (PEM files: serve HTTPS), GATEWAY_TRUST_PROXY (false; true, hops, or addresses/CIDRs),
-  GATEWAY_CORS_ORIGINS (unset: no CORS; exact origins, or *)
+${PLACES_HELP}
+${settingsHelp()}
 signals: SIGHUP reloads the configuration (and the TLS certificate); SIGINT and SIGTERM stop`;
 
 /** The command could not do its job (not a usage error): exit 2, as these commands always have. */
@@ -76,16 +74,21 @@ function stopOnSignals(app: App): void {
   });
 }
 
-async function serve(simulate: boolean, configDir: string | undefined): Promise<void> {
+/** start and demo: the config and the store as every command finds them (./cli/locate.ts). */
+async function serve(simulate: boolean, args: string[]): Promise<void> {
+  const { values } = parseCommand(args, usageOf(simulate ? USAGE.demo : USAGE.start), PLACE_FLAGS);
+  const config = configPlace(values.config);
+  requireConfig(config);
+  const store = storePlace(values.db);
+  // The one command family that makes a store: the first start makes it, and says where.
+  const making = store.file !== null && !existsSync(store.file);
   const [{ settingsFromEnv, startApp }, { createLogger }, { demoKeys, keepDemoToken }] = await Promise.all([
     import('./app.js'),
     import('./log.js'),
     import('./cli/demo-keys.js'),
   ]);
   const log = createLogger();
-  // --config wins over GATEWAY_CONFIG_DIR: the command line is the nearer word.
-  const env = configDir === undefined ? process.env : { ...process.env, GATEWAY_CONFIG_DIR: resolve(configDir) };
-  const fromEnv = settingsFromEnv(env, simulate ? { host: '127.0.0.1' } : {});
+  const fromEnv = settingsFromEnv(placedEnv(config, store), simulate ? { host: '127.0.0.1' } : {});
   // The demo's keys are the same at every start on the same store (./cli/demo-keys.ts).
   const demo = simulate ? demoKeys(fromEnv.storeUrl) : null;
   // The demo opens the admin routes with its admin key unless one is given; `start` keeps them closed without one.
@@ -97,6 +100,7 @@ async function serve(simulate: boolean, configDir: string | undefined): Promise<
     if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') fail(`port ${settings.port} on ${settings.host} is already in use; choose another with PORT=…`);
     fail((err as Error).message);
   }
+  if (making) log.info({ store: store.file, config: config.dir }, 'no store was there: made a new one');
   stopOnSignals(app);
   trimHeapWhenIdle();
   // The address really bound (0.0.0.0: every interface), and a URL that reaches it from here.
@@ -132,7 +136,7 @@ async function serve(simulate: boolean, configDir: string | undefined): Promise<
  */
 async function sims(args: string[]): Promise<void> {
   const u = usageOf(USAGE.sims);
-  const { values } = parseCommand(args, u, { 'finish-ms': { type: 'string' }, host: { type: 'string' } });
+  const { values } = parseCommand(args, u, { ...CONFIG_FLAG, 'finish-ms': { type: 'string' }, host: { type: 'string' } });
   const raw = values['finish-ms'];
   const finishMs = raw === undefined ? undefined : wholeNumber(raw, '--finish-ms', 0, 3_600_000, u);
   const [{ settingsFromEnv }, { SIMULATORS }, { simulatorEnv }] = await Promise.all([
@@ -145,8 +149,11 @@ async function sims(args: string[]): Promise<void> {
   const host = values.host;
   if (host !== undefined && /^(0\.0\.0\.0|::|\[::\])?$/.test(host))
     throw usageError(`--host takes the name or address gateways reach the simulators at, not '${host}'`, u);
+  // Without a config there are no channels to point at the simulators: say so rather than print nothing.
+  const config = configPlace(values.config);
+  requireConfig(config);
   for (const [profile, start] of Object.entries(SIMULATORS)) started.set(profile, await start({ finishMs, host }));
-  const settings = settingsFromEnv();
+  const settings = settingsFromEnv(placedEnv(config, null));
   const env = simulatorEnv([settings.configDir, ...settings.extraConfigDirs], started);
   process.stdout.write(
     Object.keys(env)
@@ -154,7 +161,10 @@ async function sims(args: string[]): Promise<void> {
       .map((name) => `${name}=${env[name]}\n`)
       .join(''),
   );
-  process.stderr.write(`gateway sims: ${[...started.values()].map((s) => `${s.profile} at ${s.url}`).join(', ')}; ready (SIGINT or SIGTERM stops them)\n`);
+  process.stderr.write(
+    `gateway sims: ${[...started.values()].map((s) => `${s.profile} at ${s.url}`).join(', ')}; the variables above are for the channels of ${configWords(config)}\n`,
+  );
+  process.stderr.write(`gateway sims: ready (SIGINT or SIGTERM stops them)\n`);
   const stop = () => {
     Promise.all([...started.values()].map((s) => s.close())).then(
       () => process.exit(0),
@@ -167,11 +177,16 @@ async function sims(args: string[]): Promise<void> {
 
 /** The problems are what check is asked for, so they are its output (stdout), like a compiler's. */
 async function check(args: string[]): Promise<void> {
-  const { values, positionals } = parseCommand(args, usageOf(USAGE.check), REPORT_FLAGS, { optional: ['dir'] });
-  const mode = reportMode(values, usageOf(USAGE.check));
-  const dir = positionals[0] ?? process.env.GATEWAY_CONFIG_DIR ?? '.';
+  const u = usageOf(USAGE.check);
+  const { values, positionals } = parseCommand(args, u, { ...CONFIG_FLAG, ...REPORT_FLAGS }, { optional: ['dir'] });
+  const mode = reportMode(values, u);
+  if (positionals[0] !== undefined && values.config !== undefined) throw usageError('name the directory once: --config DIR or dir', u);
+  // Without a directory, the config start would serve (./cli/locate.ts), and which one that is.
+  const config = positionals[0] === undefined ? configPlace(values.config) : { ...configPlace(positionals[0]), from: 'the argument' };
+  requireConfig(config);
+  if (mode !== 'quiet') process.stdout.write(`config: ${configWords(config)}\n`);
   const [{ settingsFromEnv }, { loadConfig }] = await Promise.all([import('./app.js'), import('./config/load.js')]);
-  const { snapshot, issues } = loadConfig(resolve(dir), { extraDirs: settingsFromEnv().extraConfigDirs });
+  const { snapshot, issues } = loadConfig(config.dir, { extraDirs: settingsFromEnv().extraConfigDirs });
   for (const line of reportLines(issues, mode)) process.stdout.write(line + '\n');
   const errors = issues.filter((i) => i.severity === 'error').length;
   if (!snapshot || errors > 0) {
@@ -186,18 +201,25 @@ async function check(args: string[]): Promise<void> {
 }
 
 async function explain(args: string[]): Promise<void> {
-  const { values, positionals } = parseCommand(args, usageOf(USAGE.explain), { group: { type: 'string' }, ...REPORT_FLAGS }, { required: ['model'] });
+  const { values, positionals } = parseCommand(
+    args,
+    usageOf(USAGE.explain),
+    { ...CONFIG_FLAG, group: { type: 'string' }, ...REPORT_FLAGS },
+    { required: ['model'] },
+  );
   const mode = reportMode(values, usageOf(USAGE.explain));
   // parseCommand refuses a command without it.
   const [model = ''] = positionals;
+  const config = configPlace(values.config);
+  requireConfig(config);
   const [{ settingsFromEnv }, { loadConfig }, { explainModel }] = await Promise.all([
     import('./app.js'),
     import('./config/load.js'),
     import('./config/explain.js'),
   ]);
-  const settings = settingsFromEnv();
+  const settings = settingsFromEnv(placedEnv(config, null));
   const { snapshot, issues } = loadConfig(settings.configDir, { extraDirs: settings.extraConfigDirs });
-  if (!snapshot) fail(`the configuration does not load; run gateway check\n${reportLines(issues, 'quiet').join('\n')}`);
+  if (!snapshot) fail(`the configuration of ${configWords(config)} does not load; run gateway check\n${reportLines(issues, 'quiet').join('\n')}`);
   const lines = explainModel(snapshot, model, values.group);
   if (!lines) fail(`no route serves model ${model}`);
   process.stdout.write(lines.join('\n') + '\n');
@@ -288,14 +310,11 @@ async function docs(args: string[]): Promise<void> {
   }
 }
 
-/** `--config DIR` of start and demo: the config directory, instead of GATEWAY_CONFIG_DIR. */
-const CONFIG_FLAG = { config: { type: 'string' } } as const;
-
 /** Every command: each parses its own arguments strictly (./cli/args.ts). */
 const COMMANDS = new Map<string, (args: string[]) => Promise<void>>([
   ['init', initCommand],
-  ['start', (args) => serve(false, parseCommand(args, usageOf(USAGE.start), CONFIG_FLAG).values.config)],
-  ['demo', (args) => serve(true, parseCommand(args, usageOf(USAGE.demo), CONFIG_FLAG).values.config)],
+  ['start', (args) => serve(false, args)],
+  ['demo', (args) => serve(true, args)],
   ['sims', sims],
   ['check', check],
   ['tokens', tokensCommand],

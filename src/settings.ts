@@ -17,12 +17,17 @@ export interface Setting {
 export const SETTINGS: readonly Setting[] = [
   { name: 'PORT', default: '8080', about: 'Port to listen on (0 picks a free one; the log line "gateway listening" says which).' },
   { name: 'HOST', default: '0.0.0.0', about: 'Address to listen on (the demo listens on 127.0.0.1).' },
-  { name: 'GATEWAY_CONFIG_DIR', default: '.', about: 'Where routes.yaml and channels.yaml are (gateway start --config DIR says the same).' },
+  {
+    name: 'GATEWAY_CONFIG_DIR',
+    default: '.',
+    about: 'Where routes.yaml and channels.yaml are; --config DIR, which every command reading the config takes, wins over it.',
+  },
   { name: 'GATEWAY_CONFIG_EXTRA', default: null, about: 'More config directories, separated by ":", whose routes, channels and fragments are merged in.' },
   {
     name: 'GATEWAY_DB',
     default: 'data/gateway.db',
-    about: 'The store: a file path (embedded SQLite, one process), or postgres://user:password@host/db shared by several replicas.',
+    about:
+      'The store: a file path, relative to the current directory (embedded SQLite, one process), or postgres://user:password@host/db shared by several replicas; --db wins over it.',
   },
   { name: 'GATEWAY_DB_CONNECT_TIMEOUT_MS', default: '5000', about: 'PostgreSQL only: the longest wait for a connection (100-600000).' },
   { name: 'GATEWAY_DB_STATEMENT_TIMEOUT_MS', default: '10000', about: 'PostgreSQL only: a statement running longer is cancelled (100-3600000).' },

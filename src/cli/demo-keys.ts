@@ -72,7 +72,8 @@ function secretFileOf(storeUrl: string): string | null {
 
 /** The secret in `file`, written there (owner read and write only) when there is none yet. */
 function readOrMakeSecret(file: string): Buffer {
-  mkdirSync(dirname(file), { recursive: true });
+  // The store's directory when the demo is first to make it: its owner's alone, as the store makes it.
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   try {
     // `wx`: never over an existing file, so two demos starting at once keep the first one's.
     writeFileSync(file, `${randomBytes(SECRET_BYTES).toString('base64url')}\n`, { mode: 0o600, flag: 'wx' });

@@ -2,12 +2,13 @@
 import type { GroupView } from '../admin/groups-admin.js';
 import { formatIssue } from '../config/issues.js';
 import { CliExit, parseCommand, usageOf, type UsageEntry } from './args.js';
+import { configPlace, configWords, PLACE_FLAGS, placedEnv, requireConfig, requireStore, storePlace } from './locate.js';
 
 /** The form of the command, for the usage texts. */
 export const GROUPS_USAGE = {
-  synopsis: 'groups [--json]',
+  synopsis: 'groups [--config DIR] [--db FILE|URL] [--json]',
   about:
-    'list the token groups of the config (GATEWAY_CONFIG_DIR) with the rate limits\ntheir keys share, max_concurrency, channels, and their tokens in GATEWAY_DB\n(total and active); --json: as GET /admin/groups (without inflight and waiting)',
+    'list the token groups of the config with the rate limits their keys share,\nmax_concurrency, channels, and their tokens in the store (total and active);\n--json: as GET /admin/groups (without inflight and waiting)',
 } as const satisfies UsageEntry;
 
 /** A group's shared rate limits in words: `rpm=60 max_parallel=5`, or `none`. */
@@ -24,18 +25,22 @@ export function groupLine(g: GroupView): string {
 
 /** Runs `gateway groups`: reads the configuration and the token list (never a key), prints and exits. */
 export async function groupsCommand(args: string[]): Promise<void> {
-  const { values } = parseCommand(args, usageOf(GROUPS_USAGE), { json: { type: 'boolean' } });
+  const { values } = parseCommand(args, usageOf(GROUPS_USAGE), { ...PLACE_FLAGS, json: { type: 'boolean' } });
+  const config = configPlace(values.config);
+  requireConfig(config);
+  const place = storePlace(values.db);
+  requireStore(place);
   // Imported after the arguments parsed (see src/cli.ts).
   const [{ settingsFromEnv, openConfiguredStore }, { loadConfig }, { groupsView }] = await Promise.all([
     import('../app.js'),
     import('../config/load.js'),
     import('../admin/groups-admin.js'),
   ]);
-  const settings = settingsFromEnv();
+  const settings = settingsFromEnv(placedEnv(config, place));
   const { snapshot, issues } = loadConfig(settings.configDir, { extraDirs: settings.extraConfigDirs });
   if (!snapshot) {
     const errors = issues.filter((i) => i.severity === 'error').slice(0, 20);
-    throw new CliExit(`the configuration does not load; run gateway check\n${errors.map(formatIssue).join('\n')}`, 2);
+    throw new CliExit(`the configuration of ${configWords(config)} does not load; run gateway check\n${errors.map(formatIssue).join('\n')}`, 2);
   }
   const store = await openConfiguredStore(settings).catch((err: unknown) => {
     throw new CliExit((err as Error).message, 2);

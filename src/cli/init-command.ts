@@ -86,7 +86,8 @@ export async function initCommand(args: string[]): Promise<void> {
       `wrote ${written.length} files to ${dir}: routes.yaml, routes.d/, channels.yaml, channels.d/, schemas/, .env.example`,
       `${channels.length} channels; ${needing} of them are left out until their variables are set (.env.example names them)`,
       'next: copy .env.example to .env, set the variables of the vendors you have keys for, and run',
-      `  gateway start --config ${positionals[0]}`,
+      // As a user of the installed package types it (the bin is not on PATH; docs/deploying.md, "Package").
+      `  npx gateway start --config ${positionals[0]}`,
       '',
     ].join('\n'),
   );

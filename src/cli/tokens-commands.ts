@@ -23,6 +23,7 @@ import { keyHashesOf } from '../tokens/rotation.js';
 import { allowList, nameTakenExit, TOKEN_KEY_USAGE, tokenKeyCommands } from './token-key-commands.js';
 import { TOKEN_ARCHIVE_USAGE, tokenArchiveCommand } from './token-archive-command.js';
 import { CliExit, HelpAsked, parseCommand, usageError, usageOf, usageTable, wholeNumber, type UsageEntry } from './args.js';
+import { type ConfigPlace, configPlace, configWords, placedEnv, requireConfig, requireStore, storePlace, takePlaceFlags } from './locate.js';
 
 /** The forms of the tokens commands, for the usage texts. */
 export const TOKENS_USAGE = {
@@ -31,7 +32,7 @@ export const TOKENS_USAGE = {
     synopsis:
       'tokens create --group G [--quota N] [--models a,b] [--name NAME] [--rpm N] [--max-parallel N] [--expires T] [--budget N --period P] [--allow-ip CIDR]…',
     about:
-      'create an API key (printed once on stdout; only its hash is stored);\n--name: unique (default cli-<8 hex digits>),\n--rpm: requests per minute, --max-parallel: requests in flight,\n--expires: when the key stops working (ISO time with a zone, or 30d, 12h, 90m from now),\n--budget: units per --period (day, week, month: UTC; or Nd: every N days from now),\n--allow-ip: an address or CIDR block its requests may come from (repeatable)',
+      'create an API key (printed once on stdout; only its hash is stored);\n--group: a group of the config (--config DIR; every tokens command takes it and --db),\n--name: unique (default cli-<8 hex digits>),\n--rpm: requests per minute, --max-parallel: requests in flight,\n--expires: when the key stops working (ISO time with a zone, or 30d, 12h, 90m from now),\n--budget: units per --period (day, week, month: UTC; or Nd: every N days from now),\n--allow-ip: an address or CIDR block its requests may come from (repeatable)',
   },
   disable: { synopsis: 'tokens disable <token>', about: 'refuse the token from now on (<token>: its name or its id, here and below)' },
   enable: { synopsis: 'tokens enable <token>', about: 'let a disabled token work again' },
@@ -99,11 +100,11 @@ async function idOf(store: Store, ref: string): Promise<string> {
 }
 
 /**
- * A subcommand checks its arguments (so a usage error opens no store, nor creates its file), then
- * acts on the store; the token it changed is returned (as it was and is, when its keys changed;
- * null when none changed), for the replicas to forget its keys.
+ * A subcommand checks its arguments (so a usage error opens no store, nor creates its file), and
+ * the config where it needs one, then acts on the store; the token it changed is returned (as it was
+ * and is, when its keys changed; null when none changed), for the replicas to forget its keys.
  */
-type Subcommand = (args: string[]) => Promise<(store: Store) => Promise<TokenRecord | readonly TokenRecord[] | null>>;
+type Subcommand = (args: string[], config: ConfigPlace) => Promise<(store: Store) => Promise<TokenRecord | readonly TokenRecord[] | null>>;
 
 const SUBCOMMANDS = new Map<string, Subcommand>([
   [
@@ -119,7 +120,7 @@ const SUBCOMMANDS = new Map<string, Subcommand>([
   ],
   [
     'create',
-    async (args) => {
+    async (args, config) => {
       const u = usageOf(TOKENS_USAGE.create);
       const { values } = parseCommand(args, u, {
         group: { type: 'string' },
@@ -156,12 +157,14 @@ const SUBCOMMANDS = new Map<string, Subcommand>([
       if (badName) throw usageError(`--name: ${badName}`, u);
       const allowedIps = values['allow-ip'] === undefined ? null : allowList(values['allow-ip'], '--allow-ip', u);
       const group = values.group;
+      // The group must be one the gateway serves: the config it would serve says which (./locate.ts).
+      requireConfig(config);
       const [{ settingsFromEnv }, { loadConfig }] = await Promise.all([import('../app.js'), import('../config/load.js')]);
-      const settings = settingsFromEnv();
+      const settings = settingsFromEnv(placedEnv(config, null));
       const { snapshot } = loadConfig(settings.configDir, { extraDirs: settings.extraConfigDirs });
-      // A configuration that does not load cannot say which groups exist; `check` reports it.
-      const problem = snapshot ? groupProblem(snapshot.groups, group) : null;
-      if (problem) throw usageError(problem, u);
+      if (!snapshot) throw new CliExit(`the configuration of ${configWords(config)} does not load, so the groups are unknown; run gateway check`, 2);
+      const problem = groupProblem(snapshot.groups, group);
+      if (problem) throw usageError(`${problem} (config: ${configWords(config)})`, u);
       return async (store) => {
         const { token, key } = await issueToken(cliOperator(store), {
           name: values.name ?? defaultName('cli'),
@@ -266,23 +269,27 @@ function printed(t: TokenRecord): TokenRecord {
 
 /** Runs `gateway tokens <subcommand> …` on the store of GATEWAY_DB. */
 export async function tokensCommand(args: readonly string[]): Promise<void> {
-  const [sub, ...rest] = args;
-  const all = `usage: gateway tokens <command>\n${usageTable(Object.values(TOKENS_USAGE))}`;
+  const all = `usage: gateway tokens <command> [--config DIR] [--db FILE|URL]\n${usageTable(Object.values(TOKENS_USAGE))}`;
+  // Every tokens command takes them, before or after its own arguments (./locate.ts).
+  const places = takePlaceFlags(args, ['config', 'db'], all);
+  const [sub, ...rest] = places.rest;
   if (sub === '--help' || sub === '-h' || sub === 'help') throw new HelpAsked(all);
   const subcommand = sub === undefined ? undefined : SUBCOMMANDS.get(sub);
   if (!subcommand) throw usageError(sub === undefined ? 'which tokens command?' : `unknown tokens command '${sub}'`, all);
-  const act = await subcommand(rest);
+  const act = await subcommand(rest, configPlace(places.config));
+  const store = storePlace(places.db);
+  requireStore(store);
   // Imported after the arguments parsed (see src/cli.ts).
   const { settingsFromEnv, openConfiguredStore } = await import('../app.js');
-  const settings = settingsFromEnv();
-  const store = await openConfiguredStore(settings).catch((err: unknown) => {
+  const settings = settingsFromEnv(placedEnv(null, store));
+  const opened = await openConfiguredStore(settings).catch((err: unknown) => {
     throw new CliExit((err as Error).message, 2);
   });
   let changed: TokenRecord | readonly TokenRecord[] | null;
   try {
-    changed = await act(store);
+    changed = await act(opened);
   } finally {
-    await store.close();
+    await opened.close();
   }
   // As the admin routes do: every replica forgets what it cached of the key at once (docs/deploying.md, "Running several replicas").
   const hashes = changed === null ? [] : keyHashesOf(...[changed].flat());

@@ -4,6 +4,7 @@ import { CLI_ACTOR, type Operator } from '../records/audit.js';
 import { DELIVERY_STATUSES, WEBHOOK_EVENTS, type DeliveryStatus, type Store, type WebhookDelivery, type WebhookEndpoint } from '../store/store.js';
 import type { EndpointInput } from '../webhooks/manage-endpoints.js';
 import { CliExit, HelpAsked, parseCommand, usageError, usageOf, usageTable, wholeNumber, type UsageEntry } from './args.js';
+import { placedEnv, requireStore, storePlace, takePlaceFlags } from './locate.js';
 
 /** The forms of the webhooks commands, for the usage texts. */
 export const WEBHOOKS_USAGE = {
@@ -199,12 +200,16 @@ const SUBCOMMANDS = new Map<string, (args: string[]) => Act>([
 
 /** Runs `gateway webhooks <subcommand> …` on the store of GATEWAY_DB. */
 export async function webhooksCommand(args: readonly string[]): Promise<void> {
-  const [sub, ...rest] = args;
-  const all = `usage: gateway webhooks <command>\n${usageTable(Object.values(WEBHOOKS_USAGE))}`;
+  const all = `usage: gateway webhooks <command> [--db FILE|URL]\n${usageTable(Object.values(WEBHOOKS_USAGE))}`;
+  // Every webhooks command takes it, before or after its own arguments (./locate.ts).
+  const places = takePlaceFlags(args, ['db'], all);
+  const [sub, ...rest] = places.rest;
   if (sub === '--help' || sub === '-h' || sub === 'help') throw new HelpAsked(all);
   const subcommand = sub === undefined ? undefined : SUBCOMMANDS.get(sub);
   if (!subcommand) throw usageError(sub === undefined ? 'which webhooks command?' : `unknown webhooks command '${sub}'`, all);
   const act = subcommand(rest);
+  const place = storePlace(places.db);
+  requireStore(place);
   const [{ settingsFromEnv, openConfiguredStore }, { webhookSettingsFromEnv }] = await Promise.all([
     import('../app.js'),
     import('../webhooks/webhook-settings.js'),
@@ -215,7 +220,7 @@ export async function webhooksCommand(args: readonly string[]): Promise<void> {
   } catch (err) {
     throw new CliExit((err as Error).message, 2);
   }
-  const store = await openConfiguredStore(settingsFromEnv()).catch((err: unknown) => {
+  const store = await openConfiguredStore(settingsFromEnv(placedEnv(null, place))).catch((err: unknown) => {
     throw new CliExit((err as Error).message, 2);
   });
   const op: Operator = { store, actor: CLI_ACTOR, lost: (message) => process.stderr.write(`warning: ${message}\n`) };

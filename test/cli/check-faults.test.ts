@@ -25,6 +25,9 @@ const PLANTED: Record<string, RegExp> = {
   'route-misspelled-field': /^routes\.yaml:7:\d+: route "generate": unknown field "opration" \(did you mean "operation"\?\)$/,
 };
 
+/** The line check starts with but for --quiet: the directory it read, here named by its argument. */
+const readFrom = (dir: string) => `config: ${dir} (from the argument)\n`;
+
 for (const [name, message] of Object.entries(PLANTED)) {
   test(`check: the planted fault ${name} gives exactly one clear message`, () => {
     const expected = readFileSync(join(PROJECT_ROOT, 'test/fixtures/config', name, 'expected.txt'), 'utf8');
@@ -33,7 +36,7 @@ for (const [name, message] of Object.entries(PLANTED)) {
     assert.match(lines[0] ?? '', message);
     const r = runCli(['check', `test/fixtures/config/${name}`]);
     assert.equal(r.status, 1, r.stderr);
-    assert.equal(r.stdout, `${lines[0]}\n1 error(s)\n`);
+    assert.equal(r.stdout, `${readFrom(join(PROJECT_ROOT, 'test/fixtures/config', name))}${lines[0]}\n1 error(s)\n`);
     assert.equal(r.stderr, '');
   });
 }
@@ -78,11 +81,12 @@ const OK = 'ok: 1 route(s), 1 profile(s), 1 channel(s) serving, 2 left out';
 test('check: unset variables are one summary line; --verbose lists each warning; --quiet prints none', () => {
   const r = runCli(['check', unsetDir], NO_CHECK_ENV);
   assert.equal(r.status, 0, r.stdout + r.stderr);
-  assert.equal(r.stdout, `${SUMMARY}\n${OK}\n`);
+  assert.equal(r.stdout, `${readFrom(unsetDir)}${SUMMARY}\n${OK}\n`);
 
   const verbose = runCli(['check', unsetDir, '--verbose'], NO_CHECK_ENV);
   assert.equal(verbose.status, 0);
   const lines = verbose.stdout.split('\n').filter((l) => l !== '');
+  assert.equal(`${lines.shift()}\n`, readFrom(unsetDir));
   assert.deepEqual(
     lines.map((l) => l.replace(/^channels\.yaml:\d+:\d+: /, '')),
     [
@@ -106,6 +110,7 @@ test('check: errors come first, the summary of unset variables after them; --qui
   const r = runCli(['check', brokenDir], NO_CHECK_ENV);
   assert.equal(r.status, 1, r.stdout + r.stderr);
   const lines = r.stdout.split('\n').filter((l) => l !== '');
+  assert.equal(`${lines.shift()}\n`, readFrom(brokenDir));
   assert.equal(lines.length, 3, r.stdout);
   assert.match(lines[0] ?? '', /^channels\.yaml:\d+:\d+: .*nope/);
   assert.equal(lines[1], SUMMARY);

@@ -147,7 +147,8 @@ if (npm.status !== 0) {
     assert.ok(Object.keys(simEnv).length > 0, `gateway sims printed no variables:\n${sims.output()}`);
 
     const env = cleanEnv({ ...simEnv, PORT: '0', HOST: '127.0.0.1', GATEWAY_DB: join(data, 'gateway.db'), GATEWAY_WATCH: '0' });
-    const key = run([bin, 'tokens', 'create', '--group', 'default', '--name', 'package-test'], app, env).trim();
+    // The group is checked against the config the gateway will serve: named as every command names it.
+    const key = run([bin, 'tokens', 'create', '--group', 'default', '--name', 'package-test', '--config', config], app, env).trim();
     // As the image and the service unit run it: the installed bin itself, so SIGTERM reaches the gateway.
     const [, ...startArgs] = words(fill(STEPS.start, { config }));
     const gw = startProcess(bin, startArgs, { cwd: app, env });

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'libsql';
 import { BACKSTOP_PAGES } from './checkpointer.js';
@@ -7,9 +7,17 @@ import { MIGRATIONS } from './migrations.js';
 /** A libsql connection; the store's pieces prepare their statements on it. */
 export type Db = Database.Database;
 
-/** Opens (creating if needed) the SQLite file at `path`, or a database in memory, and brings its schema up to date. */
+/**
+ * Opens (creating if needed) the SQLite file at `path`, or a database in memory, and brings its
+ * schema up to date. A file it makes is its owner's alone (0600, in a directory made 0700): it holds
+ * the key hashes and the ledger. SQLite gives the -wal and -shm files the database file's mode.
+ */
 export function openDatabase(path: string): Db {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  if (path !== ':memory:') {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    // `a`: made if absent with this mode, an existing file (and its mode) left as it is.
+    closeSync(openSync(path, 'a', 0o600));
+  }
   const db = new Database(path);
   if (path !== ':memory:') {
     // WAL lets the CLI create tokens while a gateway runs on the same file.
