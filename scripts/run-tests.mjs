@@ -24,5 +24,16 @@ if (files.length === 0) {
   process.exit(1);
 }
 requireFresh(['src', 'test'], 'npm run build:test');
-const r = spawnSync(process.execPath, ['--test', '--test-reporter=spec', '--test-timeout=120000', ...files], { stdio: 'inherit' });
+// Test files run in processes of their own, this many at once: most of the suite's time is spent
+// waiting on gateway, simulator, PostgreSQL and browser processes, not on this machine's two cores.
+// Every test takes port 0, its own temp dir, schema and key prefix, so files do not meet.
+// GATEWAY_TEST_CONCURRENCY=1 runs them one by one (to read one file's output undisturbed).
+const concurrency = Number(process.env.GATEWAY_TEST_CONCURRENCY ?? 3);
+if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 16) {
+  console.error(`GATEWAY_TEST_CONCURRENCY must be a whole number from 1 to 16, got ${process.env.GATEWAY_TEST_CONCURRENCY}`);
+  process.exit(2);
+}
+const r = spawnSync(process.execPath, ['--test', '--test-reporter=spec', '--test-timeout=120000', `--test-concurrency=${concurrency}`, ...files], {
+  stdio: 'inherit',
+});
 process.exit(r.status ?? 1);
