@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// Runs the compiled tests (dist/test/**/*.test.js) with node's test runner: all of them, or those
-// whose path contains one of the arguments (`unit`, `e2e/alpha`). A script rather than a glob so the
-// same command works on Node 20 (no glob support in --test) and Node 22+.
+// Runs the compiled tests (dist/test/**/*.test.js) with node's test runner: all but the slow set
+// (below), or with `--slow` the slow set only, with `--all` every file, or those whose path contains
+// one of the arguments (`unit`, `e2e/alpha`), slow or not. A script rather than a glob so the same
+// command works on Node 20 (no glob support in --test) and Node 22+.
 //
 // It runs what was built and does not build: `npm test` builds first; `npm run test:unit` does
 // not, and this refuses to run a test whose TypeScript (or any of src/) changed since it was built,
@@ -14,10 +15,20 @@ import { find, requireFresh } from './dist-fresh.mjs';
 /** The TypeScript source of a compiled file (dist/x/y.js → x/y.ts). */
 const sourceOf = (js) => js.slice('dist/'.length).replace(/\.js$/, '.ts');
 
-const only = process.argv.slice(2);
+/**
+ * The slow set (`npm run test:slow`; CI runs it after `npm test`): files that start several gateway
+ * processes at once (replicas), move a gigabyte, or run thousands of generated cases. Together they
+ * took a third of the suite's CPU, and the suite is CPU-bound on two cores at about 9 minutes.
+ */
+const SLOW = ['test/replicas/', 'test/archive/archive-process.test', 'test/property/', 'test/fuzz/', 'test/gateway/mapping-budget.test'];
+const isSlow = (f) => SLOW.some((s) => f.includes(s));
+
+const args = process.argv.slice(2);
+const set = args.includes('--slow') ? 'slow' : args.includes('--all') ? 'all' : 'fast';
+const only = args.filter((a) => a !== '--slow' && a !== '--all');
 const files = find('dist/test', '.test.js')
   .filter((f) => existsSync(sourceOf(f)))
-  .filter((f) => only.length === 0 || only.some((o) => f.includes(o)))
+  .filter((f) => (only.length > 0 ? only.some((o) => f.includes(o)) : set === 'all' || (set === 'slow') === isSlow(f)))
   .sort();
 if (files.length === 0) {
   console.error(`no compiled test files under dist/test${only.length ? ` matching ${only.join(', ')}` : ''}: run npm run build:test`);
