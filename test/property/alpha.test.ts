@@ -662,6 +662,8 @@ describe('generateContent under hostile input (property)', () => {
   test('random paths and methods are answered 400/401/404/405 of shape A, never 5xx', async () => {
     await fc.assert(
       fc.asyncProperty(methodArb, pathArb, async (method, path) => {
+        // GET and HEAD of `/` are the front door, a 200 naming the documents (test/gateway/front-door.test.ts).
+        fc.pre(!((method === 'GET' || method === 'HEAD') && path.split('?')[0] === '/'));
         const a = await client.send({ method, path });
         const e = assertShapeA(a.status, a.text, `${method} ${path.slice(0, 120)}`);
         assert.ok(['invalid_request', 'invalid_api_key', 'not_found', 'method_not_allowed'].includes(e.code), `${method} ${path.slice(0, 120)}: ${e.code}`);
