@@ -5,7 +5,7 @@
 # daemon): test/package/deploy-files.test.ts fails when a step here is not the one the package test
 # (test/package/package.test.ts) runs for real, from one list (test/helpers/install-steps.ts).
 
-ARG NODE_IMAGE=node:20-bookworm-slim
+ARG NODE_IMAGE=node:24-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
 WORKDIR /src
