@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { crc32, deflateSync } from 'node:zlib';
 
 function chunk(type: string, data: Buffer): Buffer {
@@ -9,13 +10,23 @@ function chunk(type: string, data: Buffer): Buffer {
   return Buffer.concat([len, td, crc]);
 }
 
-/** A real, valid RGB PNG of the given size: a diagonal gradient tinted by `seed`, so images differ. */
-export function makePng(width: number, height: number, seed = 0): Buffer {
+/** A PNG of `raw` scanlines (each led by its filter byte), deflated at `level`. */
+function png(width: number, height: number, bitDepth: number, colourType: number, raw: Buffer, level: number): Buffer {
   const ihdr = Buffer.alloc(13);
   ihdr.writeUInt32BE(width, 0);
   ihdr.writeUInt32BE(height, 4);
-  ihdr[8] = 8; // bit depth
-  ihdr[9] = 2; // colour type RGB
+  ihdr[8] = bitDepth;
+  ihdr[9] = colourType;
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', deflateSync(raw, { level })),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
+}
+
+/** A real, valid RGB PNG of the given size: a diagonal gradient tinted by `seed`, so images differ. */
+export function makePng(width: number, height: number, seed = 0): Buffer {
   const row = 1 + width * 3;
   const raw = Buffer.alloc(row * height);
   for (let y = 0; y < height; y++) {
@@ -27,12 +38,18 @@ export function makePng(width: number, height: number, seed = 0): Buffer {
       raw[o + 2] = (seed * 37) & 255;
     }
   }
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', ihdr),
-    chunk('IDAT', deflateSync(raw)),
-    chunk('IEND', Buffer.alloc(0)),
-  ]);
+  return png(width, height, 8, 2, raw, -1);
+}
+
+/**
+ * An RGB PNG of random pixels: a photograph's entropy, so it weighs what a vendor's does (a
+ * 1536x1024 one about 4.7 MB). Stored, not compressed: random bytes do not shrink.
+ */
+export function makeNoisePng(width: number, height: number): Buffer {
+  const row = 1 + width * 3;
+  const raw = randomBytes(row * height);
+  for (let y = 0; y < height; y++) raw[y * row] = 0; // filter: none
+  return png(width, height, 8, 2, raw, 0);
 }
 
 /**
@@ -41,19 +58,8 @@ export function makePng(width: number, height: number, seed = 0): Buffer {
  * 640x128 image in one short line of base64.
  */
 export function makeFlatPng(width: number, height: number): Buffer {
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(width, 0);
-  ihdr.writeUInt32BE(height, 4);
-  ihdr[8] = 1; // bit depth
-  ihdr[9] = 0; // colour type greyscale
   // Each row: filter byte 0, then width bits rounded up to whole bytes, all zero.
-  const raw = Buffer.alloc((1 + Math.ceil(width / 8)) * height);
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', ihdr),
-    chunk('IDAT', deflateSync(raw, { level: 9 })),
-    chunk('IEND', Buffer.alloc(0)),
-  ]);
+  return png(width, height, 1, 0, Buffer.alloc((1 + Math.ceil(width / 8)) * height), 9);
 }
 
 /** Width and height of a PNG, read from its IHDR chunk; null when the bytes are not a PNG. */

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { crc32, deflateSync } from 'node:zlib';
 import { group } from './invariants.js';
-import { makePng } from './png.js';
+import { makeNoisePng, makePng } from './png.js';
 import { integer, Invalid, oneOf, text, type Body, type Fields, type Upload } from './zeta-openai-body.js';
 
 /**
@@ -225,37 +224,6 @@ const seedOf = (id: string) => parseInt(id.slice(4, 6), 16);
 /** The PNG of an image id; the id carries the seed and the pixel size, so nothing is stored. */
 const imageBytes = (id: string, w: number, h: number) => makePng(w, h, seedOf(id));
 
-/** One PNG chunk: length, type, data, CRC of type and data. */
-function pngChunk(type: string, data: Buffer): Buffer {
-  const head = Buffer.alloc(8);
-  head.writeUInt32BE(data.length);
-  head.write(type, 4, 'ascii');
-  const crc = Buffer.alloc(4);
-  crc.writeUInt32BE(crc32(data, crc32(type)));
-  return Buffer.concat([head, data, crc]);
-}
-
-/**
- * A PNG at the full asked size with random pixels: a photograph's entropy, so it weighs what the
- * vendor's do (a 1536x1024 one about 4.7 MB). Stored, not compressed: random bytes do not shrink.
- */
-function photoPng(width: number, height: number): Buffer {
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(width, 0);
-  ihdr.writeUInt32BE(height, 4);
-  ihdr[8] = 8; // bit depth
-  ihdr[9] = 2; // colour type RGB
-  const row = 1 + width * 3;
-  const raw = randomBytes(row * height);
-  for (let y = 0; y < height; y++) raw[y * row] = 0; // filter: none
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    pngChunk('IHDR', ihdr),
-    pngChunk('IDAT', deflateSync(raw, { level: 0 })),
-    pngChunk('IEND', Buffer.alloc(0)),
-  ]);
-}
-
 /** The pixel size of a job's images: 1/16 of the asked size (at least 4), or the asked size when `full`. */
 const pixelsOf = (job: ImageJob, full: boolean): [number, number] =>
   full ? [job.w, job.h] : [Math.max(4, Math.round(job.w / 16)), Math.max(4, Math.round(job.h / 16))];
@@ -266,7 +234,7 @@ const pixelsOf = (job: ImageJob, full: boolean): [number, number] =>
  */
 export function jobPng(job: ImageJob, seed: number, full = false): Buffer {
   const [w, h] = pixelsOf(job, full);
-  return full ? photoPng(w, h) : makePng(w, h, seed);
+  return full ? makeNoisePng(w, h) : makePng(w, h, seed);
 }
 
 /** The bytes behind an image URL path (`/files/img_<hex>_<W>x<H>.png`); null for any other path. */
