@@ -1,10 +1,13 @@
 /**
  * What every benchmark runner sets up the same way: a scratch directory with the child processes
- * it starts (stopped and removed once, also on Ctrl-C), and the line saying which machine ran it.
+ * it starts (stopped and removed once, also on Ctrl-C), the line saying which machine ran it, and
+ * the shipped channels' variables for a gateway that measures only some of them.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { channelEnvNames } from '../src/config/env.js';
+import { PROJECT_ROOT } from '../src/config/paths.js';
 import { stopChild } from './overhead/children.js';
 
 type Stoppable = Parameters<typeof stopChild>[0];
@@ -35,4 +38,13 @@ export function machineLine(name: string): string {
       .map((l) => l.toFixed(2))
       .join(' ')}\n`
   );
+}
+
+/**
+ * The variables of every shipped channel, each base URL a dead local address and each secret a
+ * placeholder: `start` refuses unset variables, and a benchmark sets those of the channels it
+ * measures over these.
+ */
+export function deadChannelEnv(): Record<string, string> {
+  return Object.fromEntries(channelEnvNames(PROJECT_ROOT).map((n) => [n, n.endsWith('_BASE_URL') ? 'http://127.0.0.1:9' : 'unused']));
 }

@@ -17,7 +17,6 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { request } from 'undici';
-import { channelEnvNames } from '../../src/config/env.js';
 import { PROJECT_ROOT } from '../../src/config/paths.js';
 import { boundedNumber, parseBenchArgs } from '../args.js';
 import { jsonLines, startChild, stopChild, waitForLine, type Child } from '../overhead/children.js';
@@ -25,7 +24,7 @@ import { summariseProfile } from '../overhead/profile.js';
 import { probeArgs } from '../overhead/probe-client.js';
 import { memory } from '../overhead/proc.js';
 import { f, grid, median } from '../overhead/report.js';
-import { benchWorkspace, machineLine } from '../workspace.js';
+import { benchWorkspace, machineLine, deadChannelEnv } from '../workspace.js';
 import { open } from './client.js';
 import { type FastRow, type Fetchable, fullSpeed, headOnly, type RangeRow, resume, type SlowRow, slowReaders, type Target } from './phases.js';
 
@@ -234,7 +233,7 @@ async function main(): Promise<number> {
     );
     children.push(pass);
     // Every other channel gets a dead local address: `start` refuses unset variables.
-    const otherChannels = Object.fromEntries(channelEnvNames(PROJECT_ROOT).map((n) => [n, n.endsWith('_BASE_URL') ? 'http://127.0.0.1:9' : 'unused']));
+    const otherChannels = deadChannelEnv();
     const gwEnv = {
       ...otherChannels,
       ...process.env,

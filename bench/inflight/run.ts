@@ -16,7 +16,6 @@ import { cpSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { request } from 'undici';
-import { channelEnvNames } from '../../src/config/env.js';
 import { PROJECT_ROOT } from '../../src/config/paths.js';
 import { boundedNumber, parseBenchArgs } from '../args.js';
 import { jsonLines, startChild, waitForLine, stopChild, type Child } from '../overhead/children.js';
@@ -26,7 +25,7 @@ import { cpuMs, machineCpuMs, memory, watchPeak } from '../overhead/proc.js';
 import { summariseProfile } from '../overhead/profile.js';
 import { f, grid } from '../overhead/report.js';
 import { SCENARIOS } from '../overhead/scenarios.js';
-import { benchWorkspace, machineLine } from '../workspace.js';
+import { benchWorkspace, machineLine, deadChannelEnv } from '../workspace.js';
 import { inflightConfig } from './config.js';
 import { runInflight } from './load.js';
 
@@ -301,7 +300,7 @@ async function main(): Promise<number> {
 
     const configDir = join(tmp, 'config');
     inflightConfig(configDir);
-    const otherChannels = Object.fromEntries(channelEnvNames(PROJECT_ROOT).map((n) => [n, n.endsWith('_BASE_URL') ? 'http://127.0.0.1:9' : 'unused']));
+    const otherChannels = deadChannelEnv();
     const gwEnv = {
       ...otherChannels,
       ...process.env,

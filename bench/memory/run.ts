@@ -16,8 +16,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { boundedNumber, parseBenchArgs } from '../args.js';
-import { benchWorkspace, machineLine } from '../workspace.js';
-import { channelEnvNames } from '../../src/config/env.js';
+import { benchWorkspace, machineLine, deadChannelEnv } from '../workspace.js';
 import { PROJECT_ROOT } from '../../src/config/paths.js';
 import { startChild, stopChild, waitForLine, type Child } from '../overhead/children.js';
 import { sendAtOnce } from '../overhead/big-bodies.js';
@@ -120,7 +119,7 @@ async function main(): Promise<number> {
     const ready = await waitForLine(sim, (l) => l.ready === 'simulator');
     // Every other channel gets a dead local address: `start` refuses unset variables.
     const env = {
-      ...Object.fromEntries(channelEnvNames(PROJECT_ROOT).map((n) => [n, n.endsWith('_BASE_URL') ? 'http://127.0.0.1:9' : 'unused'])),
+      ...deadChannelEnv(),
       ...process.env,
       PORT: '0',
       HOST: '127.0.0.1',

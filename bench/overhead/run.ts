@@ -19,9 +19,8 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { boundedNumber, parseBenchArgs } from '../args.js';
-import { benchWorkspace, machineLine } from '../workspace.js';
+import { benchWorkspace, machineLine, deadChannelEnv } from '../workspace.js';
 import { request } from 'undici';
-import { channelEnvNames } from '../../src/config/env.js';
 import { PROJECT_ROOT } from '../../src/config/paths.js';
 import { bigBodies, bigBodyTable, type BigBodyResult } from './big-bodies.js';
 import { jsonLines, startChild, stopChild, waitForLine, type Child } from './children.js';
@@ -194,7 +193,7 @@ async function main(): Promise<number> {
 
     // Every other channel gets a dead local address: `start` refuses unset variables, and this
     // benchmark measures the scenarios' routes only.
-    const otherChannels = Object.fromEntries(channelEnvNames(PROJECT_ROOT).map((n) => [n, n.endsWith('_BASE_URL') ? 'http://127.0.0.1:9' : 'unused']));
+    const otherChannels = deadChannelEnv();
     const gwEnv = {
       ...otherChannels,
       ...process.env,

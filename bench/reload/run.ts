@@ -19,14 +19,13 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { request } from 'undici';
-import { channelEnvNames } from '../../src/config/env.js';
 import { PROJECT_ROOT } from '../../src/config/paths.js';
 import { boundedNumber, parseBenchArgs } from '../args.js';
 import { logTail, startChild, stopChild, waitForLine, type Child } from '../overhead/children.js';
 import { percentile, runLoad, type LoadResult, type LoadTarget } from '../overhead/load.js';
 import { memory } from '../overhead/proc.js';
 import { f, table } from '../tasks/figures.js';
-import { benchWorkspace, machineLine } from '../workspace.js';
+import { benchWorkspace, machineLine, deadChannelEnv } from '../workspace.js';
 import { benchFragment, scratchConfig } from './configs.js';
 
 const USAGE = `usage: npm run bench:reload [-- options]
@@ -199,7 +198,7 @@ async function main(): Promise<number> {
 
     // `start` refuses unset variables: every shipped channel gets a dead local address; the shipped
     // alpha channel points at the simulator too, below the bench channel's priority.
-    const dead = Object.fromEntries(channelEnvNames(PROJECT_ROOT).map((n) => [n, n.endsWith('_BASE_URL') ? 'http://127.0.0.1:9' : 'unused']));
+    const dead = deadChannelEnv();
     const env: NodeJS.ProcessEnv = {
       ...dead,
       ...process.env,

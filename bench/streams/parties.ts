@@ -9,8 +9,8 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { request } from 'undici';
-import { channelEnvNames } from '../../src/config/env.js';
 import { PROJECT_ROOT } from '../../src/config/paths.js';
+import { deadChannelEnv } from '../workspace.js';
 import { startChild, waitForLine, type Child } from '../overhead/children.js';
 import { probeArgs } from '../overhead/probe-client.js';
 import type { StreamTarget } from './client.js';
@@ -71,7 +71,7 @@ export async function startParties(tmp: string, children: Child[], sim: SimSetti
 
   // Every other channel gets a dead local address: `start` refuses unset variables, and only the
   // zeta-images channel is measured. The shipped routes.yaml and channels.yaml, as in production.
-  const otherChannels = Object.fromEntries(channelEnvNames(PROJECT_ROOT).map((n) => [n, n.endsWith('_BASE_URL') ? 'http://127.0.0.1:9' : 'unused']));
+  const otherChannels = deadChannelEnv();
   const gwEnv = {
     ...otherChannels,
     ...process.env,
