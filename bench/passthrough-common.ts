@@ -1,11 +1,13 @@
 /**
- * What the benchmarks' bare pass-throughs (bench/overhead, bench/download) share: the vendor pool,
- * made with the gateway's own pool settings so the baseline differs only by what the gateway does
- * per request, and the server's start and stop as the runners expect them.
+ * What the benchmarks' bare pass-throughs (bench/overhead, bench/download, bench/streams) share: the
+ * vendor pool, made with the gateway's own pool settings so the baseline differs only by what the
+ * gateway does per request; the streaming ones' relay of an answer as it arrives; and the server's
+ * start and stop as the runners expect them.
  */
-import type { Server } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Pool } from 'undici';
+import { pipeline } from 'node:stream/promises';
+import { type Dispatcher, Pool } from 'undici';
 import { keepAliveMs } from '../src/config/compile-limits.js';
 import { poolOptions } from '../src/upstream/pools.js';
 
@@ -16,6 +18,39 @@ export function passthroughPool(upstream: string): Pool {
     ...poolOptions({ timeouts: { connectMs: 10_000, headersMs: 120_000, bodyMs: 120_000 }, keepAliveMs: keepAliveMs(undefined) }),
     connections: connections ? Number(connections) : null,
   });
+}
+
+/** A signal that aborts the vendor request when the client goes away before its answer is written whole. */
+export function abortWhenGone(res: ServerResponse): AbortSignal {
+  const abort = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) abort.abort();
+  });
+  return abort.signal;
+}
+
+/**
+ * Relays the vendor's answer with the `passed` headers of it, its body piped as it arrives (the
+ * vendor read only as fast as the client reads); a call that failed before its answer is a 502 in
+ * words, one that failed after it a cut connection.
+ */
+export function pipeAnswer(res: ServerResponse, answer: Promise<Dispatcher.ResponseData>, passed: readonly string[]): void {
+  answer
+    .then(async (up) => {
+      const out: Record<string, string> = {};
+      for (const h of passed) {
+        const v = up.headers[h];
+        if (typeof v === 'string') out[h] = v;
+      }
+      res.writeHead(up.statusCode, out);
+      await pipeline(up.body, res);
+    })
+    .catch((err: unknown) => {
+      if (!res.headersSent) {
+        res.writeHead(502, { 'content-type': 'text/plain' });
+        res.end(`passthrough: ${(err as Error).message}`);
+      } else res.destroy();
+    });
 }
 
 /**

@@ -11,8 +11,7 @@
  * `{"ready":"passthrough","url":…}`.
  */
 import { createServer } from 'node:http';
-import { pipeline } from 'node:stream/promises';
-import { passthroughPool, serve } from '../passthrough-common.js';
+import { abortWhenGone, passthroughPool, pipeAnswer, serve } from '../passthrough-common.js';
 
 const upstream = process.env.BENCH_VENDOR_URL;
 const key = process.env.BENCH_VENDOR_KEY;
@@ -25,31 +24,12 @@ const PASSED = ['content-type', 'content-length', 'content-range', 'accept-range
 
 const server = createServer((req, res) => {
   req.resume();
-  const abort = new AbortController();
-  res.on('close', () => {
-    if (!res.writableFinished) abort.abort();
-  });
   const headers: Record<string, string> = { authorization: `Bearer ${key}` };
   for (const h of ['range', 'if-range']) {
     const v = req.headers[h];
     if (typeof v === 'string') headers[h] = v;
   }
-  pool
-    .request({ method: 'GET', path: req.url ?? '/', headers, headersTimeout: 60_000, bodyTimeout: 60_000, signal: abort.signal })
-    .then(async (up) => {
-      const out: Record<string, string> = {};
-      for (const h of PASSED) {
-        const v = up.headers[h];
-        if (typeof v === 'string') out[h] = v;
-      }
-      res.writeHead(up.statusCode, out);
-      await pipeline(up.body, res);
-    })
-    .catch((err: unknown) => {
-      if (!res.headersSent) {
-        res.writeHead(502, { 'content-type': 'text/plain' });
-        res.end(`passthrough: ${(err as Error).message}`);
-      } else res.destroy();
-    });
+  const signal = abortWhenGone(res);
+  pipeAnswer(res, pool.request({ method: 'GET', path: req.url ?? '/', headers, headersTimeout: 60_000, bodyTimeout: 60_000, signal }), PASSED);
 });
 serve(server, pool, 'destroy');

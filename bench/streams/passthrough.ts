@@ -13,9 +13,8 @@
  * `{"ready":"passthrough","url":…}`.
  */
 import { createServer } from 'node:http';
-import { pipeline } from 'node:stream/promises';
 import type { Dispatcher } from 'undici';
-import { passthroughPool, serve } from '../passthrough-common.js';
+import { abortWhenGone, passthroughPool, pipeAnswer, serve } from '../passthrough-common.js';
 
 const upstream = process.env.BENCH_SIM_URL;
 const key = process.env.BENCH_SIM_KEY;
@@ -29,37 +28,13 @@ const server = createServer((req, res) => {
   const chunks: Buffer[] = [];
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', () => {
-    const abort = new AbortController();
-    res.on('close', () => {
-      if (!res.writableFinished) abort.abort();
-    });
+    const signal = abortWhenGone(res);
     const headers: Record<string, string> = { authorization: `Bearer ${key}` };
     const type = req.headers['content-type'];
     if (type) headers['content-type'] = type;
     const method = (req.method ?? 'GET') as Dispatcher.HttpMethod;
-    pool
-      .request({
-        method,
-        path: req.url ?? '/',
-        headers,
-        body: method === 'GET' || method === 'HEAD' ? null : Buffer.concat(chunks),
-        headersTimeout: 180_000,
-        bodyTimeout: 60_000,
-        signal: abort.signal,
-      })
-      .then(async (up) => {
-        const out: Record<string, string> = {};
-        const upType = up.headers['content-type'];
-        if (typeof upType === 'string') out['content-type'] = upType;
-        res.writeHead(up.statusCode, out);
-        await pipeline(up.body, res);
-      })
-      .catch((err: unknown) => {
-        if (!res.headersSent) {
-          res.writeHead(502, { 'content-type': 'text/plain' });
-          res.end(`passthrough: ${(err as Error).message}`);
-        } else res.destroy();
-      });
+    const body = method === 'GET' || method === 'HEAD' ? null : Buffer.concat(chunks);
+    pipeAnswer(res, pool.request({ method, path: req.url ?? '/', headers, body, headersTimeout: 180_000, bodyTimeout: 60_000, signal }), ['content-type']);
   });
 });
 serve(server, pool, 'destroy');
