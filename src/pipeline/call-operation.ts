@@ -23,9 +23,16 @@ export async function callOperation(
   const { body, model } = ctx;
   const input = operationInput(ctx, body, model, choice.upstreamModel, task, source);
   const res = await callUpstream(choice.operation, choice.channel, input, ctx.now, pools, { requestError: clientInputError, ids: ctx });
-  const now = ctx.now.toISOString();
-  // `request`: what the client asked (a vendor that always answers bytes, say, is answered as a URL or base64 as the client's response_format says).
-  return { res, mctx: { model: choice.upstreamModel, public_model: model, now, request: body, ...(source ? { source } : {}) } };
+  return { res, mctx: responseContext(ctx, choice, source) };
+}
+
+/**
+ * What a public request's response and error mappings see besides the answer. `request`: what the
+ * client asked (a vendor that always answers bytes, say, is answered as a URL or base64 as the
+ * client's response_format says).
+ */
+export function responseContext(ctx: Pick<RequestContext, 'body' | 'model' | 'now'>, choice: ChannelChoice, source?: unknown): ResponseContext {
+  return { model: choice.upstreamModel, public_model: ctx.model, now: ctx.now.toISOString(), request: ctx.body, ...(source ? { source } : {}) };
 }
 
 /** What an operation's request mapping sees of a public request (docs/channels-yaml.md, "Mapping inputs"), the channel and time aside. */

@@ -1,5 +1,6 @@
 import type { CompiledChannel, CompiledOperation } from '../config/snapshot.js';
-import { dispatch } from '../upstream/dispatch.js';
+import type { Dispatcher } from 'undici';
+import { readAnswer, send } from '../upstream/dispatch.js';
 import type { Pools } from '../upstream/pools.js';
 import { signRequest } from '../signers/registry.js';
 import { addCallerHeaders, type CallerIds } from '../upstream/trace-headers.js';
@@ -55,6 +56,8 @@ export interface CallOptions {
   readonly requestError?: (err: unknown) => unknown;
   /** The public request the call serves: its request id and trace go to the vendor. None for the poller's own looks. */
   readonly ids?: CallerIds;
+  /** Aborts the call (a streamed answer's reader cuts it this way). */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -72,13 +75,25 @@ export async function callUpstream(
   pools: Pools,
   opts: CallOptions = {},
 ): Promise<UpstreamResponse> {
+  return readAnswer(await sendUpstream(op, channel, input, now, pools, opts), channel, op.response.maxBytes);
+}
+
+/** `callUpstream` up to the answer's headers: its body left unread, for an answer read as it streams. */
+export async function sendUpstream(
+  op: CompiledOperation,
+  channel: CompiledChannel,
+  input: CallInput,
+  now: Date,
+  pools: Pools,
+  opts: CallOptions = {},
+): Promise<Dispatcher.ResponseData> {
   let req: UpstreamRequest;
   try {
     ({ req } = await upstreamRequest(op.request, channel, input, now, opts.ids));
   } catch (err) {
     throw (opts.requestError ?? ((e: unknown) => e))(err);
   }
-  return dispatch(pools, channel, req, op.response.maxBytes);
+  return send(pools, channel, req, opts.signal);
 }
 
 /** The second half: a 2xx answer through the operation's response mapping, anything else through its error mapping (thrown). */

@@ -2,11 +2,11 @@ import type { CompiledChannel, CompiledOperation, StreamLimits } from '../config
 import { isErrorCode } from '../errors/catalogue.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { ChannelChoice } from '../routing/rank-channels.js';
-import { discard, readAnswer, send, transportError } from '../upstream/dispatch.js';
+import { discard, readAnswer, transportError } from '../upstream/dispatch.js';
 import { EventReader, type VendorEvent } from '../upstream/event-stream.js';
 import type { Pools } from '../upstream/pools.js';
-import { upstreamRequest } from './call-upstream.js';
-import { operationInput } from './call-operation.js';
+import { sendUpstream } from './call-upstream.js';
+import { operationInput, responseContext } from './call-operation.js';
 import type { RequestContext } from './context.js';
 import { clientInputError } from './map-request.js';
 import { mapFailure, type ResponseContext } from './map-response.js';
@@ -154,15 +154,9 @@ export async function openStream(ctx: RequestContext, choice: ChannelChoice, poo
   const { channel, operation: op } = choice;
   const limits = op.response.stream as StreamLimits;
   const input = operationInput(ctx, ctx.body, ctx.model, choice.upstreamModel);
-  let req: Awaited<ReturnType<typeof upstreamRequest>>['req'];
-  try {
-    ({ req } = await upstreamRequest(op.request, channel, input, ctx.now, ctx));
-  } catch (err) {
-    throw clientInputError(err);
-  }
   const abort = new AbortController();
-  const res = await send(pools, channel, req, abort.signal);
-  const mctx = { model: choice.upstreamModel, public_model: ctx.model, now: ctx.now.toISOString(), request: ctx.body };
+  const res = await sendUpstream(op, channel, input, ctx.now, pools, { requestError: clientInputError, ids: ctx, signal: abort.signal });
+  const mctx = responseContext(ctx, choice);
   if (res.statusCode < 200 || res.statusCode >= 300) throw await mapFailure(op, await readAnswer(res, channel, op.response.maxBytes), mctx);
   const events = new EventReader(res.body as AsyncIterable<Buffer>, limits.framing, op.response.maxBytes);
   const stream = new VendorStream(

@@ -73,14 +73,9 @@ export async function send(pools: Pools, channel: CompiledChannel, req: Upstream
 }
 
 /**
- * Sends a signed request through the channel's pool and reads the whole answer, within the
- * channel's header and body timeouts and the operation's size limit.
+ * Reads an answer `send` returned whole, within the channel's body timeout (set on the request) and
+ * the operation's size limit `maxBytes`.
  */
-export async function dispatch(pools: Pools, channel: CompiledChannel, req: UpstreamRequest, maxBytes: number): Promise<UpstreamResponse> {
-  return readAnswer(await send(pools, channel, req), channel, maxBytes);
-}
-
-/** Reads an answer `send` returned whole, within `maxBytes` (a streamed operation's error answer is read this way). */
 export async function readAnswer(res: Dispatcher.ResponseData, channel: CompiledChannel, maxBytes: number): Promise<UpstreamResponse> {
   const declared = Number(res.headers['content-length'] ?? NaN);
   const tooLarge = () => new GatewayError('bad_response', `the upstream answer is larger than ${maxBytes} bytes`, { upstream: { phase: 'unknown' } });
