@@ -30,10 +30,10 @@ export function explainModel(snapshot: Snapshot, model: string, group?: string):
       // Routes a client may ask to stream, and whether this channel streams the model there.
       const asked = routes.flatMap((r) => (r.kind === 'sync' && r.stream?.askedBy && r.stream.operation ? [{ r, op: r.stream.operation }] : []));
       const streams = asked.filter(({ op }) => operationServing(c, op, model)).map(({ r }) => r.id);
-      const streamNote = asked.length === 0 ? '' : `  streams ${streams.join(',') || 'none (stream: true is refused)'}`;
+      const streaming = asked.length === 0 ? '' : `  streams ${streams.join(',') || 'none (stream: true is refused)'}`;
       lines.push(
         `    ${c.name}  weight ${c.weight} (${Math.round((100 * c.weight) / total)}%)  profile ${c.profile.name} (proof: ${proofText(c.profile)})  ${c.origin}${c.basePath}` +
-          `  upstream model ${upstreamModelOf(c, model)}  groups ${[...c.groups].join(',')}  serves ${ops.join(',') || 'no route of this model'}${streamNote}` +
+          `  upstream model ${upstreamModelOf(c, model)}  groups ${[...c.groups].join(',')}  serves ${ops.join(',') || 'no route of this model'}${streaming}` +
           `  timeouts connect ${c.timeouts.connectMs} ms, headers ${c.timeouts.headersMs} ms, body ${c.timeouts.bodyMs} ms`,
       );
     }
