@@ -13,7 +13,8 @@ import { closeLocal, listenLocal } from '../helpers/local-server.js';
 export interface ArchiveVendor {
   readonly url: string;
   /** Every file answer so far (500s included, as status 500). */
-  readonly transfers: { readonly path: string; readonly status: number; readonly t: Transfer | null }[];
+  /** Each file answer, with how many result lookups the vendor had answered before it. */
+  readonly transfers: { readonly path: string; readonly status: number; readonly t: Transfer | null; readonly resultsBefore: number }[];
   /** File answers of the file `seed`. */
   fileAnswers(seed: number): number;
   failNext(n: number): void;
@@ -25,7 +26,7 @@ export interface ArchiveVendor {
 
 /** Files are `/files/<seed>-<size>`: a job's file is named in its submission (`{"seed":…,"size":…}`). */
 export async function startArchiveVendor(): Promise<ArchiveVendor> {
-  const transfers: { path: string; status: number; t: Transfer | null }[] = [];
+  const transfers: { path: string; status: number; t: Transfer | null; resultsBefore: number }[] = [];
   let failing = 0;
   let gone = 0;
   let results = 0;
@@ -60,16 +61,16 @@ export async function startArchiveVendor(): Promise<ArchiveVendor> {
       if (file) {
         if (gone > 0) {
           gone--;
-          transfers.push({ path, status: 403, t: null });
+          transfers.push({ path, status: 403, t: null, resultsBefore: results });
           return json(403, { error: 'the signature expired' });
         }
         if (failing > 0) {
           failing--;
-          transfers.push({ path, status: 500, t: null });
+          transfers.push({ path, status: 500, t: null, resultsBefore: results });
           return json(500, { error: 'busy' });
         }
         const t = serveGenerated(req, res, { seed: Number(file[1]), size: Number(file[2]), contentType: 'video/mp4' });
-        transfers.push({ path, status: t.status, t });
+        transfers.push({ path, status: t.status, t, resultsBefore: results });
         return;
       }
       json(404, { error: 'no route' });
