@@ -164,15 +164,16 @@ async function sims(args: string[]): Promise<void> {
   process.stderr.write(
     `gateway sims: ${[...started.values()].map((s) => `${s.profile} at ${s.url}`).join(', ')}; the variables above are for the channels of ${configWords(config)}\n`,
   );
-  process.stderr.write(`gateway sims: ready (SIGINT or SIGTERM stops them)\n`);
   const stop = () => {
     Promise.all([...started.values()].map((s) => s.close())).then(
       () => process.exit(0),
       () => process.exit(1),
     );
   };
+  // Before saying ready, as `start` does: whoever acts on the word may signal at once.
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+  process.stderr.write(`gateway sims: ready (SIGINT or SIGTERM stops them)\n`);
 }
 
 /** The problems are what check is asked for, so they are its output (stdout), like a compiler's. */
