@@ -377,6 +377,7 @@ async function main(): Promise<number> {
     }
     const [direct, passRow, gwRow] = rows as [Row, Row, Row];
     const table = grid(
+      // One name per cell of the rows below, in their order.
       [
         'target',
         'req/s',
@@ -384,13 +385,21 @@ async function main(): Promise<number> {
         'p50 ms',
         'p99 ms',
         'max ms',
+        'over p50',
+        'over p99',
         '+p50',
         '+p99',
         'CPU ms/req',
         'sim CPU',
+        'r/w calls/req',
         'KB/req',
         'GCs',
         'GC p99',
+        'loop busy',
+        'loop lag p99',
+        'load busy',
+        'our cores',
+        'all cores',
         'idle MB',
         'peak MB',
         'KB/in flight',
