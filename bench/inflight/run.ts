@@ -142,7 +142,10 @@ interface Row {
   readonly gcP99Ms: number;
   readonly allocKbPerReq: number;
   readonly loopBusy: number;
+  /** The target's event-loop delay in the window, beyond the probe's sampling period (probe.ts). */
+  readonly loopDelayP50Ms: number;
   readonly loopDelayP99Ms: number;
+  readonly loopDelayMaxMs: number;
   /** Share of the window the load generator's own event loop was busy. */
   readonly loadBusy: number;
   /** Cores busy on the whole machine in the window, and those our processes (target, simulator, load) used. */
@@ -241,7 +244,9 @@ async function measure(t: Target, sim: Child, load: Load, s: Settings, clients: 
     gcP99Ms: heap.gcP99Ms,
     allocKbPerReq: heap.allocatedBytes / 1024 / n,
     loopBusy: heap.loopBusy ?? NaN,
+    loopDelayP50Ms: heap.loopDelayP50Ms ?? NaN,
     loopDelayP99Ms: heap.loopDelayP99Ms ?? NaN,
+    loopDelayMaxMs: heap.loopDelayMaxMs ?? NaN,
     loadBusy: ownBusy,
     machineCores,
     ourCores,
@@ -396,7 +401,9 @@ async function main(): Promise<number> {
         'GCs',
         'GC p99',
         'loop busy',
-        'loop lag p99',
+        'loop p50',
+        'loop p99',
+        'loop max',
         'load busy',
         'our cores',
         'all cores',
@@ -424,7 +431,9 @@ async function main(): Promise<number> {
         String(r.gcs),
         f(r.gcP99Ms, 1),
         `${f(100 * r.loopBusy, 0)} %`,
+        f(r.loopDelayP50Ms, 1),
         f(r.loopDelayP99Ms, 1),
+        f(r.loopDelayMaxMs, 1),
         `${f(100 * r.loadBusy, 0)} %`,
         f(r.ourCores, 2),
         f(r.machineCores, 2),

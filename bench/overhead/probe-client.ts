@@ -1,6 +1,6 @@
 /**
  * The benchmark's side of probe.ts: the node flags that load it into a child, and the window
- * marks (a SIGUSR2 each) whose JSON lines carry the child's heap allocation and GC pauses.
+ * marks (a SIGUSR2 each) whose JSON lines carry the child's heap allocation, GC pauses and loop delay.
  */
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -16,9 +16,16 @@ export interface HeapWindow {
   readonly gcMs: number;
   readonly gcP99Ms: number;
   readonly gcMaxMs: number;
-  /** Share of the window the event loop was busy (0..1), and the p99 of its timers' lateness. */
+  /** Share of the window the event loop was busy (0..1). */
   readonly loopBusy?: number;
-  readonly loopDelayP99Ms?: number;
+  /**
+   * Event-loop delay in the window (`monitorEventLoopDelay`, beyond its 10 ms sampling period):
+   * p50, p99 and max ms, null when the window was too short for a sample; and the samples taken.
+   */
+  readonly loopDelayP50Ms?: number | null;
+  readonly loopDelayP99Ms?: number | null;
+  readonly loopDelayMaxMs?: number | null;
+  readonly loopSamples?: number;
 }
 
 /** Node flags that preload the probe; put them before the script. */
