@@ -1,7 +1,7 @@
 /**
  * One phase of bench/overhead: every target of a route driven in turn, for one or more rounds, with
  * the processes' counters read at the edges of each measured window: CPU and memory from /proc,
- * heap allocation and GC pauses from the process's own probe (probe.ts).
+ * heap allocation, GC pauses and event-loop delay from the process's own probe (probe.ts).
  */
 import type { Child } from './children.js';
 import { percentile, runLoad, type LoadTarget } from './load.js';
@@ -77,6 +77,9 @@ async function measure(t: Target, sim: Child, s: PhaseSettings, rate: number): P
     allocKbPerReq: heap.allocatedBytes / 1024 / n,
     gcs: heap.gcs,
     gcP99Ms: heap.gcP99Ms,
+    loopP50Ms: heap.loopDelayP50Ms ?? NaN,
+    loopP99Ms: heap.loopDelayP99Ms ?? NaN,
+    loopMaxMs: heap.loopDelayMaxMs ?? NaN,
     busyCores: (measuredMs + (pid === sim.pid ? 0 : simMs) + selfMs) / result.windowMs,
     machineCores: (machine1.busy - machine0.busy) / result.windowMs,
     stealPct:

@@ -18,6 +18,10 @@ export interface Row {
   /** GC pauses of the measured process in the window, and their p99 in ms (probe.ts). */
   readonly gcs: number;
   readonly gcP99Ms: number;
+  /** The measured process's event-loop delay in the window, p50 / p99 / max ms (probe.ts). */
+  readonly loopP50Ms: number;
+  readonly loopP99Ms: number;
+  readonly loopMaxMs: number;
   /** Cores kept busy by measured process + simulator + load generator during the window. */
   readonly busyCores: number;
   /** Cores busy on the whole machine during the window (everything, kernel included). */
@@ -74,6 +78,9 @@ export function table(rows: readonly Row[]): string {
     'KB/req',
     'GCs',
     'GC p99 ms',
+    'loop p50 ms',
+    'loop p99 ms',
+    'loop max ms',
     'RSS MB',
     'peak RSS MB',
     'our cores',
@@ -93,6 +100,9 @@ export function table(rows: readonly Row[]): string {
     f(r.allocKbPerReq, 1),
     f(r.gcs, 0),
     f(r.gcP99Ms, 2),
+    f(r.loopP50Ms, 2),
+    f(r.loopP99Ms, 2),
+    f(r.loopMaxMs, 1),
     f(r.rssMb, 1),
     f(r.peakMb, 1),
     f(r.busyCores, 2),
