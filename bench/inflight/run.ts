@@ -4,12 +4,13 @@
  * `--clients` clients each keep one request in flight (closed loop); the gateway, a bare undici
  * pass-through and the vendor called directly are measured one after the other in one run. Prints
  * requests/s, failed requests, p50/p99 and what each proxy adds over direct, CPU ms per request,
- * the peak RSS over idle per request in flight, open file descriptors, and the issue's targets.
- * Timings are printed, never asserted: the exit code is 0 unless something crashed or a request
- * failed.
+ * the peak RSS over idle per request in flight, open file descriptors, and the targets of issues 41
+ * and 30 (targets.ts). `--waves` sends the clients in synchronized waves instead: all start
+ * together and every vendor call takes the same time. Timings are printed, never asserted: the exit
+ * code is 0 unless something crashed or a request failed.
  *
  * Usage: npm run build:test && node dist/bench/inflight/run.js [--clients N] [--vendor-ms MS]
- *        [--duration S] [--profile] [--quick]   (see bench/README.md)
+ *        [--spread P] [--waves] [--duration S] [--profile] [--quick]   (see bench/README.md)
  */
 import { execFile } from 'node:child_process';
 import { cpSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
@@ -28,6 +29,7 @@ import { SCENARIOS } from '../overhead/scenarios.js';
 import { benchWorkspace, machineLine, deadChannelEnv } from '../workspace.js';
 import { inflightConfig } from './config.js';
 import { runInflight } from './load.js';
+import { conclusion } from './targets.js';
 
 const USAGE = `usage: node dist/bench/inflight/run.js [options]
   --clients N       requests in flight: clients each sending its next request when the last is answered
@@ -35,6 +37,9 @@ const USAGE = `usage: node dist/bench/inflight/run.js [options]
   --vendor-ms MS    the vendor answers after MS (env BENCH_VENDOR_MS, default 5000)
   --spread P        each client's vendor delay is fixed, spread evenly over vendor-ms +/- P % (env BENCH_SPREAD,
                     default 10; 0: every call waits exactly vendor-ms)
+  --waves           synchronized waves (env BENCH_WAVES=1): every client's vendor delay exactly vendor-ms (no
+                    spread) and all clients started at once (no ramp); the window opens 1.5 vendor periods in,
+                    between two waves
   --duration S      measured seconds per target (env BENCH_DURATION, default 4 vendor periods, at least 10)
   --quick           200 clients, a 1 s vendor, 5 s measured
   --profile         run the gateway under node --cpu-prof and print its hot spots
@@ -53,6 +58,8 @@ interface Settings {
   readonly vendorMs: number;
   /** Half the width of the spread of the vendor's delays, as a share of vendorMs. */
   readonly spread: number;
+  /** Synchronized waves: no spread, no ramp. */
+  readonly waves: boolean;
   readonly durationMs: number;
   readonly profile: boolean;
 }
@@ -64,6 +71,7 @@ function settings(argv: string[]): Settings {
       clients: { type: 'string' },
       'vendor-ms': { type: 'string' },
       spread: { type: 'string' },
+      waves: { type: 'boolean' },
       duration: { type: 'string' },
       quick: { type: 'boolean' },
       profile: { type: 'boolean' },
@@ -75,10 +83,17 @@ function settings(argv: string[]): Settings {
   const num = boundedNumber(USAGE);
   const quick = values.quick === true;
   const vendorMs = Math.round(num('--vendor-ms', values['vendor-ms'] ?? env.BENCH_VENDOR_MS, quick ? 1000 : 5000, 0, 120_000));
+  const waves = values.waves === true || env.BENCH_WAVES === '1';
+  const spread = num('--spread', values.spread ?? env.BENCH_SPREAD, waves ? 0 : 10, 0, 50) / 100;
+  if (waves && spread > 0) {
+    process.stderr.write(`--waves gives every client the same vendor delay: --spread must be 0 or absent with it\n${USAGE}\n`);
+    process.exit(2);
+  }
   return {
     clients: Math.round(num('--clients', values.clients ?? env.BENCH_CLIENTS, quick ? 200 : 2000, 1, 10_000)),
     vendorMs,
-    spread: num('--spread', values.spread ?? env.BENCH_SPREAD, 10, 0, 50) / 100,
+    spread,
+    waves,
     durationMs: 1000 * num('--duration', values.duration ?? env.BENCH_DURATION, quick ? 5 : Math.max(10, (4 * vendorMs) / 1000), 1, 600),
     profile: values.profile === true,
   };
@@ -155,6 +170,16 @@ interface Row {
   readonly syscallsPerReq: number;
 }
 
+/** Clients start one after another over one vendor period; in waves, all at once. */
+const rampMs = (s: Settings): number => (s.waves ? 0 : s.vendorMs);
+
+/**
+ * Unmeasured time after the ramp: one vendor period (at least 1 s). In waves, one and a half, so
+ * the window opens and closes between two waves (a wave's answers all come at about one moment,
+ * and a window edge there would count them or not by chance).
+ */
+const settleMs = (s: Settings): number => Math.max(1000, (s.waves ? 1.5 : 1) * s.vendorMs);
+
 /** What every client sends: its own vendor delay in the prompt, the same bytes to every target. */
 interface Load {
   readonly bodies: readonly string[];
@@ -187,8 +212,8 @@ async function measure(t: Target, sim: Child, load: Load, s: Settings, clients: 
     { origin: t.origin, path: IMAGES.path, headers: t.headers, ...load },
     {
       clients,
-      rampMs: s.vendorMs,
-      settleMs: Math.max(1000, s.vendorMs),
+      rampMs: rampMs(s),
+      settleMs: settleMs(s),
       durationMs: s.durationMs,
       timeoutMs: Math.max(...load.delays) + 60_000,
       isGood: IMAGES.isImage,
@@ -267,8 +292,6 @@ async function sanityCheck(t: Target, body: string): Promise<void> {
   if (res.statusCode !== 200 || !ok) throw new Error(`${t.name}: the check request got HTTP ${res.statusCode}, not an image:\n${text.slice(0, 500)}`);
 }
 
-const mark = (ok: boolean): string => (ok ? 'met' : 'NOT MET');
-
 async function main(): Promise<number> {
   const s = settings(process.argv.slice(2));
   const { tmp, children, cleanup } = benchWorkspace<Child>('gateway-inflight-');
@@ -280,7 +303,8 @@ async function main(): Promise<number> {
     // delay for all, a closed loop keeps every client in the phase it fell into, so any pause (a GC,
     // the scheduler) bunches the requests it held up for the rest of the run, and later requests
     // queue behind the bunch. Real vendors vary; this keeps arrivals steady. Latency is then judged
-    // beyond each request's own delay.
+    // beyond each request's own delay. --waves asks for that lockstep on purpose (spread 0, no ramp):
+    // every wave of answers arrives at once, the worst case a proxy's queueing can meet.
     const request0 = JSON.parse(IMAGES.body) as Record<string, unknown>;
     const delays = Array.from({ length: Math.min(s.clients, 1000) }, (_, i) =>
       Math.round(s.vendorMs * (1 - s.spread + 2 * s.spread * ((i * 0.6180339887498949) % 1))),
@@ -360,7 +384,10 @@ async function main(): Promise<number> {
     process.stdout.write(
       machineLine('bench/inflight') +
         `OpenAI images route (zeta-image-1, b64_json), a vendor answering after ${s.vendorMs} ms; ${clients} clients in a closed loop, ` +
-        `started over ${s.vendorMs} ms, each with its own vendor delay in ${s.vendorMs} ms +/- ${f(100 * s.spread, 0)} %; per target ${s.vendorMs / 1000} s ramp + ${Math.max(1000, s.vendorMs) / 1000} s settle + ${s.durationMs / 1000} s measured\n` +
+        (s.waves
+          ? `in synchronized waves: all started at once, every vendor delay exactly ${s.vendorMs} ms`
+          : `started over ${s.vendorMs} ms, each with its own vendor delay in ${s.vendorMs} ms +/- ${f(100 * s.spread, 0)} %`) +
+        `; per target ${rampMs(s) / 1000} s ramp + ${settleMs(s) / 1000} s settle + ${s.durationMs / 1000} s measured\n` +
         'gateway: the shipped config (the zeta-images channel, its pool without a bound of its own)\n' +
         `open files: limit ${limit} per process; a proxy holds ${idleFds} idle + 2 per request in flight, so at most ${allowed} in flight\n`,
     );
@@ -447,19 +474,7 @@ async function main(): Promise<number> {
     process.stdout.write(`${table}\n\n`);
 
     const failed = rows.reduce((n, r) => n + r.failed, 0);
-    const ratio = gwRow.reqPerSec / passRow.reqPerSec;
-    const addedP50 = gwRow.overP50 - direct.overP50;
-    const addedP99 = gwRow.overP99 - direct.overP99;
-    const lines = [
-      `gateway / passthrough: req/s x${f(ratio, 3)}, CPU per request x${f(gwRow.cpuPerReq / passRow.cpuPerReq, 2)}, KB per request in flight x${f(gwRow.kbPerInFlight / passRow.kbPerInFlight, 2)}`,
-      `targets (issue 30, item 2), ${clients} in flight, a ${s.vendorMs} ms vendor:`,
-      `  zero failed requests: ${failed} failed (gateway ${gwRow.failed})  ${mark(failed === 0)}`,
-      `  req/s >= 0.98 x passthrough's: x${f(ratio, 3)}  ${mark(ratio >= 0.98)}`,
-      `  p50 added < 5 ms: ${f(addedP50, 1)} ms  ${mark(addedP50 < 5)}`,
-      `  p99 added < 50 ms: ${f(addedP99, 1)} ms  ${mark(addedP99 < 50)}`,
-      `  peak RSS over idle < 30 KB per request in flight: ${f(gwRow.kbPerInFlight, 1)} KB  ${mark(gwRow.kbPerInFlight < 30)}`,
-    ];
-    if (clients < s.clients) lines.push(`  (run at ${clients} in flight, not the ${s.clients} asked: the limit on open files, above)`);
+    const lines = conclusion(direct, passRow, gwRow, { clients, asked: s.clients, vendorMs: s.vendorMs, waves: s.waves });
     process.stdout.write(`${lines.join('\n')}\n`);
     for (const r of rows) if (r.firstError) process.stdout.write(`\n${r.name}: first failure: ${r.firstError}\n`);
     const gwLogs = jsonLines(gw).filter((l) => l.probe === undefined);
