@@ -13,6 +13,7 @@ import { describeTrust, parseTrustProxy } from './http/trust-proxy.js';
 import { perProcess, type SharedLive } from './live/shared-live.js';
 import { DEFAULT_LINK_TTL_MS } from './links/hand-out.js';
 import { DEFAULT_AUDIT_DAYS, type Operator } from './records/audit.js';
+import { DEFAULT_SETTLE_FLUSH_MS } from './quota/hold-endings.js';
 import { auditedReload, FILE_WATCH_ACTOR, SIGNAL_ACTOR } from './records/reload-audit.js';
 import type { ReloadOutcome } from './config/config-control.js';
 import { Metrics } from './metrics/metrics.js';
@@ -67,6 +68,8 @@ export interface AppSettings {
   readonly requestLogDays: number;
   /** GATEWAY_AUDIT_DAYS: days the audit log keeps its records; 0: forever (NaN when malformed, refused at start). */
   readonly auditDays: number;
+  /** GATEWAY_SETTLE_FLUSH_MS: how long a settlement may wait to be written with others (NaN when malformed, refused at start). */
+  readonly settleFlushMs: number;
   /**
    * GATEWAY_DB_CONNECT_TIMEOUT_MS, GATEWAY_DB_STATEMENT_TIMEOUT_MS, GATEWAY_DB_IDLE_TX_TIMEOUT_MS:
    * the bounds on waiting for a shared store (NaN when malformed, refused by openConfiguredStore).
@@ -110,6 +113,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env, defaults: 
     linkTtlMs: env.GATEWAY_LINK_TTL_MS ? Number(env.GATEWAY_LINK_TTL_MS) : (defaults.linkTtlMs ?? DEFAULT_LINK_TTL_MS),
     requestLogDays: env.GATEWAY_REQUEST_LOG_DAYS ? Number(env.GATEWAY_REQUEST_LOG_DAYS) : (defaults.requestLogDays ?? 7),
     auditDays: env.GATEWAY_AUDIT_DAYS ? Number(env.GATEWAY_AUDIT_DAYS) : (defaults.auditDays ?? DEFAULT_AUDIT_DAYS),
+    settleFlushMs: env.GATEWAY_SETTLE_FLUSH_MS ? Number(env.GATEWAY_SETTLE_FLUSH_MS) : (defaults.settleFlushMs ?? DEFAULT_SETTLE_FLUSH_MS),
     storeTimeouts: {
       connectMs: env.GATEWAY_DB_CONNECT_TIMEOUT_MS
         ? Number(env.GATEWAY_DB_CONNECT_TIMEOUT_MS)
@@ -208,6 +212,9 @@ export async function startApp(settings: AppSettings, log: Logger, opts: { simul
   const auditDays = settings.auditDays;
   if (!(Number.isInteger(auditDays) && auditDays >= 0 && auditDays <= 36_500))
     throw new Error('GATEWAY_AUDIT_DAYS must be whole days from 0 (keep forever) to 36500');
+  const settleFlushMs = settings.settleFlushMs;
+  if (!(Number.isInteger(settleFlushMs) && settleFlushMs >= 10 && settleFlushMs <= 60_000))
+    throw new Error('GATEWAY_SETTLE_FLUSH_MS must be whole milliseconds from 10 to 60000');
   const trustProxy = parseTrustProxy(settings.trustProxy ?? undefined);
   const cors = parseCorsOrigins(settings.corsOrigins ?? undefined);
   // Read and checked before anything starts: a certificate that cannot serve stops the start, not the first handshake.
@@ -275,6 +282,7 @@ export async function startApp(settings: AppSettings, log: Logger, opts: { simul
       linkTtlMs: linkTtl,
       requestLog: { days: logDays },
       audit: { days: auditDays },
+      settleFlushMs,
       trustProxy,
       cors,
       tls,

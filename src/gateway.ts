@@ -13,6 +13,7 @@ import { type TlsFiles, type TlsPair, type TlsWatch, watchTls } from './http/tls
 import type { TrustProxy } from './http/trust-proxy.js';
 import { healthOf, reportStore } from './admin/health.js';
 import { KeyLimiter } from './live/key-limiter.js';
+import { followReplicas } from './live/follow-replicas.js';
 import { perProcess, type SharedLive } from './live/shared-live.js';
 import { Metrics } from './metrics/metrics.js';
 import type { RequestDeps } from './operations/deps.js';
@@ -25,6 +26,7 @@ import { LINK_SWEEP_INTERVAL_MS, sweepExpiredLinks } from './links/link-sweep.js
 import { runLinkContent } from './operations/link-content.js';
 import { countQuotaUnits } from './quota/quota-metrics.js';
 import { RequestBatcher } from './records/request-batcher.js';
+import { HoldEndings } from './quota/hold-endings.js';
 import { adminActor, DEFAULT_AUDIT_DAYS } from './records/audit.js';
 import { logRequests } from './records/request-log.js';
 import { startPurge } from './records/purge-by-age.js';
@@ -101,6 +103,8 @@ export interface GatewayOptions {
    * how often its batches are written and its old records swept.
    */
   readonly requestLog?: { readonly days: number; readonly flushMs?: number; readonly sweepMs?: number };
+  /** GATEWAY_SETTLE_FLUSH_MS: longest a settlement waits to be written in a batch (default 200). */
+  readonly settleFlushMs?: number;
   /** GATEWAY_AUDIT_DAYS: days the audit log keeps (default 365; 0: forever); tests set how often it is purged. */
   readonly audit?: { readonly days: number; readonly sweepMs?: number };
   /** Tests: how often the tokens' last uses due are written (default every 5 s; each token at most once a minute by `clock`). */
@@ -125,6 +129,8 @@ export interface Gateway {
   readonly bodies: BodyBudget;
   /** The request log's writer; null when GATEWAY_REQUEST_LOG_DAYS is 0. */
   readonly requestLog: RequestBatcher | null;
+  /** Settlements and refunds of synchronous requests, written in batches after their answers. */
+  readonly holdEndings: HoldEndings;
   /** The tokens' last uses noted and not yet written (docs/tokens-and-quota.md, "Last use"). */
   readonly lastUsed: LastUsed;
   /** Webhook deliveries: the worker and its settings. */
@@ -156,7 +162,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
   const stopStoreReport = reportStore(opts.store, opts.log, metrics);
   const shared = opts.shared ?? perProcess;
   const routing = new RoutingState(metrics, opts.snapshot, () => clock().getTime(), shared);
-  const { self, tokenChanged } = followReplicas(shared, auth, opts);
+  const { self, tokenChanged } = followReplicas(shared, auth, { config: opts.config ?? null, replica: opts.lease?.owner ?? 'local', snapshot: opts.snapshot });
   const bodies = new BodyBudget(opts.bodyBudgetBytes ?? defaultBodyBudget());
   metrics.gauge(
     'gateway_request_body_bytes',
@@ -184,6 +190,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
     owner: opts.lease?.owner,
     clock,
   });
+  const holdEndings = new HoldEndings({ write: (e) => opts.store.endHolds(e), log: opts.log, metrics, flushMs: opts.settleFlushMs });
   const admin = {
     webhooks,
     // Read at request time, once `requests` (below) exists.
@@ -196,6 +203,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
     shared,
     self,
     tokenChanged,
+    writeHoldEndings: () => holdEndings.flush(),
     operator: opts.adminKey
       ? { store: opts.store, actor: adminActor(opts.adminKey), lost: (m: string) => opts.log.error(m), now: () => clock().getTime() }
       : null,
@@ -244,6 +252,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
     metrics,
     webhooks,
     archive,
+    holdEndings,
   };
 
   const server = createHttpServer({
@@ -280,6 +289,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
     metrics,
     bodies,
     requestLog,
+    holdEndings,
     lastUsed,
     webhooks,
     archive,
@@ -288,9 +298,9 @@ export function createGateway(opts: GatewayOptions): Gateway {
       if (poll) {
         const resumed = await poller.resume();
         if (resumed > 0) opts.log.info({ tasks: resumed }, 'resumed unfinished tasks');
-        // Holds of requests a crash cut off go back before the first new request can be refused for them.
-        const given = await sweepExpiredHolds(opts.store, opts.log, clock().getTime());
-        if (given > 0) opts.log.info({ holds: given }, 'gave back expired holds');
+        // Holds of requests a crash cut off end before the first new request can be refused for them.
+        const ended = await sweepExpiredHolds(opts.store, opts.log, clock().getTime());
+        if (ended > 0) opts.log.info({ holds: ended }, 'ended expired holds');
         const holds = startSweeper('expired holds', (now) => sweepExpiredHolds(opts.store, opts.log, now), opts.log, clock, HOLD_SWEEP_INTERVAL_MS);
         const links = startSweeper('expired links', (now) => sweepExpiredLinks(opts.store, now), opts.log, clock, LINK_SWEEP_INTERVAL_MS);
         const old = startPurge(
@@ -348,6 +358,8 @@ export function createGateway(opts: GatewayOptions): Gateway {
         await poller
           .releaseLeases()
           .catch((err: unknown) => opts.log.warn({ err }, 'could not give back task leases; other replicas take them when they run out'));
+      // After the drain: the settlements of every request answered are written (or left to their holds' expiry).
+      await holdEndings.close();
       // After the drain: the records of every request answered are written (or given up on).
       await requestLog?.close();
       // After the drain too: the last uses of every request answered.
@@ -361,37 +373,6 @@ export function createGateway(opts: GatewayOptions): Gateway {
       const ms = Math.round(performance.now() - started);
       if (cutOff > 0) opts.log.warn({ ms, cut_off: cutOff }, 'stopped; the drain deadline cut off requests still in flight');
       else opts.log.info({ ms }, 'stopped; every request in flight finished');
-    },
-  };
-}
-
-/**
- * What this replica hears from the others and tells them (docs/deploying.md, "Running several replicas"):
- * a token change makes it forget the key's cached lookup, a reload request reloads its files, and
- * after Redis was away it trusts no cached lookup; `self` is the status it announces.
- */
-function followReplicas(shared: SharedLive, auth: Authenticator, opts: GatewayOptions) {
-  shared.onEvent((e) => {
-    if (e.t === 'token') auth.forget(e.keyHash);
-    else if (e.t === 'reload' && opts.config) void opts.config.reload('another replica');
-  });
-  shared.onResync(() => auth.clear());
-  const replica = opts.lease?.owner ?? 'local';
-  return {
-    self: () => {
-      const status = opts.config?.status();
-      const snapshot = opts.snapshot();
-      return {
-        replica,
-        generation: status?.generation ?? 1,
-        version: snapshot.version,
-        loadedAt: snapshot.loadedAt.toISOString(),
-        lastReloadOk: status?.lastReload ? status.lastReload.ok : null,
-      };
-    },
-    tokenChanged(keyHash: string): void {
-      auth.forget(keyHash);
-      shared.publish({ t: 'token', keyHash });
     },
   };
 }

@@ -65,6 +65,11 @@ export const SETTINGS: readonly Setting[] = [
     about: 'Days the request log (GET /admin/requests) keeps one record per public request; 0 turns it off (0-3650).',
   },
   {
+    name: 'GATEWAY_SETTLE_FLUSH_MS',
+    default: '200',
+    about: 'Longest a settlement of a synchronous request waits to be written, in a batch, after its answer left; a crash gives back what waited (10-60000).',
+  },
+  {
     name: 'GATEWAY_AUDIT_DAYS',
     default: '365',
     about: 'Days the audit log (GET /admin/audit) keeps its records of operator actions; 0 keeps them forever (0-36500).',

@@ -36,6 +36,11 @@ export interface AdminDeps {
   /** Who acts through these routes (the admin key's id), for the audit log; null while they are closed. */
   readonly operator: Operator | null;
   /** Webhook deliveries (docs/webhooks.md): their settings, and the worker "send again" wakes. */
+  /**
+   * Writes the hold endings this process has waiting (src/quota/hold-endings.ts): a token whose
+   * last request was answered a moment ago is not busy for a settlement not yet written.
+   */
+  readonly writeHoldEndings: () => Promise<void>;
   readonly webhooks: Webhooks;
   /** A token changed (disabled, enabled, its quota set, deleted): every replica must stop trusting what it cached of it. */
   tokenChanged(keyHash: string): void;

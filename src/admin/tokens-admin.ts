@@ -223,6 +223,7 @@ export async function setTokenBudget(ctx: AdminContext): Promise<AdminAnswer> {
 export async function deleteToken(ctx: AdminContext): Promise<AdminAnswer> {
   const { deps } = ctx;
   const id = await tokenIdOf(ctx);
+  await deps.writeHoldEndings();
   const d = await removeToken(operator(deps), id);
   if (d.outcome === 'unknown') throw new GatewayError('not_found', deletionProblem(id, d));
   if (d.outcome === 'busy') throw new GatewayError('token_in_use', deletionProblem(id, d));

@@ -10,6 +10,7 @@ import type { Authenticator } from '../pipeline/authenticate.js';
 import type { KeyLimiter } from '../live/key-limiter.js';
 import type { LastUsed } from '../tokens/last-used.js';
 import type { Webhooks } from '../webhooks/webhooks.js';
+import type { HoldEndings } from '../quota/hold-endings.js';
 
 /** What a synchronous operation needs from the process. */
 export interface SyncDeps extends LinkDeps {
@@ -24,6 +25,8 @@ export interface SyncDeps extends LinkDeps {
   /** Channel saturation and circuit breakers. */
   readonly routing: RoutingState;
   readonly metrics: Metrics;
+  /** Where a synchronous request's hold ending goes, to be written after its answer (src/quota/hold-endings.ts). */
+  readonly holdEndings: HoldEndings;
 }
 
 /** What the task operations need besides: the poller, task ids, and how fresh a query must be. */

@@ -32,7 +32,7 @@ export async function relayStream(ctx: RequestContext, answer: StreamAnswer, hea
     let ev: PublicEvent | null = answer.takeFirst();
     while (ev !== null) {
       if (ev.final && !settled) {
-        await answer.settlement?.settle();
+        answer.settlement?.settle();
         settled = true;
       }
       const data = answer.rewrite ? await answer.rewrite(ev.data) : ev.data;
@@ -45,7 +45,7 @@ export async function relayStream(ctx: RequestContext, answer: StreamAnswer, hea
     ctx.log.debug({ events: sent, channel: stream.channelName }, 'stream relayed');
   } catch (thrown) {
     stream.cut();
-    if (!settled) await refund(ctx, answer);
+    if (!settled) answer.settlement?.refund();
     if (gone || res.destroyed) {
       ctx.log.info({ events: sent, channel: stream.channelName }, 'the client left the stream; the vendor call was aborted');
       return;
@@ -59,15 +59,6 @@ export async function relayStream(ctx: RequestContext, answer: StreamAnswer, hea
     throw err;
   } finally {
     res.off('close', onClose);
-  }
-}
-
-/** The refund of a stream that did not deliver; a store that cannot take it leaves the hold to expire and be given back by the sweep. */
-async function refund(ctx: RequestContext, answer: StreamAnswer): Promise<void> {
-  try {
-    await answer.settlement?.refund();
-  } catch (err) {
-    ctx.log.warn({ err, ref: ctx.ref }, 'a failed stream could not be refunded now; its hold is given back when it expires');
   }
 }
 

@@ -29,28 +29,29 @@ export async function holdQuota(ctx: RequestContext<SyncRoute>, next: Next<Reque
   const expiresAt = ctx.now.getTime() + holdLifetimeMs(ctx.snapshot.retry, ctx.candidates, (c) => c.operation);
   // The hold's reference is the request's own (ctx.ref), never the client's request id: two
   // requests sent with the same id must not share a hold.
-  const hold = await holdPrice(deps.store, ctx.token, price, { ref: ctx.ref, model, expiresAt }, ctx.log, ctx.now.getTime());
+  const hold = await holdPrice(deps.store, deps.holdEndings, ctx.token, price, { ref: ctx.ref, model, expiresAt }, ctx.now.getTime());
   try {
     await next(ctx);
     // A stream is still to be relayed: its relay settles the hold before the event that delivers
     // the result, or refunds it (relay-stream.ts).
     if (ctx.answer instanceof StreamAnswer) {
       ctx.answer.settlement = {
-        settle: async () => {
-          await hold.settle();
+        settle: () => {
+          hold.settle();
           ctx.facts.units = price;
         },
         refund: () => hold.refund(),
       };
       return;
     }
-    // Before the answer leaves: once the client has it, a crash must not give its price back.
-    await hold.settle();
+    // Before the answer leaves, written after it (hold-endings.ts): a crash in between leaves the
+    // hold to its expiry, settled then if the request log has the answer.
+    hold.settle();
     ctx.facts.units = price;
   } catch (err) {
     // A stream opened by a stage that then failed is closed with the request.
     if (ctx.answer instanceof StreamAnswer) ctx.answer.stream.cut();
-    await hold.refund();
+    hold.refund();
     throw err;
   }
 }

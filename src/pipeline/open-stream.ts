@@ -184,9 +184,9 @@ export async function openStream(ctx: RequestContext, choice: ChannelChoice, poo
 /** What a stream's price does once the relay knows the outcome; `holdQuota` gives it. */
 export interface StreamSettlement {
   /** Charges the held price: called before the first `final` event is written. */
-  settle(): Promise<void>;
+  settle(): void;
   /** Gives the price back: the stream failed, or the client left, before a `final` event. */
-  refund(): Promise<void>;
+  refund(): void;
 }
 
 /**

@@ -7,15 +7,20 @@ const PAGE = 500;
 export const HOLD_SWEEP_INTERVAL_MS = 60_000;
 
 /**
- * Gives back every hold that expired by `now` (docs/tokens-and-quota.md, "Quota, prices and the ledger"): the debits
- * of synchronous requests that can no longer finish, because the process serving them died. Each
- * goes back exactly once (the store's transaction decides), with a `refund` row in the ledger.
+ * Ends every hold that expired by `now` (docs/tokens-and-quota.md, "When the quota moves"): the holds of
+ * synchronous requests that can no longer finish, or whose settlement a crash kept from being
+ * written. Each ends exactly once (the store's transaction decides): settled when the request log
+ * records the request's answer, else given back with a `refund` row in the ledger.
  */
 export async function sweepExpiredHolds(store: Store, log: Logger, now: number): Promise<number> {
   let total = 0;
   for (;;) {
     const page = await store.expireHolds(now, PAGE);
-    for (const h of page) log.info({ ref: h.ref, token: h.tokenId, model: h.model, amount: h.amount }, 'gave back the hold of a request that never finished');
+    for (const h of page) {
+      const fields = { ref: h.ref, token: h.tokenId, model: h.model, amount: h.amount };
+      if (h.outcome === 'settled') log.info(fields, 'settled the hold of a request the request log has answered');
+      else log.info(fields, 'gave back the hold of a request that never finished');
+    }
     total += page.length;
     if (page.length < PAGE) return total;
   }

@@ -39,13 +39,37 @@ export interface HoldRef extends LedgerRef {
   readonly expiresAt: number;
 }
 
-/** A hold given back because it expired. */
+/**
+ * How a synchronous request's hold ends (docs/tokens-and-quota.md, "When the quota moves"): written
+ * in batches after the answer left (src/quota/hold-endings.ts), so it names everything a settlement
+ * needs should it find its hold already given back.
+ */
+export interface HoldEnding {
+  readonly ref: string;
+  /** `settle`: the debit stands; `refund`: the units go back with a `refund` row. */
+  readonly outcome: 'settle' | 'refund';
+  readonly tokenId: string;
+  readonly model: string;
+  /** The units held, > 0 (a hold of 0 units records nothing and is never ended). */
+  readonly amount: number;
+}
+
+/**
+ * What ending a hold did: `ended` it; found it `gone` (ended before, by its other outcome or by
+ * expiry, or never recorded) and did nothing; or, a settlement whose hold expiry had given back
+ * (no debit of its request stands), `charged` its units again, whatever the quota.
+ */
+export type HoldEnd = 'ended' | 'gone' | 'charged';
+
+/** A hold ended because it expired: given back, or settled when the request log shows its request answered. */
 export interface ExpiredHold {
   readonly ref: string;
   readonly tokenId: string;
   readonly model: string;
   readonly amount: number;
   readonly expiresAt: number;
+  /** `settled`: the request log has the request's success, so its debit stands; `refunded`: its units went back. */
+  readonly outcome: 'settled' | 'refunded';
 }
 
 /**
@@ -72,21 +96,18 @@ export interface QuotaStore {
    */
   hold(tokenId: string, amount: number, entry: HoldRef): Promise<boolean>;
   /**
-   * Ends the hold of request `ref`: settled (`refund` false: the debit stands) or failed (the units
-   * go back with a `refund` row), in one transaction. True when this call ended it; false when it
-   * was ended before (by the other outcome or by expiry) or never recorded.
+   * Ends holds in one batch, each exactly once whatever else ends it (`expireHolds`, on any replica),
+   * and answers what each ending did, in order. Safe to run again with the same endings (a batch
+   * whose answer was lost): what the first run ended is `gone` the second time, and a settlement is
+   * charged again only while no debit of its request stands.
    */
-  releaseHold(ref: string, refund: boolean): Promise<boolean>;
+  endHolds(endings: readonly HoldEnding[]): Promise<HoldEnd[]>;
   /**
-   * Gives back, each exactly once with a `refund` row, at most `limit` holds that expired at or
-   * before `now` (oldest first), and returns them.
+   * Ends, each exactly once, at most `limit` holds that expired at or before `now` (oldest first), and
+   * returns them: a hold whose request the request log records as answered (status below 400) is
+   * settled, its debit standing; any other is given back with a `refund` row.
    */
   expireHolds(now: number, limit: number): Promise<ExpiredHold[]>;
-  /**
-   * Spends `amount` units whatever the quota, with a `debit` row: for a request that was served
-   * after its hold had already been given back by expiry.
-   */
-  charge(tokenId: string, amount: number, entry: LedgerRef): Promise<void>;
   /** Ledger rows of a token with ids after `after` (null: from the start), oldest first, at most `limit`. */
   ledger(tokenId: string, after: number | null, limit: number): Promise<LedgerEntry[]>;
   /** The token's `used` and its ledger's sums, read together; null for an unknown token. */

@@ -26,7 +26,7 @@ export type { AuditQuery, AuditRecord, AuditStore } from './audit-store.js';
 export type { LinkRecord, LinkStore } from './link-store.js';
 export type { OperatorTaskStore, TaskHistory, TaskQuery } from './operator-task-store.js';
 export type { OwnTaskStore, TaskPage } from './own-task-store.js';
-export type { ExpiredHold, HoldRef, LedgerBalance, LedgerEntry, LedgerKind, LedgerRef, QuotaStore } from './quota-store.js';
+export type { ExpiredHold, HoldEnd, HoldEnding, HoldRef, LedgerBalance, LedgerEntry, LedgerKind, LedgerRef, QuotaStore } from './quota-store.js';
 export type { RequestLogStore, RequestQuery, RequestRecord } from './request-log-store.js';
 export type { ResourceRecord, ResourceStore } from './resource-store.js';
 export {

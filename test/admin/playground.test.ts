@@ -64,8 +64,8 @@ async function recordingProxy(sim: Simulator): Promise<{ url: string; recorded: 
 }
 
 /** A store that notes the name of every method called on it, to show the playground calls none. */
-/** Store calls of the gateway's own batch writers (src/records/request-batcher.ts, src/tokens/last-used.ts). */
-const BACKGROUND_WRITES = new Set(['putRequests', 'touchTokens']);
+/** Store calls of the gateway's own batch writers (src/records/request-batcher.ts, src/tokens/last-used.ts, src/quota/hold-endings.ts). */
+const BACKGROUND_WRITES = new Set(['putRequests', 'touchTokens', 'endHolds']);
 
 function watchedStore(store: Store): { store: Store; calls: string[] } {
   const calls: string[] = [];

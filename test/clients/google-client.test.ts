@@ -281,6 +281,8 @@ describe('official @google/genai client against the gateway', () => {
       assert.equal(h.sim.faults.length, 0, 'the fault did not reach the upstream');
       assert.equal(err.status, 429);
       assert.match(err.message, /too_many_requests/);
+      // The refund is written after the answer (src/quota/hold-endings.ts): written now.
+      await h.gateway.holdEndings.flush();
       assert.deepEqual(await h.store.ledgerBalance(token), { used: 2, debit: 3, refund: 1, settle: 0 });
     });
 

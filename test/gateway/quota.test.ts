@@ -112,6 +112,8 @@ async function startRig(): Promise<Rig> {
 
 /** The whole ledger of a token through the admin route, page by page; asserts it balances. */
 async function ledgerOf(rig: Rig, tokenId: string, pageSize = 30): Promise<{ rows: LedgerEntry[]; used: number; report: any }> {
+  // A synchronous request's settlement or refund is written after its answer (src/quota/hold-endings.ts): those made are written first.
+  await rig.gateway.holdEndings.flush();
   const rows: LedgerEntry[] = [];
   let after = '';
   let report: any;

@@ -4,6 +4,11 @@
  * and the debit stays. Once the hold's expiry passes, the next process gives it back at start,
  * exactly once: the token's `used` returns, the ledger shows the refund for that request and
  * balances, and a third start gives nothing back again.
+ *
+ * And the settlement written off the request path (issue 41, src/quota/hold-endings.ts): a
+ * gateway SIGKILLed after the answer and before the settlement's batch leaves the hold, which
+ * ends at its expiry settled when the request log recorded the answer and refunded when not (the
+ * cost docs/tokens-and-quota.md states); one killed after the batch leaves nothing to end.
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -18,6 +23,7 @@ import { listen, type Simulator } from '../../src/sim/http.js';
 import { openStore } from '../../src/store/open-store.js';
 import { simulatorsFor, startGatewayProcess } from '../helpers/gateway-process.js';
 import { runCli, type Running } from '../helpers/process.js';
+import { until } from '../helpers/until.js';
 
 const MODEL = 'alpha-3-pro-image-preview';
 
@@ -47,6 +53,26 @@ channels:
   );
 }
 
+/** A channel of its own group that answers (the alpha simulator), with the same hold lifetime. */
+function writeAnsweringChannel(dir: string, alpha: Simulator): void {
+  writeFileSync(
+    join(dir, 'channels.d', 'answered.yaml'),
+    `version: 1
+groups:
+  answered:
+    description: Tokens of the settlement tests; only the answering channel serves them.
+channels:
+  - name: alpha-answers
+    profile: alpha-native
+    base_url: ${alpha.url}
+    secrets: ${JSON.stringify(alpha.secrets)}
+    groups: [answered]
+    models: [${MODEL}]
+    timeouts: { connect_ms: 500, headers_ms: 3000, body_ms: 500 }
+`,
+  );
+}
+
 describe('a synchronous request cut off by a crash', () => {
   const dir = mkdtempSync(join(tmpdir(), 'gw-holds-'));
   const db = join(dir, 'gateway.db');
@@ -65,8 +91,10 @@ describe('a synchronous request cut off by a crash', () => {
     });
     mkdirSync(join(dir, 'extra'));
     writeExtraConfig(join(dir, 'extra'), gate.url);
+    const simEnv = await simulatorsFor(sims);
+    writeAnsweringChannel(join(dir, 'extra'), sims.get('alpha-native')!);
     env = {
-      ...(await simulatorsFor(sims)),
+      ...simEnv,
       GATEWAY_DB: db,
       GATEWAY_CONFIG_DIR: PROJECT_ROOT,
       GATEWAY_CONFIG_EXTRA: join(dir, 'extra'),
@@ -83,8 +111,8 @@ describe('a synchronous request cut off by a crash', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  async function start(): Promise<{ proc: Running; base: string }> {
-    const started = await startGatewayProcess(env);
+  async function start(more: NodeJS.ProcessEnv = {}): Promise<{ proc: Running; base: string }> {
+    const started = await startGatewayProcess({ ...env, ...more });
     running.push(started.proc);
     return started;
   }
@@ -103,12 +131,37 @@ describe('a synchronous request cut off by a crash', () => {
 
   /** The holds recorded in the store file. */
   function holds(): { ref: string; expires_at: number }[] {
+    return rows('SELECT ref, expires_at FROM holds') as { ref: string; expires_at: number }[];
+  }
+
+  /** Rows of a query of the store file, read as another process would. */
+  function rows(sql: string, ...args: unknown[]): unknown[] {
     const sqlite = new Database(db);
     try {
-      return sqlite.prepare('SELECT ref, expires_at FROM holds').all() as { ref: string; expires_at: number }[];
+      return sqlite.prepare(sql).all(...args);
     } finally {
       sqlite.close();
     }
+  }
+
+  /** A token of `group`: its key and id. */
+  function token(group: string, name: string): { key: string; id: string } {
+    const created = runCli(['tokens', 'create', '--group', group, '--quota', '10', '--name', name], env);
+    assert.equal(created.status, 0, created.stderr);
+    return { key: created.stdout.trim(), id: /created token ([0-9a-f-]+)/.exec(created.stderr)![1]! };
+  }
+
+  /** A priced generateContent call answered 200; resolves with the ref of its hold (its ledger row's). */
+  async function answered(base: string, t: { key: string; id: string }): Promise<string> {
+    const res = await fetch(new URL(`/v1beta/models/${MODEL}:generateContent`, base), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'a lighthouse' }] }], generationConfig: { imageConfig: { aspectRatio: '1:1' } } }),
+    });
+    assert.equal(res.status, 200, await res.text());
+    await res.arrayBuffer().catch(() => undefined);
+    const [row] = rows('SELECT ref FROM ledger WHERE token_id = ?', t.id) as { ref: string }[];
+    return row!.ref;
   }
 
   test('is given back once its hold expires, at the next start, exactly once', { timeout: 90_000 }, async () => {
@@ -158,13 +211,76 @@ describe('a synchronous request cut off by a crash', () => {
       'the ledger shows the refund of that request',
     );
     assert.ok(back.balanced, 'and balances');
-    assert.match(second.proc.output(), /"holds":1[^\n]*"msg":"gave back expired holds"/);
+    assert.match(second.proc.output(), /"holds":1[^\n]*"msg":"ended expired holds"/);
     assert.deepEqual(holds(), [], 'no hold is left');
     await second.proc.stop('SIGTERM');
 
     const third = await start();
     await third.proc.stop('SIGTERM');
-    assert.doesNotMatch(third.proc.output(), /gave back/, 'nothing is given back twice');
+    assert.doesNotMatch(third.proc.output(), /gave back|expired holds/, 'nothing is given back twice');
     assert.deepEqual((await books(tokenId)).rows, back.rows);
+  });
+
+  test('answered, then killed before its settlement was written: settled at expiry if the request log has the answer, refunded if not; killed after it: nothing to end', {
+    timeout: 120_000,
+  }, async () => {
+    const logged = token('answered', 'logged');
+    const unlogged = token('answered', 'unlogged');
+    const written = token('answered', 'written');
+
+    // A settlement that cannot be written for a minute; the request log's batch is written within its second.
+    const a = await start({ GATEWAY_SETTLE_FLUSH_MS: '60000' });
+    const refA = await answered(a.base, logged);
+    await until('the request log has the answer', () => rows('SELECT id FROM requests WHERE id = ? AND status = 200', refA).length === 1);
+    await a.proc.stop('SIGKILL');
+
+    // No request log: nothing but the hold says the request was answered.
+    const b = await start({ GATEWAY_SETTLE_FLUSH_MS: '60000', GATEWAY_REQUEST_LOG_DAYS: '0' });
+    const refB = await answered(b.base, unlogged);
+    await b.proc.stop('SIGKILL');
+
+    // The default: the settlement is written within GATEWAY_SETTLE_FLUSH_MS (200 ms) of the answer.
+    const c = await start();
+    const refC = await answered(c.base, written);
+    await until('the settlement is written', () => !holds().some((h) => h.ref === refC));
+    await c.proc.stop('SIGKILL');
+
+    assert.deepEqual(
+      holds()
+        .map((h) => h.ref)
+        .sort(),
+      [refA, refB].sort(),
+      'the killed settlements left their holds',
+    );
+    for (const t of [logged, unlogged, written]) assert.equal((await books(t.id)).used, 1, 'each answered request is charged meanwhile');
+
+    // Expiry is a point in time each hold records: wait for the clock to pass the last.
+    await delay(Math.max(...holds().map((h) => h.expires_at)) + 100 - Date.now());
+    const d = await start();
+    assert.match(d.proc.output(), /"holds":2[^\n]*"msg":"ended expired holds"/);
+    assert.match(d.proc.output(), new RegExp(`"ref":"${refA}"[^\\n]*"msg":"settled the hold of a request the request log has answered"`));
+    assert.match(d.proc.output(), new RegExp(`"ref":"${refB}"[^\\n]*"msg":"gave back the hold of a request that never finished"`));
+    assert.deepEqual(holds(), [], 'no hold is left');
+    const [bookA, bookB, bookC] = [await books(logged.id), await books(unlogged.id), await books(written.id)];
+    assert.deepEqual([bookA.used, bookA.rows], [1, [['debit', refA, 1]]], 'settled from the request log: charged once, nothing moved');
+    assert.deepEqual(
+      [bookB.used, bookB.rows],
+      [
+        0,
+        [
+          ['debit', refB, 1],
+          ['refund', refB, 1],
+        ],
+      ],
+      'nothing recorded its answer: refunded once (the cost of a crash)',
+    );
+    assert.deepEqual([bookC.used, bookC.rows], [1, [['debit', refC, 1]]], 'settled before the crash: nothing to end');
+    assert.ok(bookA.balanced && bookB.balanced && bookC.balanced, 'every ledger balances');
+    await d.proc.stop('SIGTERM');
+
+    const e = await start();
+    await e.proc.stop('SIGTERM');
+    assert.doesNotMatch(e.proc.output(), /gave back|settled the hold|expired holds/, 'nothing ends twice');
+    assert.deepEqual((await books(unlogged.id)).rows, bookB.rows);
   });
 });

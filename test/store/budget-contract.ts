@@ -154,7 +154,7 @@ export function budgetContract(driver: string, open: (clock: () => number) => Pr
       await store.hold(t.id, 1, { ref: 'hold-expired', model: 'm', expiresAt: 5 });
       assert.deepEqual(await used(store, t.id), [9, 9]);
       await store.refund(t.id, 2, req('refund-today'));
-      assert.equal(await store.releaseHold('hold-today', true), true);
+      assert.deepEqual(await store.endHolds([{ ref: 'hold-today', outcome: 'refund', tokenId: t.id, model: 'm', amount: 2 }]), ['ended']);
       assert.ok(await store.updateTask('task_today', 1, { status: 'completed', settle: 1 }), 'settled: 2 of 3 go back');
       assert.equal(await store.abortTask('task_abort', 1), true);
       assert.equal((await store.expireHolds(100, 10)).length, 1);
@@ -174,7 +174,7 @@ export function budgetContract(driver: string, open: (clock: () => number) => Pr
       assert.deepEqual(await used(store, t.id), [16, 6]);
       await store.refund(t.id, 4, req('late-today'));
       assert.ok(await store.updateTask('task_late', 1, { status: 'failed', refund: true }));
-      assert.equal(await store.releaseHold('hold-late', true), true);
+      assert.deepEqual(await store.endHolds([{ ref: 'hold-late', outcome: 'refund', tokenId: t.id, model: 'm', amount: 2 }]), ['ended']);
       assert.deepEqual(await used(store, t.id), [7, 6], 'the quota got them back; tomorrow did not');
       assert.equal(await store.debit(t.id, 5, req('over-tomorrow')), false, 'tomorrow still has 4 left');
       await store.refund(t.id, 6, req('tomorrow'));

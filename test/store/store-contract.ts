@@ -179,7 +179,7 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
       assert.ok(await store.getToken(t.id), 'a busy token is kept');
       await store.updateTask('task_del', 1, { status: 'completed', completedAt: 5 });
       assert.deepEqual(await store.deleteToken(t.id), { outcome: 'busy', unfinishedTasks: 0, holds: 1 }, 'a request in flight holds it too');
-      assert.equal(await store.releaseHold('sync-1', false), true);
+      assert.deepEqual(await store.endHolds([{ ref: 'sync-1', outcome: 'settle', tokenId: t.id, model: 'm', amount: 1 }]), ['ended']);
 
       const deleted = await store.deleteToken(t.id);
       assert.equal(deleted.outcome, 'deleted');
@@ -673,13 +673,26 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
       assert.equal(await store.hold(t.id, 4, hold('short')), false, 'a hold the quota cannot pay is refused');
       assert.equal(await store.hold(t.id, 0, hold('free')), true, 'a free request holds nothing');
       assert.equal((await store.getToken(t.id))?.used, 7);
-      assert.equal(await store.releaseHold('s', false), true);
-      assert.deepEqual(await Promise.all([store.releaseHold('s', true), store.releaseHold('s', false)]), [false, false], 'a hold ends once');
-      // Racing releases (on a pooled driver they run on different connections): exactly one ends it.
-      const racing = await Promise.all([store.releaseHold('r', true), store.releaseHold('r', true), store.releaseHold('r', true)]);
-      assert.equal(racing.filter(Boolean).length, 1);
-      assert.equal(await store.releaseHold('short', true), false, 'a refused hold was never recorded');
-      assert.equal(await store.releaseHold('free', true), false);
+      const end = (ref: string, outcome: 'settle' | 'refund', amount = 4) => ({ ref, outcome, tokenId: t.id, model: 'img', amount });
+      assert.deepEqual(await store.endHolds([end('s', 'settle')]), ['ended']);
+      assert.deepEqual(
+        await store.endHolds([end('s', 'refund'), end('s', 'settle')]),
+        ['gone', 'gone'],
+        'a hold ends once; a settled one is not charged again',
+      );
+      // Racing endings (on a pooled driver they run on different connections): exactly one ends it.
+      const racing = await Promise.all([
+        store.endHolds([end('r', 'refund', 3)]),
+        store.endHolds([end('r', 'refund', 3)]),
+        store.endHolds([end('r', 'refund', 3)]),
+      ]);
+      assert.deepEqual(racing.flat().sort(), ['ended', 'gone', 'gone']);
+      assert.deepEqual(
+        await store.endHolds([end('short', 'refund'), end('free', 'refund', 0)]),
+        ['gone', 'gone'],
+        'a refused hold was never recorded, nor a free one',
+      );
+      assert.deepEqual(await store.endHolds([]), []);
       assert.equal((await store.getToken(t.id))?.used, 4, 'the settled hold stays charged, the refunded one went back');
       assert.deepEqual(await store.expireHolds(Number.MAX_SAFE_INTEGER, 10), [], 'nothing is left to expire');
       const rows = await balanced(store, t.id);
@@ -708,45 +721,105 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
         ['h0', 'h1', 'h2', 'h3'],
         'oldest first, at most the limit',
       );
-      assert.deepEqual(first[1], { ref: 'h1', tokenId: t.id, model: 'img', amount: 2, expiresAt: 1_010 });
-      // Sweeps racing each other and the requests' own ends: every hold ends once, one way.
+      assert.deepEqual(first[1], { ref: 'h1', tokenId: t.id, model: 'img', amount: 2, expiresAt: 1_010, outcome: 'refunded' });
+      // Sweeps racing each other and the requests' own ends: every hold ends once, one way; a
+      // settlement that finds its hold swept is charged again (the request was served).
       const racing = await Promise.all([
         store.expireHolds(Number.MAX_SAFE_INTEGER, 100),
         store.expireHolds(Number.MAX_SAFE_INTEGER, 100),
-        ...Array.from({ length: 30 }, (_, i) => store.releaseHold(`h${i}`, i % 2 === 0)),
+        ...Array.from({ length: 30 }, (_, i) =>
+          store.endHolds([{ ref: `h${i}`, outcome: i % 2 === 0 ? 'refund' : 'settle', tokenId: t.id, model: 'img', amount: 1 + (i % 3) }]),
+        ),
       ]);
       const swept = [...first, ...(racing[0] as { ref: string }[]), ...(racing[1] as { ref: string }[])].map((h) => h.ref);
-      const released = Array.from({ length: 30 }, (_, i) => (racing[2 + i] ? `h${i}` : null)).filter((r) => r !== null);
+      const ends = racing.slice(2).map((r) => (r as string[])[0]);
+      const released = Array.from({ length: 30 }, (_, i) => (ends[i] === 'ended' ? `h${i}` : null)).filter((r) => r !== null);
       assert.equal(new Set(swept).size, swept.length, 'no hold is given back twice');
       assert.deepEqual([...swept, ...released].sort(), Array.from({ length: 30 }, (_, i) => `h${i}`).sort(), 'every hold ended exactly once');
+      assert.deepEqual(
+        ends.flatMap((e, i) => (e === 'charged' ? [i] : [])),
+        ends.flatMap((e, i) => (e !== 'ended' && i % 2 === 1 ? [i] : [])),
+        'exactly the settlements whose holds were swept are charged again',
+      );
       const rows = await balanced(store, t.id);
       const refunds = rows.filter((r) => r.kind === 'refund').map((r) => r.ref);
       assert.equal(new Set(refunds).size, refunds.length, 'one refund row a hold at most');
-      const settled = released.filter((r) => Number(r.slice(1)) % 2 === 1);
+      const settled = Array.from({ length: 30 }, (_, i) => `h${i}`).filter((_, i) => i % 2 === 1);
       assert.equal(
         (await store.getToken(t.id))?.used,
         settled.reduce((n, r) => n + 1 + (Number(r.slice(1)) % 3), 0),
-        'only settled holds stay charged',
+        'every settled request stays charged once, swept or not; every refunded one went back',
       );
     } finally {
       await store.close();
     }
   });
 
-  test(`${driver} store: charge spends whatever the quota, with a debit row`, async () => {
+  test(`${driver} store: a settlement whose hold expiry gave back charges again, whatever the quota, once however often it is written`, async () => {
     const store = await open();
     try {
-      const t = await store.createToken({ name: 'c', keyHash: 'c', group: 'default', models: null, quota: 2 });
-      await store.debit(t.id, 2, req('first'));
-      await store.charge(t.id, 3, req('served-late'));
-      await store.charge(t.id, 0, req('nothing'));
-      assert.equal((await store.getToken(t.id))?.used, 5);
+      const t = await store.createToken({ name: 'c', keyHash: 'c', group: 'default', models: null, quota: 3 });
+      assert.equal(await store.hold(t.id, 3, { ref: 'late', model: 'm', expiresAt: 1_000 }), true);
+      assert.deepEqual(
+        (await store.expireHolds(1_000, 10)).map((h) => [h.ref, h.outcome]),
+        [['late', 'refunded']],
+      );
+      await store.debit(t.id, 2, req('meanwhile'));
+      const late = { ref: 'late', outcome: 'settle' as const, tokenId: t.id, model: 'm', amount: 3 };
+      assert.deepEqual(await store.endHolds([late]), ['charged'], 'charged past the quota: the request was served');
+      assert.deepEqual(await store.endHolds([late]), ['gone'], 'the same batch written again (its answer lost) charges nothing more');
+      // A hold the store never recorded (its transaction failed) and whose request was served: charged.
+      assert.deepEqual(await store.endHolds([{ ...late, ref: 'unrecorded', amount: 1 }]), ['charged']);
+      assert.equal((await store.getToken(t.id))?.used, 6);
       assert.deepEqual(
         (await balanced(store, t.id)).map((r) => [r.kind, r.ref, r.amount]),
         [
-          ['debit', 'first', 2],
-          ['debit', 'served-late', 3],
+          ['debit', 'late', 3],
+          ['refund', 'late', 3],
+          ['debit', 'meanwhile', 2],
+          ['debit', 'late', 3],
+          ['debit', 'unrecorded', 1],
         ],
+      );
+    } finally {
+      await store.close();
+    }
+  });
+
+  test(`${driver} store: an expired hold whose request the request log has answered is settled, not given back`, async () => {
+    const store = await open();
+    try {
+      const t = await store.createToken({ name: 'x', keyHash: 'x', group: 'default', models: null, quota: null });
+      for (const ref of ['answered', 'failed', 'unlogged']) assert.equal(await store.hold(t.id, 2, { ref, model: 'm', expiresAt: 1_000 }), true);
+      const record = (id: string, status: number) => ({
+        id,
+        at: 500,
+        requestId: `rq-${id}`,
+        tokenId: t.id,
+        route: 'r',
+        model: 'm',
+        channel: 'c',
+        status,
+        error: status < 400 ? null : 'bad_response',
+        ms: 10,
+        taskId: null,
+        units: status < 400 ? 2 : null,
+      });
+      await store.putRequests([record('answered', 200), record('failed', 502)]);
+      const ended = await store.expireHolds(1_000, 10);
+      assert.deepEqual(ended.map((h) => [h.ref, h.outcome]).sort(), [
+        ['answered', 'settled'],
+        ['failed', 'refunded'],
+        ['unlogged', 'refunded'],
+      ]);
+      assert.equal((await store.getToken(t.id))?.used, 2, 'only the answered request stays charged');
+      assert.deepEqual(await store.expireHolds(Number.MAX_SAFE_INTEGER, 10), [], 'each ended once');
+      assert.deepEqual(
+        (await balanced(store, t.id))
+          .filter((r) => r.kind === 'refund')
+          .map((r) => r.ref)
+          .sort(),
+        ['failed', 'unlogged'],
       );
     } finally {
       await store.close();
@@ -887,7 +960,11 @@ export function storeContract(driver: string, open: () => Promise<Store>): void 
       await store.refund(a.id, 3, { ref: 'a2', model: 'm1' });
       clock = D + 1_000;
       assert.equal(await store.hold(b.id, 5, { ref: 'b1', model: 'm2', expiresAt: D + DAY }), true);
-      assert.equal(await store.releaseHold('b1', false), true, 'settled: the debit stands, no row');
+      assert.deepEqual(
+        await store.endHolds([{ ref: 'b1', outcome: 'settle', tokenId: b.id, model: 'm2', amount: 5 }]),
+        ['ended'],
+        'settled: the debit stands, no row',
+      );
       const task = await store.createTask({ ...newTask(b.id, 'task_usage', 4), model: 'm2' });
       clock = D + DAY + 5; // the next day: the task settles at 1, 3 go back
       assert.ok(await store.updateTask(task!.id, task!.version, { status: 'completed', settle: 1 }));

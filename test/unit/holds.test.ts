@@ -1,13 +1,15 @@
 /**
- * Holds of synchronous requests (docs/tokens-and-quota.md, "Quota, prices and the ledger"): what a settle or refund
- * does to the store, a request that outlives its hold is charged again, the sweep gives back
- * exactly the expired ones, and the lifetime covers every bound of the request.
+ * Holds of synchronous requests (docs/tokens-and-quota.md, "When the quota moves"): what a settle or refund
+ * does to the store once written, a request that outlives its hold is charged again, the sweep
+ * gives back exactly the expired ones, and the lifetime covers every bound of the request.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { CompiledOperation, RetryPolicy } from '../../src/config/snapshot.js';
 import { silentLogger } from '../../src/log.js';
+import { Metrics } from '../../src/metrics/metrics.js';
 import { holdPrice } from '../../src/quota/account.js';
+import { HoldEndings } from '../../src/quota/hold-endings.js';
 import { holdLifetimeMs } from '../../src/quota/hold-expiry.js';
 import { sweepExpiredHolds } from '../../src/quota/hold-sweep.js';
 import type { ChannelChoice } from '../../src/routing/rank-channels.js';
@@ -15,15 +17,22 @@ import { openStore } from '../../src/store/open-store.js';
 
 const log = silentLogger();
 
+/** Endings written only when the test flushes them. */
+const endingsOf = (store: Awaited<ReturnType<typeof openStore>>) =>
+  new HoldEndings({ write: (e) => store.endHolds(e), log, metrics: new Metrics(), flushMs: 60_000 });
+
 test('settle keeps the charge, refund gives it back, and only the first of them counts', async () => {
   const store = await openStore(':memory:');
+  const endings = endingsOf(store);
   const t = await store.createToken({ name: 't', keyHash: 'k', group: 'default', models: null, quota: 10 });
-  const a = await holdPrice(store, t, 3, { ref: 'a', model: 'm', expiresAt: Date.now() + 60_000 }, log);
-  const b = await holdPrice(store, t, 2, { ref: 'b', model: 'm', expiresAt: Date.now() + 60_000 }, log);
-  await a.settle();
-  await a.refund();
-  await b.refund();
-  await b.settle();
+  const a = await holdPrice(store, endings, t, 3, { ref: 'a', model: 'm', expiresAt: Date.now() + 60_000 });
+  const b = await holdPrice(store, endings, t, 2, { ref: 'b', model: 'm', expiresAt: Date.now() + 60_000 });
+  a.settle();
+  a.refund();
+  b.refund();
+  b.settle();
+  assert.equal(endings.held, 2, 'one ending each');
+  await endings.close();
   assert.equal((await store.getToken(t.id))?.used, 3);
   assert.equal(await sweepExpiredHolds(store, log, Number.MAX_SAFE_INTEGER), 0, 'no hold is left behind');
   await store.close();
@@ -31,13 +40,16 @@ test('settle keeps the charge, refund gives it back, and only the first of them 
 
 test('a request served after the sweep gave its hold back is charged again: the ledger shows both and balances', async () => {
   const store = await openStore(':memory:');
+  const endings = endingsOf(store);
   const t = await store.createToken({ name: 't', keyHash: 'k', group: 'default', models: null, quota: 4 });
-  const late = await holdPrice(store, t, 4, { ref: 'late', model: 'm', expiresAt: 1_000 }, log);
-  const alive = await holdPrice(store, { ...t, quota: null }, 0, { ref: 'free', model: 'm', expiresAt: 1_000 }, log);
+  const late = await holdPrice(store, endings, t, 4, { ref: 'late', model: 'm', expiresAt: 1_000 });
+  const alive = await holdPrice(store, endings, { ...t, quota: null }, 0, { ref: 'free', model: 'm', expiresAt: 1_000 });
   assert.equal(await sweepExpiredHolds(store, log, 1_000), 1);
   assert.equal((await store.getToken(t.id))?.used, 0);
-  await late.settle();
-  await alive.settle();
+  late.settle();
+  alive.settle();
+  assert.equal(endings.held, 1, 'a free request holds nothing, so ends nothing');
+  await endings.close();
   assert.equal((await store.getToken(t.id))?.used, 4, 'charged once in the end');
   assert.deepEqual(
     (await store.ledger(t.id, null, 10)).map((r) => [r.kind, r.ref, r.amount]),

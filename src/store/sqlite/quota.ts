@@ -1,4 +1,4 @@
-import type { LedgerBalance, LedgerKind, QuotaStore } from '../store.js';
+import type { HoldEnd, LedgerBalance, LedgerKind, QuotaStore } from '../store.js';
 import type { Db } from './database.js';
 import type { GroupCommit } from './group-commit.js';
 import type { LedgerWrites } from './ledger-writes.js';
@@ -10,7 +10,12 @@ export function quotaMethods(db: Db, { write, now }: GroupCommit, money: LedgerW
   // One statement ends a hold: what it deletes is what it answers (a second release finds nothing).
   const endHold = db.prepare('DELETE FROM holds WHERE ref = ? RETURNING token_id, model, amount');
   const deleteHold = db.prepare('DELETE FROM holds WHERE ref = ?');
-  const expiredHolds = db.prepare('SELECT * FROM holds WHERE expires_at <= ? ORDER BY expires_at LIMIT ?');
+  // An expired hold whose request the request log records as answered is settled, not given back.
+  const expiredHolds = db.prepare(
+    'SELECT h.*, EXISTS (SELECT 1 FROM requests r WHERE r.id = h.ref AND r.status < 400) AS answered FROM holds h WHERE h.expires_at <= ? ORDER BY h.expires_at LIMIT ?',
+  );
+  // Whether a debit of the request stands: its latest debit or refund row is a debit.
+  const lastMove = db.prepare("SELECT kind FROM ledger WHERE ref = ? AND token_id = ? AND kind IN ('debit', 'refund') ORDER BY id DESC LIMIT 1");
   const tokenById = db.prepare('SELECT * FROM tokens WHERE id = ?');
   const ledgerPage = db.prepare('SELECT * FROM ledger WHERE token_id = ? AND id > ? ORDER BY id LIMIT ?');
   const ledgerSums = db.prepare('SELECT kind, SUM(amount) AS total FROM ledger WHERE token_id = ? GROUP BY kind');
@@ -31,25 +36,35 @@ export function quotaMethods(db: Db, { write, now }: GroupCommit, money: LedgerW
         return true;
       });
     },
-    releaseHold(ref, refund) {
-      return write(() => {
-        const row = endHold.get(ref) as Pick<HoldRow, 'token_id' | 'model' | 'amount'> | undefined;
-        if (!row) return false;
-        if (refund) money.giveBack(row.token_id, 'refund', row.amount, ref, row.model);
-        return true;
-      });
-    },
-    expireHolds(now, limit) {
+    endHolds(endings) {
       return write(() =>
-        (expiredHolds.all(now, limit) as HoldRow[]).map((row) => {
-          deleteHold.run(row.ref);
-          money.giveBack(row.token_id, 'refund', row.amount, row.ref, row.model);
-          return { ref: row.ref, tokenId: row.token_id, model: row.model, amount: row.amount, expiresAt: row.expires_at };
+        endings.map((e): HoldEnd => {
+          const row = endHold.get(e.ref) as Pick<HoldRow, 'token_id' | 'model' | 'amount'> | undefined;
+          if (row) {
+            if (e.outcome === 'refund') money.giveBack(row.token_id, 'refund', row.amount, e.ref, row.model);
+            return 'ended';
+          }
+          if (e.outcome === 'refund' || (lastMove.get(e.ref, e.tokenId) as { kind: LedgerKind } | undefined)?.kind === 'debit') return 'gone';
+          money.force(e.tokenId, e.amount, e.ref, e.model);
+          return 'charged';
         }),
       );
     },
-    charge(tokenId, amount, entry) {
-      return write(() => money.force(tokenId, amount, entry.ref, entry.model));
+    expireHolds(now, limit) {
+      return write(() =>
+        (expiredHolds.all(now, limit) as (HoldRow & { answered: number })[]).map((row) => {
+          deleteHold.run(row.ref);
+          if (!row.answered) money.giveBack(row.token_id, 'refund', row.amount, row.ref, row.model);
+          return {
+            ref: row.ref,
+            tokenId: row.token_id,
+            model: row.model,
+            amount: row.amount,
+            expiresAt: row.expires_at,
+            outcome: row.answered ? ('settled' as const) : ('refunded' as const),
+          };
+        }),
+      );
     },
     async ledger(tokenId, after, limit) {
       return (ledgerPage.all(tokenId, after ?? 0, limit) as LedgerRow[]).map(toLedger);
