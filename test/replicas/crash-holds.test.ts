@@ -53,7 +53,11 @@ channels:
   );
 }
 
-/** A channel of its own group that answers (the alpha simulator), with the same hold lifetime. */
+/**
+ * A channel of its own group that answers (the alpha simulator). Its holds live 100 + 0 + 26,000 + 5,000 ms: the
+ * three processes of the test must all have started and answered before the first of them expires, or a
+ * start's own sweep would end it early (on a loaded machine a start takes seconds).
+ */
 function writeAnsweringChannel(dir: string, alpha: Simulator): void {
   writeFileSync(
     join(dir, 'channels.d', 'answered.yaml'),
@@ -68,7 +72,7 @@ channels:
     secrets: ${JSON.stringify(alpha.secrets)}
     groups: [answered]
     models: [${MODEL}]
-    timeouts: { connect_ms: 500, headers_ms: 3000, body_ms: 500 }
+    timeouts: { connect_ms: 500, headers_ms: 25000, body_ms: 500 }
 `,
   );
 }
