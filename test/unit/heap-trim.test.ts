@@ -4,6 +4,7 @@
  * old generation has room to give back, and again after the process was busy.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { trimHeapWhenIdle } from '../../src/heap-trim.js';
 
@@ -164,4 +165,14 @@ test('heap trim: the first collection waits for quietLooks quiet looks in a row'
   });
   clearInterval(keepAlive);
   assert.deepEqual(seen, ['quiet', 'quiet', 'busy', 'quiet', 'quiet', 'quiet', 'gc', 'quiet', 'compact']);
+});
+
+test("heap trim: this Node's V8 knows the flag the compacting collection sets (an unknown one is an error line on stderr each time)", () => {
+  const script = "const v8 = require('node:v8'); v8.setFlagsFromString('--compact-on-every-full-gc'); v8.setFlagsFromString('--no-compact-on-every-full-gc');";
+  const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 10_000 });
+  assert.equal(r.status, 0);
+  assert.equal(r.stderr, '');
+  // And the check can fail: a flag V8 does not know says so there.
+  const unknown = spawnSync(process.execPath, ['-e', "require('node:v8').setFlagsFromString('--no-such-gc-flag')"], { encoding: 'utf8', timeout: 10_000 });
+  assert.match(unknown.stderr, /unrecognized flag/);
 });
