@@ -247,7 +247,8 @@ export async function startApp(settings: AppSettings, log: Logger, opts: { simul
     };
   }
   try {
-    const metrics = new Metrics();
+    // `/metrics` is served only with the admin key.
+    const metrics = new Metrics({ served: settings.adminKey !== null });
     const config = LiveConfig.open({
       dir: settings.configDir,
       // The demo serves a simulator where credentials lack: nothing is missing for it to be strict about.

@@ -44,6 +44,9 @@ export type Admission =
 
 const NOTHING = (): void => undefined;
 
+/** Keys whose windows this process keeps at most (the least recently used go first). */
+const WINDOWS_MAX = 100_000;
+
 /** One request this process counted in a window: when (its clock), and its member in the shared window. */
 interface Hit {
   readonly at: number;
@@ -65,8 +68,12 @@ interface Hit {
 export class KeyLimiter {
   readonly #shared: SharedLive;
   readonly #now: () => number;
-  /** This process's windows, by key: the requests it counted (shared or not), oldest first. */
-  readonly #windows = new LRUCache<string, Hit[]>({ max: 100_000, ttl: RPM_WINDOW_MS });
+  /**
+   * This process's windows, by key: the requests it counted (shared or not), oldest first. Made by
+   * the first request of a key with an rpm limit: an LRUCache allocates its arrays for `max` entries
+   * up front, 4.3 MB of heap that a gateway whose keys have no rpm limit never uses (issue 41).
+   */
+  #windows: LRUCache<string, Hit[]> | null = null;
   /** This process's requests in flight, by key (slots shared across replicas included). */
   readonly #inFlight = new Map<string, number>();
   /** Members of the shared windows are this process's: a random prefix and a sequence. */
@@ -127,9 +134,15 @@ export class KeyLimiter {
     };
   }
 
+  /** The windows, made on first use. */
+  #windowsMade(): LRUCache<string, Hit[]> {
+    this.#windows ??= new LRUCache<string, Hit[]>({ max: WINDOWS_MAX, ttl: RPM_WINDOW_MS });
+    return this.#windows;
+  }
+
   /** The requests of `id` this process counted still in the window, oldest first (the log itself). */
   #log(id: string, now: number): Hit[] {
-    const hits = this.#windows.get(id) ?? [];
+    const hits = this.#windows?.get(id) ?? [];
     let gone = 0;
     while (gone < hits.length && (hits[gone]?.at ?? 0) <= now - RPM_WINDOW_MS) gone++;
     if (gone > 0) hits.splice(0, gone);
@@ -143,7 +156,7 @@ export class KeyLimiter {
     const hits = this.#log(id, now);
     const mine = { at: now, member };
     hits.push(mine);
-    this.#windows.set(id, hits);
+    this.#windowsMade().set(id, hits);
     return {
       ...hit,
       uncount: () => {
@@ -162,7 +175,7 @@ export class KeyLimiter {
     const mine = { at: now, member };
     if (admitted) {
       hits.push(mine);
-      this.#windows.set(id, hits);
+      this.#windowsMade().set(id, hits);
     }
     const first = hits[0]?.at ?? now;
     const last = hits[hits.length - 1]?.at ?? now;
@@ -178,6 +191,7 @@ export class KeyLimiter {
 
   /** What this process counted in each window still open, for a shared window rebuilt after Redis was away. */
   *#kept(): Iterable<KeptWindow> {
+    if (this.#windows === null) return;
     const now = this.#now();
     for (const [key, hits] of this.#windows.entries()) {
       const open = hits.filter((h) => h.at > now - RPM_WINDOW_MS);
