@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -115,6 +115,25 @@ test('sqlite store: the WAL is checkpointed by the worker thread, not inside a c
     for (let i = 0; i < 300; i++) await store.debit(t.id, 1, { ref: `r${i}`, model: 'm' });
     assert.ok(BACKSTOP_PAGES >= 10_000);
     await until('the database file itself to hold every commit', () => usedInFileAlone(path, t.id) === 300);
+  } finally {
+    await store.close();
+  }
+});
+
+test('sqlite store: the checkpointer thread starts with the first commit that changed a row, not with one that changed nothing', { skip: process.platform !== 'linux' && 'threads are counted in /proc' }, async () => {
+  const threads = () => readdirSync('/proc/self/task').length;
+  const store = await openStore(join(dir, 'idle.db'));
+  try {
+    const before = threads();
+    // What an idle gateway commits every second: claims and sweeps that find nothing.
+    for (let i = 0; i < 5; i++) {
+      assert.deepEqual(await store.expireHolds(Date.now(), 10), []);
+      assert.deepEqual(await store.endHolds([{ ref: 'none', outcome: 'refund', tokenId: 't', model: 'm', amount: 1 }]), ['gone']);
+    }
+    assert.equal(threads(), before, 'no thread for commits that changed nothing');
+    const t = await store.createToken({ name: 'c', keyHash: 'idle', group: 'default', models: null, quota: null });
+    assert.equal(await store.debit(t.id, 1, { ref: 'r', model: 'm' }), true);
+    await until('the checkpointer thread', () => threads() > before);
   } finally {
     await store.close();
   }
