@@ -120,7 +120,9 @@ test('sqlite store: the WAL is checkpointed by the worker thread, not inside a c
   }
 });
 
-test('sqlite store: the checkpointer thread starts with the first commit that changed a row, not with one that changed nothing', { skip: process.platform !== 'linux' && 'threads are counted in /proc' }, async () => {
+test('sqlite store: the checkpointer thread starts with the first commit that changed a row, not with one that changed nothing', {
+  skip: process.platform !== 'linux' && 'threads are counted in /proc',
+}, async () => {
   const threads = () => readdirSync('/proc/self/task').length;
   const store = await openStore(join(dir, 'idle.db'));
   try {
