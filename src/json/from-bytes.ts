@@ -1,8 +1,12 @@
 import { isAscii } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 
-/** A string literal at least this many bytes long (an inline base64 image) is decoded on its own. */
-export const LONG_LITERAL = 64 * 1024;
+/**
+ * A string literal at least this many bytes long (an inline base64 image) is decoded on its own.
+ * Low, because a whole-body text is a heap copy of every byte, where the stand-in's parse of the
+ * rest costs under one KB (issue 41: a 10 KB answer paid its text).
+ */
+export const LONG_LITERAL = 4 * 1024;
 
 /** How many string literals the look for long ones reads before it leaves the body to JSON.parse. */
 const LITERAL_BUDGET = 10_000;

@@ -1,7 +1,12 @@
 import { randomUUID } from 'node:crypto';
 
-/** A string at least this long (an inline base64 image, say) is written into the bytes directly. */
-export const LONG_STRING = 64 * 1024;
+/**
+ * A string at least this long (an inline base64 image, say) is written into the bytes directly.
+ * Low, because JSON.stringify's text of a string of a few KB costs the heap about three copies of
+ * it (the builder's parts, the text they are flattened into, and the socket's join of the headers
+ * with a text body), and the splice costs under one KB (issue 41).
+ */
+export const LONG_STRING = 4 * 1024;
 
 /** How many values the look for a long string visits before it gives up and takes JSON.stringify. */
 const LOOK_BUDGET = 1000;
