@@ -221,7 +221,9 @@ function path(n: Node, cx: Ctx): Fn {
       index: s.index as string | undefined,
     };
   });
-  const inner = pathOf(steps, raw[0]?.type === 'variable', n.keepSingletonArray === true, n.tuple === true);
+  // compileNode's wrapper takes a sequence of one for its item unless the node keeps arrays or filters or groups the path's result
+  const unwrapOne = !Object.hasOwn(n, 'group') && !Object.hasOwn(n, 'predicate') && n.keepArray !== true;
+  const inner = pathOf(steps, raw[0]?.type === 'variable', n.keepSingletonArray === true, n.tuple === true, unwrapOne);
   if (!Object.hasOwn(n, 'group')) return inner;
   const group = objectOf(n.group as Node, cx);
   return (input, env) => group(inner(input, env), env);
@@ -250,16 +252,19 @@ function call(n: Node, cx: Ctx, applyto: Fn | undefined, tail = false): Fn {
   const args = (n.arguments as Node[]).map((a) => compileNode(a, cx));
   const forgotDollar = procNode.type === 'path' ? String((procNode.steps as Node[])[0]?.value) : null;
   if (n.type !== 'function') unsupported(`thunk of ${n.type}`);
+  const count = args.length + (applyto ? 1 : 0);
   return (input, env) => {
     const p = proc(input, env);
     if (p === undefined && forgotDollar !== null && env.lookup(forgotDollar) !== undefined && !tail) bail(); // T1005
-    const values: unknown[] = [];
-    if (applyto) values.push(applyto(input, env));
+    // sized once: an array grown by push starts with room for 16 (issue 41)
+    const values: unknown[] = new Array(count);
+    let k = 0;
+    if (applyto) values[k++] = applyto(input, env);
     for (const a of args) {
       const v = a(input, env);
       // data flagged as a jsonata function is wrapped (and crashes) there: left to jsonata
       if (isFunction(v) && !isOwnFunction(v)) bail();
-      values.push(v);
+      values[k++] = v;
     }
     return tail ? new TailCall(p, values) : applyFunction(p, values, input);
   };

@@ -1,17 +1,30 @@
 /** Variable scopes of a fast evaluation, as jsonata's frames: a block, a lambda call, a tuple each open one. */
 import { BUILTINS } from './builtins.js';
 
-/** A scope of variables; lookups walk up to the built-in functions. */
+/**
+ * A scope of variables; lookups walk up to the built-in functions. Its first binding is kept in
+ * two fields and a Map is made only for a second one: most scopes bind one name or none (the root
+ * binds `$`, a lambda of one parameter its parameter, a block that binds nothing nothing), and a
+ * Map is a few hundred bytes per evaluation (issue 41).
+ */
 export class Frame {
-  readonly #vars = new Map<string, unknown>();
+  #name: string | null = null;
+  #value: unknown = undefined;
+  #vars: Map<string, unknown> | null = null;
   constructor(readonly parent: Frame | null) {}
 
   bind(name: string, value: unknown): void {
-    this.#vars.set(name, value);
+    if (this.#name === null || this.#name === name) {
+      this.#name = name;
+      this.#value = value;
+    } else (this.#vars ??= new Map()).set(name, value);
   }
 
   lookup(name: string): unknown {
-    for (let f: Frame | null = this; f; f = f.parent) if (f.#vars.has(name)) return f.#vars.get(name);
+    for (let f: Frame | null = this; f; f = f.parent) {
+      if (f.#name === name) return f.#value;
+      if (f.#vars?.has(name)) return f.#vars.get(name);
+    }
     return BUILTINS.get(name);
   }
 }

@@ -24,8 +24,12 @@ export interface Step {
 
 type Tuple = Record<string, unknown>;
 
-/** A compiled path: its steps, whether the first is a variable, `[]` at its end, `tuple` kept. */
-export function pathOf(steps: readonly Step[], firstIsVariable: boolean, keepSingletonArray: boolean, keepTuples: boolean): Fn {
+/**
+ * A compiled path: its steps, whether the first is a variable, `[]` at its end, `tuple` kept.
+ * `unwrapOne`: the node around the path (compile.ts) takes a sequence of one item for that item, so
+ * a path that found one value on one context gives the value itself, with no sequence built.
+ */
+export function pathOf(steps: readonly Step[], firstIsVariable: boolean, keepSingletonArray: boolean, keepTuples: boolean, unwrapOne = false): Fn {
   return (input, env) => {
     // While the context is one value that is not an array and the steps are plain names, the
     // sequences jsonata builds hold one item: `one` is that item, and no sequence is built.
@@ -43,6 +47,7 @@ export function pathOf(steps: readonly Step[], firstIsVariable: boolean, keepSin
         countStep();
         const res = ownValue(one, step.name);
         if (res === undefined) {
+          if (unwrapOne) return undefined; // an empty sequence, which the node around the path takes for undefined
           resultSequence = createSequence();
           single = false;
           break;
@@ -81,7 +86,10 @@ export function pathOf(steps: readonly Step[], firstIsVariable: boolean, keepSin
       // (A tuple step leaves resultSequence as it was: the steps after it read their tuples, not inputSequence.)
       if (step.focus === undefined && resultSequence !== undefined) inputSequence = resultSequence;
     }
-    if (single) resultSequence = createSequence(one);
+    if (single) {
+      if (unwrapOne && !keepSingletonArray) return one;
+      resultSequence = createSequence(one);
+    }
     if (isTupleStream) {
       if (keepTuples) resultSequence = tupleBindings as Seq;
       else {
