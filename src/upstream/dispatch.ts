@@ -74,30 +74,46 @@ export async function send(pools: Pools, channel: CompiledChannel, req: Upstream
 
 /**
  * Reads an answer `send` returned whole, within the channel's body timeout (set on the request) and
- * the operation's size limit `maxBytes`.
+ * the operation's size limit `maxBytes`. Read by its events rather than `for await`: the stream's
+ * async iterator cost some 3 KB of heap per answer (an async generator, its end-of-stream watcher
+ * and a promise per chunk; issue 41), these listeners a few hundred bytes.
  */
-export async function readAnswer(res: Dispatcher.ResponseData, channel: CompiledChannel, maxBytes: number): Promise<UpstreamResponse> {
+export function readAnswer(res: Dispatcher.ResponseData, channel: CompiledChannel, maxBytes: number): Promise<UpstreamResponse> {
   const declared = Number(res.headers['content-length'] ?? NaN);
   const tooLarge = () => new GatewayError('bad_response', `the upstream answer is larger than ${maxBytes} bytes`, { upstream: { phase: 'unknown' } });
   if (declared > maxBytes) {
     discard(res.body);
-    throw tooLarge();
+    return Promise.reject(tooLarge());
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of res.body) {
-      size += (chunk as Buffer).length;
+  const body = res.body;
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const settle = (err: unknown, value?: UpstreamResponse) => {
+      body.off('data', onData);
+      body.off('end', onEnd);
+      body.off('error', onError);
+      body.off('close', onClose);
+      if (value) resolve(value);
+      else reject(err);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
       if (size > maxBytes) {
-        discard(res.body);
-        throw tooLarge();
-      }
-      chunks.push(chunk as Buffer);
-    }
-  } catch (err) {
-    if (err instanceof GatewayError) throw err;
-    throw transportError(err, channel);
-  }
-  const [only] = chunks;
-  return { status: res.statusCode, headers: res.headers, body: only && chunks.length === 1 ? only : Buffer.concat(chunks, size) };
+        settle(tooLarge());
+        discard(body);
+      } else chunks.push(chunk);
+    };
+    const onEnd = () => {
+      const [only] = chunks;
+      settle(null, { status: res.statusCode, headers: res.headers, body: only && chunks.length === 1 ? only : Buffer.concat(chunks, size) });
+    };
+    const onError = (err: unknown) => settle(transportError(err, channel));
+    // Closed with neither an end nor an error (destroyed): what `for await` reports as a premature close.
+    const onClose = () => settle(transportError(Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }), channel));
+    body.on('data', onData);
+    body.on('end', onEnd);
+    body.on('error', onError);
+    body.on('close', onClose);
+  });
 }
