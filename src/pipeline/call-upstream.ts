@@ -1,6 +1,6 @@
 import type { CompiledChannel, CompiledOperation } from '../config/snapshot.js';
 import type { Dispatcher } from 'undici';
-import { readAnswer, send } from '../upstream/dispatch.js';
+import { readAnswer, send, sendForAnswer } from '../upstream/dispatch.js';
 import type { Pools } from '../upstream/pools.js';
 import { signRequest } from '../signers/registry.js';
 import { addCallerHeaders, type CallerIds } from '../upstream/trace-headers.js';
@@ -93,7 +93,7 @@ export interface CallOptions {
  * client's values into `invalid_request`); a transport failure is a GatewayError with
  * `details.upstream` set. `mapAnswer` maps the answer back.
  */
-export async function callUpstream(
+export function callUpstream(
   op: CompiledOperation,
   channel: CompiledChannel,
   input: CallInput,
@@ -101,11 +101,15 @@ export async function callUpstream(
   pools: Pools,
   opts: CallOptions = {},
 ): Promise<UpstreamResponse> {
-  return readAnswer(await sendUpstream(op, channel, input, now, pools, opts), channel, op.response.maxBytes);
+  // A signal is for a call read as it streams: that one goes through sendUpstream and readAnswer.
+  if (opts.signal) return sendUpstream(op, channel, input, now, pools, opts).then((res) => readAnswer(res, channel, op.response.maxBytes));
+  // Thens, not async frames (each await is a few hundred bytes of heap: issue 41); the answer read
+  // whole by sendForAnswer, with no stream made for it.
+  return signedRequest(op, channel, input, now, opts, (req) => sendForAnswer(pools, channel, req, op.response.maxBytes));
 }
 
 /** `callUpstream` up to the answer's headers: its body left unread, for an answer read as it streams. */
-export async function sendUpstream(
+export function sendUpstream(
   op: CompiledOperation,
   channel: CompiledChannel,
   input: CallInput,
@@ -113,16 +117,47 @@ export async function sendUpstream(
   pools: Pools,
   opts: CallOptions = {},
 ): Promise<Dispatcher.ResponseData> {
-  let req: UpstreamRequest;
+  return signedRequest(op, channel, input, now, opts, (req) => send(pools, channel, req, opts.signal));
+}
+
+/**
+ * The operation's request, mapped and signed, handed to `sendIt`; a request that could not be
+ * built is rejected through `opts.requestError`. Waits only when a mapping was left to jsonata.
+ */
+function signedRequest<T>(
+  op: CompiledOperation,
+  channel: CompiledChannel,
+  input: CallInput,
+  now: Date,
+  opts: CallOptions,
+  sendIt: (req: UpstreamRequest) => Promise<T>,
+): Promise<T> {
+  let mapped: UpstreamRequest | Promise<UpstreamRequest>;
   try {
-    // Awaited only when a mapping was left to jsonata: an await is a few hundred bytes (issue 41).
-    const mapped = unsignedRequestNow(op.request, channel, input, now, opts.ids);
-    req = mapped instanceof Promise ? await mapped : mapped;
-    signFor(channel, req, now);
+    mapped = unsignedRequestNow(op.request, channel, input, now, opts.ids);
+    if (!(mapped instanceof Promise)) signFor(channel, mapped, now);
   } catch (err) {
-    throw (opts.requestError ?? ((e: unknown) => e))(err);
+    return Promise.reject(refusedRequest(opts, err));
   }
-  return send(pools, channel, req, opts.signal);
+  if (!(mapped instanceof Promise)) return sendIt(mapped);
+  return mapped.then(
+    (req) => {
+      try {
+        signFor(channel, req, now);
+      } catch (err) {
+        throw refusedRequest(opts, err);
+      }
+      return sendIt(req);
+    },
+    (err: unknown) => {
+      throw refusedRequest(opts, err);
+    },
+  );
+}
+
+/** A request that could not be built, as the caller wants it thrown (`requestError`), or as it is. */
+function refusedRequest(opts: CallOptions, err: unknown): unknown {
+  return opts.requestError ? opts.requestError(err) : err;
 }
 
 /** The second half: a 2xx answer through the operation's response mapping, anything else through its error mapping (thrown). */

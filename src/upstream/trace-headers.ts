@@ -35,11 +35,17 @@ export function traceparentOf(trace: TraceContext): string {
  */
 export function addCallerHeaders(req: UpstreamRequest, ids: CallerIds | undefined): void {
   if (!ids) return;
-  const taken = new Set(Object.keys(req.headers).map((k) => k.toLowerCase()));
-  const add = (name: string, value: string) => {
-    if (!taken.has(name)) req.headers[name] = value;
-  };
-  add('x-request-id', ids.requestId);
-  add('traceparent', traceparentOf(ids.trace));
-  if (ids.trace.state !== null) add('tracestate', ids.trace.state);
+  // Looked up among the mapping's headers as they were (not among those added here), with no set or array made (issue 41).
+  const hasId = hasHeader(req.headers, 'x-request-id');
+  const hasParent = hasHeader(req.headers, 'traceparent');
+  const hasState = ids.trace.state !== null && hasHeader(req.headers, 'tracestate');
+  if (!hasId) req.headers['x-request-id'] = ids.requestId;
+  if (!hasParent) req.headers.traceparent = traceparentOf(ids.trace);
+  if (ids.trace.state !== null && !hasState) req.headers.tracestate = ids.trace.state;
+}
+
+/** Whether `headers` has `name` (lower case), whatever the case it was written in. */
+function hasHeader(headers: Record<string, string>, name: string): boolean {
+  for (const k in headers) if (k.toLowerCase() === name) return true;
+  return false;
 }
