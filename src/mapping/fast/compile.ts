@@ -78,6 +78,28 @@ export function boundNames(ast: unknown): Set<string> {
   return names;
 }
 
+/**
+ * The names binds directly in a block assign (not those of blocks or lambdas inside it, which have
+ * frames of their own). A name missed here is kept by the frame all the same; one too many only
+ * costs its slot.
+ */
+function blockBinds(block: Node): readonly string[] | null {
+  const names = new Set<string>();
+  const visit = (v: unknown): void => {
+    if (v === null || typeof v !== 'object' || v instanceof RegExp) return;
+    if (Array.isArray(v)) {
+      for (const x of v) visit(x);
+      return;
+    }
+    const n = v as Node;
+    if (n !== block && (n.type === 'block' || n.type === 'lambda')) return;
+    if (n.type === 'bind' && (n.lhs as Node | undefined)?.type === 'variable') names.add(String((n.lhs as Node).value));
+    for (const x of Object.values(n)) visit(x);
+  };
+  visit(block);
+  return names.size > 0 ? Object.freeze([...names]) : null;
+}
+
 function unsupported(what: string): never {
   throw new Unsupported(what);
 }
@@ -152,8 +174,10 @@ function compileCore(n: Node, cx: Ctx): Fn {
     }
     case 'block': {
       const fns = (n.expressions as Node[]).map((e) => compileNode(e, { ...cx, parallel: false }));
+      // A slot for each name the block itself binds: its frame needs no Map (frame.ts).
+      const names = blockBinds(n);
       return (input, env) => {
-        const frame = new Frame(env);
+        const frame = new Frame(env, names);
         let result: unknown;
         for (const f of fns) result = f(input, frame);
         return result;
