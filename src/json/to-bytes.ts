@@ -68,27 +68,31 @@ export function encodeJson(value: unknown, longString = LONG_STRING): string | B
 
 /**
  * Whether `value` holds a string of at least `min` characters among its first LOOK_BUDGET
- * values: a cheap look, so small bodies (and wide ones of small values) go to JSON.stringify at once.
+ * values: a cheap look, so small bodies (and wide ones of small values) go to JSON.stringify at
+ * once. Recursive, with no stack or values array made (issue 41); the budget bounds the depth.
  */
 function holdsLongString(value: unknown, min: number): boolean {
-  const stack: unknown[] = [value];
-  let budget = LOOK_BUDGET;
-  while (stack.length > 0) {
-    const v = stack.pop();
-    if (typeof v === 'string') {
-      if (v.length >= min) return true;
-    } else if (Array.isArray(v)) {
-      if (v.length > budget) return false;
-      budget -= v.length;
-      for (let i = v.length - 1; i >= 0; i--) stack.push(v[i]);
-    } else if (v !== null && typeof v === 'object') {
-      // own enumerable values, as Object.values gives them, without its array (issue 41)
-      for (const k in v) {
-        if (!Object.hasOwn(v, k)) continue;
-        if (--budget < 0) return false;
-        stack.push((v as Record<string, unknown>)[k]);
-      }
-    }
+  lookLeft = LOOK_BUDGET;
+  return look(value, min);
+}
+
+/** Values the current look may still visit (looks are synchronous: one at a time). */
+let lookLeft = 0;
+
+function look(v: unknown, min: number): boolean {
+  if (--lookLeft < 0) return false;
+  if (typeof v === 'string') return v.length >= min;
+  if (v === null || typeof v !== 'object') return false;
+  if (Array.isArray(v)) {
+    // an array wider than the budget left is not looked into
+    if (v.length > lookLeft) return false;
+    for (const item of v) if (look(item, min)) return true;
+    return false;
+  }
+  // own enumerable values, as Object.values gives them
+  for (const k in v) {
+    if (lookLeft < 0) return false;
+    if (Object.hasOwn(v, k) && look((v as Record<string, unknown>)[k], min)) return true;
   }
   return false;
 }

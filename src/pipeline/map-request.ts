@@ -108,7 +108,7 @@ export function inputFault(err: unknown, what: string): GatewayError | null {
  * from `$segment`, which refuses the same; this catches a mapping that joined a value in without it.
  */
 function checkPath(path: string, where: string): void {
-  const why = pathProblem(path);
+  const why = problemOf(path);
   if (why !== null)
     throw new MappingError(
       where,
@@ -116,6 +116,22 @@ function checkPath(path: string, where: string): void {
       `mapping at ${where} built the vendor path ${JSON.stringify(path.slice(0, 200))}: ${why}`,
       `a value for the vendor's path makes ${why}`,
     );
+}
+
+/**
+ * pathProblem, remembered for the last few paths: most operations' paths are constant (a literal
+ * such as "/v1/images/generations"), and checking one split it into an array of segments on every
+ * request (issue 41). A path with ids in it simply misses.
+ */
+const checkedPaths = new Map<string, string | null>();
+const CHECKED_PATHS = 256;
+function problemOf(path: string): string | null {
+  const known = checkedPaths.get(path);
+  if (known !== undefined) return known;
+  const why = pathProblem(path);
+  if (checkedPaths.size >= CHECKED_PATHS) checkedPaths.clear();
+  checkedPaths.set(path, why);
+  return why;
 }
 
 function stringRecord(value: unknown, what: string, where: string): Record<string, string> {
