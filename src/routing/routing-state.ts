@@ -285,12 +285,14 @@ export class RoutingState {
         live.inflight--;
         giveBack();
         live.calls++;
-        live.recent.record(this.#clock(), health === 'failure');
+        // One reading of the clock for all three: the call ended once (and a reading is a Date: issue 41).
+        const now = this.#clock();
+        live.recent.record(now, health === 'failure');
         if (health === 'failure') {
           live.failures++;
-          if (failure) live.lastFailure = { at: this.#clock(), ...failure };
+          if (failure) live.lastFailure = { at: now, ...failure };
         }
-        const entered = b.record(channel.breaker, health, this.#clock(), probe);
+        const entered = b.record(channel.breaker, health, now, probe);
         if (probe) this.#shared.endProbe(channel.name);
         if (!entered) return;
         this.#metrics.breakerTransitions.inc({ channel: channel.name, state: entered });
