@@ -10,7 +10,7 @@ import { registerFastFunctions } from '../jsonata-functions.js';
 import { FastBudgetExceeded, work } from './budget.js';
 import { contains, match, replace, split } from './patterns.js';
 import { compileSignature, type Validate } from './signature.js';
-import { bail, boolean, createSequence, isArrayOfNumbers, isArrayOfStrings, isFunction, push, type Seq } from './values.js';
+import { bail, boolean, createSequence, emptySequence, isArrayOfNumbers, isArrayOfStrings, isFunction, push, type Seq } from './values.js';
 
 /** A function value as jsonata represents a native one. */
 export interface Native {
@@ -106,7 +106,7 @@ function hofArgs(f: unknown, a: unknown, i: number, arr: unknown): unknown[] {
 function map(arr: unknown, func: unknown): unknown {
   if (arr === undefined) return undefined;
   const a = arr as unknown[];
-  const result = createSequence();
+  const result = emptySequence();
   for (let i = 0; i < a.length; i++) {
     const res = applyFunction(func, hofArgs(func, a[i], i, a), null);
     if (res !== undefined) push(result, res);
@@ -117,7 +117,7 @@ function map(arr: unknown, func: unknown): unknown {
 function filter(arr: unknown, func: unknown): unknown {
   if (arr === undefined) return undefined;
   const a = arr as unknown[];
-  const result = createSequence();
+  const result = emptySequence();
   for (let i = 0; i < a.length; i++) {
     if (boolean(applyFunction(func, hofArgs(func, a[i], i, a), null))) push(result, a[i]);
   }

@@ -5,7 +5,7 @@
 import { FastBudgetExceeded, work } from './budget.js';
 import { builtin } from './builtins.js';
 import { type Fn, frameFromTuple } from './frame.js';
-import { append, bail, createSequence, deepEqual, isNumeric, truthy, type Seq } from './values.js';
+import { append, bail, deepEqual, sequenceOf, isNumeric, truthy, type Seq } from './values.js';
 
 const string = builtin('string');
 
@@ -148,7 +148,7 @@ export function groupBy(pairs: readonly [Fn, Fn][], literalKeys: readonly string
     const result = Object.create(null) as Record<string, unknown>;
     const groups = Object.create(null) as Record<string, { data: unknown; exprIndex: number; valueOf: Fn }>;
     const reduce = !!(input0 && (input0 as Seq).tupleStream);
-    const input: unknown[] = Array.isArray(input0) ? input0 : createSequence(input0);
+    const input: unknown[] = Array.isArray(input0) ? input0 : sequenceOf(input0);
     if (input.length === 0 && !reduce) input.push(undefined);
     for (const item of input) {
       const ctx = reduce ? (item as Record<string, unknown>)['@'] : item;

@@ -3,7 +3,7 @@
  * $match, $replace, $split), synchronously: jsonata's are async, since a pattern may be a user's
  * function; here only a regex literal (or a plain string) is a pattern, anything else bails.
  */
-import { bail, createSequence, push } from './values.js';
+import { bail, emptySequence, push } from './values.js';
 
 /** A matcher's result (jsonata's regex closure). */
 interface Match {
@@ -55,7 +55,7 @@ export function contains(str: unknown, token: unknown): unknown {
 export function match(str: unknown, regex: unknown, limit: unknown): unknown {
   if (str === undefined) return undefined;
   if ((limit as number) < 0) bail();
-  const result = createSequence();
+  const result = emptySequence();
   if (limit === undefined || (limit as number) > 0) {
     let count = 0;
     let m = matcher(regex, str as string);
