@@ -191,7 +191,7 @@ export async function withFallback<T>(
         try {
           const out = await call(choice, { accepted: () => void (accepted = true) });
           slot.done('success');
-          deps.metrics.upstreamAttempts.inc({ channel: choice.channel.name, outcome: 'ok' });
+          deps.metrics.upstreamAttempts.count({ channel: choice.channel.name, outcome: 'ok' });
           return out;
         } catch (err) {
           const outcome: Outcome = outcomeOf(err);
@@ -200,7 +200,7 @@ export async function withFallback<T>(
           // After acceptance the channel did its part: a later failure (the task failed, a look timed
           // out) says nothing of its health, and must reach the client as it is.
           slot.done(accepted ? 'success' : healthOf(outcome, err), { code, message: err instanceof Error ? err.message : String(err) });
-          deps.metrics.upstreamAttempts.inc({ channel: choice.channel.name, outcome: accepted ? 'accepted' : outcome });
+          deps.metrics.upstreamAttempts.count({ channel: choice.channel.name, outcome: accepted ? 'accepted' : outcome });
           if (err instanceof GatewayError) err.details.channel ??= choice.channel.name;
           if (accepted || !mayRetry(outcome, creates(choice))) throw err;
           why().failed(err, outcome);
@@ -208,7 +208,7 @@ export async function withFallback<T>(
           deps.metrics.fallbacks.inc({ reason: outcome });
           ctx.log.info({ req_id: ctx.requestId, channel: choice.channel.name, outcome, code }, 'vendor call failed; the next channel may serve it');
         } finally {
-          deps.metrics.upstreamSeconds.observe({ channel: choice.channel.name, outcome: ended }, (performance.now() - callStarted) / 1000);
+          deps.metrics.upstreamSeconds.record({ channel: choice.channel.name, outcome: ended }, (performance.now() - callStarted) / 1000);
         }
       }
       // Nothing served. A channel that was only full may still: wait in its line (channels[].queue),
