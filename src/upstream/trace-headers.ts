@@ -25,8 +25,16 @@ export interface CallerIds {
 
 /** The `traceparent` of our span: version 00, the trace, our span id, the flags. */
 export function traceparentOf(trace: TraceContext): string {
-  return `00-${trace.traceId}-${trace.spanId}-${trace.flags}`;
+  // Made once per trace context: a request writes it on its answer and on each vendor call (issue 41).
+  let parent = parents.get(trace);
+  if (parent === undefined) {
+    parent = `00-${trace.traceId}-${trace.spanId}-${trace.flags}`;
+    parents.set(trace, parent);
+  }
+  return parent;
 }
+
+const parents = new WeakMap<TraceContext, string>();
 
 /**
  * Adds `x-request-id`, `traceparent` (and `tracestate`) to a vendor request. Called before the
@@ -46,6 +54,7 @@ export function addCallerHeaders(req: UpstreamRequest, ids: CallerIds | undefine
 
 /** Whether `headers` has `name` (lower case), whatever the case it was written in. */
 function hasHeader(headers: Record<string, string>, name: string): boolean {
-  for (const k in headers) if (k.toLowerCase() === name) return true;
+  // toLowerCase makes a string even of one already in lower case: only for a key that can match.
+  for (const k in headers) if (k.length === name.length && (k === name || k.toLowerCase() === name)) return true;
   return false;
 }
