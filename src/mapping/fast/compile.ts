@@ -197,8 +197,9 @@ function compileCore(n: Node, cx: Ctx): Fn {
     case 'regex': {
       const re = n.value as RegExp;
       if (!(re instanceof RegExp)) unsupported('regex');
-      // jsonata builds a new closure (with its own lastIndex) each time the literal is evaluated
-      return () => regexMatcher(re);
+      // jsonata builds a new closure each time the literal is evaluated; the regex it searches with is made once (patterns.ts)
+      const own = new RegExp(re);
+      return () => regexMatcher(own);
     }
     case 'function':
       return call(n, cx, undefined);
