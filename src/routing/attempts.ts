@@ -140,8 +140,9 @@ export async function withFallback<T>(
   const why = () => (shortfall ??= new Shortfall());
   let attempts = 0;
   let backoffDue = false;
-  /** Channels called already: a pass after a wait in line does not call them again. */
-  const called: string[] = [];
+  /** Channels called already: a pass after a wait in line does not call them again (the first apart: most requests call one). */
+  let calledFirst: string | null = null;
+  let calledMore: string[] | null = null;
   /** A slot a line gave this request, taken before the pass that uses it. */
   let given: { choice: ChannelChoice; slot: Slot | Skip } | null = null;
   try {
@@ -157,7 +158,7 @@ export async function withFallback<T>(
           slot = given.slot;
           given = null;
         } else {
-          if (called.includes(choice.channel.name)) continue;
+          if (choice.channel.name === calledFirst || calledMore?.includes(choice.channel.name)) continue;
           if (attempts >= policy.maxAttempts) break;
           if (attempts > 0) {
             const left = deadline - performance.now();
@@ -181,7 +182,8 @@ export async function withFallback<T>(
           continue;
         }
         attempts++;
-        called.push(choice.channel.name);
+        if (calledFirst === null) calledFirst = choice.channel.name;
+        else (calledMore ??= []).push(choice.channel.name);
         if (ctx.facts) ctx.facts.channel = choice.channel.name;
         let accepted = false;
         // Timed by hand rather than with startTimer, whose closures and label merge are half a KB a call (issue 41).

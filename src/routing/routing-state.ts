@@ -255,7 +255,8 @@ export class RoutingState {
       this.#lines.wake(channelKey(channel.name));
     };
     const before = b.state;
-    const admitted = b.admit(channel.breaker, this.#clock());
+    // A closed breaker's verdict needs no time: the clock (a Date a reading) is read only otherwise.
+    const admitted = b.admit(channel.breaker, channel.breaker.enabled && b.state !== 'closed' ? this.#clock() : 0);
     if (!admitted.ok) {
       giveBack();
       return { reason: 'open', retryAt: admitted.retryAt };
