@@ -106,8 +106,8 @@ export class Arrival<R extends KeyedRoute> implements RequestContext<R> {
     try {
       const admission = this.#door.bodies.admit(this.req, this.res, limits.maxBytes);
       sendContinue(this.req, this.res, this.#seen);
-      // A then, not an async frame: an await is a few hundred bytes of heap (issue 41).
-      return readJsonBody(this.req, limits, admission).then((body) => {
+      // Stamped in the read's own step, not an async frame or a then of its own (issue 41).
+      return readJsonBody(this.req, limits, admission, (body) => {
         this.now = this.#door.clock();
         return body;
       });

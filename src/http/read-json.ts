@@ -11,12 +11,19 @@ import { jsonErrorPosition } from '../schema/json-syntax.js';
  * Reads, size-checks and parses a JSON body (or a multipart one where the route accepts it),
  * refusing wrong media types and excessive nesting; the bytes read are held within `admission`.
  */
-export function readJsonBody(req: IncomingMessage, rules: CompiledBody, admission?: Admission): Promise<unknown> {
-  // One promise for the read and one for the parse, no async frame around them: each await is a
-  // few hundred bytes of heap (issue 41). A refusal before the read is a rejection all the same.
+export function readJsonBody(req: IncomingMessage, rules: CompiledBody, admission?: Admission): Promise<unknown>;
+/** …and hands the body to `then` in the same step (a caller's own then is a promise more: issue 41). */
+export function readJsonBody<T>(req: IncomingMessage, rules: CompiledBody, admission: Admission | undefined, then: (body: unknown) => T): Promise<Awaited<T>>;
+export function readJsonBody(req: IncomingMessage, rules: CompiledBody, admission?: Admission, then?: (body: unknown) => unknown): Promise<unknown> {
+  // One promise for the read and its parse, no async frame around them: each await is a few
+  // hundred bytes of heap (issue 41). A refusal before the read is a rejection all the same.
   try {
     const type = admittedType(req, rules);
-    return readBody(req, rules.maxBytes, admission).then((raw) => parseBody(raw, type, req, rules));
+    return readBody(req, rules.maxBytes, admission).then((raw) => {
+      const body = parseBody(raw, type, req, rules);
+      if (!then) return body;
+      return body instanceof Promise ? body.then(then) : then(body);
+    });
   } catch (err) {
     return Promise.reject(err);
   }
