@@ -72,8 +72,20 @@ function unsignedRequestNow(
 /** Signs a request for the channel when it goes to the channel's own origin (credentials never go to another host); says whether it did. */
 export function signFor(channel: CompiledChannel, req: UpstreamRequest, now: Date): boolean {
   const sameOrigin = !/^https?:\/\//i.test(req.path) || new URL(req.path).origin === channel.origin;
-  if (sameOrigin) signRequest(channel.profile.auth, req, { secret: (name) => channel.secrets[name]?.reveal() ?? '', cacheKey: channel, nowMs: now.getTime() });
+  if (sameOrigin) signRequest(channel.profile.auth, req, new ChannelSigning(channel, now.getTime()));
   return sameOrigin;
+}
+
+/** What a signer is given of a channel: one object a call, its secrets read through a method rather than a closure made each time. */
+class ChannelSigning {
+  constructor(
+    readonly cacheKey: CompiledChannel,
+    readonly nowMs: number,
+  ) {}
+
+  secret(name: string): string {
+    return this.cacheKey.secrets[name]?.reveal() ?? '';
+  }
 }
 
 /** How one vendor call is made besides its operation and input; every field is optional. */
@@ -105,7 +117,9 @@ export function callUpstream(
   if (opts.signal) return sendUpstream(op, channel, input, now, pools, opts).then((res) => readAnswer(res, channel, op.response.maxBytes));
   // Thens, not async frames (each await is a few hundred bytes of heap: issue 41); the answer read
   // whole by sendForAnswer, with no stream made for it.
-  return signedRequest(op, channel, input, now, opts, (req) => sendForAnswer(pools, channel, req, op.response.maxBytes));
+  const req = signedRequest(op, channel, input, now, opts);
+  if (req instanceof Promise) return req.then((r) => sendForAnswer(pools, channel, r, op.response.maxBytes));
+  return sendForAnswer(pools, channel, req, op.response.maxBytes);
 }
 
 /** `callUpstream` up to the answer's headers: its body left unread, for an answer read as it streams. */
@@ -117,21 +131,23 @@ export function sendUpstream(
   pools: Pools,
   opts: CallOptions = {},
 ): Promise<Dispatcher.ResponseData> {
-  return signedRequest(op, channel, input, now, opts, (req) => send(pools, channel, req, opts.signal));
+  const req = signedRequest(op, channel, input, now, opts);
+  if (req instanceof Promise) return req.then((r) => send(pools, channel, r, opts.signal));
+  return send(pools, channel, req, opts.signal);
 }
 
 /**
- * The operation's request, mapped and signed, handed to `sendIt`; a request that could not be
- * built is rejected through `opts.requestError`. Waits only when a mapping was left to jsonata.
+ * The operation's request, mapped and signed: itself when every mapping answered on the fast
+ * path, else its promise. A request that could not be built is rejected through
+ * `opts.requestError` (a rejected promise, never a throw).
  */
-function signedRequest<T>(
+function signedRequest(
   op: CompiledOperation,
   channel: CompiledChannel,
   input: CallInput,
   now: Date,
   opts: CallOptions,
-  sendIt: (req: UpstreamRequest) => Promise<T>,
-): Promise<T> {
+): UpstreamRequest | Promise<UpstreamRequest> {
   let mapped: UpstreamRequest | Promise<UpstreamRequest>;
   try {
     mapped = unsignedRequestNow(op.request, channel, input, now, opts.ids);
@@ -139,7 +155,7 @@ function signedRequest<T>(
   } catch (err) {
     return Promise.reject(refusedRequest(opts, err));
   }
-  if (!(mapped instanceof Promise)) return sendIt(mapped);
+  if (!(mapped instanceof Promise)) return mapped;
   return mapped.then(
     (req) => {
       try {
@@ -147,7 +163,7 @@ function signedRequest<T>(
       } catch (err) {
         throw refusedRequest(opts, err);
       }
-      return sendIt(req);
+      return req;
     },
     (err: unknown) => {
       throw refusedRequest(opts, err);
