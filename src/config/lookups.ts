@@ -21,9 +21,13 @@ export function routeServesModel(route: { readonly models: ModelSet }, model: st
 export function familyOf(families: readonly CompiledFamily[], model: string): CompiledFamily | null {
   let best: CompiledFamily | null = null;
   let bestLen = -1;
-  for (const f of families) {
+  // Indexed loops: for-of made an iterator and a result object per family, about 0.8 KB a request (issue 41).
+  for (let i = 0; i < families.length; i++) {
+    const f = families[i] as CompiledFamily;
     if (f.models.exact.has(model)) return f;
-    for (const p of f.models.prefixes) {
+    const prefixes = f.models.prefixes;
+    for (let j = 0; j < prefixes.length; j++) {
+      const p = prefixes[j] as string;
       if (model.startsWith(p) && p.length > bestLen) {
         best = f;
         bestLen = p.length;

@@ -45,8 +45,8 @@ export function modelLabel(snapshot: Snapshot, model: string | null): string {
  */
 export function recordRequest(log: Logger, metrics: Metrics, snapshot: Snapshot, r: FinishedRequest): void {
   const status = String(r.status);
-  metrics.requests.inc({ route: r.route, status });
-  metrics.requestSeconds.observe({ route: r.route, model: modelLabel(snapshot, r.facts.model), status }, r.ms / 1000);
+  metrics.requests.count({ route: r.route, status });
+  metrics.requestSeconds.record({ route: r.route, model: modelLabel(snapshot, r.facts.model), status }, r.ms / 1000);
   const line = {
     req_id: r.ids.requestId,
     ref: r.ids.ref,

@@ -97,15 +97,22 @@ export class Arrival<R extends KeyedRoute> implements RequestContext<R> {
    * taken before a byte of it is read (and before a client waiting on `Expect: 100-continue` is
    * told to send it), so a burst of large bodies is refused at the door.
    */
-  async receive(): Promise<unknown> {
+  receive(): Promise<unknown> {
     const limits = this.route.body;
-    let body: unknown;
-    if (limits) {
+    if (!limits) {
+      this.now = this.#door.clock();
+      return Promise.resolve(undefined);
+    }
+    try {
       const admission = this.#door.bodies.admit(this.req, this.res, limits.maxBytes);
       sendContinue(this.req, this.res, this.#seen);
-      body = await readJsonBody(this.req, limits, admission);
+      // Stamped in the read's own step, not an async frame or a then of its own (issue 41).
+      return readJsonBody(this.req, limits, admission, (body) => {
+        this.now = this.#door.clock();
+        return body;
+      });
+    } catch (err) {
+      return Promise.reject(err);
     }
-    this.now = this.#door.clock();
-    return body;
   }
 }

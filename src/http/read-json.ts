@@ -11,9 +11,29 @@ import { jsonErrorPosition } from '../schema/json-syntax.js';
  * Reads, size-checks and parses a JSON body (or a multipart one where the route accepts it),
  * refusing wrong media types and excessive nesting; the bytes read are held within `admission`.
  */
-export async function readJsonBody(req: IncomingMessage, rules: CompiledBody, admission?: Admission): Promise<unknown> {
+export function readJsonBody(req: IncomingMessage, rules: CompiledBody, admission?: Admission): Promise<unknown>;
+/** …and hands the body to `then` in the same step (a caller's own then is a promise more: issue 41). */
+export function readJsonBody<T>(req: IncomingMessage, rules: CompiledBody, admission: Admission | undefined, then: (body: unknown) => T): Promise<Awaited<T>>;
+export function readJsonBody(req: IncomingMessage, rules: CompiledBody, admission?: Admission, then?: (body: unknown) => unknown): Promise<unknown> {
+  // One promise for the read and its parse, no async frame around them: each await is a few
+  // hundred bytes of heap (issue 41). A refusal before the read is a rejection all the same.
+  try {
+    const type = admittedType(req, rules);
+    return readBody(req, rules.maxBytes, admission).then((raw) => {
+      const body = parseBody(raw, type, req, rules);
+      if (!then) return body;
+      return body instanceof Promise ? body.then(then) : then(body);
+    });
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
+
+/** The body's media type, when the route takes it and it comes uncompressed; else unsupported_media_type. */
+function admittedType(req: IncomingMessage, rules: CompiledBody): string {
   const header = req.headers['content-type'] ?? '';
-  const type = (header.split(';')[0] ?? '').trim().toLowerCase();
+  const semicolon = header.indexOf(';');
+  const type = (semicolon === -1 ? header : header.slice(0, semicolon)).trim().toLowerCase();
   if (!rules.contentTypes.includes(type)) {
     throw new GatewayError(
       'unsupported_media_type',
@@ -26,12 +46,17 @@ export async function readJsonBody(req: IncomingMessage, rules: CompiledBody, ad
   if (encoding !== 'identity') {
     throw new GatewayError('unsupported_media_type', `Content-Encoding ${encoding.slice(0, 50)} is not accepted; send the body uncompressed`);
   }
-  const raw = await readBody(req, rules.maxBytes, admission);
+  return type;
+}
+
+/** The body read: parsed as JSON, or as a multipart form where the route takes one, within the route's nesting. */
+function parseBody(raw: Buffer, type: string, req: IncomingMessage, rules: CompiledBody): unknown {
   if (type === 'multipart/form-data') {
-    const form = await parseMultipart(raw, header, rules.maxFiles);
-    // A field holding JSON (metadata) nests like a JSON body does, under the same limit.
-    checkDepth(form, rules.maxDepth);
-    return form;
+    return parseMultipart(raw, req.headers['content-type'] ?? '', rules.maxFiles).then((form) => {
+      // A field holding JSON (metadata) nests like a JSON body does, under the same limit.
+      checkDepth(form, rules.maxDepth);
+      return form;
+    });
   }
   if (raw.length === 0) throw new GatewayError('invalid_request', 'the request body is empty; a JSON object is expected');
   let body: unknown;
@@ -51,13 +76,30 @@ export function checkDepth(body: unknown, maxDepth: number): void {
 
 /** Iterative, so hostile nesting cannot overflow the stack while it is measured. */
 export function exceedsDepth(value: unknown, maxDepth: number): boolean {
-  const stack: [unknown, number][] = [[value, 1]];
-  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
-    const [v, depth] = top;
+  // Two stacks side by side (a value, its depth) and a walk of own keys: no pair or values array per object (issue 41).
+  const values: unknown[] = [value];
+  const depths: number[] = [1];
+  while (values.length > 0) {
+    const v = values.pop();
+    const depth = depths.pop() as number;
     if (v === null || typeof v !== 'object') continue;
     if (depth > maxDepth) return true;
-    for (const child of Array.isArray(v) ? v : Object.values(v)) {
-      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+    if (Array.isArray(v)) {
+      for (const child of v) {
+        if (child !== null && typeof child === 'object') {
+          values.push(child);
+          depths.push(depth + 1);
+        }
+      }
+      continue;
+    }
+    for (const k in v) {
+      if (!Object.hasOwn(v, k)) continue;
+      const child = (v as Record<string, unknown>)[k];
+      if (child !== null && typeof child === 'object') {
+        values.push(child);
+        depths.push(depth + 1);
+      }
     }
   }
   return false;

@@ -58,6 +58,13 @@ export interface ServerOptions {
   readonly onFinished?: (r: FinishedRequest) => void;
 }
 
+const DONE: Promise<void> = Promise.resolve();
+
+/** After the answer: what is left of the request's body is read and dropped (drain-unread.ts). One function for every answer, not a closure each. */
+function drainOnFinish(this: ServerResponse): void {
+  drainUnread(this.req);
+}
+
 /** How often Node looks for clients past their time (its default, 30 s, made a 300 s limit 330 s). */
 const TIMEOUT_CHECK_MS = 1_000;
 
@@ -98,7 +105,8 @@ export function createHttpServer(opts: ServerOptions): Server {
   const cors = opts.cors ?? null;
   const door: Door = { bodies: opts.bodies, clock: opts.clock, publicUrl: opts.publicUrl, trust };
 
-  async function handle(req: IncomingMessage, res: ServerResponse, requestId: string, seen: Seen): Promise<void> {
+  /** Hands the request on; may throw at once (no route, a stage that refused before any wait), which `onRequest` answers as a rejection. */
+  function handle(req: IncomingMessage, res: ServerResponse, requestId: string, seen: Seen): Promise<void> {
     const snapshot = opts.snapshot();
     const { pathname, search } = splitUrl(req.url ?? '/');
     if (opts.handlers.admin.owns(pathname)) {
@@ -113,13 +121,15 @@ export function createHttpServer(opts: ServerOptions): Server {
       if (routes.length > 0) {
         seen.route = 'preflight';
         seen.path = routes[0]?.path ?? null;
-        return answerPreflight(cors, req, res, routes);
+        answerPreflight(cors, req, res, routes);
+        return DONE;
       }
     }
     if (isRootRequest(req, pathname) && routesOnPath(snapshot, pathname).length === 0) {
       // No routes.yaml route: counted and left out of the request log as any unmatched path is.
       seen.path = '/';
-      return sendRootAnswer(req, res);
+      sendRootAnswer(req, res);
+      return DONE;
     }
     let matched: ReturnType<typeof matchRoute>;
     try {
@@ -153,9 +163,25 @@ export function createHttpServer(opts: ServerOptions): Server {
     // On every answer, whoever writes it (an operation, the admin routes, the error boundary).
     res.setHeader('x-request-id', requestId);
     res.setHeader('traceparent', traceparentOf(ids.trace));
-    res.once('finish', () => drainUnread(req));
-    handle(req, res, requestId, seen)
-      .catch((err: unknown) => {
+    res.once('finish', drainOnFinish);
+    const finish = () => {
+      const { route, path, facts, error } = seen;
+      const finished: FinishedRequest = {
+        ids,
+        client: clientAddress(req, trust),
+        method: req.method ?? '',
+        route,
+        path,
+        facts,
+        status: res.statusCode,
+        error,
+        ms: performance.now() - started,
+      };
+      recordRequest(log, metrics, opts.snapshot(), finished);
+      opts.onFinished?.(finished);
+    };
+    const fail = (err: unknown) => {
+      try {
         // Refused before it was told to send its body: the client will not send it, and the
         // connection must not wait for it.
         if (expectsContinue(req) && !seen.continued && !res.headersSent) res.setHeader('connection', 'close');
@@ -165,23 +191,19 @@ export function createHttpServer(opts: ServerOptions): Server {
         else if (!req.complete && !res.headersSent) res.setHeader('connection', 'keep-alive');
         seen.error = err instanceof GatewayError ? err.code : 'internal_error';
         sendError(res, err, log, requestId);
-      })
-      .finally(() => {
-        const { route, path, facts, error } = seen;
-        const finished: FinishedRequest = {
-          ids,
-          client: clientAddress(req, trust),
-          method: req.method ?? '',
-          route,
-          path,
-          facts,
-          status: res.statusCode,
-          error,
-          ms: performance.now() - started,
-        };
-        recordRequest(log, metrics, opts.snapshot(), finished);
-        opts.onFinished?.(finished);
-      });
+      } finally {
+        finish();
+      }
+    };
+    // One then for both outcomes, not a catch and a finally: each link of a promise chain is a
+    // promise and its closures (issue 41). A stage that refuses before any wait throws here.
+    let handled: Promise<void>;
+    try {
+      handled = handle(req, res, requestId, seen);
+    } catch (err) {
+      handled = Promise.reject(err);
+    }
+    handled.then(finish, fail);
   };
   const options: HttpOptions = { maxHeaderSize: 16 * 1024, connectionsCheckingInterval: TIMEOUT_CHECK_MS };
   // The same handler either way: HTTPS changes the transport, nothing a request sees but its scheme.

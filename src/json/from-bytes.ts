@@ -1,11 +1,25 @@
 import { isAscii } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 
-/** A string literal at least this many bytes long (an inline base64 image) is decoded on its own. */
-export const LONG_LITERAL = 64 * 1024;
+/**
+ * A string literal at least this many bytes long (an inline base64 image) is decoded on its own.
+ * Low, because a whole-body text is a heap copy of every byte, where the stand-in's parse of the
+ * rest costs under one KB (issue 41: a 10 KB answer paid its text).
+ */
+export const LONG_LITERAL = 4 * 1024;
 
 /** How many string literals the look for long ones reads before it leaves the body to JSON.parse. */
 const LITERAL_BUDGET = 10_000;
+
+/**
+ * What a long literal is replaced by while the rest is parsed: a NUL (JSON text holds one only
+ * escaped) and randomness drawn once per process, which nobody outside it sees, then the literal's
+ * number. Once per process rather than per body: a UUID per body was half a KB of heap (issue 41),
+ * and a string that looked like a stand-in would be caught by the count anyway (below).
+ */
+const STAND_IN = `\u0000${randomUUID()}:`;
+/** STAND_IN as it is written inside a JSON string. */
+const STAND_IN_TEXT = JSON.stringify(STAND_IN).slice(1, -1);
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -22,37 +36,74 @@ const COLON = 0x3a;
 export function parseJsonBytes(raw: Buffer, longLiteral = LONG_LITERAL): unknown {
   const spans = raw.length >= longLiteral ? longLiterals(raw, longLiteral) : [];
   if (spans.length === 0) return JSON.parse(raw.toString('utf8'));
-  // The stand-ins carry fresh randomness, so no string a client or vendor sent can be taken for one.
-  const prefix = `\u0000${randomUUID()}:`;
-  const pieces: Buffer[] = [];
   const longs: string[] = [];
+  // The text around the long literals, each replaced by a stand-in: decoded piece by piece into
+  // one string (no buffer of it is built first).
+  let skeleton = '';
   let at = 0;
   for (const [start, end] of spans) {
     const s = raw.toString('latin1', start, end);
     // A control character is not JSON: left in place, for JSON.parse to refuse.
     if (/[\u0000-\u001f]/.test(s)) continue;
     // Cut only next to a quote, so decoding the pieces apart decodes every byte as the whole would.
-    pieces.push(raw.subarray(at, start), Buffer.from(JSON.stringify(prefix + longs.length).slice(1, -1), 'latin1'));
+    skeleton += raw.toString('utf8', at, start) + STAND_IN_TEXT + longs.length;
     longs.push(s);
     at = end;
   }
-  pieces.push(raw.subarray(at));
-  const skeleton = Buffer.concat(pieces).toString('utf8');
-  let placed = 0;
+  skeleton += raw.toString('utf8', at);
   let value: unknown;
   try {
-    value = JSON.parse(skeleton, (_key, v: unknown) => {
-      if (typeof v !== 'string' || !v.startsWith(prefix)) return v;
-      placed++;
-      return longs[Number(v.slice(prefix.length))];
-    });
+    value = JSON.parse(skeleton);
   } catch {
     // Not JSON: JSON.parse of the whole text says where, in the client's own offsets.
     return JSON.parse(raw.toString('utf8'));
   }
-  // Every stand-in is a value (never a key), so each is met once; anything else is our mistake.
-  if (placed !== longs.length) return JSON.parse(raw.toString('utf8'));
+  // Every stand-in is a value (never a key), so each is met once; a string a client sent that
+  // looks like one is met too, and then the count is off: the whole text is parsed instead.
+  if (placeLongs(value, longs) !== longs.length) return JSON.parse(raw.toString('utf8'));
   return value;
+}
+
+/**
+ * Puts each long literal where its stand-in is in the parsed value; returns how many stand-ins
+ * were met. A walk of the value after JSON.parse rather than a reviver: a reviver is called for
+ * every value with its key, and cost half a KB more for an images answer (issue 41). Iterative:
+ * a vendor's answer can nest deeper than the stack.
+ */
+function placeLongs(root: unknown, longs: readonly string[]): number {
+  let placed = 0;
+  const pending: unknown[] = [root];
+  while (pending.length > 0) {
+    const v = pending.pop();
+    if (v === null || typeof v !== 'object') continue;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        const item: unknown = v[i];
+        if (typeof item === 'string') {
+          if (item.startsWith(STAND_IN)) {
+            v[i] = longs[Number(item.slice(STAND_IN.length))];
+            placed++;
+          }
+        } else if (item !== null && typeof item === 'object') pending.push(item);
+      }
+      continue;
+    }
+    const o = v as Record<string, unknown>;
+    for (const k in o) {
+      if (!Object.hasOwn(o, k)) continue;
+      const item = o[k];
+      if (typeof item === 'string') {
+        if (item.startsWith(STAND_IN)) {
+          const long = longs[Number(item.slice(STAND_IN.length))];
+          // As JSON.parse makes it: an own data property, even one named __proto__ (which `=` would take for the prototype).
+          if (k === '__proto__') Object.defineProperty(o, k, { value: long, writable: true, enumerable: true, configurable: true });
+          else o[k] = long;
+          placed++;
+        }
+      } else if (item !== null && typeof item === 'object') pending.push(item);
+    }
+  }
+  return placed;
 }
 
 /**

@@ -1,10 +1,25 @@
 import { randomUUID } from 'node:crypto';
 
-/** A string at least this long (an inline base64 image, say) is written into the bytes directly. */
-export const LONG_STRING = 64 * 1024;
+/**
+ * A string at least this long (an inline base64 image, say) is written into the bytes directly.
+ * Low, because JSON.stringify's text of a string of a few KB costs the heap about three copies of
+ * it (the builder's parts, the text they are flattened into, and the socket's join of the headers
+ * with a text body), and the splice costs under one KB (issue 41).
+ */
+export const LONG_STRING = 4 * 1024;
 
 /** How many values the look for a long string visits before it gives up and takes JSON.stringify. */
 const LOOK_BUDGET = 1000;
+
+/**
+ * What a long string is written as first, before it is spliced in: a NUL (which JSON.stringify
+ * writes as \u0000) and randomness drawn once per process, which nobody outside it sees. Once per
+ * process rather than per value: a UUID per answer was half a KB of heap (issue 41), and a string
+ * equal to the marker would be caught by the count of parts anyway.
+ */
+const MARKER = `\u0000${randomUUID()}`;
+/** MARKER as JSON.stringify writes it, quotes included. */
+const MARKER_TEXT = JSON.stringify(MARKER);
 
 /** A character JSON.stringify writes other than as itself: the string's JSON is not `"` + it + `"`. */
 const ESCAPED = /["\\\u0000-\u001f\ud800-\udfff]/;
@@ -18,20 +33,19 @@ const ESCAPED = /["\\\u0000-\u001f\ud800-\udfff]/;
  */
 export function encodeJson(value: unknown, longString = LONG_STRING): string | Buffer {
   if (!holdsLongString(value, longString)) return JSON.stringify(value);
-  // Each long string is stood in for by a marker nobody can have sent (fresh randomness, and a
-  // NUL JSON.stringify writes as \u0000), so JSON.stringify itself still decides everything else:
-  // toJSON, members left out, numbers, key order and escapes; only the long strings are spliced in.
-  const marker = `\u0000${randomUUID()}`;
+  // Each long string is stood in for by MARKER, so JSON.stringify itself still decides everything
+  // else: toJSON, members left out, numbers, key order and escapes; only the long strings are spliced in.
   const longs: string[] = [];
   const text = JSON.stringify(value, (_key, v: unknown) => {
     if (typeof v === 'string' && v.length >= longString && !ESCAPED.test(v)) {
       longs.push(v);
-      return marker;
+      return MARKER;
     }
     return v;
   });
-  const parts = typeof text === 'string' ? text.split(JSON.stringify(marker)) : [];
-  // Cannot happen (the marker is new, the value held a string); should it, the plain text is still right.
+  const parts = typeof text === 'string' ? text.split(MARKER_TEXT) : [];
+  // A string of the value that was the marker itself (nobody outside the process knows it) would
+  // be one part too many: the plain text is still right.
   if (parts.length !== longs.length + 1) return JSON.stringify(value);
   // Only escaped long strings: nothing to splice, the text is the body.
   if (longs.length === 0) return text;
@@ -54,21 +68,31 @@ export function encodeJson(value: unknown, longString = LONG_STRING): string | B
 
 /**
  * Whether `value` holds a string of at least `min` characters among its first LOOK_BUDGET
- * values: a cheap look, so small bodies (and wide ones of small values) go to JSON.stringify at once.
+ * values: a cheap look, so small bodies (and wide ones of small values) go to JSON.stringify at
+ * once. Recursive, with no stack or values array made (issue 41); the budget bounds the depth.
  */
 function holdsLongString(value: unknown, min: number): boolean {
-  const stack: unknown[] = [value];
-  let budget = LOOK_BUDGET;
-  while (stack.length > 0) {
-    const v = stack.pop();
-    if (typeof v === 'string') {
-      if (v.length >= min) return true;
-    } else if (v !== null && typeof v === 'object') {
-      const children = Array.isArray(v) ? v : Object.values(v);
-      if (children.length > budget) return false;
-      budget -= children.length;
-      for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]);
-    }
+  lookLeft = LOOK_BUDGET;
+  return look(value, min);
+}
+
+/** Values the current look may still visit (looks are synchronous: one at a time). */
+let lookLeft = 0;
+
+function look(v: unknown, min: number): boolean {
+  if (--lookLeft < 0) return false;
+  if (typeof v === 'string') return v.length >= min;
+  if (v === null || typeof v !== 'object') return false;
+  if (Array.isArray(v)) {
+    // an array wider than the budget left is not looked into
+    if (v.length > lookLeft) return false;
+    for (const item of v) if (look(item, min)) return true;
+    return false;
+  }
+  // own enumerable values, as Object.values gives them
+  for (const k in v) {
+    if (lookLeft < 0) return false;
+    if (Object.hasOwn(v, k) && look((v as Record<string, unknown>)[k], min)) return true;
   }
   return false;
 }

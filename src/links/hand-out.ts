@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { CompiledRoute, LinkPlaces, SyncRoute } from '../config/snapshot.js';
+import type { CompiledRoute, LinkPlaces, Snapshot, SyncRoute } from '../config/snapshot.js';
 import type { Next } from '../pipeline/compose.js';
 import { StreamAnswer } from '../pipeline/open-stream.js';
 import type { RequestContext } from '../pipeline/context.js';
@@ -55,15 +55,79 @@ const DATA_URI = /^data:([^,;]*)(?:;[^,;]*)*;base64,/i;
 const MEDIA_TYPE = /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,63}\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,63}$/;
 
 /** The `linkFiles` stage: the answer's files become gateway links (`handOutLinks`), through the channel that served it. */
-export async function linkFiles(ctx: RequestContext<SyncRoute>, next: Next<RequestContext<SyncRoute>>, deps: LinkDeps): Promise<void> {
+export function linkFiles(ctx: RequestContext<SyncRoute>, next: Next<RequestContext<SyncRoute>>, deps: LinkDeps): Promise<void> {
   const { answer } = ctx;
   if (answer instanceof StreamAnswer) {
     // A stream's files are handed out event by event as the relay writes them, at the stream's places.
     const places = ctx.route.links.mode === 'pass' ? ctx.route.links : (ctx.route.stream?.links ?? ctx.route.links);
     const channel = ctx.served;
     if (places.mode !== 'pass') answer.rewrite = (data) => handOutLinks(ctx, data, channel, deps, places);
-  } else ctx.answer = await handOutLinks(ctx, answer, ctx.served, deps);
-  return next(ctx);
+    return next(ctx);
+  }
+  // An answer with no file at the route's places (an image in base64, say) goes on at once: no
+  // promise, no await, nothing made to find that out (issue 41). handOutLinks would give it back as it is.
+  if (!holdsFiles(ctx.snapshot, answer, ctx.route.links)) return next(ctx);
+  return handOutLinks(ctx, answer, ctx.served, deps).then((out) => {
+    ctx.answer = out;
+    return next(ctx);
+  });
+}
+
+/** The snapshot's `link-content` route, looked up once per snapshot. */
+const linkRoutes = new WeakMap<Snapshot, CompiledRoute | null>();
+function linkRouteOf(snapshot: Snapshot): CompiledRoute | null {
+  let route = linkRoutes.get(snapshot);
+  if (route === undefined) {
+    route = snapshot.routes.find((r) => r.kind === 'link-content') ?? null;
+    linkRoutes.set(snapshot, route);
+  }
+  return route;
+}
+
+/**
+ * Whether handOutLinks would make a link of something in `answer`: a string at the places that
+ * is a vendor URL (or, at named places, a base64 data: URI), the snapshot having a link route.
+ */
+function holdsFiles(snapshot: Snapshot, answer: unknown, places: LinkPlaces): boolean {
+  if (places.mode === 'pass' || linkRouteOf(snapshot) === null) return false;
+  if (places.mode === 'scan') return anyString(answer, false);
+  for (const place of places.places) if (anyAt(answer, place, 0)) return true;
+  return false;
+}
+
+/** A string that would be linked: a vendor URL, or (`stored`, at a named place) a base64 data: URI. */
+function linkable(s: string, stored: boolean): boolean {
+  return VENDOR_URL.test(s) || (stored && DATA_URI.test(s));
+}
+
+/** Whether a string anywhere in `value` would be linked (the walk of `everyString`). */
+function anyString(value: unknown, stored: boolean): boolean {
+  if (typeof value === 'string') return linkable(value, stored);
+  if (Array.isArray(value)) {
+    for (const child of value) if (anyString(child, stored)) return true;
+    return false;
+  }
+  if (value !== null && typeof value === 'object') {
+    for (const k in value) if (Object.hasOwn(value, k) && anyString((value as Record<string, unknown>)[k], stored)) return true;
+  }
+  return false;
+}
+
+/** Whether a string at a JSON pointer's place in `value` would be linked (the walk of `atPlace`). */
+function anyAt(value: unknown, place: readonly string[], depth: number): boolean {
+  const key = place[depth];
+  if (key === undefined) return typeof value === 'string' && linkable(value, true);
+  if (key === '*') {
+    if (Array.isArray(value)) {
+      for (const child of value) if (anyAt(child, place, depth + 1)) return true;
+    } else if (value !== null && typeof value === 'object') {
+      for (const k in value) if (Object.hasOwn(value, k) && anyAt((value as Record<string, unknown>)[k], place, depth + 1)) return true;
+    }
+    return false;
+  }
+  if (value === null || typeof value !== 'object') return false;
+  if (Array.isArray(value)) return INDEX.test(key) && Number(key) < value.length && anyAt(value[Number(key)], place, depth + 1);
+  return Object.hasOwn(value, key) && anyAt((value as Record<string, unknown>)[key], place, depth + 1);
 }
 
 /**
@@ -79,7 +143,7 @@ export async function handOutLinks(
   deps: LinkDeps,
   places: LinkPlaces = ctx.route.links,
 ): Promise<unknown> {
-  const route = ctx.snapshot.routes.find((r) => r.kind === 'link-content');
+  const route = linkRouteOf(ctx.snapshot);
   if (!places || places.mode === 'pass' || !route) return answer;
   const now = ctx.now.getTime();
   // The links' lifetime is read once a file is found: an answer (or a stream's event) with none asks nothing of the store.

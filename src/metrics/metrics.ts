@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { KeyedCounter, KeyedHistogram } from './keyed-series.js';
 
 let processRegistry: Registry | null = null;
 
@@ -24,8 +25,8 @@ function processMetrics(): Registry {
 export class Metrics {
   readonly registry = new Registry();
 
-  /** Public requests answered, by route id and HTTP status. */
-  readonly requests = new Counter({
+  /** Public requests answered, by route id and HTTP status (counted on every request: `count`, keyed-series.ts). */
+  readonly requests = new KeyedCounter({
     name: 'gateway_requests_total',
     help: 'Public requests answered, by route and HTTP status',
     labelNames: ['route', 'status'] as const,
@@ -33,7 +34,7 @@ export class Metrics {
   });
 
   /** Each call of a vendor on the request path, by channel and outcome (ok, refused, rejected, unsent, unknown, rate_limited). */
-  readonly upstreamAttempts = new Counter({
+  readonly upstreamAttempts = new KeyedCounter({
     name: 'gateway_upstream_attempts_total',
     help: 'Vendor calls on the request path, by channel and outcome',
     labelNames: ['channel', 'outcome'] as const,
@@ -85,7 +86,7 @@ export class Metrics {
    * Public requests from their headers to their answer's end, by route id, model (a configured
    * name or pattern, `other`, `none`: src/http/access-log.ts) and HTTP status.
    */
-  readonly requestSeconds = new Histogram({
+  readonly requestSeconds = new KeyedHistogram({
     name: 'gateway_request_duration_seconds',
     help: 'Duration of public requests, from their headers to the end of their answer, by route, model and HTTP status',
     labelNames: ['route', 'model', 'status'] as const,
@@ -94,7 +95,7 @@ export class Metrics {
   });
 
   /** Vendor call latency on the request path, by channel and outcome (the outcomes of gateway_upstream_attempts_total). */
-  readonly upstreamSeconds = new Histogram({
+  readonly upstreamSeconds = new KeyedHistogram({
     name: 'gateway_upstream_seconds',
     help: 'Duration of vendor calls on the request path, by channel and outcome',
     labelNames: ['channel', 'outcome'] as const,

@@ -11,19 +11,28 @@ import { sendSse } from './sse-answer.js';
  * streams (a vendor's stream relayed event by event, or a whole answer as one frame). A failure on
  * the way never reaches it: the server's error boundary answers that.
  */
-export async function respond<C extends RequestContext>(ctx: C, next: Next<C>): Promise<void> {
-  await next(ctx);
+export function respond<C extends RequestContext>(ctx: C, next: Next<C>): Promise<void> {
+  // A then, not an async frame around the whole request: an await is a few hundred bytes (issue 41).
+  return next(ctx).then(() => write(ctx));
+}
+
+/** Writes the answer the stages made. */
+function write(ctx: RequestContext): Promise<void> | undefined {
   const { res, answer, warning } = ctx;
-  const headers = { 'x-request-id': ctx.requestId, ...(warning ? { warning } : {}) };
-  if (answer instanceof StreamAnswer) return relayStream(ctx, answer, headers);
+  const headers = () => ({ 'x-request-id': ctx.requestId, ...(warning ? { warning } : {}) });
+  if (answer instanceof StreamAnswer) return relayStream(ctx, answer, headers());
   // A streamed request whose vendor answered whole: one frame.
-  if (ctx.streamed) return sendSse(res, answer, headers);
+  if (ctx.streamed) {
+    sendSse(res, answer, headers());
+    return undefined;
+  }
   // An answer carrying an inline image goes out as the one Buffer it is written into, not a text the socket copies again.
   const out = encodeJson(answer);
-  res.writeHead(200, {
-    ...headers,
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': typeof out === 'string' ? Buffer.byteLength(out) : out.length,
-  });
+  // x-request-id is on the answer already (the server sets it first thing).
+  if (warning) res.setHeader('warning', warning);
+  res.setHeader('content-type', 'application/json; charset=utf-8');
+  res.setHeader('content-length', typeof out === 'string' ? Buffer.byteLength(out) : out.length);
+  res.writeHead(200);
   res.end(out);
+  return undefined;
 }

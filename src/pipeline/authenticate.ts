@@ -75,21 +75,40 @@ export class Authenticator {
 
   /** The token of a request, or invalid_api_key. */
   async authenticate(sources: readonly KeySource[], headers: IncomingHttpHeaders, query: URLSearchParams | null): Promise<TokenRecord> {
+    return this.authenticateNow(sources, headers, query);
+  }
+
+  /**
+   * `authenticate`, giving the token itself when its lookup is cached (most requests): no promise,
+   * no await, a few hundred bytes less per request (issue 41). A Promise when the store is asked.
+   * Throws at once a refusal it can tell without the store.
+   */
+  authenticateNow(sources: readonly KeySource[], headers: IncomingHttpHeaders, query: URLSearchParams | null): TokenRecord | Promise<TokenRecord> {
     const key = extractKey(sources, headers, query);
     if (!key) {
       throw new GatewayError('invalid_api_key', `no API key was sent; send it as ${sources.map(form).join(' or ')}`);
     }
     if (key.length > MAX_KEY_LENGTH) throw new GatewayError('invalid_api_key', 'the API key is not valid');
     const hash = hashKey(key);
-    let entry = this.#cache?.get(hash);
-    if (!entry) {
-      try {
-        entry = { token: await this.#store.findTokenByHash(hash) };
-        this.#cache?.set(hash, entry);
-      } catch (err) {
-        entry = this.#staleWhileAway(hash, err);
-      }
+    const entry = this.#cache?.get(hash);
+    if (entry) return this.#valid(entry, hash);
+    return this.#lookUp(hash);
+  }
+
+  /** The store's lookup of a key not cached (cached then), or the stale one while the store is away. */
+  async #lookUp(hash: string): Promise<TokenRecord> {
+    let entry: { token: TokenRecord | null };
+    try {
+      entry = { token: await this.#store.findTokenByHash(hash) };
+      this.#cache?.set(hash, entry);
+    } catch (err) {
+      entry = this.#staleWhileAway(hash, err);
     }
+    return this.#valid(entry, hash);
+  }
+
+  /** The token of a lookup, if it may be used now; else invalid_api_key. */
+  #valid(entry: { token: TokenRecord | null }, hash: string): TokenRecord {
     const token = entry.token;
     if (!token || token.disabled) throw new GatewayError('invalid_api_key', 'the API key is not valid');
     const now = this.#clock();
@@ -131,12 +150,19 @@ export const UNAUTHENTICATED: TokenRecord = Object.freeze({
  * invalid_api_key, or ip_not_allowed from outside the token's allow-list (before its rate limits
  * count the request). A request let through notes the token's use (../tokens/last-used.ts).
  */
-export async function authenticate<C extends RequestContext>(
+export function authenticate<C extends RequestContext>(
   ctx: C,
   next: Next<C>,
   deps: { readonly auth: Authenticator; readonly lastUsed?: LastUsed | null },
 ): Promise<void> {
-  const token = await deps.auth.authenticate(ctx.route.keySources, ctx.req.headers, ctx.search);
+  // A cached lookup goes on at once: an await is a few hundred bytes (issue 41).
+  const found = deps.auth.authenticateNow(ctx.route.keySources, ctx.req.headers, ctx.search);
+  if (found instanceof Promise) return found.then((token) => admitted(ctx, next, deps, token));
+  return admitted(ctx, next, deps, found);
+}
+
+/** The rest of `authenticate` once the token is known. */
+function admitted<C extends RequestContext>(ctx: C, next: Next<C>, deps: { readonly lastUsed?: LastUsed | null }, token: TokenRecord): Promise<void> {
   // Known before the address is checked: the request log says whose request was refused.
   ctx.facts.token = token.id;
   if (token.allowedIps) checkClientAddress(token.allowedIps, ctx.clientAddress);

@@ -32,7 +32,10 @@ export async function callOperation(
  * client's response_format says).
  */
 export function responseContext(ctx: Pick<RequestContext, 'body' | 'model' | 'now'>, choice: ChannelChoice, source?: unknown): ResponseContext {
-  return { model: choice.upstreamModel, public_model: ctx.model, now: ctx.now.toISOString(), request: ctx.body, ...(source ? { source } : {}) };
+  // Built whole, not spread from a second object (issue 41: each is an allocation a request).
+  return source
+    ? { model: choice.upstreamModel, public_model: ctx.model, now: ctx.now.toISOString(), request: ctx.body, source }
+    : { model: choice.upstreamModel, public_model: ctx.model, now: ctx.now.toISOString(), request: ctx.body };
 }
 
 /** What an operation's request mapping sees of a public request (docs/channels-yaml.md, "Mapping inputs"), the channel and time aside. */
@@ -44,5 +47,6 @@ export function operationInput(
   task?: { id: string },
   source?: unknown,
 ): CallInput {
+  if (!task && !source) return { body, params: ctx.params, query: ctx.query, model: upstreamModel, public_model: model };
   return { body, params: ctx.params, query: ctx.query, model: upstreamModel, public_model: model, ...(task ? { task } : {}), ...(source ? { source } : {}) };
 }

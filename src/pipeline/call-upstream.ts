@@ -1,11 +1,11 @@
 import type { CompiledChannel, CompiledOperation } from '../config/snapshot.js';
 import type { Dispatcher } from 'undici';
-import { readAnswer, send } from '../upstream/dispatch.js';
+import { readAnswer, send, sendForAnswer } from '../upstream/dispatch.js';
 import type { Pools } from '../upstream/pools.js';
 import { signRequest } from '../signers/registry.js';
 import { addCallerHeaders, type CallerIds } from '../upstream/trace-headers.js';
 import type { UpstreamRequest, UpstreamResponse } from '../upstream/upstream-request.js';
-import { mapRequest, type RequestMappingInput, type TaskMappingInput } from './map-request.js';
+import { type mapRequest, mapRequestNow, type RequestMappingInput, type TaskMappingInput } from './map-request.js';
 import { mapFailure, mapSuccess, type ResponseContext } from './map-response.js';
 
 /** A mapping input without what every call adds itself: the channel and the time. */
@@ -36,9 +36,35 @@ export async function unsignedRequest(
   now: Date,
   ids?: CallerIds,
 ): Promise<UpstreamRequest> {
-  const req = await mapRequest(mappings, channel, { ...input, channel: { name: channel.name, settings: channel.settings }, now: now.toISOString() } as
-    | RequestMappingInput
-    | TaskMappingInput);
+  return unsignedRequestNow(mappings, channel, input, now, ids);
+}
+
+/** What mappings see of each channel (`channel`), made once per compiled channel rather than per call. */
+const views = new WeakMap<CompiledChannel, RequestMappingInput['channel']>();
+function channelView(channel: CompiledChannel): RequestMappingInput['channel'] {
+  let view = views.get(channel);
+  if (!view) {
+    view = Object.freeze({ name: channel.name, settings: channel.settings });
+    views.set(channel, view);
+  }
+  return view;
+}
+
+/** `unsignedRequest`, giving the request itself when every mapping answers on the fast path (map-request.ts, `mapRequestNow`). */
+function unsignedRequestNow(
+  mappings: Parameters<typeof mapRequest>[0],
+  channel: CompiledChannel,
+  input: CallInput,
+  now: Date,
+  ids?: CallerIds,
+): UpstreamRequest | Promise<UpstreamRequest> {
+  const req = mapRequestNow(mappings, channel, { ...input, channel: channelView(channel), now: now.toISOString() } as RequestMappingInput | TaskMappingInput);
+  if (req instanceof Promise) {
+    return req.then((r) => {
+      addCallerHeaders(r, ids);
+      return r;
+    });
+  }
   addCallerHeaders(req, ids);
   return req;
 }
@@ -46,8 +72,20 @@ export async function unsignedRequest(
 /** Signs a request for the channel when it goes to the channel's own origin (credentials never go to another host); says whether it did. */
 export function signFor(channel: CompiledChannel, req: UpstreamRequest, now: Date): boolean {
   const sameOrigin = !/^https?:\/\//i.test(req.path) || new URL(req.path).origin === channel.origin;
-  if (sameOrigin) signRequest(channel.profile.auth, req, { secret: (name) => channel.secrets[name]?.reveal() ?? '', cacheKey: channel, nowMs: now.getTime() });
+  if (sameOrigin) signRequest(channel.profile.auth, req, new ChannelSigning(channel, now.getTime()));
   return sameOrigin;
+}
+
+/** What a signer is given of a channel: one object a call, its secrets read through a method rather than a closure made each time. */
+class ChannelSigning {
+  constructor(
+    readonly cacheKey: CompiledChannel,
+    readonly nowMs: number,
+  ) {}
+
+  secret(name: string): string {
+    return this.cacheKey.secrets[name]?.reveal() ?? '';
+  }
 }
 
 /** How one vendor call is made besides its operation and input; every field is optional. */
@@ -67,7 +105,7 @@ export interface CallOptions {
  * client's values into `invalid_request`); a transport failure is a GatewayError with
  * `details.upstream` set. `mapAnswer` maps the answer back.
  */
-export async function callUpstream(
+export function callUpstream(
   op: CompiledOperation,
   channel: CompiledChannel,
   input: CallInput,
@@ -75,11 +113,17 @@ export async function callUpstream(
   pools: Pools,
   opts: CallOptions = {},
 ): Promise<UpstreamResponse> {
-  return readAnswer(await sendUpstream(op, channel, input, now, pools, opts), channel, op.response.maxBytes);
+  // A signal is for a call read as it streams: that one goes through sendUpstream and readAnswer.
+  if (opts.signal) return sendUpstream(op, channel, input, now, pools, opts).then((res) => readAnswer(res, channel, op.response.maxBytes));
+  // Thens, not async frames (each await is a few hundred bytes of heap: issue 41); the answer read
+  // whole by sendForAnswer, with no stream made for it.
+  const req = signedRequest(op, channel, input, now, opts);
+  if (req instanceof Promise) return req.then((r) => sendForAnswer(pools, channel, r, op.response.maxBytes));
+  return sendForAnswer(pools, channel, req, op.response.maxBytes);
 }
 
 /** `callUpstream` up to the answer's headers: its body left unread, for an answer read as it streams. */
-export async function sendUpstream(
+export function sendUpstream(
   op: CompiledOperation,
   channel: CompiledChannel,
   input: CallInput,
@@ -87,13 +131,49 @@ export async function sendUpstream(
   pools: Pools,
   opts: CallOptions = {},
 ): Promise<Dispatcher.ResponseData> {
-  let req: UpstreamRequest;
-  try {
-    ({ req } = await upstreamRequest(op.request, channel, input, now, opts.ids));
-  } catch (err) {
-    throw (opts.requestError ?? ((e: unknown) => e))(err);
-  }
+  const req = signedRequest(op, channel, input, now, opts);
+  if (req instanceof Promise) return req.then((r) => send(pools, channel, r, opts.signal));
   return send(pools, channel, req, opts.signal);
+}
+
+/**
+ * The operation's request, mapped and signed: itself when every mapping answered on the fast
+ * path, else its promise. A request that could not be built is rejected through
+ * `opts.requestError` (a rejected promise, never a throw).
+ */
+function signedRequest(
+  op: CompiledOperation,
+  channel: CompiledChannel,
+  input: CallInput,
+  now: Date,
+  opts: CallOptions,
+): UpstreamRequest | Promise<UpstreamRequest> {
+  let mapped: UpstreamRequest | Promise<UpstreamRequest>;
+  try {
+    mapped = unsignedRequestNow(op.request, channel, input, now, opts.ids);
+    if (!(mapped instanceof Promise)) signFor(channel, mapped, now);
+  } catch (err) {
+    return Promise.reject(refusedRequest(opts, err));
+  }
+  if (!(mapped instanceof Promise)) return mapped;
+  return mapped.then(
+    (req) => {
+      try {
+        signFor(channel, req, now);
+      } catch (err) {
+        throw refusedRequest(opts, err);
+      }
+      return req;
+    },
+    (err: unknown) => {
+      throw refusedRequest(opts, err);
+    },
+  );
+}
+
+/** A request that could not be built, as the caller wants it thrown (`requestError`), or as it is. */
+function refusedRequest(opts: CallOptions, err: unknown): unknown {
+  return opts.requestError ? opts.requestError(err) : err;
 }
 
 /** The second half: a 2xx answer through the operation's response mapping, anything else through its error mapping (thrown). */

@@ -37,11 +37,13 @@ function tighter(key: Admission | null, group: Admission | null): Admission {
  * The in-flight slots are given back when the answer ends, however it ends (written, streamed,
  * downloaded, or the client went away).
  */
-export async function limitKey<C extends RequestContext>(
-  ctx: C,
-  next: Next<C>,
-  deps: { readonly keyLimits: KeyLimiter; readonly metrics: Metrics },
-): Promise<void> {
+export function limitKey<C extends RequestContext>(ctx: C, next: Next<C>, deps: { readonly keyLimits: KeyLimiter; readonly metrics: Metrics }): Promise<void> {
+  // A key and group without limits go on at once, with no promise of this stage's own (issue 41).
+  if ((ctx.token.rpmLimit ?? null) === null && (ctx.token.maxParallel ?? null) === null && !ctx.snapshot.groupLimits.has(ctx.token.group)) return next(ctx);
+  return limited(ctx, next, deps);
+}
+
+async function limited<C extends RequestContext>(ctx: C, next: Next<C>, deps: { readonly keyLimits: KeyLimiter; readonly metrics: Metrics }): Promise<void> {
   const rpm = ctx.token.rpmLimit ?? null;
   const maxParallel = ctx.token.maxParallel ?? null;
   const groupLimits = ctx.snapshot.groupLimits.get(ctx.token.group) ?? null;

@@ -1,5 +1,5 @@
 import { pathProblem, UNSAFE_PATH_VALUE } from '../mapping/jsonata-functions.js';
-import { MappingError } from '../mapping/mapping.js';
+import { type Mapping, MappingError } from '../mapping/mapping.js';
 import type { CompiledChannel, CompiledOperation } from '../config/snapshot.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { encodeJson } from '../json/to-bytes.js';
@@ -108,7 +108,7 @@ export function inputFault(err: unknown, what: string): GatewayError | null {
  * from `$segment`, which refuses the same; this catches a mapping that joined a value in without it.
  */
 function checkPath(path: string, where: string): void {
-  const why = pathProblem(path);
+  const why = problemOf(path);
   if (why !== null)
     throw new MappingError(
       where,
@@ -116,6 +116,22 @@ function checkPath(path: string, where: string): void {
       `mapping at ${where} built the vendor path ${JSON.stringify(path.slice(0, 200))}: ${why}`,
       `a value for the vendor's path makes ${why}`,
     );
+}
+
+/**
+ * pathProblem, remembered for the last few paths: most operations' paths are constant (a literal
+ * such as "/v1/images/generations"), and checking one split it into an array of segments on every
+ * request (issue 41). A path with ids in it simply misses.
+ */
+const checkedPaths = new Map<string, string | null>();
+const CHECKED_PATHS = 256;
+function problemOf(path: string): string | null {
+  const known = checkedPaths.get(path);
+  if (known !== undefined) return known;
+  const why = pathProblem(path);
+  if (checkedPaths.size >= CHECKED_PATHS) checkedPaths.clear();
+  checkedPaths.set(path, why);
+  return why;
 }
 
 function stringRecord(value: unknown, what: string, where: string): Record<string, string> {
@@ -129,27 +145,99 @@ function stringRecord(value: unknown, what: string, where: string): Record<strin
   return out;
 }
 
+/** The mappings of a vendor request, as `mapRequest` reads them. */
+type RequestMappings = Pick<CompiledOperation['request'], 'method' | 'path' | 'query' | 'headers'> & {
+  readonly body?: CompiledOperation['request']['body'];
+  readonly encoding?: CompiledOperation['request']['encoding'];
+};
+
 /**
  * Builds the vendor request from an operation's mappings. A mapping that throws or misbehaves is
  * a configuration fault: it surfaces as internal_error, with the details only in the log.
  */
-export async function mapRequest(
-  m: Pick<CompiledOperation['request'], 'method' | 'path' | 'query' | 'headers'> & {
-    readonly body?: CompiledOperation['request']['body'];
-    readonly encoding?: CompiledOperation['request']['encoding'];
-  },
+export async function mapRequest(m: RequestMappings, channel: CompiledChannel, input: RequestMappingInput | TaskMappingInput): Promise<UpstreamRequest> {
+  return mapRequestNow(m, channel, input);
+}
+
+/**
+ * `mapRequest`, giving the request itself when every mapping answers on the fast path (the
+ * request path's do): no promise, no await (issue 41). A Promise once one mapping is left to
+ * jsonata. The mappings run in the same order either way, each only once the one before is known:
+ * path, query, headers, body. Throws (or rejects with) the same internal_error.
+ */
+export function mapRequestNow(
+  m: RequestMappings,
   channel: CompiledChannel,
   input: RequestMappingInput | TaskMappingInput,
+): UpstreamRequest | Promise<UpstreamRequest> {
+  const parts = new MappedParts();
+  try {
+    for (let step = 0; step < STEPS; step++) {
+      const mapping = mappingOf(m, step);
+      if (!mapping) continue;
+      const value = mapping.evaluateNow(input);
+      if (value instanceof Promise) return mapRest(m, channel, input, parts, step, value);
+      parts.take(m, step, value);
+    }
+    return parts.request(m, channel);
+  } catch (err) {
+    throw notTranslated(err);
+  }
+}
+
+/** The steps after one left to jsonata, awaited one by one. */
+async function mapRest(
+  m: RequestMappings,
+  channel: CompiledChannel,
+  input: RequestMappingInput | TaskMappingInput,
+  parts: MappedParts,
+  from: number,
+  pending: Promise<unknown>,
 ): Promise<UpstreamRequest> {
   try {
-    const path = await m.path.evaluate(input);
-    if (typeof path !== 'string' || !(path.startsWith('/') || /^https?:\/\//i.test(path))) {
-      throw new MappingError(m.path.where, undefined, 'path mapping must give a string starting with / (or an absolute http(s) URL)');
+    parts.take(m, from, await pending);
+    for (let step = from + 1; step < STEPS; step++) {
+      const mapping = mappingOf(m, step);
+      if (mapping) parts.take(m, step, await mapping.evaluate(input));
     }
-    if (!/^https?:\/\//i.test(path)) checkPath(path, m.path.where);
-    const query = m.query ? stringRecord(await m.query.evaluate(input), 'query', m.query.where) : {};
-    const headers = m.headers ? stringRecord(await m.headers.evaluate(input), 'headers', m.headers.where) : {};
-    const body = m.body ? await m.body.evaluate(input) : undefined;
+    return parts.request(m, channel);
+  } catch (err) {
+    throw notTranslated(err);
+  }
+}
+
+function notTranslated(err: unknown): GatewayError {
+  return new GatewayError('internal_error', 'the request could not be translated for the upstream', { cause: err });
+}
+
+/** Path, query, headers, body: the order the mappings of a request run in. */
+const STEPS = 4;
+
+function mappingOf(m: RequestMappings, step: number): Mapping | null | undefined {
+  return step === 0 ? m.path : step === 1 ? m.query : step === 2 ? m.headers : m.body;
+}
+
+/** What the mappings of one request gave, each checked as it comes, and the request they make. */
+class MappedParts {
+  path = '';
+  query: Record<string, string> = {};
+  headers: Record<string, string> = {};
+  body: unknown = undefined;
+
+  take(m: RequestMappings, step: number, value: unknown): void {
+    if (step === 0) {
+      if (typeof value !== 'string' || !(value.startsWith('/') || /^https?:\/\//i.test(value))) {
+        throw new MappingError(m.path.where, undefined, 'path mapping must give a string starting with / (or an absolute http(s) URL)');
+      }
+      if (!/^https?:\/\//i.test(value)) checkPath(value, m.path.where);
+      this.path = value;
+    } else if (step === 1) this.query = stringRecord(value, 'query', (m.query as Mapping).where);
+    else if (step === 2) this.headers = stringRecord(value, 'headers', (m.headers as Mapping).where);
+    else this.body = value;
+  }
+
+  request(m: RequestMappings, channel: CompiledChannel): UpstreamRequest {
+    const { path, query, headers, body } = this;
     // An absolute URL (a result download) is kept as is; the dispatcher sends it to its own origin.
     const absolute = /^https?:\/\//i.test(path);
     let encoded: string | Buffer | null = null;
@@ -164,7 +252,5 @@ export async function mapRequest(
       headers['content-type'] ??= 'application/json';
     }
     return { method: m.method, path: absolute ? path : channel.basePath + path, query, headers, body: encoded };
-  } catch (err) {
-    throw new GatewayError('internal_error', 'the request could not be translated for the upstream', { cause: err });
   }
 }

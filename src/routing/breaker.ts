@@ -11,6 +11,9 @@ const BUCKETS = 10;
 /** Whether a call may go: with `probe` when it is a half-open breaker's single probe; else when one may. */
 export type BreakerVerdict = { readonly ok: true; readonly probe: boolean } | { readonly ok: false; readonly retryAt: number };
 
+/** The verdict of a closed (or disabled) breaker: one object for every call (issue 41). */
+const GO: BreakerVerdict = Object.freeze({ ok: true, probe: false });
+
 /**
  * One channel's circuit breaker. Closed: every call goes; `consecutiveFailures` failures in a row,
  * or a failure share of `failureRate.threshold` over `windowMs` (once `minRequests` calls were
@@ -48,7 +51,7 @@ export class Breaker {
 
   /** What `admit` would answer now, changing nothing: for looks that must not take the probe (the admin playground). */
   peek(policy: BreakerPolicy, now: number): BreakerVerdict {
-    if (!policy.enabled || this.state === 'closed') return { ok: true, probe: false };
+    if (!policy.enabled || this.state === 'closed') return GO;
     const until = this.openUntil();
     if (until !== null && now < until) return { ok: false, retryAt: until };
     if (this.#probing) return { ok: false, retryAt: now + 1000 };

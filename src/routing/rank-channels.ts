@@ -51,7 +51,38 @@ export function likeliestOrder(snapshot: Snapshot, route: ModelRoute, model: str
  * its stream's) for that model, and it serves the token's group. None is the client's error:
  * `model_not_found` or `model_not_allowed`.
  */
-function eligibleChannels(snapshot: Snapshot, route: ModelRoute, model: string, token: RankedFor, name: string): Serving[] {
+function eligibleChannels(snapshot: Snapshot, route: ModelRoute, model: string, token: RankedFor, name: string): readonly Serving[] {
+  // The list depends on the snapshot, the route, the operation, the model and the group only: kept
+  // per snapshot for the models a route names (a bounded set; a pattern's models are the
+  // client's to invent), after the token's own check. Issue 41: a few arrays and objects a request.
+  if (token.models && !token.models.includes(model)) return eligibleNow(snapshot, route, model, token, name);
+  const exact = route.models.exact.has(model);
+  if (!exact) return eligibleNow(snapshot, route, model, token, name);
+  const byKey = keptFor(snapshot, route, name, token.group);
+  let list = byKey.get(model);
+  if (!list) {
+    list = Object.freeze(eligibleNow(snapshot, route, model, token, name));
+    byKey.set(model, list);
+  }
+  return list;
+}
+
+/** Eligible lists kept per snapshot, route, operation and group, by model. */
+const kept = new WeakMap<Snapshot, Map<ModelRoute, Map<string, Map<string, Map<string, readonly Serving[]>>>>>();
+function keptFor(snapshot: Snapshot, route: ModelRoute, operation: string, group: string): Map<string, readonly Serving[]> {
+  let byRoute = kept.get(snapshot);
+  if (!byRoute) kept.set(snapshot, (byRoute = new Map()));
+  let byOperation = byRoute.get(route);
+  if (!byOperation) byRoute.set(route, (byOperation = new Map()));
+  let byGroup = byOperation.get(operation);
+  if (!byGroup) byOperation.set(operation, (byGroup = new Map()));
+  let byModel = byGroup.get(group);
+  if (!byModel) byGroup.set(group, (byModel = new Map()));
+  return byModel;
+}
+
+/** `eligibleChannels` worked out now. */
+function eligibleNow(snapshot: Snapshot, route: ModelRoute, model: string, token: RankedFor, name: string): Serving[] {
   if (!routeServesModel(route, model)) {
     throw new GatewayError('model_not_found', `model ${JSON.stringify(model.slice(0, 200))} is not served on this route`, { param: 'model' });
   }
@@ -75,6 +106,11 @@ function eligibleChannels(snapshot: Snapshot, route: ModelRoute, model: string, 
 
 /** Priority tiers, highest first; inside one, places drawn by weight with `random`, or heaviest first when null. */
 function inTiers(eligible: readonly Serving[], model: string, random: (() => number) | null): ChannelChoice[] {
+  // One channel: one tier of one, drawn without drawing (what the loop below gives, without its sets and arrays).
+  if (eligible.length === 1) {
+    const { channel, operation } = eligible[0] as Serving;
+    return [{ channel, upstreamModel: upstreamModelOf(channel, model), operation }];
+  }
   const tiers = [...new Set(eligible.map((s) => s.channel.priority))].sort((a, b) => b - a);
   const out: ChannelChoice[] = [];
   for (const p of tiers) {

@@ -105,9 +105,22 @@ export class RoutingState {
    * The returned release must be called once, when the request ends.
    */
   async enterGroup(snapshot: Snapshot, group: string, fromLine = false): Promise<(() => void) | null> {
-    const key = groupKey(group);
-    const held = await this.#take(key, snapshot.groupConcurrency.get(group), () => this.#groups.get(group) ?? 0, fromLine);
-    if (!held) return null;
+    const held = await this.#take(groupKey(group), snapshot.groupConcurrency.get(group), () => this.#groups.get(group) ?? 0, fromLine);
+    return held ? this.#inGroup(group, held) : null;
+  }
+
+  /**
+   * `enterGroup`, giving the release itself for a group without `max_concurrency` (no promise:
+   * issue 41); a Promise when a limit is to be counted (across replicas, maybe).
+   */
+  enterGroupNow(snapshot: Snapshot, group: string): (() => void) | null | Promise<(() => void) | null> {
+    const limit = snapshot.groupConcurrency.get(group);
+    if (limit === null || limit === undefined) return this.#inGroup(group, LOCAL_SLOT);
+    return this.enterGroup(snapshot, group);
+  }
+
+  /** Counts a request in its group with the slot it holds; the release gives both back once. */
+  #inGroup(group: string, held: SharedSlot): () => void {
     this.#groups.set(group, (this.#groups.get(group) ?? 0) + 1);
     let released = false;
     return () => {
@@ -117,7 +130,7 @@ export class RoutingState {
       const n = (this.#groups.get(group) ?? 1) - 1;
       if (n <= 0) this.#groups.delete(group);
       else this.#groups.set(group, n);
-      this.#lines.wake(key);
+      this.#lines.wake(groupKey(group));
     };
   }
 
@@ -209,49 +222,79 @@ export class RoutingState {
   /** Takes a call slot on a channel, or says why not (saturated, or its breaker is open). */
   async enter(channel: CompiledChannel, fromLine = false): Promise<Slot | Skip> {
     const live = this.#live(channel.name);
-    const b = live.breaker;
-    // An open breaker is known here: no slot is taken for a call that cannot go.
-    const until = b.openUntil();
-    if (channel.breaker.enabled && until !== null && this.#clock() < until) return { reason: 'open', retryAt: until };
-    const key = channelKey(channel.name);
-    const held = await this.#take(key, channel.maxConcurrency, () => live.inflight, fromLine);
+    const open = this.#openSkip(channel, live);
+    if (open) return open;
+    const held = await this.#take(channelKey(channel.name), channel.maxConcurrency, () => live.inflight, fromLine);
     if (!held) return { reason: 'saturated' };
+    return this.#admit(channel, live, held);
+  }
+
+  /**
+   * `enter`, giving the slot (or the skip) itself for a channel without `max_concurrency` whose
+   * breaker sends no probe (no promise: issue 41); a Promise when a limit is to be counted or a
+   * probe claimed (across replicas, maybe).
+   */
+  enterNow(channel: CompiledChannel): Slot | Skip | Promise<Slot | Skip> {
+    if (channel.maxConcurrency !== null) return this.enter(channel);
+    const live = this.#live(channel.name);
+    return this.#openSkip(channel, live) ?? this.#admit(channel, live, LOCAL_SLOT);
+  }
+
+  /** An open breaker is known before any slot is taken: no slot for a call that cannot go. */
+  #openSkip(channel: CompiledChannel, live: ChannelLive): Skip | null {
+    const until = live.breaker.openUntil();
+    return channel.breaker.enabled && until !== null && this.#clock() < until ? { reason: 'open', retryAt: until } : null;
+  }
+
+  /** The breaker's say on a call with the slot `held`: the call's slot, or why not (the slot then given back). */
+  #admit(channel: CompiledChannel, live: ChannelLive, held: SharedSlot): Slot | Skip | Promise<Slot | Skip> {
+    const b = live.breaker;
     // A slot taken and not used goes to the next in line.
     const giveBack = () => {
       held.release();
-      this.#lines.wake(key);
+      this.#lines.wake(channelKey(channel.name));
     };
     const before = b.state;
-    const admitted = b.admit(channel.breaker, this.#clock());
+    // A closed breaker's verdict needs no time: the clock (a Date a reading) is read only otherwise.
+    const admitted = b.admit(channel.breaker, channel.breaker.enabled && b.state !== 'closed' ? this.#clock() : 0);
     if (!admitted.ok) {
       giveBack();
       return { reason: 'open', retryAt: admitted.retryAt };
     }
-    if (admitted.probe && !(await this.#shared.claimProbe(channel.name))) {
+    if (!admitted.probe) return this.#slot(channel, live, before, false, giveBack);
+    return this.#shared.claimProbe(channel.name).then((claimed): Slot | Skip => {
+      if (claimed) return this.#slot(channel, live, before, true, giveBack);
       // Another replica sends the probe; its outcome reaches this breaker as an event.
       const retryAt = this.#clock() + PROBE_ELSEWHERE_MS;
       b.cancelProbe(retryAt);
       giveBack();
       return { reason: 'open', retryAt };
-    }
+    });
+  }
+
+  /** A call's slot, admitted by the breaker (`probe`: the half-open breaker's one call). */
+  #slot(channel: CompiledChannel, live: ChannelLive, before: BreakerState, probe: boolean, giveBack: () => void): Slot {
+    const b = live.breaker;
     if (b.state !== before) this.#metrics.breakerTransitions.inc({ channel: channel.name, state: b.state });
     live.inflight++;
     let finished = false;
     return {
-      probe: admitted.probe,
+      probe,
       done: (health, failure) => {
         if (finished) return;
         finished = true;
         live.inflight--;
         giveBack();
         live.calls++;
-        live.recent.record(this.#clock(), health === 'failure');
+        // One reading of the clock for all three: the call ended once (and a reading is a Date: issue 41).
+        const now = this.#clock();
+        live.recent.record(now, health === 'failure');
         if (health === 'failure') {
           live.failures++;
-          if (failure) live.lastFailure = { at: this.#clock(), ...failure };
+          if (failure) live.lastFailure = { at: now, ...failure };
         }
-        const entered = b.record(channel.breaker, health, this.#clock(), admitted.probe);
-        if (admitted.probe) this.#shared.endProbe(channel.name);
+        const entered = b.record(channel.breaker, health, now, probe);
+        if (probe) this.#shared.endProbe(channel.name);
         if (!entered) return;
         this.#metrics.breakerTransitions.inc({ channel: channel.name, state: entered });
         if (entered === 'open' || entered === 'closed')

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 /** Prefix of every key the gateway issues, so a leaked key is recognisable by secret scanners. */
 export const KEY_PREFIX = 'gw-';
@@ -10,5 +10,6 @@ export function generateKey(): string {
 
 /** The only form in which a key is stored or compared: hex SHA-256. */
 export function hashKey(key: string): string {
-  return createHash('sha256').update(key, 'utf8').digest('hex');
+  // One call, no Hash object: every request hashes its key (issue 41). The same hex SHA-256 of the UTF-8.
+  return hash('sha256', key, 'hex');
 }

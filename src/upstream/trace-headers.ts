@@ -25,8 +25,16 @@ export interface CallerIds {
 
 /** The `traceparent` of our span: version 00, the trace, our span id, the flags. */
 export function traceparentOf(trace: TraceContext): string {
-  return `00-${trace.traceId}-${trace.spanId}-${trace.flags}`;
+  // Made once per trace context: a request writes it on its answer and on each vendor call (issue 41).
+  let parent = parents.get(trace);
+  if (parent === undefined) {
+    parent = `00-${trace.traceId}-${trace.spanId}-${trace.flags}`;
+    parents.set(trace, parent);
+  }
+  return parent;
 }
+
+const parents = new WeakMap<TraceContext, string>();
 
 /**
  * Adds `x-request-id`, `traceparent` (and `tracestate`) to a vendor request. Called before the
@@ -35,11 +43,18 @@ export function traceparentOf(trace: TraceContext): string {
  */
 export function addCallerHeaders(req: UpstreamRequest, ids: CallerIds | undefined): void {
   if (!ids) return;
-  const taken = new Set(Object.keys(req.headers).map((k) => k.toLowerCase()));
-  const add = (name: string, value: string) => {
-    if (!taken.has(name)) req.headers[name] = value;
-  };
-  add('x-request-id', ids.requestId);
-  add('traceparent', traceparentOf(ids.trace));
-  if (ids.trace.state !== null) add('tracestate', ids.trace.state);
+  // Looked up among the mapping's headers as they were (not among those added here), with no set or array made (issue 41).
+  const hasId = hasHeader(req.headers, 'x-request-id');
+  const hasParent = hasHeader(req.headers, 'traceparent');
+  const hasState = ids.trace.state !== null && hasHeader(req.headers, 'tracestate');
+  if (!hasId) req.headers['x-request-id'] = ids.requestId;
+  if (!hasParent) req.headers.traceparent = traceparentOf(ids.trace);
+  if (ids.trace.state !== null && !hasState) req.headers.tracestate = ids.trace.state;
+}
+
+/** Whether `headers` has `name` (lower case), whatever the case it was written in. */
+function hasHeader(headers: Record<string, string>, name: string): boolean {
+  // toLowerCase makes a string even of one already in lower case: only for a key that can match.
+  for (const k in headers) if (k.length === name.length && (k === name || k.toLowerCase() === name)) return true;
+  return false;
 }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { MAX_REQUEST_ID, newRequestUuid, parseTraceparent, requestIds } from '../../src/http/request-id.js';
+import { randomBytes } from 'node:crypto';
+import { formatUuid7, MAX_REQUEST_ID, newRequestUuid, parseTraceparent, requestIds } from '../../src/http/request-id.js';
 import { addCallerHeaders, traceparentOf } from '../../src/upstream/trace-headers.js';
 import type { UpstreamRequest } from '../../src/upstream/upstream-request.js';
 
@@ -102,4 +103,20 @@ test('the ids we make are UUIDs of version 7: their time first, so the store app
   const kept = requestIds({ 'x-request-id': 'client-id-1' });
   assert.equal(kept.requestId, 'client-id-1');
   assert.match(kept.ref, shape, 'our own reference beside a client id');
+});
+
+test('a UUID is written as the hex of its time and random bytes, as the string formula wrote it', () => {
+  // The formula the ids were made with before they were written into bytes (issue 41).
+  const formula = (ms: number, r: string) => {
+    const t = ms.toString(16).padStart(12, '0').slice(-12);
+    const variant = (0x8 | (Number.parseInt(r[4] ?? '0', 16) & 0x3)).toString(16);
+    return `${t.slice(0, 8)}-${t.slice(8, 12)}-7${r.slice(0, 3)}-${variant}${r.slice(5, 8)}-${r.slice(8, 20)}`;
+  };
+  const times = [0, 1, 15, 16, Date.UTC(2026, 10, 28), 2 ** 48 - 1, 2 ** 48, 2 ** 52 + 12345];
+  for (let i = 0; i < 2000; i++) times.push(Math.floor(Math.random() * 2 ** 50));
+  for (const ms of times) {
+    const bytes = randomBytes(16);
+    const at = ms % 7;
+    assert.equal(formatUuid7(ms, bytes, at), formula(ms, bytes.toString('hex', at, at + 10)), String(ms));
+  }
 });

@@ -9,13 +9,16 @@ import jsonata from 'jsonata';
 import { registerFastFunctions } from '../jsonata-functions.js';
 import { FastBudgetExceeded, work } from './budget.js';
 import { contains, match, replace, split } from './patterns.js';
-import { bail, boolean, createSequence, isArrayOfNumbers, isArrayOfStrings, isFunction, push, type Seq } from './values.js';
+import { compileSignature, type Validate } from './signature.js';
+import { bail, boolean, createSequence, emptySequence, isArrayOfNumbers, isArrayOfStrings, isFunction, push, type Seq } from './values.js';
 
 /** A function value as jsonata represents a native one. */
 export interface Native {
   readonly _jsonata_function: true;
   readonly implementation: (...args: unknown[]) => unknown;
-  readonly signature?: { validate(args: unknown[], context: unknown): unknown[] };
+  readonly signature?: { readonly definition?: string; validate(args: unknown[], context: unknown): unknown[] };
+  /** The signature's validate as the fast path runs it (signature.ts): jsonata's result, its plan kept per argument types. */
+  readonly validate?: Validate;
 }
 
 /** A lambda of the fast path, flagged as jsonata flags its own. */
@@ -60,7 +63,7 @@ function applyOnce(proc: unknown, args: unknown[], input: unknown): unknown {
   const p = proc as Partial<Native & Lambda> | undefined;
   if (p && p._jsonata_lambda === true && p.once) return p.once(args, input);
   if (p && p._jsonata_function === true && p.implementation) {
-    const validated = p.signature ? p.signature.validate(args, input) : args;
+    const validated = p.validate ? p.validate(args, input) : p.signature ? p.signature.validate(args, input) : args;
     // jsonata's own natives would see a function argument wrapped in a closure: not modelled
     if (!REWRITTEN_IMPLEMENTATIONS.has(p.implementation) && validated.some((a) => isFunction(a))) bail();
     try {
@@ -69,14 +72,24 @@ function applyOnce(proc: unknown, args: unknown[], input: unknown): unknown {
       // jsonata's own sequence limit ($append): a runaway, as in any other sequence built here
       if ((err as { code?: unknown } | null)?.code === 'D2015') throw new FastBudgetExceeded('sequence', work.maxSequence);
       throw err;
+    } finally {
+      FOCUS.input = undefined; // holds no request's data between calls
     }
   }
   return bail();
 }
 
-/** What jsonata passes as `this` to a native: the sequence factory, the context and the sequence limit. */
+/**
+ * What jsonata passes as `this` to a native: the sequence factory, the context and the sequence
+ * limit. One object, set before each call: a native reads it while it runs and keeps nothing of
+ * it (only $eval reads `input`, and it is left to jsonata), and a call runs to its end before the
+ * next one starts.
+ */
+const FOCUS = { input: undefined as unknown, createSequence, options: { sequence: 0 } };
 function focus(input: unknown): object {
-  return { input, createSequence, options: { sequence: work.maxSequence } };
+  FOCUS.input = input;
+  FOCUS.options.sequence = work.maxSequence;
+  return FOCUS;
 }
 
 /** jsonata's getFunctionArity, for a function passed to a higher-order function. */
@@ -93,7 +106,7 @@ function hofArgs(f: unknown, a: unknown, i: number, arr: unknown): unknown[] {
 function map(arr: unknown, func: unknown): unknown {
   if (arr === undefined) return undefined;
   const a = arr as unknown[];
-  const result = createSequence();
+  const result = emptySequence();
   for (let i = 0; i < a.length; i++) {
     const res = applyFunction(func, hofArgs(func, a[i], i, a), null);
     if (res !== undefined) push(result, res);
@@ -104,7 +117,7 @@ function map(arr: unknown, func: unknown): unknown {
 function filter(arr: unknown, func: unknown): unknown {
   if (arr === undefined) return undefined;
   const a = arr as unknown[];
-  const result = createSequence();
+  const result = emptySequence();
   for (let i = 0; i < a.length; i++) {
     if (boolean(applyFunction(func, hofArgs(func, a[i], i, a), null))) push(result, a[i]);
   }
@@ -223,13 +236,18 @@ export const BUILTINS: ReadonlyMap<string, Native> = await (async () => {
   registerFastFunctions(probe);
   const found = (await probe.evaluate({})) as Record<string, Native>;
   const out = new Map<string, Native>();
+  const native = (implementation: Native['implementation'], signature: Native['signature']): Native =>
+    Object.freeze({
+      _jsonata_function: true,
+      implementation,
+      signature,
+      validate: signature?.definition === undefined ? undefined : compileSignature(signature.definition),
+    });
   for (const name of PURE) {
     const fn = found[name];
-    if (fn) out.set(name, fn);
+    if (fn) out.set(name, native(fn.implementation, fn.signature));
   }
-  for (const [name, impl] of Object.entries(REWRITTEN)) {
-    out.set(name, Object.freeze({ _jsonata_function: true, implementation: impl as Native['implementation'], signature: found[name]?.signature }));
-  }
+  for (const [name, impl] of Object.entries(REWRITTEN)) out.set(name, native(impl as Native['implementation'], found[name]?.signature));
   return out;
 })();
 

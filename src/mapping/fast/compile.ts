@@ -78,6 +78,28 @@ export function boundNames(ast: unknown): Set<string> {
   return names;
 }
 
+/**
+ * The names binds directly in a block assign (not those of blocks or lambdas inside it, which have
+ * frames of their own). A name missed here is kept by the frame all the same; one too many only
+ * costs its slot.
+ */
+function blockBinds(block: Node): readonly string[] | null {
+  const names = new Set<string>();
+  const visit = (v: unknown): void => {
+    if (v === null || typeof v !== 'object' || v instanceof RegExp) return;
+    if (Array.isArray(v)) {
+      for (const x of v) visit(x);
+      return;
+    }
+    const n = v as Node;
+    if (n !== block && (n.type === 'block' || n.type === 'lambda')) return;
+    if (n.type === 'bind' && (n.lhs as Node | undefined)?.type === 'variable') names.add(String((n.lhs as Node).value));
+    for (const x of Object.values(n)) visit(x);
+  };
+  visit(block);
+  return names.size > 0 ? Object.freeze([...names]) : null;
+}
+
 function unsupported(what: string): never {
   throw new Unsupported(what);
 }
@@ -152,8 +174,10 @@ function compileCore(n: Node, cx: Ctx): Fn {
     }
     case 'block': {
       const fns = (n.expressions as Node[]).map((e) => compileNode(e, { ...cx, parallel: false }));
+      // A slot for each name the block itself binds: its frame needs no Map (frame.ts).
+      const names = blockBinds(n);
       return (input, env) => {
-        const frame = new Frame(env);
+        const frame = new Frame(env, names);
         let result: unknown;
         for (const f of fns) result = f(input, frame);
         return result;
@@ -173,8 +197,9 @@ function compileCore(n: Node, cx: Ctx): Fn {
     case 'regex': {
       const re = n.value as RegExp;
       if (!(re instanceof RegExp)) unsupported('regex');
-      // jsonata builds a new closure (with its own lastIndex) each time the literal is evaluated
-      return () => regexMatcher(re);
+      // jsonata builds a new closure each time the literal is evaluated; the regex it searches with is made once (patterns.ts)
+      const own = new RegExp(re);
+      return () => regexMatcher(own);
     }
     case 'function':
       return call(n, cx, undefined);
@@ -221,7 +246,9 @@ function path(n: Node, cx: Ctx): Fn {
       index: s.index as string | undefined,
     };
   });
-  const inner = pathOf(steps, raw[0]?.type === 'variable', n.keepSingletonArray === true, n.tuple === true);
+  // compileNode's wrapper takes a sequence of one for its item unless the node keeps arrays or filters or groups the path's result
+  const unwrapOne = !Object.hasOwn(n, 'group') && !Object.hasOwn(n, 'predicate') && n.keepArray !== true;
+  const inner = pathOf(steps, raw[0]?.type === 'variable', n.keepSingletonArray === true, n.tuple === true, unwrapOne);
   if (!Object.hasOwn(n, 'group')) return inner;
   const group = objectOf(n.group as Node, cx);
   return (input, env) => group(inner(input, env), env);
@@ -250,16 +277,19 @@ function call(n: Node, cx: Ctx, applyto: Fn | undefined, tail = false): Fn {
   const args = (n.arguments as Node[]).map((a) => compileNode(a, cx));
   const forgotDollar = procNode.type === 'path' ? String((procNode.steps as Node[])[0]?.value) : null;
   if (n.type !== 'function') unsupported(`thunk of ${n.type}`);
+  const count = args.length + (applyto ? 1 : 0);
   return (input, env) => {
     const p = proc(input, env);
     if (p === undefined && forgotDollar !== null && env.lookup(forgotDollar) !== undefined && !tail) bail(); // T1005
-    const values: unknown[] = [];
-    if (applyto) values.push(applyto(input, env));
+    // sized once: an array grown by push starts with room for 16 (issue 41)
+    const values: unknown[] = new Array(count);
+    let k = 0;
+    if (applyto) values[k++] = applyto(input, env);
     for (const a of args) {
       const v = a(input, env);
       // data flagged as a jsonata function is wrapped (and crashes) there: left to jsonata
       if (isFunction(v) && !isOwnFunction(v)) bail();
-      values.push(v);
+      values[k++] = v;
     }
     return tail ? new TailCall(p, values) : applyFunction(p, values, input);
   };

@@ -5,7 +5,7 @@
 import { FastBudgetExceeded, work } from './budget.js';
 import { builtin } from './builtins.js';
 import { type Fn, frameFromTuple } from './frame.js';
-import { append, bail, createSequence, deepEqual, isNumeric, truthy, type Seq } from './values.js';
+import { append, bail, deepEqual, sequenceOf, isNumeric, truthy, type Seq } from './values.js';
 
 const string = builtin('string');
 
@@ -73,8 +73,10 @@ function concat(a: unknown, b: unknown): string {
 
 function includes(a: unknown, b: unknown): boolean {
   if (a === undefined || b === undefined) return false;
-  const rhs = Array.isArray(b) ? b : [b];
-  return rhs.some((x) => x === a); // strict equality, as jsonata: NaN is never in
+  if (!Array.isArray(b)) return b === a;
+  // strict equality, as jsonata: NaN is never in (and a hole is undefined, never `a`)
+  for (let i = 0; i < b.length; i++) if (b[i] === a) return true;
+  return false;
 }
 
 function range(a: unknown, b: unknown): unknown {
@@ -110,7 +112,12 @@ export function arrayConstructor(items: readonly { f: Fn; nested: boolean }[], c
       const v = f(input, env);
       if (v === undefined) continue;
       if (nested) result.push(v);
-      else result = append(result, v) as unknown[];
+      else if (Array.isArray(v)) result = append(result, v) as unknown[];
+      else {
+        // what append gives for one value that is not an array, without its two new arrays
+        if (result.length + 1 > work.maxSequence) throw new FastBudgetExceeded('sequence', work.maxSequence);
+        result.push(v);
+      }
     }
     if (cons) Object.defineProperty(result, 'cons', { enumerable: false, configurable: false, value: true });
     return result;
@@ -125,19 +132,23 @@ export function arrayConstructor(items: readonly { f: Fn; nested: boolean }[], c
 export function groupBy(pairs: readonly [Fn, Fn][], literalKeys: readonly string[] | null): (input: unknown, env: Parameters<Fn>[1]) => unknown {
   // Each literal key with the value it names, zipped once when the mapping compiles.
   const literal = literalKeys && literalKeys.length === pairs.length ? pairs.map(([, pairValue], p): [string, Fn] => [literalKeys[p] ?? '', pairValue]) : null;
+  // jsonata's objects have no prototype. Object.create(null) makes one in V8's dictionary mode, some
+  // 400 bytes for a few keys; one built as `{}` and then given no prototype keeps its compact
+  // layout, about 60 (issue 41). Only where no key is `__proto__`, which `{}` would take as its prototype.
+  const compact = literal?.every(([key]) => key !== '__proto__');
   return (input0, env) => {
     if (literal && !Array.isArray(input0) && !(input0 && (input0 as Seq).tupleStream)) {
-      const out = Object.create(null) as Record<string, unknown>;
+      const out = (compact ? {} : Object.create(null)) as Record<string, unknown>;
       for (const [key, pairValue] of literal) {
         const value = pairValue(input0, env);
         if (value !== undefined) out[key] = value;
       }
-      return out;
+      return compact ? Object.setPrototypeOf(out, null) : out;
     }
     const result = Object.create(null) as Record<string, unknown>;
     const groups = Object.create(null) as Record<string, { data: unknown; exprIndex: number; valueOf: Fn }>;
     const reduce = !!(input0 && (input0 as Seq).tupleStream);
-    const input: unknown[] = Array.isArray(input0) ? input0 : createSequence(input0);
+    const input: unknown[] = Array.isArray(input0) ? input0 : sequenceOf(input0);
     if (input.length === 0 && !reduce) input.push(undefined);
     for (const item of input) {
       const ctx = reduce ? (item as Record<string, unknown>)['@'] : item;

@@ -5,7 +5,7 @@
  */
 import { type Fn, type Frame, frameFromTuple } from './frame.js';
 import { countStep } from './budget.js';
-import { boolean, createSequence, isArrayOfNumbers, isFunction, isNumeric, isSequence, push, type Seq } from './values.js';
+import { boolean, emptySequence, isArrayOfNumbers, isFunction, isNumeric, isSequence, push, type Seq, sequenceOf } from './values.js';
 
 /** A stage after a step: a filter, or `#$name` (the position bound to a variable). */
 export type Stage = { readonly filter: Fn; readonly numeric: number | null } | { readonly index: string };
@@ -24,8 +24,12 @@ export interface Step {
 
 type Tuple = Record<string, unknown>;
 
-/** A compiled path: its steps, whether the first is a variable, `[]` at its end, `tuple` kept. */
-export function pathOf(steps: readonly Step[], firstIsVariable: boolean, keepSingletonArray: boolean, keepTuples: boolean): Fn {
+/**
+ * A compiled path: its steps, whether the first is a variable, `[]` at its end, `tuple` kept.
+ * `unwrapOne`: the node around the path (compile.ts) takes a sequence of one item for that item, so
+ * a path that found one value on one context gives the value itself, with no sequence built.
+ */
+export function pathOf(steps: readonly Step[], firstIsVariable: boolean, keepSingletonArray: boolean, keepTuples: boolean, unwrapOne = false): Fn {
   return (input, env) => {
     // While the context is one value that is not an array and the steps are plain names, the
     // sequences jsonata builds hold one item: `one` is that item, and no sequence is built.
@@ -43,7 +47,8 @@ export function pathOf(steps: readonly Step[], firstIsVariable: boolean, keepSin
         countStep();
         const res = ownValue(one, step.name);
         if (res === undefined) {
-          resultSequence = createSequence();
+          if (unwrapOne) return undefined; // an empty sequence, which the node around the path takes for undefined
+          resultSequence = emptySequence();
           single = false;
           break;
         }
@@ -56,7 +61,7 @@ export function pathOf(steps: readonly Step[], firstIsVariable: boolean, keepSin
           single = false;
           if (i === steps.length - 1) resultSequence = res as Seq;
           else {
-            const items = createSequence();
+            const items = emptySequence();
             if ((res as Seq).cons) push(items, res);
             // forEach, as jsonata flattens: a hole of a sparse array is no item (for-of would give undefined)
             else
@@ -71,7 +76,7 @@ export function pathOf(steps: readonly Step[], firstIsVariable: boolean, keepSin
         }
       }
       if (single) {
-        inputSequence = createSequence(one);
+        inputSequence = sequenceOf(one);
         single = false;
       }
       if (i === 0 && step.consarray) resultSequence = step.eval(inputSequence, env) as Seq;
@@ -81,16 +86,19 @@ export function pathOf(steps: readonly Step[], firstIsVariable: boolean, keepSin
       // (A tuple step leaves resultSequence as it was: the steps after it read their tuples, not inputSequence.)
       if (step.focus === undefined && resultSequence !== undefined) inputSequence = resultSequence;
     }
-    if (single) resultSequence = createSequence(one);
+    if (single) {
+      if (unwrapOne && !keepSingletonArray) return one;
+      resultSequence = sequenceOf(one);
+    }
     if (isTupleStream) {
       if (keepTuples) resultSequence = tupleBindings as Seq;
       else {
-        resultSequence = createSequence();
+        resultSequence = emptySequence();
         for (const t of tupleBindings ?? []) push(resultSequence, t['@']);
       }
     }
     if (keepSingletonArray) {
-      if (Array.isArray(resultSequence) && resultSequence.cons && !resultSequence.sequence) resultSequence = createSequence(resultSequence);
+      if (Array.isArray(resultSequence) && resultSequence.cons && !resultSequence.sequence) resultSequence = sequenceOf(resultSequence);
       // jsonata sets the flag even on a data array the path returns (and fails on undefined: bail)
       (resultSequence as Seq).keepSingleton = true;
     }
@@ -107,14 +115,16 @@ function ownValue(x: unknown, key: string): unknown {
 }
 
 function stepOf(step: Step, input: Seq, env: Frame, lastStep: boolean): Seq {
-  const result = createSequence();
+  const result = emptySequence();
   for (const item of input) {
     let res = step.eval(item, env);
     for (const s of step.stages) if ('filter' in s) res = filter(s, res, env);
     if (res !== undefined) push(result, res);
   }
   if (lastStep && result.length === 1 && Array.isArray(result[0]) && !isSequence(result[0])) return result[0] as Seq;
-  const out = createSequence();
+  // Nothing to flatten: the flattened copy would hold the same items (issue 41: one sequence less a step).
+  if (!needsFlattening(result)) return result;
+  const out = emptySequence();
   for (const res of result) {
     if (!Array.isArray(res) || (res as Seq).cons) push(out, res);
     // holes skipped, as jsonata's forEach does
@@ -126,8 +136,13 @@ function stepOf(step: Step, input: Seq, env: Frame, lastStep: boolean): Seq {
   return out;
 }
 
+function needsFlattening(results: Seq): boolean {
+  for (const res of results) if (Array.isArray(res) && !(res as Seq).cons) return true;
+  return false;
+}
+
 function tupleStep(step: Step, input: Seq, bindings: Tuple[] | undefined, env: Frame): Tuple[] {
-  const result = createSequence() as Seq & Tuple[];
+  const result = emptySequence() as Seq & Tuple[];
   result.tupleStream = true;
   const tuples = bindings ?? input.map((item) => ({ '@': item }));
   for (const t of tuples) {
@@ -167,9 +182,9 @@ function stages(list: readonly Stage[], input: unknown, env: Frame): unknown {
 
 /** jsonata's evaluateFilter: a numeric literal index, or a predicate per item (numbers select positions). */
 export function filter(stage: { readonly filter: Fn; readonly numeric: number | null }, input0: unknown, env: Frame): unknown {
-  let results: Seq = createSequence();
+  let results: Seq = emptySequence();
   if (input0 && (input0 as Seq).tupleStream) results.tupleStream = true;
-  const input: Seq = Array.isArray(input0) ? (input0 as Seq) : createSequence(input0);
+  const input: Seq = Array.isArray(input0) ? (input0 as Seq) : sequenceOf(input0);
   if (stage.numeric !== null) {
     let index = Math.floor(stage.numeric);
     if (index < 0) index = input.length + index;

@@ -3,7 +3,7 @@
  * $match, $replace, $split), synchronously: jsonata's are async, since a pattern may be a user's
  * function; here only a regex literal (or a plain string) is a pattern, anything else bails.
  */
-import { bail, createSequence, push } from './values.js';
+import { bail, emptySequence, push } from './values.js';
 
 /** A matcher's result (jsonata's regex closure). */
 interface Match {
@@ -20,9 +20,15 @@ function matcher(m: unknown, str: string): Match | undefined {
   return (m as (s: string) => Match | undefined)(str);
 }
 
-/** jsonata's evaluateRegex: a closure over the regex that finds matches one after another. */
-export function regexMatcher(source: RegExp): (str: string, from?: number) => Match | undefined {
-  const re = new RegExp(source);
+/**
+ * jsonata's evaluateRegex: a closure over the regex that finds matches one after another. jsonata
+ * copies the regex for each closure (its own lastIndex); `own`, made once per regex literal when
+ * the mapping compiles, is shared instead (issue 41): a closure sets lastIndex before each search
+ * and reads it right after, and every function that takes a pattern runs its searches to the end
+ * synchronously, so no two closures of one literal search in turns.
+ */
+export function regexMatcher(own: RegExp): (str: string, from?: number) => Match | undefined {
+  const re = own;
   const closure = (str: string, fromIndex?: number): Match | undefined => {
     re.lastIndex = fromIndex || 0;
     const m = re.exec(str);
@@ -55,7 +61,7 @@ export function contains(str: unknown, token: unknown): unknown {
 export function match(str: unknown, regex: unknown, limit: unknown): unknown {
   if (str === undefined) return undefined;
   if ((limit as number) < 0) bail();
-  const result = createSequence();
+  const result = emptySequence();
   if (limit === undefined || (limit as number) > 0) {
     let count = 0;
     let m = matcher(regex, str as string);

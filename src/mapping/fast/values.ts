@@ -25,6 +25,21 @@ export function createSequence(...items: unknown[]): Seq {
   return s;
 }
 
+/** `createSequence()`, without the array of its rest parameter (issue 41). */
+export function emptySequence(): Seq {
+  const s: Seq = [];
+  s.sequence = true;
+  return s;
+}
+
+/** `createSequence(x)`, without the array of its rest parameter. */
+export function sequenceOf(x: unknown): Seq {
+  if (1 > work.maxSequence) throw new FastBudgetExceeded('sequence', work.maxSequence);
+  const s: Seq = [x];
+  s.sequence = true;
+  return s;
+}
+
 /** jsonata's sequence push (D2015 there): over the limit, the evaluation ran over its budget. */
 export function push(s: Seq, x: unknown): void {
   if (s.length + 1 > work.maxSequence) throw new FastBudgetExceeded('sequence', work.maxSequence);
@@ -62,7 +77,7 @@ export function isFunction(v: unknown): boolean {
 /** jsonata's fn.lookup: a key of an object, mapped over arrays (nested arrays flattened one level each). */
 export function lookup(input: unknown, key: string): unknown {
   if (Array.isArray(input)) {
-    const result = createSequence();
+    const result = emptySequence();
     for (const item of input) {
       const res = lookup(item, key);
       if (res === undefined) continue;
@@ -81,7 +96,7 @@ export function lookup(input: unknown, key: string): unknown {
 export function append(a: unknown, b: unknown): unknown {
   if (a === undefined) return b;
   if (b === undefined) return a;
-  const l: unknown[] = Array.isArray(a) ? a : createSequence(a);
+  const l: unknown[] = Array.isArray(a) ? a : sequenceOf(a);
   const r: unknown[] = Array.isArray(b) ? b : [b];
   if (l.length + r.length > work.maxSequence) throw new FastBudgetExceeded('sequence', work.maxSequence);
   // concat keeps the flags of neither (jsonata's result is a plain array too)
