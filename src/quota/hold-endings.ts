@@ -30,8 +30,9 @@ const MAX_BACKOFF_MS = 5_000;
  * leaves at once; the endings are written in batches, one store call at a time. The only write a
  * request waits for is its hold.
  *
- * A settlement waits up to `flushMs` for others to join it; a refund is written at the next turn,
- * since the units it gives back may be what the client's next request needs. A batch the store
+ * A settlement waits up to `flushMs` for others to join it; a refund's write starts at once (the
+ * batch written then takes the settlements waiting too), since the units it gives back may be what
+ * the client's next request needs. A batch the store
  * refuses is tried again (backing off up to 5 s) until it is written: an ending is never dropped
  * while the buffer has room, so a store that was away settles every request it missed once it is
  * back. What a crash loses is what was still held here: those holds end at their expiry, settled
@@ -89,8 +90,10 @@ export class HoldEndings {
       return;
     }
     this.#waiting.push(ending);
-    if (this.#closed) void this.flush();
-    else this.#arm(ending.outcome === 'refund' || this.#waiting.length >= this.#maxBatch ? 0 : this.#flushMs);
+    // A refund's write starts now (with the settlements waiting), so the units are back before the
+    // client can read its answer and ask again; the answer still does not wait for it.
+    if (this.#closed || ending.outcome === 'refund') void this.flush();
+    else this.#arm(this.#waiting.length >= this.#maxBatch ? 0 : this.#flushMs);
   }
 
   /** Writes what is held now, one try per batch; resolves once those tries ended; never rejects. */
