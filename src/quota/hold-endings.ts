@@ -64,7 +64,7 @@ export class HoldEndings {
     const held = () => this.held;
     new Gauge({
       name: 'gateway_hold_endings_pending',
-      help: 'Settlements and refunds of synchronous requests made and not yet written to the store (a crash leaves them to their holds expiry)',
+      help: 'Settlements and refunds of synchronous requests made and not yet written to the store (a crash leaves them to the expiry of their holds)',
       registers: [opts.metrics.registry],
       collect() {
         this.set(held());

@@ -19,11 +19,13 @@ import { PROJECT_ROOT } from '../../src/config/paths.js';
 import { type AllocationReport, CALIBRATION_BYTES } from '../helpers/alloc-protocol.js';
 
 /**
- * The budget per request (issue 41). This test read about 140 KB before the issue's changes and
- * 56 KB after them (bench/overhead, with its own set-up, read about 170 before). Lower it as the
- * figure falls; raise it only with the reason in the commit.
+ * The budget per request (issue 41): 60 KB on Node 20. This test read about 140 KB there before the
+ * issue's changes and 54.5 KB after them (bench/overhead, with its own set-up, read about 170
+ * before). Node 24's own HTTP server and undici allocate more for the same request: the same code
+ * reads 62.0 KB there, so Node 22 and later get 68 KB, about the same margin. Lower it as the figure
+ * falls; raise it only with the reason in the commit.
  */
-const BUDGET_BYTES = 60 * 1024;
+const BUDGET_BYTES = (process.versions.node.startsWith('20.') ? 60 : 68) * 1024;
 /** Requests measured: enough that a GC more or less, or a timer's work, is a small share. */
 const REQUESTS = 2_000;
 
