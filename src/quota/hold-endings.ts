@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { Counter, Gauge } from 'prom-client';
 import type { Metrics } from '../metrics/metrics.js';
 import type { HoldEnd, HoldEnding } from '../store/store.js';
-import { isStoreUnavailable } from '../store/unavailable.js';
+import { OutageLog } from '../store/outage-log.js';
 
 /** How hold endings are written (docs/tokens-and-quota.md, "When the quota moves"). */
 export interface HoldEndingsOptions {
@@ -52,12 +52,13 @@ export class HoldEndings {
   #writing: Promise<void> | null = null;
   #timer: NodeJS.Timeout | null = null;
   #timerDue = 0;
-  #failing = false;
+  readonly #outage: OutageLog;
   #closed = false;
 
   constructor(opts: HoldEndingsOptions) {
     this.#write = opts.write;
     this.#log = opts.log;
+    this.#outage = new OutageLog(opts.log, 'hold endings are written again');
     this.#flushMs = opts.flushMs ?? DEFAULT_SETTLE_FLUSH_MS;
     this.#maxBatch = opts.maxBatch ?? 500;
     this.#maxBuffered = opts.maxBuffered ?? 100_000;
@@ -86,7 +87,7 @@ export class HoldEndings {
   end(ending: HoldEnding): void {
     if (this.held >= this.#maxBuffered) {
       this.#dropped.inc();
-      this.#warnOnce('hold endings are left to their expiry: too many wait for the store');
+      this.#outage.warn('hold endings are left to their expiry: too many wait for the store');
       return;
     }
     this.#waiting.push(ending);
@@ -144,18 +145,10 @@ export class HoldEndings {
         // again, so the ledger shows the refund and the new debit and still balances.
         if (ends[i] === 'charged') this.#log.warn({ ref: e.ref, token: e.tokenId, price: e.amount }, 'a request outlived its hold; charged again');
       });
-      if (this.#failing) this.#log.info('hold endings are written again');
-      this.#failing = false;
+      this.#outage.written();
     } catch (err) {
-      this.#warnOnce('hold endings wait: the store did not take them; trying again', err);
+      this.#outage.warn('hold endings wait: the store did not take them; trying again', err);
     }
-  }
-
-  #warnOnce(message: string, err?: unknown): void {
-    if (this.#failing) return;
-    this.#failing = true;
-    const reason = err === undefined ? undefined : isStoreUnavailable(err) ? 'store unavailable' : (err as Error).message;
-    this.#log.warn({ reason }, message);
   }
 
   /** When the oldest waiting ending is due: at once if a refund or a full batch waits. */

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { Counter } from 'prom-client';
 import type { Metrics } from '../metrics/metrics.js';
 import type { RequestRecord } from '../store/store.js';
-import { isStoreUnavailable } from '../store/unavailable.js';
+import { OutageLog } from '../store/outage-log.js';
 
 /** How the request log is written (docs/admin-and-metrics.md, "The request log"). */
 export interface BatcherOptions {
@@ -29,7 +29,6 @@ export interface BatcherOptions {
  */
 export class RequestBatcher {
   readonly #put: BatcherOptions['put'];
-  readonly #log: Logger;
   readonly #maxBatch: number;
   readonly #flushMs: number;
   readonly #maxBuffered: number;
@@ -42,12 +41,12 @@ export class RequestBatcher {
   #writing: Promise<void> | null = null;
   #timer: NodeJS.Timeout | null = null;
   /** Whether drops were logged since the last batch written: logged once, not per batch. */
-  #failing = false;
+  readonly #outage: OutageLog;
   #closed = false;
 
   constructor(opts: BatcherOptions) {
     this.#put = opts.put;
-    this.#log = opts.log;
+    this.#outage = new OutageLog(opts.log, 'the request log is written again');
     this.#maxBatch = opts.maxBatch ?? 500;
     this.#flushMs = opts.flushMs ?? 1_000;
     this.#maxBuffered = opts.maxBuffered ?? 20_000;
@@ -75,7 +74,7 @@ export class RequestBatcher {
     if (this.#closed) return;
     if (this.buffered >= this.#maxBuffered) {
       this.#dropped.inc({ reason: 'full' });
-      this.#warnOnce('the request log buffer is full: records are dropped until the store takes them');
+      this.#outage.warn('the request log buffer is full: records are dropped until the store takes them');
       return;
     }
     this.#waiting.push(record);
@@ -116,21 +115,13 @@ export class RequestBatcher {
       await this.#put(batch.records);
       this.#written.inc(batch.records.length);
       this.#batch = null;
-      if (this.#failing) this.#log.info('the request log is written again');
-      this.#failing = false;
+      this.#outage.written();
     } catch (err) {
       if (batch.attempts < this.#maxAttempts) return;
       this.#batch = null;
       this.#dropped.inc({ reason: 'store' }, batch.records.length);
-      this.#warnOnce(`request log records were dropped: the store did not take them in ${this.#maxAttempts} tries`, err);
+      this.#outage.warn(`request log records were dropped: the store did not take them in ${this.#maxAttempts} tries`, err);
     }
-  }
-
-  #warnOnce(message: string, err?: unknown): void {
-    if (this.#failing) return;
-    this.#failing = true;
-    const reason = err === undefined ? undefined : isStoreUnavailable(err) ? 'store unavailable' : (err as Error).message;
-    this.#log.warn({ reason }, message);
   }
 
   /** The next write, `flushMs` from now, unless one is already due. */
