@@ -27,8 +27,9 @@ export function quotaMethods(db: Db, { write, now }: GroupCommit, money: LedgerW
       await write(() => money.giveBack(tokenId, 'refund', amount, entry.ref, entry.model));
     },
     // Exact at once, durable with the turn's commit: the request does not wait for that commit
-    // before it calls the vendor (a crash before it leaves nothing charged and nothing answered);
-    // its settlement is a `write`, so the answer leaves only once both are durable.
+    // before it calls the vendor (a crash before it leaves nothing charged and nothing answered),
+    // and the commit comes at the end of this turn, long before any vendor can answer. The
+    // settlement follows the answer (src/quota/hold-endings.ts).
     async hold(tokenId, amount, entry) {
       return now(() => {
         if (!money.spend(tokenId, amount, entry.ref, entry.model)) return false;
