@@ -75,6 +75,8 @@ export interface AppSettings {
    * the bounds on waiting for a shared store (NaN when malformed, refused by openConfiguredStore).
    */
   readonly storeTimeouts: StoreTimeouts;
+  /** GATEWAY_STORE_THREAD: the embedded store's statements and commits on a thread of their own, off the event loop (default on). */
+  readonly storeThread: boolean;
   /** GATEWAY_TLS_CERT, GATEWAY_TLS_KEY: PEM files of the certificate and key to serve HTTPS with; both null: HTTP. Checked at start. */
   readonly tlsCertFile: string | null;
   readonly tlsKeyFile: string | null;
@@ -125,6 +127,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env, defaults: 
         ? Number(env.GATEWAY_DB_IDLE_TX_TIMEOUT_MS)
         : (defaults.storeTimeouts?.idleInTransactionMs ?? DEFAULT_STORE_TIMEOUTS.idleInTransactionMs),
     },
+    storeThread: env.GATEWAY_STORE_THREAD !== undefined ? !/^(0|false|no|off)$/i.test(env.GATEWAY_STORE_THREAD.trim()) : (defaults.storeThread ?? true),
     tlsCertFile: env.GATEWAY_TLS_CERT || (defaults.tlsCertFile ?? null),
     tlsKeyFile: env.GATEWAY_TLS_KEY || (defaults.tlsKeyFile ?? null),
     trustProxy: env.GATEWAY_TRUST_PROXY ?? defaults.trustProxy ?? null,
@@ -149,7 +152,7 @@ export async function openConfiguredStore(settings: AppSettings): Promise<Store>
   checkMs('GATEWAY_DB_STATEMENT_TIMEOUT_MS', t.statementMs, 100, 3_600_000);
   checkMs('GATEWAY_DB_IDLE_TX_TIMEOUT_MS', t.idleInTransactionMs, 100, 3_600_000);
   try {
-    return await openStore(settings.storeUrl, { timeouts: t });
+    return await openStore(settings.storeUrl, { timeouts: t, thread: settings.storeThread });
   } catch (err) {
     const where = `GATEWAY_DB=${maskedUrl(settings.storeUrl)}`;
     if (isStoreUnavailable(err)) {

@@ -32,6 +32,11 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'GATEWAY_DB_CONNECT_TIMEOUT_MS', default: '5000', about: 'PostgreSQL only: the longest wait for a connection (100-600000).' },
   { name: 'GATEWAY_DB_STATEMENT_TIMEOUT_MS', default: '10000', about: 'PostgreSQL only: a statement running longer is cancelled (100-3600000).' },
   { name: 'GATEWAY_DB_IDLE_TX_TIMEOUT_MS', default: '10000', about: 'PostgreSQL only: a session idle inside a transaction is ended (100-3600000).' },
+  {
+    name: 'GATEWAY_STORE_THREAD',
+    default: '1',
+    about: "The embedded store only: 0 runs SQLite's statements and commits on the event loop instead of a thread of their own.",
+  },
   { name: 'GATEWAY_REDIS', default: null, about: 'redis:// or rediss:// URL through which replicas share limits, breakers, token changes and reloads.' },
   { name: 'GATEWAY_REDIS_PREFIX', default: 'gateway:', about: 'The start of every Redis key and pub/sub channel, so several gateways can share one Redis.' },
   { name: 'GATEWAY_REPLICA_ID', default: null, about: "This replica's name on task leases and in logs (unset: <hostname>-<pid>-<random>)." },

@@ -44,7 +44,7 @@ export function openSqliteStore(path: string, clock: () => number = () => Date.n
     ...namedUniquely(tokenMethods(db, commits, clock), isNameConflict),
     ...tokenKeyMethods(db, commits),
     ...quotaMethods(db, commits, money),
-    ...taskMethods(db, commits, money),
+    ...taskMethods(db, commits, money, clock),
     ...ownTaskMethods(db, commits),
     ...operatorTaskMethods(db),
     ...resourceMethods(db, commits),

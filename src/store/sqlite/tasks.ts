@@ -11,7 +11,8 @@ import { taskEventWriter } from './webhooks.js';
 const UNFINISHED = "status IN ('submitting', 'queued', 'in_progress')";
 
 /** Tasks: created with their debit, changed by compare-and-set, settled or refunded once. */
-export function taskMethods(db: Db, { write }: GroupCommit, ledger: LedgerWrites): TaskStore {
+/** `clock`: the store's, which stamps the states a task went through and its webhook events as it stamps the ledger. */
+export function taskMethods(db: Db, { write }: GroupCommit, ledger: LedgerWrites, clock: () => number = () => Date.now()): TaskStore {
   // seq: the order tasks were taken in, which breaks ties of created_at in a token's pages (./own-tasks.ts).
   const insertTask = db.prepare(
     `INSERT INTO tasks (id, token_id, kind, route, model, upstream_model, channel, status, price, pricing, created_at, updated_at, deadline_at, version, lease_owner, lease_until, seq)
@@ -51,7 +52,7 @@ export function taskMethods(db: Db, { write }: GroupCommit, ledger: LedgerWrites
     const keys = Object.keys(patch).filter((k) => k !== 'refund' && k !== 'settle' && patch[k as keyof TaskPatch] !== undefined);
     const values = keys.map((k) => PATCH_COLUMNS[k as keyof typeof PATCH_COLUMNS][1](patch[k as keyof TaskPatch]));
     // The row was just read in this write: the state it moves to is known here, and rides on the same UPDATE.
-    const seen = stateSeen({ status: row.status, vendorStatus: row.vendor_status, progress: row.progress }, patch, Date.now());
+    const seen = stateSeen({ status: row.status, vendorStatus: row.vendor_status, progress: row.progress }, patch, clock());
     if (seen) values.push(withState(row.history, seen));
     const money = taskMoney({ price: row.price, charged: row.charged, refunded: row.refunded === 1 }, patch);
     if (updateFor(keys, seen !== null).run([...values, money.refunded ? 1 : 0, money.charged, id, version]).changes !== 1) return null;
@@ -62,7 +63,7 @@ export function taskMethods(db: Db, { write }: GroupCommit, ledger: LedgerWrites
     const task = toTask(updated);
     // The event's deliveries in the same transaction as the state that makes it (docs/webhooks.md).
     const event = taskEvent(row.status, patch, task);
-    if (event) writeEvent(id, row.token_id, event, Date.now());
+    if (event) writeEvent(id, row.token_id, event, clock());
     return task;
   };
 
