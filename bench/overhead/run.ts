@@ -24,7 +24,7 @@ import { request } from 'undici';
 import { PROJECT_ROOT } from '../../src/config/paths.js';
 import { bigBodies, bigBodyTable, type BigBodyResult } from './big-bodies.js';
 import { jsonLines, startChild, stopChild, waitForLine, type Child } from './children.js';
-import { LOG_OFF, logCostReport, type LogCostFigures } from './log-cost.js';
+import { SECOND_GATEWAYS, secondGatewayReport, type SecondFigures, type SecondGateway } from './second-gateway.js';
 import { runPhase, type Target } from './measure.js';
 import { probeArgs } from './probe-client.js';
 import { memory } from './proc.js';
@@ -46,8 +46,11 @@ const USAGE = `usage: npm run bench [-- options]
   --max-requests N    close a window early after N requests (env BENCH_MAX_REQUESTS, default 1000000)
   --big-bodies N      alpha bodies sent at once in the big-body phase; 0 skips it (env BENCH_BIG_BODIES, default 10)
   --big-body-mb S     size of each, in MB (env BENCH_BIG_BODY_MB, default 20, the route's limit; 5 with --quick)
-  --log-cost on|off   on: also run a second gateway with the request log off (GATEWAY_REQUEST_LOG_DAYS=0)
-                      as a fourth target, and print the log's CPU cost per request (env BENCH_LOG_COST, default on)
+  --second WHAT       a second gateway beside the first, alike but for one setting, as a fourth target,
+                      and what that setting costs per request: log (the request log off,
+                      GATEWAY_REQUEST_LOG_DAYS=0), store-loop (the embedded store on the event loop,
+                      GATEWAY_STORE_THREAD=0) or none (env BENCH_SECOND, default log)
+  --log-cost on|off   off: the same as --second none (env BENCH_LOG_COST)
   --profile           run the gateway under node --cpu-prof and print its hot spots
                       (env BENCH_PROFILE_DIR keeps the .cpuprofile there; otherwise it is deleted)`;
 
@@ -70,8 +73,8 @@ interface Settings {
   readonly bigBodies: number;
   readonly bigBodyBytes: number;
   readonly profile: boolean;
-  /** A second gateway with the request log off beside the first, for the log's cost (log-cost.ts). */
-  readonly logCost: boolean;
+  /** A second gateway beside the first, alike but for one setting (second-gateway.ts); null: none. */
+  readonly second: SecondGateway | null;
 }
 
 function settings(argv: string[]): Settings {
@@ -90,6 +93,7 @@ function settings(argv: string[]): Settings {
       'big-body-mb': { type: 'string' },
       profile: { type: 'boolean' },
       'log-cost': { type: 'string' },
+      second: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     USAGE,
@@ -107,6 +111,11 @@ function settings(argv: string[]): Settings {
     process.stderr.write(`--log-cost must be on or off, got "${logCost}"\n${USAGE}\n`);
     process.exit(2);
   }
+  const second = logCost === 'off' ? 'none' : (values.second ?? env.BENCH_SECOND ?? 'log');
+  if (second !== 'none' && !(second in SECOND_GATEWAYS)) {
+    process.stderr.write(`--second must be log, store-loop or none, got "${second}"\n${USAGE}\n`);
+    process.exit(2);
+  }
   return {
     scenarios: SCENARIOS.filter((sc) => scenario === 'both' || sc.name === scenario),
     durationMs: 1000 * num('--duration', values.duration ?? env.BENCH_DURATION, quick ? 1.5 : 5, 0.2, 120),
@@ -118,7 +127,7 @@ function settings(argv: string[]): Settings {
     bigBodies: Math.round(num('--big-bodies', values['big-bodies'] ?? env.BENCH_BIG_BODIES, 10, 0, 100)),
     bigBodyBytes: Math.floor(2 ** 20 * num('--big-body-mb', values['big-body-mb'] ?? env.BENCH_BIG_BODY_MB, quick ? 5 : 20, 0.1, 20)),
     profile: values.profile === true,
-    logCost: logCost === 'on',
+    second: second === 'none' ? null : SECOND_GATEWAYS[second as keyof typeof SECOND_GATEWAYS],
   };
 }
 
@@ -212,15 +221,15 @@ async function main(): Promise<number> {
       (await promisify(execFile)(process.execPath, [CLI, 'tokens', 'create', '--group', 'default', ...limits], { env, cwd: PROJECT_ROOT })).stdout.trim();
     const apiKey = await makeKey(gwEnv);
     // The same gateway but for its request log (off) and its own store file: its key is its own.
-    const offEnv = { ...gwEnv, GATEWAY_DB: join(tmp, 'gateway-log-off.db'), GATEWAY_REQUEST_LOG_DAYS: '0' };
-    const offKey = s.logCost ? await makeKey(offEnv) : '';
+    const offEnv = { ...gwEnv, GATEWAY_DB: join(tmp, 'gateway-second.db'), ...s.second?.env };
+    const offKey = s.second ? await makeKey(offEnv) : '';
     if (s.profile) mkdirSync(profileDir, { recursive: true });
     const oldProfiles = new Set(s.profile ? readdirSync(profileDir) : []);
     const extra = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
     const gwArgs = [...probeArgs(), ...extra, ...(s.profile ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), CLI, 'start'];
     const gw = startChild('gateway', gwArgs, gwEnv, join(tmp, 'gateway.log'), PROJECT_ROOT);
     children.push(gw);
-    const gwOff = s.logCost ? startChild(LOG_OFF, [...probeArgs(), CLI, 'start'], offEnv, join(tmp, 'gateway-log-off.log'), PROJECT_ROOT) : null;
+    const gwOff = s.second ? startChild(s.second.target, [...probeArgs(), CLI, 'start'], offEnv, join(tmp, 'gateway-second.log'), PROJECT_ROOT) : null;
     if (gwOff) children.push(gwOff);
 
     const passUrls = await Promise.all(routes.map(async (r) => String((await waitForLine(r.pass, (l) => l.ready === 'passthrough')).url)));
@@ -243,7 +252,9 @@ async function main(): Promise<number> {
         { name: 'direct', child: r.sim, load: { origin: r.simUrl, path, body, headers: { ...common, [auth.header]: auth.value } } },
         { name: 'passthrough', child: r.pass, load: { origin: passUrls[i]!, path, body, headers: common } },
         { name: 'gateway', child: gw, load: { origin: gwUrl, path, body, headers: common } },
-        ...(gwOff ? [{ name: LOG_OFF, child: gwOff, load: { origin: offUrl, path, body, headers: { authorization: `Bearer ${offKey}` } } }] : []),
+        ...(gwOff && s.second
+          ? [{ name: s.second.target, child: gwOff, load: { origin: offUrl, path, body, headers: { authorization: `Bearer ${offKey}` } } }]
+          : []),
       ];
     };
     const targets = routes.map(targetsOf);
@@ -251,7 +262,7 @@ async function main(): Promise<number> {
 
     const errorLines: string[] = [];
     const figures: RouteFigures[] = [];
-    const logFigures: LogCostFigures[] = [];
+    const secondFigures: SecondFigures[] = [];
     for (const [i, r] of routes.entries()) {
       const name = r.scenario.name;
       const closedRounds = new Map<string, Row[]>();
@@ -263,12 +274,19 @@ async function main(): Promise<number> {
         rate > 0
           ? await runPhase(`${name}: paced at ${rate} req/s over ${s.connections} connections`, targets[i]!, r.sim, s, rate, errorLines, pacedRounds)
           : undefined;
-      const byTarget = (rows: Row[]): PhaseFigures => ({ direct: rows[0]!, pass: rows[1]!, gw: rows[2]!, logOff: rows[3] });
+      const byTarget = (rows: Row[]): PhaseFigures => ({
+        direct: rows[0]!,
+        pass: rows[1]!,
+        gw: rows[2]!,
+        second: rows[3] && s.second ? { name: s.second.target, row: rows[3] } : undefined,
+      });
       figures.push({ route: name, closed: byTarget(closed), paced: paced && { rate, ...byTarget(paced) } });
-      if (gwOff) {
-        const pairs = (byTarget: Map<string, Row[]>) => (byTarget.get('gateway') ?? []).map((on, round) => ({ on, off: byTarget.get(LOG_OFF)?.[round] ?? on }));
-        logFigures.push({ route: name, phase: 'closed loop', on: closed[2]!, off: closed[3]!, rounds: pairs(closedRounds) });
-        if (paced) logFigures.push({ route: name, phase: `paced ${rate}/s`, on: paced[2]!, off: paced[3]!, rounds: pairs(pacedRounds) });
+      if (gwOff && s.second) {
+        const target = s.second.target;
+        const pairs = (byTarget: Map<string, Row[]>) =>
+          (byTarget.get('gateway') ?? []).map((first, round) => ({ first, second: byTarget.get(target)?.[round] ?? first }));
+        secondFigures.push({ route: name, phase: 'closed loop', first: closed[2]!, second: closed[3]!, rounds: pairs(closedRounds) });
+        if (paced) secondFigures.push({ route: name, phase: `paced ${rate}/s`, first: paced[2]!, second: paced[3]!, rounds: pairs(pacedRounds) });
       }
     }
     process.stdout.write(
@@ -308,7 +326,7 @@ async function main(): Promise<number> {
 
     const failedRequests =
       figures.flatMap((r) => [...judgedRows(r.closed), ...(r.paced ? judgedRows(r.paced) : [])]).reduce((n, row) => n + row.errors, 0) +
-      logFigures.reduce((n, l) => n + l.off.errors, 0) +
+      secondFigures.reduce((n, l) => n + l.second.errors, 0) +
       big.reduce((n, b) => n + b.failures.length, 0);
     const gwBig = big.find((b) => b.name === 'gateway');
     process.stdout.write(
@@ -319,8 +337,8 @@ async function main(): Promise<number> {
       )}\n`,
     );
 
-    const logCost = logCostReport(logFigures);
-    if (logCost) process.stdout.write(`\n${logCost}`);
+    const secondReport = s.second ? secondGatewayReport(s.second, secondFigures) : '';
+    if (secondReport) process.stdout.write(`\n${secondReport}`);
 
     const gwLogs = jsonLines(gw).filter((l) => l.probe === undefined);
     const loud = gwLogs.filter((l) => typeof l.level === 'number' && l.level >= 40).length;

@@ -4,7 +4,6 @@
  * met or missed, all from figures of the same run. Printed, never asserted.
  */
 import { bigBodyRatio, type BigBodyResult } from './big-bodies.js';
-import { LOG_OFF } from './log-cost.js';
 import { f, grid, type Row } from './report.js';
 
 /** Issue 41's targets (they supersede issue 14's, whose figures are still printed, unjudged). */
@@ -26,8 +25,8 @@ export interface PhaseFigures {
   readonly direct: Row;
   readonly pass: Row;
   readonly gw: Row;
-  /** The gateway with its request log off, when run (log-cost.ts); printed, not judged. */
-  readonly logOff?: Row;
+  /** The second gateway, when run (second-gateway.ts); printed, not judged. */
+  readonly second?: { readonly name: string; readonly row: Row };
 }
 
 /** The medians of one route: closed loop and (unless skipped) paced. */
@@ -88,7 +87,7 @@ function ratios({ route, closed, paced }: RouteFigures): string[] {
       ['passthrough', p.pass],
       ['gateway', p.gw],
     ];
-    if (p.logOff) named.push([LOG_OFF, p.logOff]);
+    if (p.second) named.push([p.second.name, p.second.row]);
     return named.map(([name, r]) => `${name} ${loop(r)}`).join(', ');
   };
   const lines = [
