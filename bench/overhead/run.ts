@@ -25,6 +25,7 @@ import { PROJECT_ROOT } from '../../src/config/paths.js';
 import { bigBodies, bigBodyTable, type BigBodyResult } from './big-bodies.js';
 import { jsonLines, startChild, stopChild, waitForLine, type Child } from './children.js';
 import { SECOND_GATEWAYS, secondGatewayReport, type SecondFigures, type SecondGateway } from './second-gateway.js';
+import { FLOOR } from './verdict.js';
 import { runPhase, type Target } from './measure.js';
 import { probeArgs } from './probe-client.js';
 import { memory } from './proc.js';
@@ -156,6 +157,8 @@ interface RouteProcesses {
   readonly simUrl: string;
   readonly simKey: string;
   readonly pass: Child;
+  /** The pass-through's environment, which the floor (floor.ts) starts with too. */
+  readonly passEnv: NodeJS.ProcessEnv;
 }
 
 /** Starts a route's simulator and pass-through (each with the probe), and waits for the simulator. */
@@ -182,7 +185,7 @@ async function startRoute(scenario: Scenario, tmp: string, children: Child[]): P
   };
   const pass = startChild(`${name} passthrough`, [...probeArgs(), join(HERE, 'passthrough.js')], passEnv, join(tmp, `${name}-passthrough.log`), PROJECT_ROOT);
   children.push(pass);
-  return { scenario, sim, simUrl, simKey, pass };
+  return { scenario, sim, simUrl, simKey, pass, passEnv };
 }
 
 async function main(): Promise<number> {
@@ -232,6 +235,18 @@ async function main(): Promise<number> {
     const gwOff = s.second ? startChild(s.second.target, [...probeArgs(), CLI, 'start'], offEnv, join(tmp, 'gateway-second.log'), PROJECT_ROOT) : null;
     if (gwOff) children.push(gwOff);
 
+    // The floor of each route (floor.ts), with the gateway's key: what any gateway pays at the least.
+    const floors = routes.map((r) =>
+      startChild(
+        `${r.scenario.name} floor`,
+        [...probeArgs(), join(HERE, 'floor.js')],
+        { ...r.passEnv, BENCH_FLOOR_KEY: apiKey },
+        join(tmp, `${r.scenario.name}-floor.log`),
+        PROJECT_ROOT,
+      ),
+    );
+    children.push(...floors);
+    const floorUrls = await Promise.all(floors.map(async (c) => String((await waitForLine(c, (l) => l.ready === 'passthrough')).url)));
     const passUrls = await Promise.all(routes.map(async (r) => String((await waitForLine(r.pass, (l) => l.ready === 'passthrough')).url)));
     const gwUrl = String((await waitForLine(gw, (l) => l.msg === 'gateway listening')).url);
     const offUrl = gwOff ? String((await waitForLine(gwOff, (l) => l.msg === 'gateway listening')).url) : '';
@@ -255,6 +270,7 @@ async function main(): Promise<number> {
         ...(gwOff && s.second
           ? [{ name: s.second.target, child: gwOff, load: { origin: offUrl, path, body, headers: { authorization: `Bearer ${offKey}` } } }]
           : []),
+        { name: FLOOR, child: floors[i]!, load: { origin: floorUrls[i]!, path, body, headers: common } },
       ];
     };
     const targets = routes.map(targetsOf);
@@ -279,6 +295,8 @@ async function main(): Promise<number> {
         pass: rows[1]!,
         gw: rows[2]!,
         second: rows[3] && s.second ? { name: s.second.target, row: rows[3] } : undefined,
+        // The last target.
+        floor: rows.at(-1),
       });
       figures.push({ route: name, closed: byTarget(closed), paced: paced && { rate, ...byTarget(paced) } });
       if (gwOff && s.second) {
@@ -327,6 +345,7 @@ async function main(): Promise<number> {
     const failedRequests =
       figures.flatMap((r) => [...judgedRows(r.closed), ...(r.paced ? judgedRows(r.paced) : [])]).reduce((n, row) => n + row.errors, 0) +
       secondFigures.reduce((n, l) => n + l.second.errors, 0) +
+      figures.reduce((n, r) => n + (r.closed.floor?.errors ?? 0) + (r.paced?.floor?.errors ?? 0), 0) +
       big.reduce((n, b) => n + b.failures.length, 0);
     const gwBig = big.find((b) => b.name === 'gateway');
     process.stdout.write(

@@ -27,7 +27,12 @@ export interface PhaseFigures {
   readonly gw: Row;
   /** The second gateway, when run (second-gateway.ts); printed, not judged. */
   readonly second?: { readonly name: string; readonly row: Row };
+  /** The floor (floor.ts): what any gateway with these duties pays at the least; the CPU targets are read against it. */
+  readonly floor?: Row;
 }
+
+/** The floor's target name (floor.ts). */
+export const FLOOR = 'floor';
 
 /** The medians of one route: closed loop and (unless skipped) paced. */
 export interface RouteFigures {
@@ -78,6 +83,20 @@ function label(ok: boolean, paced?: Pace): string {
   return `${ok ? 'OK' : 'MISSED'}${notes.length ? ` (${notes.join('; ')})` : ''}`;
 }
 
+/**
+ * The floor against the pass-through and the gateway against the floor: whether a CPU target is
+ * within what any gateway with these duties can do (floor.ts), and what is the gateway's own.
+ */
+function floorLine(route: string, phase: string, p: PhaseFigures): string[] {
+  if (!p.floor) return [];
+  const { floor, pass, gw, direct } = p;
+  return [
+    `${route}, the floor (key hashed, both bodies parsed and written again, a log line), ${phase}: CPU/req floor / passthrough ${x(floor.cpuPerReq, pass.cpuPerReq)}, ` +
+      `gateway / floor ${x(gw.cpuPerReq, floor.cpuPerReq)}; KB/req floor / passthrough ${x(floor.allocKbPerReq, pass.allocKbPerReq)}; ` +
+      `p99 added over direct: floor ${signed(floor.p99 - direct.p99)} ms`,
+  ];
+}
+
 /** Ratio, difference and loop-delay lines of one route. */
 function ratios({ route, closed, paced }: RouteFigures): string[] {
   const { direct, pass, gw } = closed;
@@ -88,6 +107,7 @@ function ratios({ route, closed, paced }: RouteFigures): string[] {
       ['gateway', p.gw],
     ];
     if (p.second) named.push([p.second.name, p.second.row]);
+    if (p.floor) named.push([FLOOR, p.floor]);
     return named.map(([name, r]) => `${name} ${loop(r)}`).join(', ');
   };
   const lines = [
@@ -95,6 +115,7 @@ function ratios({ route, closed, paced }: RouteFigures): string[] {
       `CPU/req ${x(gw.cpuPerReq, pass.cpuPerReq)}, KB/req ${x(gw.allocKbPerReq, pass.allocKbPerReq)}, RSS ${x(gw.rssMb, pass.rssMb)}`,
     `${route}, p99 added over direct, closed loop: passthrough ${signed(pass.p99 - direct.p99)} ms, gateway ${signed(gw.p99 - direct.p99)} ms`,
     `${route}, event-loop delay p50 / p99 / max ms, closed loop: ${loops(closed)}`,
+    ...floorLine(route, 'closed loop', closed),
   ];
   if (paced) {
     const { direct: pd, pass: pp, gw: pg } = paced;
@@ -102,6 +123,7 @@ function ratios({ route, closed, paced }: RouteFigures): string[] {
       `${route}, paced at ${paced.rate} req/s: p99 added over direct: passthrough ${signed(pp.p99 - pd.p99)} ms, gateway ${signed(pg.p99 - pd.p99)} ms; ` +
         `CPU/req gateway / passthrough ${x(pg.cpuPerReq, pp.cpuPerReq)}, KB/req ${x(pg.allocKbPerReq, pp.allocKbPerReq)}`,
       `${route}, event-loop delay p50 / p99 / max ms, paced at ${paced.rate} req/s: ${loops(paced)}`,
+      ...floorLine(route, `paced at ${paced.rate} req/s`, paced),
     );
   }
   return lines;
