@@ -145,14 +145,17 @@ function checkMs(name: string, value: number, min: number, max: number): void {
  * Opens the store of GATEWAY_DB with the settings' bounds on waiting for it. A store that cannot
  * be reached (refused, silent past the connect timeout, a password refused) is an error that names
  * GATEWAY_DB, its password masked, and says why, for `gateway start` to print before exiting 2.
+ * The embedded store is opened on its own thread (GATEWAY_STORE_THREAD) unless `command`: a CLI
+ * command's few calls open it in-process.
  */
-export async function openConfiguredStore(settings: AppSettings): Promise<Store> {
+export async function openConfiguredStore(settings: AppSettings, opts: { command?: boolean } = {}): Promise<Store> {
   const t = settings.storeTimeouts;
   checkMs('GATEWAY_DB_CONNECT_TIMEOUT_MS', t.connectMs, 100, 600_000);
   checkMs('GATEWAY_DB_STATEMENT_TIMEOUT_MS', t.statementMs, 100, 3_600_000);
   checkMs('GATEWAY_DB_IDLE_TX_TIMEOUT_MS', t.idleInTransactionMs, 100, 3_600_000);
   try {
-    return await openStore(settings.storeUrl, { timeouts: t, thread: settings.storeThread });
+    // A command (tokens, webhooks, groups) makes a few calls and exits: no thread to start for it.
+    return await openStore(settings.storeUrl, { timeouts: t, thread: settings.storeThread && opts.command !== true });
   } catch (err) {
     const where = `GATEWAY_DB=${maskedUrl(settings.storeUrl)}`;
     if (isStoreUnavailable(err)) {

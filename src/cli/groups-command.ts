@@ -42,7 +42,7 @@ export async function groupsCommand(args: string[]): Promise<void> {
     const errors = issues.filter((i) => i.severity === 'error').slice(0, 20);
     throw new CliExit(`the configuration of ${configWords(config)} does not load; run gateway check\n${errors.map(formatIssue).join('\n')}`, 2);
   }
-  const store = await openConfiguredStore(settings).catch((err: unknown) => {
+  const store = await openConfiguredStore(settings, { command: true }).catch((err: unknown) => {
     throw new CliExit((err as Error).message, 2);
   });
   let groups: GroupView[];

@@ -282,7 +282,7 @@ export async function tokensCommand(args: readonly string[]): Promise<void> {
   // Imported after the arguments parsed (see src/cli.ts).
   const { settingsFromEnv, openConfiguredStore } = await import('../app.js');
   const settings = settingsFromEnv(placedEnv(null, store));
-  const opened = await openConfiguredStore(settings).catch((err: unknown) => {
+  const opened = await openConfiguredStore(settings, { command: true }).catch((err: unknown) => {
     throw new CliExit((err as Error).message, 2);
   });
   let changed: TokenRecord | readonly TokenRecord[] | null;

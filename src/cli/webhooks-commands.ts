@@ -220,7 +220,7 @@ export async function webhooksCommand(args: readonly string[]): Promise<void> {
   } catch (err) {
     throw new CliExit((err as Error).message, 2);
   }
-  const store = await openConfiguredStore(settingsFromEnv(placedEnv(null, place))).catch((err: unknown) => {
+  const store = await openConfiguredStore(settingsFromEnv(placedEnv(null, place)), { command: true }).catch((err: unknown) => {
     throw new CliExit((err as Error).message, 2);
   });
   const op: Operator = { store, actor: CLI_ACTOR, lost: (message) => process.stderr.write(`warning: ${message}\n`) };

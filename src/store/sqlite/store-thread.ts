@@ -17,7 +17,7 @@ import type { Answer, Call, FromThread, SentError, ThreadData, ToThread } from '
  * commit (now of the thread's turns), the hold answered before its commit. What changes: a call
  * costs a message each way (measured in bench/RESULTS.md), the thread's own heap (a few MB), and
  * `clock` is read at the call and sent with it. `:memory:` and the CLI's short commands open the
- * store on their own thread (src/store/open-store.ts): nothing there waits on a request.
+ * store in-process, on the thread that calls it (src/store/open-store.ts): nothing there waits on a request.
  */
 export async function openThreadedSqliteStore(path: string, clock: () => number): Promise<Store> {
   const worker = new Worker(new URL('./store-thread-worker.js', import.meta.url), { workerData: { path } satisfies ThreadData });
