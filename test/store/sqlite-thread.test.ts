@@ -95,3 +95,8 @@ test('own thread: an idle store does not keep a process alive, and one awaited c
   assert.equal(r.status, 0, r.stderr);
   assert.equal(r.stdout.trim(), 'alive', 'the last call was answered before the process ended, and it ended without close()');
 });
+
+test('own thread: a file the thread cannot open fails openStore with the reason, and leaves no thread behind', async () => {
+  // A directory is not a database file.
+  await assert.rejects(openStore(dir, { thread: true }), (err) => err instanceof Error && err.message.length > 0);
+});

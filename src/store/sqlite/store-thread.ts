@@ -48,6 +48,8 @@ export async function openThreadedSqliteStore(path: string, clock: () => number)
   };
   const call = (method: string, args: unknown[]): Promise<unknown> => {
     if (gone) return Promise.reject(gone);
+    // After close() began, its 'close' may already be on its way: nothing after it would be answered.
+    if (closing) return Promise.reject(new GatewayError('store_unavailable', 'the store is closed'));
     const id = nextId++;
     if (pending.size === 0) worker.ref();
     const answer = new Promise((resolve, reject) => pending.set(id, { resolve, reject }));
@@ -65,6 +67,7 @@ export async function openThreadedSqliteStore(path: string, clock: () => number)
       else reject(m.kind === 'failed' ? rebuilt(m.error) : new Error(`the store thread said ${m.kind} first`));
     });
     worker.once('error', reject);
+    worker.once('exit', (code) => reject(new Error(`the store thread exited (code ${code}) before it opened the store`)));
   });
   let closed: () => void = () => undefined;
   const exited = new Promise<void>((resolve) => (closed = resolve));
