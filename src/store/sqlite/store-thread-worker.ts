@@ -36,14 +36,11 @@ let scheduled = false;
 let listening = false;
 const flush = () => {
   scheduled = false;
-  if (answers.length > 0) {
-    send({ kind: 'answers', answers });
-    answers = [];
-  }
-  if (ledger.length > 0) {
-    send({ kind: 'ledger', entries: ledger });
-    ledger = [];
-  }
+  if (answers.length === 0 && ledger.length === 0) return;
+  // One message a turn: a paced hold's answer and its debit's row wake the loop once.
+  send({ kind: 'turn', ledger, answers });
+  answers = [];
+  ledger = [];
 };
 const schedule = () => {
   if (scheduled) return;

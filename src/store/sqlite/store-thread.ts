@@ -74,10 +74,8 @@ export async function openThreadedSqliteStore(path: string, clock: () => number)
   const methods = await ready;
 
   worker.on('message', (m: FromThread) => {
-    if (m.kind === 'answers') {
-      for (const a of m.answers) answered(a);
-    } else if (m.kind === 'ledger') {
-      for (const entry of m.entries) {
+    if (m.kind === 'turn') {
+      for (const entry of m.ledger) {
         for (const l of ledgerListeners) {
           try {
             l(entry);
@@ -86,6 +84,7 @@ export async function openThreadedSqliteStore(path: string, clock: () => number)
           }
         }
       }
+      for (const a of m.answers) answered(a);
     } else if (m.kind === 'failed') {
       stop(rebuilt(m.error));
     }

@@ -29,8 +29,8 @@ export type ToThread = { readonly kind: 'calls'; readonly calls: readonly Call[]
 export type FromThread =
   | { readonly kind: 'ready'; readonly methods: readonly string[] }
   | { readonly kind: 'failed'; readonly error: SentError }
-  | { readonly kind: 'answers'; readonly answers: readonly Answer[] }
-  | { readonly kind: 'ledger'; readonly entries: readonly LedgerEntry[] }
+  /** One turn of the thread: the ledger rows its commits wrote (heard before the answers, as in-process) and the answers. */
+  | { readonly kind: 'turn'; readonly ledger: readonly LedgerEntry[]; readonly answers: readonly Answer[] }
   | { readonly kind: 'closed' };
 
 /** What the thread is started with. */
