@@ -116,7 +116,7 @@ describe('result archive: its S3 refused or hung, under a real gateway process',
     const ready = await fetch(`${gw.base}/readyz`);
     assert.equal(ready.status, 200, 'an archive outage does not take the replica out');
     assert.equal(((await ready.json()) as { archive?: string }).archive, 'unreachable');
-    assert.match(gw.proc.output(), /"msg":"result archive unreachable: downloads are served by the vendor/);
+    await gw.proc.waitFor(/"msg":"result archive unreachable: downloads are served by the vendor/, 5_000);
 
     vendor.forget(a.upstream);
     const gone = await download(gw.base, key, a.id);
@@ -158,7 +158,9 @@ describe('result archive: its S3 refused or hung, under a real gateway process',
     // The stuck copy is released and counted as a failed attempt, not held at attempt 0.
     await until('the hung copy is cut and counted', async () => ((await archiveOf(gw.base, b.id)).job?.attempts ?? 0) >= 1, 10_000);
     await until('no copy is held', async () => (await metric(gw.base, 'gateway_archive_copying')) === 0, 5_000);
-    assert.match(gw.proc.output(), /"msg":"archive copy failed; it is tried again"/);
+    // Logged before the copy is let go, but its line comes through the process's stdout pipe, which
+    // the test may read after the metric's answer came through a socket.
+    await gw.proc.waitFor(/"msg":"archive copy failed; it is tried again"/, 5_000);
 
     s3.resume();
     await until('the archive is back', async () => (await metric(gw.base, 'gateway_archive_up')) === 1, 10_000);
