@@ -13,8 +13,10 @@ import type { Answer, Call, FromThread, SentError, ThreadData, ToThread } from '
  * flight waiting. Here each call is a message to ./store-thread-worker.ts, the calls of one turn
  * in one message, and the loop only waits for answers.
  *
- * What stays as it was: the store's behaviour (the contract suite runs through this), the group
- * commit (now of the thread's turns), the hold answered before its commit. What changes: a call
+ * What stays as it was: the store's behaviour (the contract suite runs through this) and the group
+ * commit (now of the thread's turns). The hold is still exact at once, on the thread; its answer
+ * goes back after that turn's commit (both wait for the thread's next check phase, the commit
+ * queued first), so the caller acts on a hold already durable. What changes: a call
  * costs a message each way (measured in bench/RESULTS.md), the thread's own heap (a few MB), and
  * `clock` is read at the call and sent with it. `:memory:` and the CLI's short commands open the
  * store in-process, on the thread that calls it (src/store/open-store.ts): nothing there waits on a request.
